@@ -1,0 +1,87 @@
+import { Args, Command, Options } from "@effect/cli"
+import { FileSystem } from "@effect/platform"
+import { Effect, Option } from "effect"
+import { text as readAll } from "node:stream/consumers"
+import { UsageError } from "../domain/errors.js"
+import type { Manifest } from "../domain/manifest.js"
+import { formatSeconds } from "../programs/callModel.js"
+import { type RunEvent, runPipeline } from "../programs/runPipeline.js"
+import { loadSettings } from "../services/Settings.js"
+import type { ServicesFor } from "./services.js"
+import { rawFromOptions, settingsOptions } from "./settingsOptions.js"
+
+/** The one-line summary printed on stderr when a run ends, however it ends. */
+export const summaryLine = (manifest: Manifest, runDir: string): string => {
+  const answered = manifest.candidates.filter((c) => c.status === "ok").length
+  const tokens = manifest.usage.promptTokens + manifest.usage.completionTokens
+  const cost = manifest.usage.cost !== undefined ? ` · $${manifest.usage.cost.toFixed(4)}` : ""
+  return `parallel-llm: ${manifest.status} · ${answered}/${manifest.candidates.length} answered · ` +
+    `${formatSeconds(manifest.durationMs)} · ${tokens.toLocaleString("en-US")} tokens${cost} · ${runDir}`
+}
+
+const readPrompt = Effect.fn("readPrompt")(function*(argument: Option.Option<string>, file: Option.Option<string>) {
+  if (Option.isSome(argument) && Option.isSome(file)) {
+    return yield* new UsageError({ message: "give the prompt as an argument or with --file, not both" })
+  }
+  const prompt = Option.isSome(argument)
+    ? argument.value
+    : Option.isSome(file)
+    ? yield* FileSystem.FileSystem.pipe(
+      Effect.flatMap((fs) => fs.readFileString(file.value)),
+      Effect.mapError((e) => new UsageError({ message: `--file: cannot read ${file.value}: ${e.message}` }))
+    )
+    : process.stdin.isTTY
+    ? yield* new UsageError({
+      message: "no prompt: pass it as an argument, with --file PATH, or on standard input (see parallel-llm ask --help)"
+    })
+    : yield* Effect.tryPromise({
+      try: () => readAll(process.stdin),
+      catch: (e) => new UsageError({ message: `cannot read the prompt from standard input: ${String(e)}` })
+    })
+  if (prompt.trim() === "") return yield* new UsageError({ message: "the prompt is empty" })
+  return prompt
+})
+
+const writeStdout = (text: string) => Effect.sync(() => process.stdout.write(text.endsWith("\n") ? text : `${text}\n`))
+
+export const makeAskCommand = (servicesFor: ServicesFor) =>
+  Command.make(
+    "ask",
+    {
+      prompt: Args.text({ name: "prompt" }).pipe(
+        Args.withDescription("The prompt. Without it, --file or standard input is read."),
+        Args.optional
+      ),
+      file: Options.text("file").pipe(
+        Options.withAlias("f"),
+        Options.withDescription("Read the prompt from this file."),
+        Options.optional
+      ),
+      json: Options.boolean("json").pipe(
+        Options.withDescription("Print the run manifest with a `final` field (the answer) as JSON on stdout instead of the answer.")
+      ),
+      ...settingsOptions
+    },
+    (args) =>
+      Effect.gen(function*() {
+        const { flags, configFlag } = rawFromOptions(args)
+        const { settings } = yield* loadSettings({ flags, configFlag, env: process.env })
+        const prompt = yield* readPrompt(args.prompt, args.file)
+        const onEvent = (event: RunEvent) =>
+          event._tag === "RunFinished"
+            ? Effect.sync(() => process.stderr.write(`${summaryLine(event.manifest, event.runDir)}\n`))
+            : Effect.void
+        const result = yield* runPipeline({ prompt, onEvent }).pipe(Effect.provide(servicesFor(settings)))
+        if (args.json) {
+          yield* writeStdout(JSON.stringify({ ...result.manifest, final: result.final ?? null, runDir: result.runDir }, null, 2))
+        } else if (result.final !== undefined) {
+          yield* writeStdout(result.final)
+        }
+        if (result.final === undefined) process.exitCode = 1
+      })
+  ).pipe(
+    Command.withDescription(
+      "Ask every candidate model the prompt at once, then have the synthesizer merge their answers. " +
+        "The answer goes to stdout; progress and logs to stderr; every file of the run to its run directory."
+    )
+  )

@@ -1,0 +1,125 @@
+import { Schema } from "effect"
+
+// Every way a call to the provider can fail. Each carries what a caller needs to act on it
+// (status, Retry-After, model) and says itself whether another attempt could help.
+
+const common = {
+  model: Schema.String,
+  message: Schema.String
+}
+
+/** 429: slow down; `retryAfterMs` is the server's Retry-After when it sent one. */
+export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", {
+  ...common,
+  httpStatus: Schema.Number,
+  retryAfterMs: Schema.optional(Schema.Number)
+}) {}
+
+/** 401: the API key is missing or wrong. */
+export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", {
+  ...common,
+  httpStatus: Schema.Number
+}) {}
+
+/** 402: the account has no credits left. */
+export class OutOfCredits extends Schema.TaggedError<OutOfCredits>()("OutOfCredits", {
+  ...common,
+  httpStatus: Schema.Number
+}) {}
+
+/** 403: refused, usually by moderation. */
+export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", {
+  ...common,
+  httpStatus: Schema.Number
+}) {}
+
+/** 400, 404, 413, 422 and other 4xx: the request itself is wrong; retrying cannot help. */
+export class BadRequest extends Schema.TaggedError<BadRequest>()("BadRequest", {
+  ...common,
+  httpStatus: Schema.Number
+}) {}
+
+/** 408, 5xx, 52x: the provider (or one behind OpenRouter) failed; worth another try. */
+export class ProviderFailure extends Schema.TaggedError<ProviderFailure>()("ProviderFailure", {
+  ...common,
+  httpStatus: Schema.Number,
+  retryAfterMs: Schema.optional(Schema.Number)
+}) {}
+
+/** A 2xx answer we cannot use: not JSON, an HTML page, no choices, null or empty content. */
+export class InvalidResponse extends Schema.TaggedError<InvalidResponse>()("InvalidResponse", {
+  ...common,
+  httpStatus: Schema.optional(Schema.Number)
+}) {}
+
+/** An error object inside an HTTP 200 body (OpenRouter reports some provider failures this way). */
+export class ErrorInBody extends Schema.TaggedError<ErrorInBody>()("ErrorInBody", {
+  ...common,
+  code: Schema.optional(Schema.Union(Schema.Number, Schema.String)),
+  transient: Schema.Boolean
+}) {}
+
+/** The connection failed or was reset before an answer arrived. */
+export class NetworkError extends Schema.TaggedError<NetworkError>()("NetworkError", {
+  ...common
+}) {}
+
+/** The model's whole time budget (retries included) ran out. */
+export class Timeout extends Schema.TaggedError<Timeout>()("Timeout", {
+  ...common,
+  timeoutMs: Schema.Number
+}) {}
+
+export type ProviderError =
+  | RateLimited
+  | Unauthorized
+  | OutOfCredits
+  | Forbidden
+  | BadRequest
+  | ProviderFailure
+  | InvalidResponse
+  | ErrorInBody
+  | NetworkError
+  | Timeout
+
+/** Whether another attempt could succeed. Permanent failures are never retried: they only burn time and money. */
+export const isTransient = (error: ProviderError): boolean => {
+  switch (error._tag) {
+    case "RateLimited":
+    case "ProviderFailure":
+    case "NetworkError":
+      return true
+    case "ErrorInBody":
+      return error.transient
+    default:
+      return false
+  }
+}
+
+/** The delay the server asked for, if any. */
+export const retryAfterOf = (error: ProviderError): number | undefined =>
+  error._tag === "RateLimited" || error._tag === "ProviderFailure" ? error.retryAfterMs : undefined
+
+/** HTTP statuses worth another attempt: 408, 429, 5xx (which includes Cloudflare's 52x). */
+export const isTransientStatus = (status: number): boolean => status === 408 || status === 429 || status >= 500
+
+/** The HTTP status an error came with, when there was one. */
+export const httpStatusOf = (error: ProviderError): number | undefined =>
+  "httpStatus" in error ? error.httpStatus : undefined
+
+/** A settings value that cannot be used; `setting` names it the way the user wrote it. */
+export class SettingsError extends Schema.TaggedError<SettingsError>()("SettingsError", {
+  setting: Schema.String,
+  message: Schema.String
+}) {}
+
+/** Input refused before any call (no prompt, unreadable file, …). */
+export class UsageError extends Schema.TaggedError<UsageError>()("UsageError", {
+  message: Schema.String
+}) {}
+
+/** The run directory could not be written. */
+export class StoreError extends Schema.TaggedError<StoreError>()("StoreError", {
+  path: Schema.String,
+  message: Schema.String
+}) {}

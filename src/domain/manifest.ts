@@ -1,0 +1,85 @@
+import { Schema } from "effect"
+
+// The run manifest (`run.json`) exactly as the contract describes it. Fields that do not apply are absent.
+
+export const Usage = Schema.Struct({
+  promptTokens: Schema.Number,
+  completionTokens: Schema.Number,
+  cost: Schema.optional(Schema.Number)
+})
+export type Usage = typeof Usage.Type
+
+export const ErrorInfo = Schema.Struct({
+  tag: Schema.String,
+  message: Schema.String,
+  httpStatus: Schema.optional(Schema.Number)
+})
+export type ErrorInfo = typeof ErrorInfo.Type
+
+export const RunStatus = Schema.Literal("ok", "partial", "failed", "cancelled")
+export type RunStatus = typeof RunStatus.Type
+
+export const CallStatus = Schema.Literal("ok", "error", "timeout", "cancelled")
+export type CallStatus = typeof CallStatus.Type
+
+export const CandidateRecord = Schema.Struct({
+  model: Schema.String,
+  servedBy: Schema.optional(Schema.String),
+  status: CallStatus,
+  file: Schema.optional(Schema.String),
+  latencyMs: Schema.optional(Schema.Number),
+  attempts: Schema.Number,
+  usage: Schema.optional(Usage),
+  finishReason: Schema.optional(Schema.String),
+  error: Schema.optional(ErrorInfo),
+  reason: Schema.optional(Schema.String)
+})
+export type CandidateRecord = typeof CandidateRecord.Type
+
+export const SynthesisRecord = Schema.Struct({
+  model: Schema.String,
+  servedBy: Schema.optional(Schema.String),
+  status: CallStatus,
+  file: Schema.optional(Schema.String),
+  latencyMs: Schema.optional(Schema.Number),
+  attempts: Schema.Number,
+  usage: Schema.optional(Usage),
+  finishReason: Schema.optional(Schema.String),
+  error: Schema.optional(ErrorInfo),
+  /** Which anonymous label stood for which candidate, in the order the synthesizer saw them. */
+  labels: Schema.optional(Schema.Array(Schema.Struct({ label: Schema.String, model: Schema.String }))),
+  /** Candidates shortened to fit the synthesizer's budget, and by how many characters. */
+  truncated: Schema.optional(Schema.Array(Schema.Struct({ model: Schema.String, cutChars: Schema.Number }))),
+  /** Synthesizers that failed before this one (the fallback list is tried in order). */
+  failedSynthesizers: Schema.optional(Schema.Array(Schema.Struct({ model: Schema.String, attempts: Schema.Number, error: ErrorInfo }))),
+  /** Every synthesizer failed: the answer is this candidate's, headed by a notice. */
+  fallbackToCandidate: Schema.optional(Schema.String)
+})
+export type SynthesisRecord = typeof SynthesisRecord.Type
+
+export const RunSettings = Schema.Struct({
+  models: Schema.Array(Schema.String),
+  synthesizer: Schema.String,
+  concurrency: Schema.Number,
+  timeoutMs: Schema.Number,
+  retries: Schema.Number,
+  temperature: Schema.optional(Schema.Number),
+  maxTokens: Schema.optional(Schema.Number),
+  baseUrl: Schema.optional(Schema.String)
+})
+
+export const Manifest = Schema.Struct({
+  id: Schema.String,
+  status: RunStatus,
+  createdAt: Schema.String,
+  finishedAt: Schema.String,
+  durationMs: Schema.Number,
+  prompt: Schema.Struct({ chars: Schema.Number, sha256: Schema.String }),
+  settings: RunSettings,
+  candidates: Schema.Array(CandidateRecord),
+  synthesis: Schema.optional(SynthesisRecord),
+  usage: Usage,
+  /** Why the run failed or stopped, when it did not produce an answer. */
+  error: Schema.optional(Schema.String)
+})
+export type Manifest = typeof Manifest.Type

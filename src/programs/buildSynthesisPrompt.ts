@@ -1,0 +1,105 @@
+import { Chunk, Effect, Random } from "effect"
+import type { ChatMessage } from "../services/OpenRouterClient.js"
+
+export const SYNTHESIZER_INSTRUCTIONS = `You are the synthesizer of a panel of AI models. Several models answered the user's prompt independently. \
+Their answers are labelled anonymously (Candidate A, Candidate B, …) and shown in random order: the labels say nothing about \
+which model wrote them or how good they are.
+
+Write the single best answer to the user's prompt:
+- keep what is correct and useful from every candidate, and combine complementary points;
+- where candidates disagree, decide on the merits: check the reasoning, code and facts yourself;
+- fix mistakes you can see, and leave out what is wrong, unsupported or redundant;
+- a candidate marked as cut was shortened to fit; do not guess what was cut.
+
+Answer the user directly, in Markdown, as if you were answering alone. Do not mention the candidates, the panel or this process.`
+
+export interface SynthesisInput {
+  readonly model: string
+  readonly content: string
+}
+
+export interface SynthesisPrompt {
+  readonly messages: ReadonlyArray<ChatMessage>
+  /** Which label stood for which model, in the order shown. */
+  readonly labels: ReadonlyArray<{ readonly label: string; readonly model: string }>
+  readonly truncated: ReadonlyArray<{ readonly model: string; readonly cutChars: number }>
+}
+
+/** A, B, …, Z, AA, AB, … */
+export const labelFor = (i: number): string =>
+  i < 26 ? String.fromCharCode(65 + i) : labelFor(Math.floor(i / 26) - 1) + String.fromCharCode(65 + (i % 26))
+
+const cutMarker = (cut: number) => `\n\n[… ${cut} characters cut here to fit the synthesizer's context budget …]`
+
+/**
+ * Per-candidate character allowances that fit `budget` in total: short candidates keep everything,
+ * the long ones share what is left equally (water-filling), so no single long answer crowds out the rest.
+ */
+export const fairShares = (lengths: ReadonlyArray<number>, budget: number): ReadonlyArray<number> => {
+  const shares = lengths.map(() => 0)
+  let remaining = Math.max(0, budget)
+  let open = lengths.map((_, i) => i).sort((a, b) => (lengths[a] ?? 0) - (lengths[b] ?? 0))
+  while (open.length > 0) {
+    const equal = Math.floor(remaining / open.length)
+    const first = open[0]!
+    const shortest = lengths[first] ?? 0
+    if (shortest <= equal) {
+      shares[first] = shortest
+      remaining -= shortest
+      open = open.slice(1)
+    } else {
+      for (const i of open) shares[i] = equal
+      break
+    }
+  }
+  return shares
+}
+
+/** Least characters a candidate keeps however small the budget, so each still says something. */
+const MIN_SHARE = 2_000
+
+/**
+ * The synthesizer's two messages: instructions as the system message, and the original prompt with the
+ * successful candidates, anonymised and shuffled, as the user message; each candidate cut to fit `budgetChars`.
+ */
+export const buildSynthesisPrompt = Effect.fn("buildSynthesisPrompt")(function*(
+  prompt: string,
+  candidates: ReadonlyArray<SynthesisInput>,
+  budgetChars: number
+) {
+  const shuffled = Chunk.toReadonlyArray(yield* Random.shuffle(candidates))
+  const overhead = SYNTHESIZER_INSTRUCTIONS.length + prompt.length + 200 * shuffled.length
+  const shares = fairShares(shuffled.map((c) => c.content.length), budgetChars - overhead).map((share, i) =>
+    Math.min(shuffled[i]!.content.length, Math.max(share, MIN_SHARE))
+  )
+
+  const truncated: Array<{ model: string; cutChars: number }> = []
+  const sections = shuffled.map((candidate, i) => {
+    const keep = shares[i]!
+    const cut = candidate.content.length - keep
+    if (cut > 0) truncated.push({ model: candidate.model, cutChars: cut })
+    const text = cut > 0 ? candidate.content.slice(0, keep) + cutMarker(cut) : candidate.content
+    return `## Candidate ${labelFor(i)}\n\n<candidate label="${labelFor(i)}">\n${text}\n</candidate>`
+  })
+
+  const user = [
+    "# The user's prompt",
+    "",
+    "<prompt>",
+    prompt,
+    "</prompt>",
+    "",
+    `# ${shuffled.length} candidate answer${shuffled.length === 1 ? "" : "s"}`,
+    "",
+    sections.join("\n\n")
+  ].join("\n")
+
+  return {
+    messages: [
+      { role: "system", content: SYNTHESIZER_INSTRUCTIONS },
+      { role: "user", content: user }
+    ],
+    labels: shuffled.map((c, i) => ({ label: labelFor(i), model: c.model })),
+    truncated
+  } satisfies SynthesisPrompt
+})

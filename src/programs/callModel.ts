@@ -1,0 +1,79 @@
+import { Clock, Duration, Effect, Either, Ref, Schedule } from "effect"
+import { isTransient, type ProviderError, retryAfterOf, Timeout } from "../domain/errors.js"
+import { type Completion, type CompletionRequest, OpenRouterClient } from "../services/OpenRouterClient.js"
+
+export interface RetryPolicy {
+  /** Retries after the first attempt. */
+  readonly retries: number
+  /** First backoff delay; it doubles after each failure, with jitter, up to `MAX_BACKOFF`. */
+  readonly retryBaseDelayMs: number
+}
+
+const MAX_BACKOFF = Duration.seconds(30)
+
+/**
+ * Exponential backoff with jitter for transient failures only, never sooner than the server's
+ * Retry-After. The schedule's input is the failure, so the delay can read it.
+ */
+export const retrySchedule = (policy: RetryPolicy): Schedule.Schedule<ProviderError, ProviderError> =>
+  Schedule.exponential(Duration.millis(policy.retryBaseDelayMs)).pipe(
+    Schedule.union(Schedule.spaced(MAX_BACKOFF)),
+    Schedule.jittered,
+    Schedule.intersect(Schedule.recurs(policy.retries)),
+    Schedule.zipRight(Schedule.identity<ProviderError>()),
+    Schedule.whileInput(isTransient),
+    Schedule.modifyDelay((error, delay) => {
+      const retryAfter = retryAfterOf(error)
+      return retryAfter === undefined ? delay : Duration.max(delay, Duration.millis(retryAfter))
+    })
+  )
+
+export interface ModelCall {
+  readonly result: Either.Either<Completion, ProviderError>
+  readonly attempts: number
+  readonly latencyMs: number
+}
+
+/**
+ * One model's whole call: attempts under the retry schedule, all of them bounded by `timeoutMs`
+ * so a run's wall time is predictable. Never fails: the outcome is data, so one model's failure
+ * cannot cancel the others. Interruption still propagates (and aborts the HTTP request).
+ */
+export const callModel = Effect.fn("callModel")(function*(
+  request: CompletionRequest,
+  policy: RetryPolicy & { readonly timeoutMs: number },
+  onAttempt: (attempt: number) => Effect.Effect<void> = () => Effect.void
+) {
+  const client = yield* OpenRouterClient
+  const attempts = yield* Ref.make(0)
+  const started = yield* Clock.currentTimeMillis
+
+  const attempt = Ref.updateAndGet(attempts, (n) => n + 1).pipe(
+    Effect.tap(onAttempt),
+    Effect.flatMap((n) =>
+      client.complete(request).pipe(
+        Effect.tapError((error) =>
+          Effect.logDebug(`${request.model}: attempt ${n} failed: ${error.message}${isTransient(error) && n <= policy.retries ? " (will retry)" : ""}`)
+        )
+      )
+    )
+  )
+
+  const result = yield* attempt.pipe(
+    Effect.retry(retrySchedule(policy)),
+    Effect.timeoutFail({
+      duration: Duration.millis(policy.timeoutMs),
+      onTimeout: (): ProviderError =>
+        new Timeout({
+          model: request.model,
+          timeoutMs: policy.timeoutMs,
+          message: `Timed out after ${formatSeconds(policy.timeoutMs)} (retries included)`
+        })
+    }),
+    Effect.either
+  )
+  const finished = yield* Clock.currentTimeMillis
+  return { result, attempts: yield* Ref.get(attempts), latencyMs: finished - started } satisfies ModelCall
+})
+
+export const formatSeconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`

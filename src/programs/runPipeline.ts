@@ -1,0 +1,223 @@
+import { Clock, Effect, Exit, Option, Ref } from "effect"
+import * as crypto from "node:crypto"
+import type { CandidateRecord, Manifest, RunStatus, SynthesisRecord, Usage } from "../domain/manifest.js"
+import { type RunHandle, RunStore } from "../services/RunStore.js"
+import { Settings } from "../services/Settings.js"
+import { formatSeconds } from "./callModel.js"
+import { type CandidateOutcome, fanOut } from "./fanOut.js"
+import { synthesize } from "./synthesize.js"
+
+/** What a run reports while it goes, for progress displays and MCP progress notifications. */
+export type RunEvent =
+  | { readonly _tag: "RunStarted"; readonly run: RunHandle; readonly models: ReadonlyArray<string> }
+  | {
+    readonly _tag: "CandidateFinished"
+    readonly outcome: CandidateOutcome
+    /** Candidates finished so far (answered or failed), and how many answered. */
+    readonly finished: number
+    readonly answered: number
+    readonly total: number
+  }
+  | { readonly _tag: "SynthesisStarted"; readonly model: string; readonly candidates: number }
+  | { readonly _tag: "RunFinished"; readonly manifest: Manifest; readonly runDir: string }
+
+export interface RunRequest {
+  readonly prompt: string
+  /** Overrides the configured candidates / synthesizer for this run only. */
+  readonly models?: ReadonlyArray<string> | undefined
+  readonly synthesizer?: string | undefined
+  readonly onEvent?: ((event: RunEvent) => Effect.Effect<void>) | undefined
+}
+
+export interface RunResult {
+  readonly manifest: Manifest
+  /** The final answer, when the run produced one. */
+  readonly final: string | undefined
+  readonly runDir: string
+}
+
+interface RunState {
+  readonly candidates: ReadonlyArray<CandidateRecord | undefined>
+  /** Attempts started per candidate, so a cancelled candidate's record is still truthful. */
+  readonly attempts: ReadonlyArray<number>
+  readonly synthesis: SynthesisRecord | undefined
+  /** The synthesizer being asked right now, if any: a run interrupted then records it as cancelled. */
+  readonly synthesizing: string | undefined
+  readonly final: string | undefined
+}
+
+const sumUsage = (records: ReadonlyArray<{ readonly usage?: Usage | undefined } | undefined>): Usage => {
+  let promptTokens = 0
+  let completionTokens = 0
+  let cost: number | undefined
+  for (const record of records) {
+    if (!record?.usage) continue
+    promptTokens += record.usage.promptTokens
+    completionTokens += record.usage.completionTokens
+    if (record.usage.cost !== undefined) cost = (cost ?? 0) + record.usage.cost
+  }
+  return { promptTokens, completionTokens, ...(cost !== undefined ? { cost } : {}) }
+}
+
+const statusOf = (state: RunState, interrupted: boolean): RunStatus => {
+  if (state.final === undefined) return interrupted ? "cancelled" : "failed"
+  const allAnswered = state.candidates.every((c) => c?.status === "ok")
+  const firstSynthesizerAnswered = state.synthesis?.status === "ok" && state.synthesis.failedSynthesizers === undefined
+  return allAnswered && firstSynthesizerAnswered ? "ok" : "partial"
+}
+
+/** Why a run without an answer has none, in one line. */
+const failureReason = (state: RunState, status: RunStatus): string | undefined => {
+  if (status === "cancelled") return "interrupted before the answer"
+  if (status !== "failed") return undefined
+  if (state.candidates.every((c) => c !== undefined && c.status !== "ok")) return "no candidate answered"
+  if (state.synthesis?.error) return `the synthesis failed: ${state.synthesis.error.message}`
+  return "the run stopped before an answer"
+}
+
+/**
+ * The whole pipeline: a run directory, the fan-out, the synthesis, the manifest. Whatever happens —
+ * success, failures, interruption — the manifest is written and every answer already received stays on disk.
+ */
+export const runPipeline = Effect.fn("runPipeline")(function*(request: RunRequest) {
+  const settings = yield* Settings
+  const store = yield* RunStore
+  const emit = request.onEvent ?? (() => Effect.void)
+  const models = request.models && request.models.length > 0 ? request.models : settings.models
+  const primary = request.synthesizer ?? settings.synthesizer
+  const synthesizers = [primary, ...settings.fallbackSynthesizers.filter((m) => m !== primary)]
+  const startedMs = yield* Clock.currentTimeMillis
+
+  const run = yield* store.createRun(request.prompt)
+  const state = yield* Ref.make<RunState>({
+    candidates: models.map(() => undefined),
+    attempts: models.map(() => 0),
+    synthesis: undefined,
+    synthesizing: undefined,
+    final: undefined
+  })
+
+  const manifestOf = Effect.fn("manifestOf")(function*(interrupted: boolean, extraError?: string) {
+    const s = yield* Ref.get(state)
+    const finishedMs = yield* Clock.currentTimeMillis
+    const candidates = s.candidates.map((record, i): CandidateRecord =>
+      record ?? {
+        model: models[i]!,
+        status: interrupted ? "cancelled" : "error",
+        attempts: s.attempts[i] ?? 0,
+        ...(interrupted ? { reason: "interrupted" } : {})
+      }
+    )
+    const synthesis: SynthesisRecord | undefined = s.synthesis ??
+      (s.synthesizing !== undefined
+        ? { model: s.synthesizing, status: interrupted ? "cancelled" : "error", attempts: 0 }
+        : undefined)
+    const status = statusOf(s, interrupted)
+    const error = extraError ?? failureReason(s, status)
+    const manifest: Manifest = {
+      id: run.id,
+      status,
+      createdAt: run.createdAt.toISOString(),
+      finishedAt: new Date(run.createdAt.getTime() + (finishedMs - startedMs)).toISOString(),
+      durationMs: finishedMs - startedMs,
+      prompt: { chars: request.prompt.length, sha256: crypto.createHash("sha256").update(request.prompt).digest("hex") },
+      settings: {
+        models,
+        synthesizer: primary,
+        concurrency: settings.concurrency,
+        timeoutMs: settings.timeoutMs,
+        retries: settings.retries,
+        temperature: settings.temperature,
+        ...Option.match(settings.maxTokens, { onNone: () => ({}), onSome: (maxTokens) => ({ maxTokens }) }),
+        baseUrl: settings.baseUrl
+      },
+      candidates,
+      ...(synthesis ? { synthesis } : {}),
+      usage: sumUsage([...candidates, synthesis]),
+      ...(error !== undefined ? { error } : {})
+    }
+    return manifest
+  })
+
+  const finish = (interrupted: boolean, extraError?: string) =>
+    manifestOf(interrupted, extraError).pipe(
+      Effect.tap((manifest) => store.writeManifest(run, manifest)),
+      Effect.tap((manifest) =>
+        Effect.logInfo(
+          `run ${manifest.status}: ${manifest.candidates.filter((c) => c.status === "ok").length}/${manifest.candidates.length} answered ` +
+            `in ${formatSeconds(manifest.durationMs)}, ${run.dir}`
+        )
+      ),
+      Effect.tap((manifest) => emit({ _tag: "RunFinished", manifest, runDir: run.dir }))
+    )
+
+  const body = Effect.gen(function*() {
+    yield* Effect.logInfo(`run ${run.id}: asking ${models.length} model${models.length === 1 ? "" : "s"} (at most ${settings.concurrency} at a time), files in ${run.dir}`)
+    yield* emit({ _tag: "RunStarted", run, models })
+
+    const outcomes = yield* fanOut({
+      run,
+      prompt: request.prompt,
+      models,
+      onAttempt: (index, attempt) =>
+        Ref.update(state, (s) => ({ ...s, attempts: s.attempts.map((n, i) => (i === index ? attempt : n)) })),
+      onFinished: (outcome) =>
+        Ref.updateAndGet(state, (s) => ({
+          ...s,
+          candidates: s.candidates.map((c, i) => (i === outcome.index ? outcome.record : c))
+        })).pipe(
+          Effect.flatMap((s) =>
+            emit({
+              _tag: "CandidateFinished",
+              outcome,
+              finished: s.candidates.filter((c) => c !== undefined).length,
+              answered: s.candidates.filter((c) => c?.status === "ok").length,
+              total: models.length
+            })
+          )
+        )
+    })
+
+    const answered = outcomes.filter((o) => o.content !== undefined)
+    if (answered.length === 0) {
+      yield* Effect.logError(`no candidate answered: nothing to synthesize`)
+      return yield* Effect.uninterruptible(finish(false))
+    }
+
+    const synthesis = yield* synthesize({
+      prompt: request.prompt,
+      candidates: answered.map((o) => ({ model: o.model, content: o.content! })),
+      synthesizers,
+      onStart: (model) =>
+        Ref.update(state, (s) => ({ ...s, synthesizing: model })).pipe(
+          Effect.zipRight(emit({ _tag: "SynthesisStarted", model, candidates: answered.length }))
+        )
+    })
+
+    // A run never ends without an answer while a candidate succeeded: fall back to the first one, said plainly.
+    const fallback = answered[0]!
+    const final = synthesis.content ??
+      `> **Note:** the synthesis failed (${synthesis.record.error?.message ?? "no synthesizer answered"}), ` +
+        `so this is the answer of \`${fallback.model}\` alone.\n\n${fallback.content}`
+    const file = yield* store.writeFinal(run, final)
+    const record: SynthesisRecord = synthesis.content !== undefined
+      ? { ...synthesis.record, file }
+      : { ...synthesis.record, file, fallbackToCandidate: fallback.model }
+    yield* Ref.update(state, (s) => ({ ...s, synthesis: record, final }))
+    return yield* Effect.uninterruptible(finish(false))
+  })
+
+  const manifest = yield* body.pipe(
+    Effect.onExit((exit) =>
+      Exit.isSuccess(exit)
+        ? Effect.void
+        : finish(Exit.isInterrupted(exit), Exit.isInterrupted(exit) ? undefined : "the run stopped on an internal error").pipe(
+          Effect.catchAll((e) => Effect.logError(`could not write the manifest: ${e.message}`)),
+          Effect.asVoid
+        )
+    ),
+    Effect.annotateLogs("run", run.id)
+  )
+  const { final } = yield* Ref.get(state)
+  return { manifest, final, runDir: run.dir } satisfies RunResult
+})

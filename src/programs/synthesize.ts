@@ -1,0 +1,82 @@
+import { Effect, Either, Option } from "effect"
+import type { SynthesisRecord } from "../domain/manifest.js"
+import { Settings } from "../services/Settings.js"
+import { buildSynthesisPrompt, type SynthesisInput } from "./buildSynthesisPrompt.js"
+import { callModel } from "./callModel.js"
+import { describeCall, errorInfo, usageOf } from "./fanOut.js"
+
+export interface SynthesisOutcome {
+  /** Without `file`: the caller writes the answer and fills it in. */
+  readonly record: SynthesisRecord
+  readonly content: string | undefined
+}
+
+/**
+ * Merges the successful candidates into one answer. The synthesizers are tried in order (the first
+ * is the configured one, the rest are fallbacks); the outcome says which one answered, or why none did.
+ */
+export const synthesize = Effect.fn("synthesize")(function*(input: {
+  readonly prompt: string
+  readonly candidates: ReadonlyArray<SynthesisInput>
+  readonly synthesizers: ReadonlyArray<string>
+  readonly onStart: (model: string) => Effect.Effect<void>
+}) {
+  const settings = yield* Settings
+  const built = yield* buildSynthesisPrompt(input.prompt, input.candidates, settings.synthesisMaxChars)
+  const policy = { retries: settings.retries, retryBaseDelayMs: settings.retryBaseDelayMs, timeoutMs: settings.timeoutMs }
+  const shared = {
+    labels: built.labels,
+    ...(built.truncated.length > 0 ? { truncated: built.truncated } : {})
+  }
+  for (const { model, cutChars } of built.truncated) {
+    yield* Effect.logWarning(`${model}: cut by ${cutChars} characters to fit the synthesizer's budget`)
+  }
+
+  const failed: Array<NonNullable<SynthesisRecord["failedSynthesizers"]>[number]> = []
+  let last: SynthesisRecord | undefined
+  for (const model of input.synthesizers) {
+    yield* input.onStart(model)
+    yield* Effect.logInfo(`synthesis: asking ${model} to merge ${input.candidates.length} answer${input.candidates.length === 1 ? "" : "s"}`)
+    const call = yield* callModel(
+      {
+        model,
+        messages: built.messages,
+        temperature: settings.temperature,
+        ...Option.match(settings.maxTokens, { onNone: () => ({}), onSome: (maxTokens) => ({ maxTokens }) })
+      },
+      policy
+    )
+    const failedSoFar = failed.length > 0 ? { failedSynthesizers: [...failed] } : {}
+    if (Either.isRight(call.result)) {
+      const completion = call.result.right
+      yield* Effect.logInfo(`synthesis: ${model} ${describeCall(call)}`)
+      return {
+        content: completion.content,
+        record: {
+          model,
+          servedBy: completion.servedBy,
+          status: "ok",
+          latencyMs: call.latencyMs,
+          attempts: call.attempts,
+          usage: usageOf(completion),
+          ...(completion.finishReason !== undefined ? { finishReason: completion.finishReason } : {}),
+          ...shared,
+          ...failedSoFar
+        }
+      } satisfies SynthesisOutcome
+    }
+    const error = call.result.left
+    yield* Effect.logWarning(`synthesis: ${model} ${describeCall(call)}`)
+    last = {
+      model,
+      status: error._tag === "Timeout" ? "timeout" : "error",
+      latencyMs: call.latencyMs,
+      attempts: call.attempts,
+      error: errorInfo(error),
+      ...shared,
+      ...failedSoFar
+    }
+    failed.push({ model, attempts: call.attempts, error: errorInfo(error) })
+  }
+  return { content: undefined, record: last ?? { model: "(none)", status: "error", attempts: 0, ...shared } } satisfies SynthesisOutcome
+})

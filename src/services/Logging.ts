@@ -1,0 +1,92 @@
+import { Cause, Effect, HashMap, Inspectable, Layer, List, Logger, LogLevel, Option } from "effect"
+import * as fs from "node:fs"
+import { SettingsError } from "../domain/errors.js"
+import type { LogLevelName, SettingsValue } from "./Settings.js"
+
+export interface LogEntry {
+  readonly level: LogLevelName
+  readonly date: Date
+  /** The message (and the cause, if any), without time or level. */
+  readonly text: string
+  /** Annotations and spans (the run id), as `key=value` words. */
+  readonly context: ReadonlyArray<string>
+}
+
+/** Somewhere log lines go besides stderr and the log file (the MCP client, a progress display). */
+export type LogSink = (entry: LogEntry) => void
+
+export const toLevelName = (level: LogLevel.LogLevel): LogLevelName =>
+  level._tag === "Debug" || level._tag === "Trace" || level._tag === "All"
+    ? "debug"
+    : level._tag === "Info"
+    ? "info"
+    : level._tag === "Warning"
+    ? "warning"
+    : "error"
+
+export const fromLevelName = (name: LogLevelName): LogLevel.LogLevel =>
+  name === "debug" ? LogLevel.Debug : name === "info" ? LogLevel.Info : name === "warning" ? LogLevel.Warning : LogLevel.Error
+
+const messageText = (message: unknown): string => {
+  const parts = Array.isArray(message) ? message : [message]
+  return parts.map((part) => (typeof part === "string" ? part : Inspectable.toStringUnknown(part))).join(" ")
+}
+
+const entryOf = (options: Logger.Logger.Options<unknown>): LogEntry => {
+  const annotations = HashMap.toEntries(options.annotations)
+    .map(([key, value]) => `${key}=${typeof value === "string" ? value : Inspectable.toStringUnknown(value)}`)
+  const spans = List.toArray(options.spans).map((span) => span.label)
+  const cause = Cause.isEmpty(options.cause) ? "" : `\n${Cause.pretty(options.cause)}`
+  return {
+    level: toLevelName(options.logLevel),
+    date: options.date,
+    text: `${messageText(options.message)}${cause}`,
+    context: [...annotations, ...spans]
+  }
+}
+
+const LABEL: Record<LogLevelName, string> = { debug: "DEBUG", info: "INFO ", warning: "WARN ", error: "ERROR" }
+
+/** A log file line: full timestamp and context, for reading after the fact. */
+export const formatFileLine = (entry: LogEntry): string =>
+  `${entry.date.toISOString()} ${LABEL[entry.level]} ${entry.text}${entry.context.length > 0 ? ` [${entry.context.join(" ")}]` : ""}`
+
+/** A terminal line: short local time, no context (the run id is named when the run starts). */
+export const formatStderrLine = (entry: LogEntry): string =>
+  `${entry.date.toTimeString().slice(0, 8)} ${LABEL[entry.level]} ${entry.text}`
+
+/**
+ * Effect's logger, replaced: lines go to stderr (stdout belongs to the answer, or to JSON-RPC under
+ * `serve`), to the log file when one is set, and to any extra sinks. Built when the program starts,
+ * never at import time.
+ */
+export const layerLogging = (
+  settings: Pick<SettingsValue, "logLevel" | "logFile">,
+  extraSinks: ReadonlyArray<LogSink> = [],
+  stderr: (line: string) => void = (line) => process.stderr.write(line)
+): Layer.Layer<never, SettingsError> =>
+  Layer.unwrapScoped(
+    Effect.gen(function*() {
+      const fd = yield* Option.match(settings.logFile, {
+        onNone: () => Effect.succeed(undefined),
+        onSome: (file) =>
+          Effect.acquireRelease(
+            Effect.try({
+              try: () => fs.openSync(file, "a"),
+              catch: (e) => new SettingsError({ setting: "--log-file", message: `--log-file: cannot open ${file}: ${(e as Error).message}` })
+            }),
+            (fd) => Effect.sync(() => fs.closeSync(fd))
+          )
+      })
+      const logger = Logger.make((options) => {
+        const entry = entryOf(options)
+        stderr(`${formatStderrLine(entry)}\n`)
+        if (fd !== undefined) fs.writeSync(fd, `${formatFileLine(entry)}\n`)
+        for (const sink of extraSinks) sink(entry)
+      })
+      return Layer.merge(
+        Logger.replace(Logger.defaultLogger, logger),
+        Logger.minimumLogLevel(fromLevelName(settings.logLevel))
+      )
+    })
+  )

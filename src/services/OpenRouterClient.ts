@@ -1,0 +1,297 @@
+import { HttpClient, HttpClientRequest, type HttpClientError, type HttpClientResponse } from "@effect/platform"
+import { Context, Effect, Layer, Option, ParseResult, Redacted, Schema } from "effect"
+import {
+  BadRequest,
+  ErrorInBody,
+  Forbidden,
+  InvalidResponse,
+  isTransientStatus,
+  NetworkError,
+  OutOfCredits,
+  type ProviderError,
+  ProviderFailure,
+  RateLimited,
+  Unauthorized
+} from "../domain/errors.js"
+import { Settings } from "./Settings.js"
+
+export interface ChatMessage {
+  readonly role: "system" | "user" | "assistant"
+  readonly content: string
+}
+
+export interface CompletionRequest {
+  readonly model: string
+  readonly messages: ReadonlyArray<ChatMessage>
+  readonly temperature?: number
+  readonly maxTokens?: number
+}
+
+export interface Completion {
+  readonly content: string
+  /** The model that really answered (and is billed): OpenRouter may route to another one. */
+  readonly servedBy: string
+  readonly usage: { readonly promptTokens: number; readonly completionTokens: number; readonly cost?: number }
+  readonly finishReason: string | undefined
+}
+
+export interface ModelInfo {
+  readonly id: string
+  readonly name?: string | undefined
+  readonly contextLength?: number | undefined
+  /** USD per million tokens. */
+  readonly promptPrice?: number | undefined
+  readonly completionPrice?: number | undefined
+}
+
+// --- Wire formats, decoded rather than trusted ---
+
+const ErrorObject = Schema.Struct({
+  code: Schema.optional(Schema.Union(Schema.Number, Schema.String, Schema.Null)),
+  message: Schema.optional(Schema.NullOr(Schema.String)),
+  metadata: Schema.optional(Schema.Unknown)
+})
+
+const ChatResponse = Schema.Struct({
+  id: Schema.optional(Schema.NullOr(Schema.String)),
+  model: Schema.optional(Schema.NullOr(Schema.String)),
+  choices: Schema.optional(Schema.NullOr(Schema.Array(Schema.Struct({
+    message: Schema.optional(Schema.NullOr(Schema.Struct({
+      content: Schema.optional(Schema.NullOr(Schema.String))
+    }))),
+    finish_reason: Schema.optional(Schema.NullOr(Schema.String)),
+    error: Schema.optional(Schema.NullOr(ErrorObject))
+  })))),
+  usage: Schema.optional(Schema.NullOr(Schema.Struct({
+    prompt_tokens: Schema.optional(Schema.NullOr(Schema.Number)),
+    completion_tokens: Schema.optional(Schema.NullOr(Schema.Number)),
+    cost: Schema.optional(Schema.NullOr(Schema.Number))
+  }))),
+  error: Schema.optional(Schema.NullOr(ErrorObject))
+})
+
+const ErrorBody = Schema.Struct({ error: ErrorObject })
+
+const Price = Schema.Union(Schema.Number, Schema.NumberFromString)
+
+const ModelsResponse = Schema.Struct({
+  data: Schema.Array(Schema.Struct({
+    id: Schema.String,
+    name: Schema.optional(Schema.NullOr(Schema.String)),
+    context_length: Schema.optional(Schema.NullOr(Schema.Number)),
+    pricing: Schema.optional(Schema.NullOr(Schema.Struct({
+      prompt: Schema.optional(Schema.NullOr(Price)),
+      completion: Schema.optional(Schema.NullOr(Price))
+    })))
+  }))
+})
+
+const decodeChat = Schema.decodeUnknownEither(Schema.parseJson(ChatResponse))
+const decodeErrorBody = Schema.decodeUnknownOption(Schema.parseJson(ErrorBody))
+const decodeModels = Schema.decodeUnknownEither(Schema.parseJson(ModelsResponse))
+
+/** Retry-After is either delta-seconds or an HTTP date. */
+export const parseRetryAfter = (value: string | undefined, now: number = Date.now()): number | undefined => {
+  if (value === undefined || value.trim() === "") return undefined
+  const seconds = Number(value)
+  if (Number.isFinite(seconds)) return Math.max(0, Math.round(seconds * 1000))
+  const date = Date.parse(value)
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now)
+}
+
+const snippet = (text: string, max = 200): string => {
+  const flat = text.replace(/\s+/g, " ").trim()
+  return flat.length > max ? `${flat.slice(0, max)}…` : flat
+}
+
+const looksLikeHtml = (contentType: string | undefined, text: string): boolean =>
+  (contentType ?? "").includes("text/html") || /^\s*<(!doctype|html|head|body)/i.test(text)
+
+/** A numeric or textual error code that says "try again later". */
+const isTransientCode = (code: number | string | null | undefined): boolean => {
+  if (typeof code === "number") return isTransientStatus(code)
+  if (typeof code === "string") {
+    const n = Number(code)
+    if (Number.isFinite(n)) return isTransientStatus(n)
+    return /timeout|timed.?out|rate|overload|unavailable|server_error|internal|capacity|busy/i.test(code)
+  }
+  return false
+}
+
+/** Maps an HTTP error status (with its body) to the typed error a caller can act on. */
+const errorForStatus = (
+  model: string,
+  status: number,
+  headers: Readonly<Record<string, string | undefined>>,
+  text: string
+): ProviderError => {
+  const body = decodeErrorBody(text)
+  const providerMessage = Option.match(body, {
+    onNone: () => (looksLikeHtml(headers["content-type"], text) ? "an HTML error page (a proxy or gateway answered)" : snippet(text) || "no body"),
+    onSome: (b) => b.error.message ?? `error code ${String(b.error.code)}`
+  })
+  const message = `HTTP ${status}: ${providerMessage}`
+  const retryAfterMs = parseRetryAfter(headers["retry-after"])
+  if (status === 429) return new RateLimited({ model, message, httpStatus: status, retryAfterMs })
+  if (status === 401) return new Unauthorized({ model, message: `${message} (check OPENROUTER_API_KEY)`, httpStatus: status })
+  if (status === 402) return new OutOfCredits({ model, message: `${message} (add credits to the OpenRouter account)`, httpStatus: status })
+  if (status === 403) return new Forbidden({ model, message, httpStatus: status })
+  if (isTransientStatus(status)) return new ProviderFailure({ model, message, httpStatus: status, retryAfterMs })
+  return new BadRequest({ model, message, httpStatus: status })
+}
+
+/** Turns a 2xx body into a Completion, or the precise reason it cannot be one. */
+export const interpretChatBody = (
+  model: string,
+  status: number,
+  contentType: string | undefined,
+  text: string
+): Completion | ProviderError => {
+  const decoded = decodeChat(text)
+  if (decoded._tag === "Left") {
+    const message = looksLikeHtml(contentType, text)
+      ? "an HTML page instead of JSON (a proxy or gateway answered)"
+      : text.trim() === ""
+      ? "an empty body"
+      : `a body that is not a chat completion: ${snippet(ParseResult.TreeFormatter.formatErrorSync(decoded.left), 300)}`
+    return new InvalidResponse({ model, message: `Invalid response: ${message}`, httpStatus: status })
+  }
+  const body = decoded.right
+  if (body.error) {
+    return new ErrorInBody({
+      model,
+      code: body.error.code ?? undefined,
+      message: `Provider error in a ${status} body: ${body.error.message ?? "no message"}${body.error.code != null ? ` (code ${body.error.code})` : ""}`,
+      transient: isTransientCode(body.error.code)
+    })
+  }
+  const choice = body.choices?.[0]
+  if (!choice) return new InvalidResponse({ model, message: "Invalid response: no choices", httpStatus: status })
+  if (choice.error || choice.finish_reason === "error") {
+    return new ErrorInBody({
+      model,
+      code: choice.error?.code ?? undefined,
+      message: `Provider error in the answer: ${choice.error?.message ?? "finish_reason error"}`,
+      transient: isTransientCode(choice.error?.code) || choice.error?.code == null
+    })
+  }
+  const content = choice.message?.content
+  if (content == null) return new InvalidResponse({ model, message: "Invalid response: content is null", httpStatus: status })
+  if (content.trim() === "") return new InvalidResponse({ model, message: "Invalid response: content is empty", httpStatus: status })
+  const cost = body.usage?.cost
+  return {
+    content,
+    servedBy: body.model ?? model,
+    usage: {
+      promptTokens: body.usage?.prompt_tokens ?? 0,
+      completionTokens: body.usage?.completion_tokens ?? 0,
+      ...(cost != null ? { cost } : {})
+    },
+    finishReason: choice.finish_reason ?? undefined
+  }
+}
+
+const isProviderError = (x: Completion | ProviderError): x is ProviderError => "_tag" in x
+
+const transportError = (model: string, error: HttpClientError.HttpClientError): ProviderError =>
+  error._tag === "RequestError"
+    ? new NetworkError({ model, message: `Network error: ${describeCause(error.cause) ?? error.reason}` })
+    : new NetworkError({ model, message: `Network error while reading the answer: ${describeCause(error.cause) ?? error.reason}` })
+
+const describeCause = (cause: unknown): string | undefined => {
+  if (cause instanceof Error) {
+    const inner = (cause as Error & { cause?: unknown }).cause
+    const code = (cause as Error & { code?: unknown }).code
+    const innerText = inner instanceof Error ? describeCause(inner) : undefined
+    return [cause.message, typeof code === "string" ? code : undefined, innerText].filter(Boolean).join(": ")
+  }
+  return undefined
+}
+
+const headerRecord = (response: HttpClientResponse.HttpClientResponse): Record<string, string | undefined> =>
+  response.headers as Record<string, string | undefined>
+
+export interface OpenRouterClientShape {
+  /** One attempt at a chat completion: retries and the time budget belong to the caller's policy. */
+  readonly complete: (request: CompletionRequest) => Effect.Effect<Completion, ProviderError>
+  /** The provider's model catalogue (`GET /models`). */
+  readonly listModels: () => Effect.Effect<ReadonlyArray<ModelInfo>, ProviderError>
+}
+
+/** The OpenRouter (or any OpenAI-compatible) chat API over one pooled HTTP client. */
+export class OpenRouterClient extends Context.Tag("parallel-llm/OpenRouterClient")<
+  OpenRouterClient,
+  OpenRouterClientShape
+>() {}
+
+export const makeOpenRouterClient = Effect.gen(function*() {
+  const settings = yield* Settings
+  const http = yield* HttpClient.HttpClient
+  const headers: Record<string, string> = {
+    "HTTP-Referer": settings.appUrl,
+    "X-Title": settings.appTitle,
+    "Accept": "application/json"
+  }
+  const withAuth = Option.match(settings.apiKey, {
+    onNone: () => (request: HttpClientRequest.HttpClientRequest) => request,
+    onSome: (key) => HttpClientRequest.bearerToken(Redacted.value(key))
+  })
+
+  const complete = Effect.fn("OpenRouterClient.complete")(function*(request: CompletionRequest) {
+    const body = {
+      model: request.model,
+      messages: request.messages,
+      ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+      ...(request.maxTokens !== undefined ? { max_tokens: request.maxTokens } : {}),
+      stream: false
+    }
+    const httpRequest = HttpClientRequest.post(`${settings.baseUrl}/chat/completions`).pipe(
+      HttpClientRequest.setHeaders(headers),
+      withAuth,
+      HttpClientRequest.bodyUnsafeJson(body)
+    )
+    const response = yield* http.execute(httpRequest).pipe(
+      Effect.mapError((e) => transportError(request.model, e))
+    )
+    const text = yield* response.text.pipe(Effect.mapError((e) => transportError(request.model, e)))
+    const responseHeaders = headerRecord(response)
+    if (response.status < 200 || response.status >= 300) {
+      return yield* Effect.fail(errorForStatus(request.model, response.status, responseHeaders, text))
+    }
+    const result = interpretChatBody(request.model, response.status, responseHeaders["content-type"], text)
+    return isProviderError(result) ? yield* Effect.fail(result) : result
+  })
+
+  const listModels = Effect.fn("OpenRouterClient.listModels")(function*() {
+    const request = HttpClientRequest.get(`${settings.baseUrl}/models`).pipe(HttpClientRequest.setHeaders(headers), withAuth)
+    const response = yield* http.execute(request).pipe(Effect.mapError((e) => transportError("(models)", e)))
+    const text = yield* response.text.pipe(Effect.mapError((e) => transportError("(models)", e)))
+    if (response.status < 200 || response.status >= 300) {
+      return yield* Effect.fail(errorForStatus("(models)", response.status, headerRecord(response), text))
+    }
+    const decoded = decodeModels(text)
+    if (decoded._tag === "Left") {
+      return yield* new InvalidResponse({
+        model: "(models)",
+        message: `Invalid /models response: ${snippet(ParseResult.TreeFormatter.formatErrorSync(decoded.left), 300)}`,
+        httpStatus: response.status
+      })
+    }
+    const perMillion = (p: number | null | undefined) => (p == null ? undefined : p * 1_000_000)
+    return decoded.right.data.map((m): ModelInfo => ({
+      id: m.id,
+      name: m.name ?? undefined,
+      contextLength: m.context_length ?? undefined,
+      promptPrice: perMillion(m.pricing?.prompt),
+      completionPrice: perMillion(m.pricing?.completion)
+    }))
+  })
+
+  return OpenRouterClient.of({ complete, listModels: () => listModels() })
+})
+
+/** The real client; needs Settings and one HttpClient (the pooled undici client in production). */
+export const layerOpenRouterClient: Layer.Layer<OpenRouterClient, never, Settings | HttpClient.HttpClient> = Layer.effect(
+  OpenRouterClient,
+  makeOpenRouterClient
+)
