@@ -38,6 +38,16 @@ export const settingsOptions = {
   temperature: text("temperature", "Sampling temperature, 0 to 2 (default 0.7)."),
   maxTokens: text("maxTokens", "Max output tokens per call (default: the provider's)."),
   synthesisMaxChars: text("synthesisMaxChars", "Characters of candidate text the synthesizer gets at most; longer answers are cut with a marker (default 400000)."),
+  deadline: text("deadline", "Seconds the whole run may take; stragglers are cut so the synthesis still fits (default: none)."),
+  synthesisReserve: text("synthesisReserve", "With --deadline: seconds kept for the synthesis (default 40% of the deadline)."),
+  quorum: text("quorum", "Stop waiting once this many candidates answered, after --grace (default: all)."),
+  grace: text("grace", "Seconds to wait for the others once the quorum answered (default 0)."),
+  maxResponseBytes: text("maxResponseBytes", "Largest accepted response in bytes; a larger one is cut off (default 4194304)."),
+  maxPromptChars: text("maxPromptChars", "Largest accepted prompt in characters (default 2000000)."),
+  stream: Options.boolean("no-stream").pipe(
+    Options.withDescription(`Ask for whole answers instead of streamed ones (for servers without SSE). [env ${settingNames.stream.env}=false]`),
+    Options.optional
+  ),
   outputDir: text("outputDir", "Where run directories go (default: ~/.local/share/parallel-llm-mcp/runs or the platform's equivalent)."),
   logFile: text("logFile", "Also append log lines to this file."),
   appUrl: text("appUrl", "HTTP-Referer attribution header sent to OpenRouter."),
@@ -72,6 +82,10 @@ export const rawFromOptions = (parsed: ParsedOptions): { flags: RawSettings; con
   if (logLevel !== undefined) flags.logLevel = logLevel
   for (const key of Object.keys(settingNames) as Array<SettingKey>) {
     if (key === "logLevel") continue
+    if (key === "stream") {
+      if (Option.isSome(parsed.stream) && parsed.stream.value) flags.stream = "false"
+      continue
+    }
     const value: Option.Option<string> | ReadonlyArray<string> = parsed[key]
     if (Array.isArray(value)) {
       if (value.length > 0) flags[key] = value.join(",")

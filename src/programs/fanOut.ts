@@ -1,4 +1,4 @@
-import { Effect, Either, Option } from "effect"
+import { Clock, Deferred, Duration, Effect, Either, Option, Ref } from "effect"
 import { type ProviderError, httpStatusOf } from "../domain/errors.js"
 import type { CandidateRecord, ErrorInfo } from "../domain/manifest.js"
 import type { Completion } from "../services/OpenRouterClient.js"
@@ -34,25 +34,50 @@ export const describeCall = (call: ModelCall): string =>
     onLeft: (e) => `failed after ${formatSeconds(call.latencyMs)} and ${call.attempts} attempt${call.attempts === 1 ? "" : "s"}: ${e.message}`
   })
 
+/** Why the policy stopped waiting for the stragglers. */
+export type StopReason = "deadline" | "quorum"
+
+export interface FanOutPolicy {
+  /** Clock time (ms) at which the fan-out stops, whatever is still running. */
+  readonly cutoffAt: number | undefined
+  /** Once this many candidates answered, wait at most `graceMs` more. */
+  readonly quorum: number | undefined
+  readonly graceMs: number
+}
+
 export interface FanOutInput {
   readonly run: RunHandle
   readonly prompt: string
   readonly models: ReadonlyArray<string>
+  readonly policy: FanOutPolicy
   readonly onAttempt: (index: number, attempt: number) => Effect.Effect<void>
   readonly onFinished: (outcome: CandidateOutcome) => Effect.Effect<void>
 }
 
 /**
  * Asks every candidate model, at most `concurrency` at a time. Each answer is written to the run
- * directory as soon as it arrives. Every outcome is kept (no fail-fast), in model order.
+ * directory as soon as it arrives. Every outcome is kept (no fail-fast), in model order. When the
+ * deadline or the quorum policy ends the fan-out, calls still running are interrupted (which aborts
+ * their HTTP requests) and recorded as cancelled with the reason.
  */
 export const fanOut = Effect.fn("fanOut")(function*(input: FanOutInput) {
   const settings = yield* Settings
   const store = yield* RunStore
-  const policy = { retries: settings.retries, retryBaseDelayMs: settings.retryBaseDelayMs, timeoutMs: settings.timeoutMs }
+  const retryPolicy = { retries: settings.retries, retryBaseDelayMs: settings.retryBaseDelayMs, timeoutMs: settings.timeoutMs }
+  const stop = yield* Deferred.make<StopReason>()
+  const answered = yield* Ref.make(0)
+
+  const stopAfter = (reason: StopReason, delayMs: number) =>
+    Effect.sleep(Duration.millis(Math.max(0, delayMs))).pipe(
+      Effect.zipRight(Deferred.succeed(stop, reason)),
+      Effect.zipRight(Effect.logInfo(`${reason === "deadline" ? "deadline reached" : `quorum of ${input.policy.quorum} reached`}: no longer waiting for the other candidates`)),
+      Effect.forkScoped
+    )
 
   const ask = (model: string, index: number) =>
     Effect.gen(function*() {
+      const startedAt = yield* Clock.currentTimeMillis
+      let attempts = 0
       yield* Effect.logInfo(`${model}: asking`)
       const call = yield* callModel(
         {
@@ -61,48 +86,83 @@ export const fanOut = Effect.fn("fanOut")(function*(input: FanOutInput) {
           temperature: settings.temperature,
           ...Option.match(settings.maxTokens, { onNone: () => ({}), onSome: (maxTokens) => ({ maxTokens }) })
         },
-        policy,
-        (attempt) => input.onAttempt(index, attempt)
+        retryPolicy,
+        (attempt) => Effect.sync(() => (attempts = attempt)).pipe(Effect.zipRight(input.onAttempt(index, attempt)))
+      ).pipe(
+        Effect.map((call) => ({ _tag: "Done" as const, call })),
+        Effect.raceFirst(Deferred.await(stop).pipe(Effect.map((reason) => ({ _tag: "Stopped" as const, reason }))))
       )
-      const outcome: CandidateOutcome = yield* Either.match(call.result, {
-        onRight: (completion) =>
-          store.writeResponse(input.run, index, model, completion.content).pipe(
-            Effect.map((file): CandidateOutcome => ({
-              index,
-              model,
-              content: completion.content,
-              record: {
-                model,
-                servedBy: completion.servedBy,
-                status: "ok",
-                file,
-                latencyMs: call.latencyMs,
-                attempts: call.attempts,
-                usage: usageOf(completion),
-                ...(completion.finishReason !== undefined ? { finishReason: completion.finishReason } : {})
-              }
-            }))
-          ),
-        onLeft: (error) =>
-          Effect.succeed<CandidateOutcome>({
+      // From here on the answer is paid for: write it and report it even if the run is being interrupted.
+      return yield* Effect.uninterruptible(Effect.gen(function*() {
+        const outcome: CandidateOutcome = call._tag === "Stopped"
+          ? {
             index,
             model,
             content: undefined,
             record: {
               model,
-              status: error._tag === "Timeout" ? "timeout" : "error",
-              latencyMs: call.latencyMs,
-              attempts: call.attempts,
-              error: errorInfo(error)
+              status: "cancelled",
+              reason: call.reason,
+              attempts,
+              latencyMs: (yield* Clock.currentTimeMillis) - startedAt
             }
-          })
-      })
-      yield* Either.isRight(call.result)
-        ? Effect.logInfo(`${model}: ${describeCall(call)}`)
-        : Effect.logWarning(`${model}: ${describeCall(call)}`)
-      yield* input.onFinished(outcome)
-      return outcome
+          }
+          : yield* recordCall(call.call, index, model)
+        if (call._tag === "Stopped") {
+          yield* Effect.logWarning(`${model}: cancelled by the ${call.reason} policy after ${formatSeconds(outcome.record.latencyMs ?? 0)}`)
+        } else {
+          yield* Either.isRight(call.call.result)
+            ? Effect.logInfo(`${model}: ${describeCall(call.call)}`)
+            : Effect.logWarning(`${model}: ${describeCall(call.call)}`)
+        }
+        if (outcome.record.status === "ok") {
+          const n = yield* Ref.updateAndGet(answered, (k) => k + 1)
+          if (input.policy.quorum !== undefined && n === input.policy.quorum) yield* stopAfter("quorum", input.policy.graceMs)
+        }
+        yield* input.onFinished(outcome)
+        return outcome
+      }))
     })
 
-  return yield* Effect.forEach(input.models, ask, { concurrency: settings.concurrency })
+  const recordCall = (call: ModelCall, index: number, model: string) =>
+    Either.match(call.result, {
+      onRight: (completion) =>
+        store.writeResponse(input.run, index, model, completion.content).pipe(
+          Effect.map((file): CandidateOutcome => ({
+            index,
+            model,
+            content: completion.content,
+            record: {
+              model,
+              servedBy: completion.servedBy,
+              status: "ok",
+              file,
+              latencyMs: call.latencyMs,
+              attempts: call.attempts,
+              usage: usageOf(completion),
+              ...(completion.finishReason !== undefined ? { finishReason: completion.finishReason } : {})
+            }
+          }))
+        ),
+      onLeft: (error) =>
+        Effect.succeed<CandidateOutcome>({
+          index,
+          model,
+          content: undefined,
+          record: {
+            model,
+            status: error._tag === "Timeout" ? "timeout" : "error",
+            latencyMs: call.latencyMs,
+            attempts: call.attempts,
+            error: errorInfo(error)
+          }
+        })
+    })
+
+  return yield* Effect.scoped(Effect.gen(function*() {
+    if (input.policy.cutoffAt !== undefined) {
+      yield* stopAfter("deadline", input.policy.cutoffAt - (yield* Clock.currentTimeMillis))
+    }
+    return yield* Effect.forEach(input.models, ask, { concurrency: settings.concurrency })
+  }))
 })

@@ -4,7 +4,7 @@ import type { CandidateRecord, Manifest, RunStatus, SynthesisRecord, Usage } fro
 import { type RunHandle, RunStore } from "../services/RunStore.js"
 import { Settings } from "../services/Settings.js"
 import { formatSeconds } from "./callModel.js"
-import { type CandidateOutcome, fanOut } from "./fanOut.js"
+import { type CandidateOutcome, fanOut, type FanOutPolicy } from "./fanOut.js"
 import { synthesize } from "./synthesize.js"
 
 /** What a run reports while it goes, for progress displays and MCP progress notifications. */
@@ -26,6 +26,10 @@ export interface RunRequest {
   /** Overrides the configured candidates / synthesizer for this run only. */
   readonly models?: ReadonlyArray<string> | undefined
   readonly synthesizer?: string | undefined
+  /** Override the run policies for this run only (milliseconds). */
+  readonly deadlineMs?: number | undefined
+  readonly quorum?: number | undefined
+  readonly graceMs?: number | undefined
   readonly onEvent?: ((event: RunEvent) => Effect.Effect<void>) | undefined
 }
 
@@ -87,6 +91,17 @@ export const runPipeline = Effect.fn("runPipeline")(function*(request: RunReques
   const primary = request.synthesizer ?? settings.synthesizer
   const synthesizers = [primary, ...settings.fallbackSynthesizers.filter((m) => m !== primary)]
   const startedMs = yield* Clock.currentTimeMillis
+  const deadlineMs = request.deadlineMs ?? Option.getOrUndefined(settings.deadlineMs)
+  const deadlineAt = deadlineMs === undefined ? undefined : startedMs + deadlineMs
+  // With a deadline, the fan-out stops early enough for the synthesis to fit before it.
+  const reserveMs = deadlineMs === undefined
+    ? 0
+    : Math.min(deadlineMs, Option.getOrElse(settings.synthesisReserveMs, () => Math.round(deadlineMs * 0.4)))
+  const policy: FanOutPolicy = {
+    cutoffAt: deadlineAt === undefined ? undefined : deadlineAt - reserveMs,
+    quorum: request.quorum ?? Option.getOrUndefined(settings.quorum),
+    graceMs: request.graceMs ?? settings.graceMs
+  }
 
   const run = yield* store.createRun(request.prompt)
   const state = yield* Ref.make<RunState>({
@@ -159,6 +174,7 @@ export const runPipeline = Effect.fn("runPipeline")(function*(request: RunReques
       run,
       prompt: request.prompt,
       models,
+      policy,
       onAttempt: (index, attempt) =>
         Ref.update(state, (s) => ({ ...s, attempts: s.attempts.map((n, i) => (i === index ? attempt : n)) })),
       onFinished: (outcome) =>
@@ -188,6 +204,7 @@ export const runPipeline = Effect.fn("runPipeline")(function*(request: RunReques
       prompt: request.prompt,
       candidates: answered.map((o) => ({ model: o.model, content: o.content! })),
       synthesizers,
+      deadlineAt,
       onStart: (model) =>
         Ref.update(state, (s) => ({ ...s, synthesizing: model })).pipe(
           Effect.zipRight(emit({ _tag: "SynthesisStarted", model, candidates: answered.length }))

@@ -1,4 +1,5 @@
-import { Effect, Either, Option } from "effect"
+import { Clock, Effect, Either, Option } from "effect"
+import { Timeout } from "../domain/errors.js"
 import type { SynthesisRecord } from "../domain/manifest.js"
 import { Settings } from "../services/Settings.js"
 import { buildSynthesisPrompt, type SynthesisInput } from "./buildSynthesisPrompt.js"
@@ -19,6 +20,8 @@ export const synthesize = Effect.fn("synthesize")(function*(input: {
   readonly prompt: string
   readonly candidates: ReadonlyArray<SynthesisInput>
   readonly synthesizers: ReadonlyArray<string>
+  /** Clock time (ms) by which the run must end; each synthesizer gets at most what is left of it. */
+  readonly deadlineAt?: number | undefined
   readonly onStart: (model: string) => Effect.Effect<void>
 }) {
   const settings = yield* Settings
@@ -35,6 +38,15 @@ export const synthesize = Effect.fn("synthesize")(function*(input: {
   const failed: Array<NonNullable<SynthesisRecord["failedSynthesizers"]>[number]> = []
   let last: SynthesisRecord | undefined
   for (const model of input.synthesizers) {
+    const now = yield* Clock.currentTimeMillis
+    const timeoutMs = input.deadlineAt === undefined ? policy.timeoutMs : Math.min(policy.timeoutMs, input.deadlineAt - now)
+    if (timeoutMs <= 0) {
+      const error = new Timeout({ model, timeoutMs: 0, message: "No time left before the deadline" })
+      yield* Effect.logWarning(`synthesis: no time left before the deadline for ${model}`)
+      last = { model, status: "timeout", attempts: 0, error: errorInfo(error), ...shared, ...(failed.length > 0 ? { failedSynthesizers: [...failed] } : {}) }
+      failed.push({ model, attempts: 0, error: errorInfo(error) })
+      continue
+    }
     yield* input.onStart(model)
     yield* Effect.logInfo(`synthesis: asking ${model} to merge ${input.candidates.length} answer${input.candidates.length === 1 ? "" : "s"}`)
     const call = yield* callModel(
@@ -44,7 +56,7 @@ export const synthesize = Effect.fn("synthesize")(function*(input: {
         temperature: settings.temperature,
         ...Option.match(settings.maxTokens, { onNone: () => ({}), onSome: (maxTokens) => ({ maxTokens }) })
       },
-      policy
+      { ...policy, timeoutMs }
     )
     const failedSoFar = failed.length > 0 ? { failedSynthesizers: [...failed] } : {}
     if (Either.isRight(call.result)) {
@@ -78,5 +90,9 @@ export const synthesize = Effect.fn("synthesize")(function*(input: {
     }
     failed.push({ model, attempts: call.attempts, error: errorInfo(error) })
   }
-  return { content: undefined, record: last ?? { model: "(none)", status: "error", attempts: 0, ...shared } } satisfies SynthesisOutcome
+  // Every synthesizer failed: the record is the last one's, and lists them all.
+  const record: SynthesisRecord = last
+    ? { ...last, failedSynthesizers: failed }
+    : { model: "(none)", status: "error", attempts: 0, ...shared }
+  return { content: undefined, record } satisfies SynthesisOutcome
 })

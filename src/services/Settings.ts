@@ -32,6 +32,13 @@ export const settingNames = {
   temperature: { flag: "--temperature", env: "PARALLEL_LLM_TEMPERATURE" },
   maxTokens: { flag: "--max-tokens", env: "PARALLEL_LLM_MAX_TOKENS" },
   synthesisMaxChars: { flag: "--synthesis-max-chars", env: "PARALLEL_LLM_SYNTHESIS_MAX_CHARS" },
+  deadline: { flag: "--deadline", env: "PARALLEL_LLM_DEADLINE" },
+  synthesisReserve: { flag: "--synthesis-reserve", env: "PARALLEL_LLM_SYNTHESIS_RESERVE" },
+  quorum: { flag: "--quorum", env: "PARALLEL_LLM_QUORUM" },
+  grace: { flag: "--grace", env: "PARALLEL_LLM_GRACE" },
+  maxResponseBytes: { flag: "--max-response-bytes", env: "PARALLEL_LLM_MAX_RESPONSE_BYTES" },
+  maxPromptChars: { flag: "--max-prompt-chars", env: "PARALLEL_LLM_MAX_PROMPT_CHARS" },
+  stream: { flag: "--no-stream", env: "PARALLEL_LLM_STREAM" },
   outputDir: { flag: "--output-dir", env: "PARALLEL_LLM_OUTPUT_DIR" },
   logLevel: { flag: "--log-level", env: "PARALLEL_LLM_LOG_LEVEL" },
   logFile: { flag: "--log-file", env: "PARALLEL_LLM_LOG_FILE" },
@@ -77,6 +84,19 @@ export interface SettingsValue {
   readonly temperature: number
   readonly maxTokens: Option.Option<number>
   readonly synthesisMaxChars: number
+  /** The whole run must end by then (ms after it starts). */
+  readonly deadlineMs: Option.Option<number>
+  /** With a deadline: time kept for the synthesis; the fan-out stops this long before the deadline. */
+  readonly synthesisReserveMs: Option.Option<number>
+  /** Once this many candidates answered, wait at most `graceMs` more for the others. */
+  readonly quorum: Option.Option<number>
+  readonly graceMs: number
+  /** A response larger than this is cut off (the connection closed) and fails with ResponseTooLarge. */
+  readonly maxResponseBytes: number
+  /** A longer prompt is refused before any call. */
+  readonly maxPromptChars: number
+  /** Stream answers (SSE): an aborted stream stops billing, and tokens arriving show progress. */
+  readonly stream: boolean
   readonly outputDir: string
   readonly logLevel: LogLevelName
   readonly logFile: Option.Option<string>
@@ -112,6 +132,14 @@ const HttpUrl = Schema.String.pipe(
   })
 )
 
+const BooleanFromText = Schema.transform(
+  Schema.String.pipe(
+    Schema.filter((s) => /^(true|false|1|0|yes|no|on|off)$/i.test(s.trim()) || `expected true or false, got ${JSON.stringify(s)}`)
+  ),
+  Schema.Boolean,
+  { strict: true, decode: (s) => /^(true|1|yes|on)$/i.test(s.trim()), encode: (b) => String(b) }
+)
+
 const NonEmpty = Schema.Trim.pipe(Schema.nonEmptyString({ message: () => "must not be empty" }))
 
 const settingsConfig = (home: string, defaultOutputDir: string) =>
@@ -141,6 +169,24 @@ const settingsConfig = (home: string, defaultOutputDir: string) =>
     synthesisMaxChars: Schema.Config("synthesisMaxChars", integerIn("synthesis budget", 1_000, 100_000_000)).pipe(
       Config.withDefault(400_000)
     ),
+    deadlineMs: Config.option(Schema.Config("deadline", numberIn("deadline", 0.001, 86_400))).pipe(
+      Config.map(Option.map((s) => Math.round(s * 1000)))
+    ),
+    synthesisReserveMs: Config.option(Schema.Config("synthesisReserve", numberIn("synthesis reserve", 0, 86_400))).pipe(
+      Config.map(Option.map((s) => Math.round(s * 1000)))
+    ),
+    quorum: Config.option(Schema.Config("quorum", integerIn("quorum", 1, 1000))),
+    graceMs: Schema.Config("grace", numberIn("grace", 0, 86_400)).pipe(
+      Config.withDefault(0),
+      Config.map((s) => Math.round(s * 1000))
+    ),
+    maxResponseBytes: Schema.Config("maxResponseBytes", integerIn("max response bytes", 1_024, 1_073_741_824)).pipe(
+      Config.withDefault(4 * 1024 * 1024)
+    ),
+    maxPromptChars: Schema.Config("maxPromptChars", integerIn("max prompt chars", 1, 100_000_000)).pipe(
+      Config.withDefault(2_000_000)
+    ),
+    stream: Schema.Config("stream", BooleanFromText).pipe(Config.withDefault(true)),
     outputDir: Schema.Config("outputDir", NonEmpty).pipe(
       Config.withDefault(defaultOutputDir),
       Config.map((dir) => path.resolve(expandHome(dir, home)))
@@ -193,6 +239,13 @@ const ConfigFileSchema = Schema.Struct({
   temperature: Schema.optional(Schema.Number),
   maxTokens: Schema.optional(Schema.Number),
   synthesisMaxChars: Schema.optional(Schema.Number),
+  deadline: Schema.optional(Schema.Number),
+  synthesisReserve: Schema.optional(Schema.Number),
+  quorum: Schema.optional(Schema.Number),
+  grace: Schema.optional(Schema.Number),
+  maxResponseBytes: Schema.optional(Schema.Number),
+  maxPromptChars: Schema.optional(Schema.Number),
+  stream: Schema.optional(Schema.Boolean),
   outputDir: Schema.optional(Schema.String),
   logLevel: Schema.optional(Schema.String),
   logFile: Schema.optional(Schema.String),
@@ -334,6 +387,13 @@ export const describeSettings = (settings: SettingsValue) => ({
   temperature: settings.temperature,
   maxTokens: Option.getOrNull(settings.maxTokens),
   synthesisMaxChars: settings.synthesisMaxChars,
+  deadlineMs: Option.getOrNull(settings.deadlineMs),
+  synthesisReserveMs: Option.getOrNull(settings.synthesisReserveMs),
+  quorum: Option.getOrNull(settings.quorum),
+  graceMs: settings.graceMs,
+  maxResponseBytes: settings.maxResponseBytes,
+  maxPromptChars: settings.maxPromptChars,
+  stream: settings.stream,
   outputDir: settings.outputDir,
   logLevel: settings.logLevel,
   logFile: Option.getOrNull(settings.logFile),
@@ -357,6 +417,13 @@ export const makeTestSettings = (overrides: Partial<SettingsValue> = {}): Settin
   temperature: 0.7,
   maxTokens: Option.none(),
   synthesisMaxChars: 400_000,
+  deadlineMs: Option.none(),
+  synthesisReserveMs: Option.none(),
+  quorum: Option.none(),
+  graceMs: 0,
+  maxResponseBytes: 4 * 1024 * 1024,
+  maxPromptChars: 2_000_000,
+  stream: false,
   outputDir: path.join(os.tmpdir(), "parallel-llm-test-runs"),
   logLevel: "info",
   logFile: Option.none(),
