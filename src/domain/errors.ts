@@ -52,16 +52,31 @@ export class InvalidResponse extends Schema.TaggedError<InvalidResponse>()("Inva
   httpStatus: Schema.optional(Schema.Number)
 }) {}
 
-/** An error object inside an HTTP 200 body (OpenRouter reports some provider failures this way). */
+/** Text a streamed answer had produced before it broke off: kept in the run as `NN-<slug>.partial.md`. */
+const partialContent = Schema.optional(Schema.String)
+
+/**
+ * An error object inside an HTTP 200 body, or an error event in the middle of a stream (OpenRouter
+ * reports some provider failures this way).
+ */
 export class ErrorInBody extends Schema.TaggedError<ErrorInBody>()("ErrorInBody", {
   ...common,
   code: Schema.optional(Schema.Union(Schema.Number, Schema.String)),
-  transient: Schema.Boolean
+  transient: Schema.Boolean,
+  partialContent
 }) {}
 
-/** The connection failed or was reset before an answer arrived. */
+/** The connection failed or was reset before the answer was complete. */
 export class NetworkError extends Schema.TaggedError<NetworkError>()("NetworkError", {
-  ...common
+  ...common,
+  partialContent
+}) {}
+
+/** The answer passed the size cap; the connection was closed there. Not retried: it would do it again. */
+export class ResponseTooLarge extends Schema.TaggedError<ResponseTooLarge>()("ResponseTooLarge", {
+  ...common,
+  limitBytes: Schema.Number,
+  partialContent
 }) {}
 
 /** The model's whole time budget (retries included) ran out. */
@@ -80,6 +95,7 @@ export type ProviderError =
   | InvalidResponse
   | ErrorInBody
   | NetworkError
+  | ResponseTooLarge
   | Timeout
 
 /** Whether another attempt could succeed. Permanent failures are never retried: they only burn time and money. */
@@ -99,6 +115,10 @@ export const isTransient = (error: ProviderError): boolean => {
 /** The delay the server asked for, if any. */
 export const retryAfterOf = (error: ProviderError): number | undefined =>
   error._tag === "RateLimited" || error._tag === "ProviderFailure" ? error.retryAfterMs : undefined
+
+/** The partial text of a streamed answer that broke off, if any. */
+export const partialContentOf = (error: ProviderError): string | undefined =>
+  "partialContent" in error && error.partialContent ? error.partialContent : undefined
 
 /** HTTP statuses worth another attempt: 408, 429, 5xx (which includes Cloudflare's 52x). */
 export const isTransientStatus = (status: number): boolean => status === 408 || status === 429 || status >= 500

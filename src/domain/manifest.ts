@@ -32,7 +32,10 @@ export const CandidateRecord = Schema.Struct({
   usage: Schema.optional(Usage),
   finishReason: Schema.optional(Schema.String),
   error: Schema.optional(ErrorInfo),
-  reason: Schema.optional(Schema.String)
+  /** Why the policy cut it: `deadline`, `quorum` (or `interrupted`). */
+  reason: Schema.optional(Schema.String),
+  /** The text an answer had produced before it broke off. */
+  partialFile: Schema.optional(Schema.String)
 })
 export type CandidateRecord = typeof CandidateRecord.Type
 

@@ -1,5 +1,5 @@
 import { Clock, Deferred, Duration, Effect, Either, Option, Ref } from "effect"
-import { type ProviderError, httpStatusOf } from "../domain/errors.js"
+import { httpStatusOf, partialContentOf, type ProviderError } from "../domain/errors.js"
 import type { CandidateRecord, ErrorInfo } from "../domain/manifest.js"
 import type { Completion } from "../services/OpenRouterClient.js"
 import { type RunHandle, RunStore } from "../services/RunStore.js"
@@ -145,17 +145,22 @@ export const fanOut = Effect.fn("fanOut")(function*(input: FanOutInput) {
           }))
         ),
       onLeft: (error) =>
-        Effect.succeed<CandidateOutcome>({
-          index,
-          model,
-          content: undefined,
-          record: {
+        Effect.gen(function*() {
+          const partial = partialContentOf(error)
+          const partialFile = partial === undefined ? undefined : yield* store.writeResponse(input.run, index, model, partial, "partial")
+          return {
+            index,
             model,
-            status: error._tag === "Timeout" ? "timeout" : "error",
-            latencyMs: call.latencyMs,
-            attempts: call.attempts,
-            error: errorInfo(error)
-          }
+            content: undefined,
+            record: {
+              model,
+              status: error._tag === "Timeout" ? "timeout" : "error",
+              latencyMs: call.latencyMs,
+              attempts: call.attempts,
+              error: errorInfo(error),
+              ...(partialFile !== undefined ? { partialFile } : {})
+            }
+          } satisfies CandidateOutcome
         })
     })
 

@@ -1,5 +1,6 @@
 import { HttpClient, HttpClientRequest, type HttpClientError, type HttpClientResponse } from "@effect/platform"
-import { Context, Effect, Layer, Option, ParseResult, Redacted, Schema } from "effect"
+import * as Sse from "@effect/experimental/Sse"
+import { Context, Effect, Layer, Option, ParseResult, Redacted, Schema, Stream } from "effect"
 import {
   BadRequest,
   ErrorInBody,
@@ -11,6 +12,7 @@ import {
   type ProviderError,
   ProviderFailure,
   RateLimited,
+  ResponseTooLarge,
   Unauthorized
 } from "../domain/errors.js"
 import { Settings } from "./Settings.js"
@@ -25,6 +27,8 @@ export interface CompletionRequest {
   readonly messages: ReadonlyArray<ChatMessage>
   readonly temperature?: number
   readonly maxTokens?: number
+  /** Called with each piece of a streamed answer as it arrives (live progress). */
+  readonly onDelta?: ((text: string) => Effect.Effect<void>) | undefined
 }
 
 export interface Completion {
@@ -71,6 +75,20 @@ const ChatResponse = Schema.Struct({
 })
 
 const ErrorBody = Schema.Struct({ error: ErrorObject })
+
+const StreamChunk = Schema.Struct({
+  model: Schema.optional(Schema.NullOr(Schema.String)),
+  choices: Schema.optional(Schema.NullOr(Schema.Array(Schema.Struct({
+    delta: Schema.optional(Schema.NullOr(Schema.Struct({
+      content: Schema.optional(Schema.NullOr(Schema.String))
+    }))),
+    finish_reason: Schema.optional(Schema.NullOr(Schema.String)),
+    error: Schema.optional(Schema.NullOr(ErrorObject))
+  })))),
+  usage: ChatResponse.fields.usage,
+  error: Schema.optional(Schema.NullOr(ErrorObject))
+})
+const decodeStreamChunk = Schema.decodeUnknownEither(Schema.parseJson(StreamChunk))
 
 const Price = Schema.Union(Schema.Number, Schema.NumberFromString)
 
@@ -193,7 +211,7 @@ export const interpretChatBody = (
 
 const isProviderError = (x: Completion | ProviderError): x is ProviderError => "_tag" in x
 
-const transportError = (model: string, error: HttpClientError.HttpClientError): ProviderError =>
+const transportError = (model: string, error: HttpClientError.HttpClientError): NetworkError =>
   error._tag === "RequestError"
     ? new NetworkError({ model, message: `Network error: ${describeCause(error.cause) ?? error.reason}` })
     : new NetworkError({ model, message: `Network error while reading the answer: ${describeCause(error.cause) ?? error.reason}` })
@@ -237,35 +255,126 @@ export const makeOpenRouterClient = Effect.gen(function*() {
     onSome: (key) => HttpClientRequest.bearerToken(Redacted.value(key))
   })
 
+  /** The body's bytes up to the size cap: past it the stream is dropped, which closes the connection. */
+  const cappedBody = (model: string, response: HttpClientResponse.HttpClientResponse) => {
+    let size = 0
+    return response.stream.pipe(
+      Stream.mapError((e) => transportError(model, e)),
+      Stream.mapEffect((bytes) => {
+        size += bytes.length
+        return size > settings.maxResponseBytes ? Effect.fail(tooLarge(model, undefined)) : Effect.succeed(bytes)
+      }),
+      Stream.decodeText()
+    )
+  }
+
+  const tooLarge = (model: string, partial: string | undefined) =>
+    new ResponseTooLarge({
+      model,
+      limitBytes: settings.maxResponseBytes,
+      message: `Response larger than ${settings.maxResponseBytes.toLocaleString("en-US")} bytes (--max-response-bytes): connection closed`,
+      ...(partial ? { partialContent: partial } : {})
+    })
+
+  /** Folds an SSE answer into a Completion; an error event or a broken stream keeps the text so far. */
+  const readStream = (request: CompletionRequest, response: HttpClientResponse.HttpClientResponse) => {
+    const model = request.model
+    let content = ""
+    let servedBy: string | undefined
+    let finishReason: string | undefined
+    let usage: Completion["usage"] | undefined
+    const withPartial = (error: ProviderError): ProviderError =>
+      content === "" || "partialContent" in error && error.partialContent !== undefined
+        ? error
+        : error._tag === "NetworkError"
+        ? new NetworkError({ model, message: error.message, partialContent: content })
+        : error._tag === "ResponseTooLarge"
+        ? tooLarge(model, content)
+        : error
+    const onEvent = (event: Sse.Event): Effect.Effect<void, ProviderError> => {
+      const decoded = decodeStreamChunk(event.data)
+      if (decoded._tag === "Left") {
+        return Effect.fail(new InvalidResponse({ model, message: `Invalid stream chunk: ${snippet(event.data)}`, httpStatus: response.status }))
+      }
+      const chunk = decoded.right
+      const choice = chunk.choices?.[0]
+      const error = chunk.error ?? choice?.error
+      if (error || choice?.finish_reason === "error") {
+        return Effect.fail(new ErrorInBody({
+          model,
+          code: error?.code ?? undefined,
+          message: `Provider error mid-stream: ${error?.message ?? "finish_reason error"}${error?.code != null ? ` (code ${error.code})` : ""}`,
+          transient: error?.code == null || isTransientCode(error.code),
+          ...(content !== "" ? { partialContent: content } : {})
+        }))
+      }
+      if (chunk.model) servedBy = chunk.model
+      if (choice?.finish_reason) finishReason = choice.finish_reason
+      if (chunk.usage) {
+        usage = {
+          promptTokens: chunk.usage.prompt_tokens ?? 0,
+          completionTokens: chunk.usage.completion_tokens ?? 0,
+          ...(chunk.usage.cost != null ? { cost: chunk.usage.cost } : {})
+        }
+      }
+      const delta = choice?.delta?.content
+      if (!delta) return Effect.void
+      content += delta
+      return request.onDelta ? request.onDelta(delta) : Effect.void
+    }
+    return cappedBody(model, response).pipe(
+      Stream.pipeThroughChannel(Sse.makeChannel()),
+      Stream.takeWhile((event) => event.data.trim() !== "[DONE]"),
+      Stream.runForEach(onEvent),
+      Effect.mapError(withPartial),
+      Effect.flatMap((): Effect.Effect<Completion, ProviderError> => {
+        if (content.trim() === "") {
+          return Effect.fail(new InvalidResponse({ model, message: "Invalid response: the stream carried no content", httpStatus: response.status }))
+        }
+        return Effect.succeed({
+          content,
+          servedBy: servedBy ?? model,
+          usage: usage ?? { promptTokens: 0, completionTokens: 0 },
+          finishReason
+        })
+      })
+    )
+  }
+
   const complete = Effect.fn("OpenRouterClient.complete")(function*(request: CompletionRequest) {
     const body = {
       model: request.model,
       messages: request.messages,
       ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
       ...(request.maxTokens !== undefined ? { max_tokens: request.maxTokens } : {}),
-      stream: false
+      stream: settings.stream
     }
     const httpRequest = HttpClientRequest.post(`${settings.baseUrl}/chat/completions`).pipe(
-      HttpClientRequest.setHeaders(headers),
+      HttpClientRequest.setHeaders(settings.stream ? { ...headers, Accept: "text/event-stream" } : headers),
       withAuth,
       HttpClientRequest.bodyUnsafeJson(body)
     )
     const response = yield* http.execute(httpRequest).pipe(
       Effect.mapError((e) => transportError(request.model, e))
     )
-    const text = yield* response.text.pipe(Effect.mapError((e) => transportError(request.model, e)))
     const responseHeaders = headerRecord(response)
+    const contentType = responseHeaders["content-type"]
+    if (response.status >= 200 && response.status < 300 && (contentType ?? "").includes("text/event-stream")) {
+      return yield* readStream(request, response)
+    }
+    // Errors, and servers that answer a streamed request with one JSON body, come here.
+    const text = yield* Stream.mkString(cappedBody(request.model, response))
     if (response.status < 200 || response.status >= 300) {
       return yield* Effect.fail(errorForStatus(request.model, response.status, responseHeaders, text))
     }
-    const result = interpretChatBody(request.model, response.status, responseHeaders["content-type"], text)
+    const result = interpretChatBody(request.model, response.status, contentType, text)
     return isProviderError(result) ? yield* Effect.fail(result) : result
   })
 
   const listModels = Effect.fn("OpenRouterClient.listModels")(function*() {
     const request = HttpClientRequest.get(`${settings.baseUrl}/models`).pipe(HttpClientRequest.setHeaders(headers), withAuth)
     const response = yield* http.execute(request).pipe(Effect.mapError((e) => transportError("(models)", e)))
-    const text = yield* response.text.pipe(Effect.mapError((e) => transportError("(models)", e)))
+    const text = yield* Stream.mkString(cappedBody("(models)", response))
     if (response.status < 200 || response.status >= 300) {
       return yield* Effect.fail(errorForStatus("(models)", response.status, headerRecord(response), text))
     }
