@@ -10,6 +10,7 @@ import { Cause, Effect, Exit, Layer, Logger } from "effect"
 import * as fs from "node:fs"
 import { makeAskCommand } from "./cli/askCommand.js"
 import { makeModelsCommand } from "./cli/modelsCommand.js"
+import { makeServeCommand } from "./cli/serveCommand.js"
 import type { ServicesFor } from "./cli/services.js"
 import { layerLogging } from "./services/Logging.js"
 import { layerOpenRouterClient } from "./services/OpenRouterClient.js"
@@ -50,7 +51,7 @@ const root = Command.make("parallel-llm").pipe(
   Command.withDescription(
     "Ask several LLMs the same question at once through OpenRouter, keep every answer, and have a synthesizer merge them."
   ),
-  Command.withSubcommands([makeAskCommand(servicesFor), makeModelsCommand(servicesFor)])
+  Command.withSubcommands([makeAskCommand(servicesFor), makeModelsCommand(servicesFor), makeServeCommand(servicesFor)])
 )
 
 const fail = (code: number, message: string) =>
@@ -64,6 +65,7 @@ const program = Effect.suspend(() => Command.run(root, { name: "parallel-llm", v
   Effect.catchTags({
     SettingsError: (e) => fail(2, e.message),
     UsageError: (e) => fail(2, e.message),
+    RunRefused: (e) => fail(2, e.message),
     StoreError: (e) => fail(1, e.message)
   }),
   // @effect/cli has already printed what was wrong with the command line.

@@ -269,4 +269,20 @@ describe("runPipeline", () => {
         expect(fs.readFileSync(path.join(r.runDir, "prompt.md"), "utf8")).toBe(`prompt ${i}`)
       }
     }))
+
+  it.live("refuses before any call a prompt over the cap, or (with checkModels) an unknown model", () =>
+    Effect.gen(function*() {
+      const outputDir = tempDir()
+      const big = yield* setup({}, { outputDir, maxPromptChars: 10 })
+      const tooLong = yield* runPipeline({ prompt: "x".repeat(11) }).pipe(Effect.provide(big.layer), Effect.flip)
+      expect(tooLong._tag).toBe("RunRefused")
+      expect(tooLong.message).toMatch(/11 characters, more than the 10 allowed \(--max-prompt-chars\)/)
+
+      const checked = yield* setup({}, { outputDir, checkModels: true })
+      const unknown = yield* runPipeline({ prompt: "p" }).pipe(Effect.provide(checked.layer), Effect.flip)
+      expect(unknown.message).toMatch(/unknown models at .*: test\/alpha, test\/beta, test\/gamma, test\/synth/)
+      expect(yield* Ref.get(big.client.requests)).toEqual([])
+      expect(yield* Ref.get(checked.client.requests)).toEqual([])
+      expect(fs.readdirSync(outputDir)).toEqual([])
+    }))
 })

@@ -48,6 +48,10 @@ export const settingsOptions = {
     Options.withDescription(`Ask for whole answers instead of streamed ones (for servers without SSE). [env ${settingNames.stream.env}=false]`),
     Options.optional
   ),
+  checkModels: Options.boolean("check-models").pipe(
+    Options.withDescription(`Check every model id against the provider's model list before any paid call. [env ${settingNames.checkModels.env}=true]`),
+    Options.optional
+  ),
   outputDir: text("outputDir", "Where run directories go (default: ~/.local/share/parallel-llm-mcp/runs or the platform's equivalent)."),
   logFile: text("logFile", "Also append log lines to this file."),
   appUrl: text("appUrl", "HTTP-Referer attribution header sent to OpenRouter."),
@@ -84,6 +88,10 @@ export const rawFromOptions = (parsed: ParsedOptions): { flags: RawSettings; con
     if (key === "logLevel") continue
     if (key === "stream") {
       if (Option.isSome(parsed.stream) && parsed.stream.value) flags.stream = "false"
+      continue
+    }
+    if (key === "checkModels") {
+      if (Option.isSome(parsed.checkModels) && parsed.checkModels.value) flags.checkModels = "true"
       continue
     }
     const value: Option.Option<string> | ReadonlyArray<string> = parsed[key]

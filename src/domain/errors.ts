@@ -138,6 +138,11 @@ export class UsageError extends Schema.TaggedError<UsageError>()("UsageError", {
   message: Schema.String
 }) {}
 
+/** A run refused before any paid call: prompt too large, unknown model. Nothing was spent. */
+export class RunRefused extends Schema.TaggedError<RunRefused>()("RunRefused", {
+  message: Schema.String
+}) {}
+
 /** The run directory could not be written. */
 export class StoreError extends Schema.TaggedError<StoreError>()("StoreError", {
   path: Schema.String,

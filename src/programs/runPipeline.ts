@@ -4,6 +4,7 @@ import type { CandidateRecord, Manifest, RunStatus, SynthesisRecord, Usage } fro
 import { type RunHandle, RunStore } from "../services/RunStore.js"
 import { Settings } from "../services/Settings.js"
 import { formatSeconds } from "./callModel.js"
+import { checkRunRequest } from "./checkRunRequest.js"
 import { type CandidateOutcome, fanOut, type FanOutPolicy } from "./fanOut.js"
 import { synthesize } from "./synthesize.js"
 
@@ -103,6 +104,7 @@ export const runPipeline = Effect.fn("runPipeline")(function*(request: RunReques
     graceMs: request.graceMs ?? settings.graceMs
   }
 
+  yield* checkRunRequest({ prompt: request.prompt, models, synthesizers })
   const run = yield* store.createRun(request.prompt)
   const state = yield* Ref.make<RunState>({
     candidates: models.map(() => undefined),

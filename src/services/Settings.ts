@@ -39,6 +39,7 @@ export const settingNames = {
   maxResponseBytes: { flag: "--max-response-bytes", env: "PARALLEL_LLM_MAX_RESPONSE_BYTES" },
   maxPromptChars: { flag: "--max-prompt-chars", env: "PARALLEL_LLM_MAX_PROMPT_CHARS" },
   stream: { flag: "--no-stream", env: "PARALLEL_LLM_STREAM" },
+  checkModels: { flag: "--check-models", env: "PARALLEL_LLM_CHECK_MODELS" },
   outputDir: { flag: "--output-dir", env: "PARALLEL_LLM_OUTPUT_DIR" },
   logLevel: { flag: "--log-level", env: "PARALLEL_LLM_LOG_LEVEL" },
   logFile: { flag: "--log-file", env: "PARALLEL_LLM_LOG_FILE" },
@@ -97,6 +98,8 @@ export interface SettingsValue {
   readonly maxPromptChars: number
   /** Stream answers (SSE): an aborted stream stops billing, and tokens arriving show progress. */
   readonly stream: boolean
+  /** Check every model id against the provider's `GET /models` before spending money. */
+  readonly checkModels: boolean
   readonly outputDir: string
   readonly logLevel: LogLevelName
   readonly logFile: Option.Option<string>
@@ -187,6 +190,7 @@ const settingsConfig = (home: string, defaultOutputDir: string) =>
       Config.withDefault(2_000_000)
     ),
     stream: Schema.Config("stream", BooleanFromText).pipe(Config.withDefault(true)),
+    checkModels: Schema.Config("checkModels", BooleanFromText).pipe(Config.withDefault(false)),
     outputDir: Schema.Config("outputDir", NonEmpty).pipe(
       Config.withDefault(defaultOutputDir),
       Config.map((dir) => path.resolve(expandHome(dir, home)))
@@ -246,6 +250,7 @@ const ConfigFileSchema = Schema.Struct({
   maxResponseBytes: Schema.optional(Schema.Number),
   maxPromptChars: Schema.optional(Schema.Number),
   stream: Schema.optional(Schema.Boolean),
+  checkModels: Schema.optional(Schema.Boolean),
   outputDir: Schema.optional(Schema.String),
   logLevel: Schema.optional(Schema.String),
   logFile: Schema.optional(Schema.String),
@@ -394,6 +399,7 @@ export const describeSettings = (settings: SettingsValue) => ({
   maxResponseBytes: settings.maxResponseBytes,
   maxPromptChars: settings.maxPromptChars,
   stream: settings.stream,
+  checkModels: settings.checkModels,
   outputDir: settings.outputDir,
   logLevel: settings.logLevel,
   logFile: Option.getOrNull(settings.logFile),
@@ -424,6 +430,7 @@ export const makeTestSettings = (overrides: Partial<SettingsValue> = {}): Settin
   maxResponseBytes: 4 * 1024 * 1024,
   maxPromptChars: 2_000_000,
   stream: false,
+  checkModels: false,
   outputDir: path.join(os.tmpdir(), "parallel-llm-test-runs"),
   logLevel: "info",
   logFile: Option.none(),
