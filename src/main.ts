@@ -9,6 +9,7 @@ import * as Undici from "@effect/platform-node/Undici"
 import { Cause, Effect, Exit, Layer, Logger } from "effect"
 import * as fs from "node:fs"
 import { makeAskCommand } from "./cli/askCommand.js"
+import { makeConfigCommand } from "./cli/configCommand.js"
 import { makeModelsCommand } from "./cli/modelsCommand.js"
 import { makeServeCommand } from "./cli/serveCommand.js"
 import type { ServicesFor } from "./cli/services.js"
@@ -51,7 +52,7 @@ const root = Command.make("parallel-llm").pipe(
   Command.withDescription(
     "Ask several LLMs the same question at once through OpenRouter, keep every answer, and have a synthesizer merge them."
   ),
-  Command.withSubcommands([makeAskCommand(servicesFor), makeModelsCommand(servicesFor), makeServeCommand(servicesFor)])
+  Command.withSubcommands([makeAskCommand(servicesFor), makeModelsCommand(servicesFor), makeServeCommand(servicesFor), makeConfigCommand()])
 )
 
 const fail = (code: number, message: string) =>

@@ -17,7 +17,7 @@ export const makeModelsCommand = (servicesFor: ServicesFor) =>
     (args) =>
       Effect.gen(function*() {
         const { flags, configFlag } = rawFromOptions(args)
-        const { settings } = yield* loadSettings({ flags, configFlag, env: process.env })
+        const { settings } = yield* loadSettings({ flags, configFlag, env: process.env, requireApiKey: false })
         const listing = yield* listConfiguredModels().pipe(Effect.provide(servicesFor(settings)))
         if (args.json) {
           process.stdout.write(`${JSON.stringify(listing, null, 2)}\n`)

@@ -223,6 +223,23 @@ export const defaultOutputDir = (
   return path.join(base, "parallel-llm-mcp", "runs")
 }
 
+/** The per-user config file read when no other is named: `~/.config/parallel-llm-mcp/config.json` or the platform's equivalent. */
+export const defaultConfigFile = (
+  env: Readonly<Record<string, string | undefined>>,
+  platform: NodeJS.Platform = process.platform,
+  home: string = os.homedir()
+): string => {
+  const base =
+    platform === "win32"
+      ? env.APPDATA ?? path.join(home, "AppData", "Roaming")
+      : platform === "darwin"
+      ? path.join(home, "Library", "Application Support")
+      : env.XDG_CONFIG_HOME && path.isAbsolute(env.XDG_CONFIG_HOME)
+      ? env.XDG_CONFIG_HOME
+      : path.join(home, ".config")
+  return path.join(base, "parallel-llm-mcp", "config.json")
+}
+
 /** Local OpenAI-compatible servers (Ollama, LM Studio, vLLM, our test fakes) need no key. */
 export const isLoopbackUrl = (url: string): boolean => {
   const host = new URL(url).hostname
@@ -308,10 +325,19 @@ export const loadSettings = Effect.fn("Settings.load")(function*(input: {
   readonly flags: RawSettings
   readonly configFlag?: string | undefined
   readonly env: Readonly<Record<string, string | undefined>>
+  /** Commands that make no paid call (config, models) work without a key. */
+  readonly requireApiKey?: boolean
 }) {
   const home = os.homedir()
   const configPath = input.configFlag ?? (input.env.PARALLEL_LLM_CONFIG || undefined)
-  const configFile = configPath === undefined ? undefined : path.resolve(expandHome(configPath, home))
+  // A named config file must exist; the default one is read only when it does.
+  const fs = yield* FileSystem.FileSystem
+  const defaultFile = defaultConfigFile(input.env)
+  const configFile = configPath !== undefined
+    ? path.resolve(expandHome(configPath, home))
+    : (yield* fs.exists(defaultFile).pipe(Effect.orElseSucceed(() => false)))
+    ? defaultFile
+    : undefined
   const fileRaw: RawSettings = configFile === undefined ? {} : yield* readConfigFile(configFile)
   const envRaw = fromEnvironment(input.env)
   const apiKey = input.env.OPENROUTER_API_KEY?.trim()
@@ -352,7 +378,7 @@ export const loadSettings = Effect.fn("Settings.load")(function*(input: {
       return new SettingsError({ setting: describe(key), message: `${describe(key)}: ${message}` })
     })
   )
-  if (Option.isNone(values.apiKey) && !isLoopbackUrl(values.baseUrl)) {
+  if (input.requireApiKey !== false && Option.isNone(values.apiKey) && !isLoopbackUrl(values.baseUrl)) {
     return yield* new SettingsError({
       setting: "OPENROUTER_API_KEY",
       message:
