@@ -26,7 +26,7 @@ export const makeModelsCommand = (servicesFor: ServicesFor) =>
         const rows = listing.models.map((m) => [
           m.role,
           m.id,
-          m.found === undefined ? "?" : m.found ? "found" : "NOT FOUND",
+          m.found === undefined ? "?" : m.found ? "found" : `NOT FOUND${m.suggestions?.length ? ` (did you mean ${m.suggestions.join(", ")}?)` : ""}`,
           m.contextLength?.toLocaleString("en-US") ?? "-",
           price(m.promptPrice),
           price(m.completionPrice)

@@ -11,6 +11,31 @@ export interface ConfiguredModel {
   /** USD per million tokens. */
   readonly promptPrice?: number | undefined
   readonly completionPrice?: number | undefined
+  /** For an id the provider does not list: the nearest ids it does. */
+  readonly suggestions?: ReadonlyArray<string> | undefined
+}
+
+/** Edit distance, for "did you mean" suggestions. */
+const distance = (a: string, b: string): number => {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i]
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1))
+    }
+    previous = current
+  }
+  return previous[b.length]!
+}
+
+/** The three known ids nearest to `id` (by edit distance, the name after the vendor weighing most). */
+export const nearestIds = (id: string, known: ReadonlyArray<string>): ReadonlyArray<string> => {
+  const name = (m: string) => m.slice(m.indexOf("/") + 1)
+  return known
+    .map((k) => ({ k, d: Math.min(distance(id, k), distance(name(id), name(k)) + 1) }))
+    .sort((x, y) => x.d - y.d || x.k.localeCompare(y.k))
+    .slice(0, 3)
+    .map((x) => x.k)
 }
 
 /** The configured models, each checked against the provider's catalogue when it can be reached. */
@@ -24,13 +49,15 @@ export const listConfiguredModels = Effect.fn("listConfiguredModels")(function*(
   const byId = new Map(Either.isRight(catalogue) ? catalogue.right.map((m) => [m.id, m] as const) : [])
   const entry = (role: ConfiguredModel["role"], id: string): ConfiguredModel => {
     const info = byId.get(id)
+    const notFound = Either.isRight(catalogue) && info === undefined
     return {
       role,
       id,
       found: Either.isRight(catalogue) ? info !== undefined : undefined,
       contextLength: info?.contextLength,
       promptPrice: info?.promptPrice,
-      completionPrice: info?.completionPrice
+      completionPrice: info?.completionPrice,
+      ...(notFound ? { suggestions: nearestIds(id, [...byId.keys()]) } : {})
     }
   }
   const models = [
