@@ -36,11 +36,11 @@ const HttpClientLive = NodeHttpClient.layerUndiciWithoutDispatcher.pipe(
 )
 
 /** Every service the programs use, for settings read from the command line. */
-const servicesFor: ServicesFor = (settings, extraLogSinks = []) =>
+const servicesFor: ServicesFor = (settings, extraLogSinks = [], stderr) =>
   Layer.mergeAll(layerOpenRouterClient, layerRunStore).pipe(
     Layer.provideMerge(layerSettings(settings)),
     Layer.provide(Layer.mergeAll(HttpClientLive, NodeFileSystem.layer, NodePath.layer)),
-    Layer.merge(layerLogging(settings, extraLogSinks))
+    Layer.merge(layerLogging(settings, extraLogSinks, stderr))
   )
 
 const version = (): string => {

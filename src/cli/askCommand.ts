@@ -1,12 +1,14 @@
 import { Args, Command, Options } from "@effect/cli"
 import { FileSystem } from "@effect/platform"
-import { Effect, Option } from "effect"
+import { Effect, Option, Schedule } from "effect"
 import { text as readAll } from "node:stream/consumers"
 import { UsageError } from "../domain/errors.js"
 import type { Manifest } from "../domain/manifest.js"
 import { formatSeconds } from "../programs/callModel.js"
 import { type RunEvent, runPipeline } from "../programs/runPipeline.js"
+import type { StderrWriter } from "../services/Logging.js"
 import { loadSettings } from "../services/Settings.js"
+import { makeProgressDisplay } from "./progressDisplay.js"
 import type { ServicesFor } from "./services.js"
 import { rawFromOptions, settingsOptions } from "./settingsOptions.js"
 
@@ -67,11 +69,27 @@ export const makeAskCommand = (servicesFor: ServicesFor) =>
         const { flags, configFlag } = rawFromOptions(args)
         const { settings } = yield* loadSettings({ flags, configFlag, env: process.env })
         const prompt = yield* readPrompt(args.prompt, args.file)
+        // On a terminal, a live line per model; elsewhere (pipes, CI, files) plain log lines.
+        const display = process.stderr.isTTY ? makeProgressDisplay(process.stderr) : undefined
+        const stderr: StderrWriter | undefined = display &&
+          ((line, entry) => {
+            if (settings.logLevel === "debug" || entry.level === "warning" || entry.level === "error") display.log(line)
+          })
         const onEvent = (event: RunEvent) =>
-          event._tag === "RunFinished"
-            ? Effect.sync(() => process.stderr.write(`${summaryLine(event.manifest, event.runDir)}\n`))
-            : Effect.void
-        const result = yield* runPipeline({ prompt, onEvent }).pipe(Effect.provide(servicesFor(settings)))
+          Effect.sync(() => {
+            display?.onEvent(event)
+            if (event._tag === "RunFinished") {
+              display?.close()
+              process.stderr.write(`${summaryLine(event.manifest, event.runDir)}\n`)
+            }
+          })
+        const ticker = display
+          ? Effect.sync(display.tick).pipe(Effect.repeat(Schedule.spaced("250 millis")), Effect.delay("250 millis"))
+          : Effect.never
+        const result = yield* runPipeline({ prompt, onEvent }).pipe(
+          Effect.raceFirst(Effect.zipRight(ticker, Effect.never)),
+          Effect.provide(servicesFor(settings, [], stderr))
+        )
         if (args.json) {
           yield* writeStdout(JSON.stringify({ ...result.manifest, final: result.final ?? null, runDir: result.runDir }, null, 2))
         } else if (result.final !== undefined) {

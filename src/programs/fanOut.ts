@@ -51,6 +51,8 @@ export interface FanOutInput {
   readonly models: ReadonlyArray<string>
   readonly policy: FanOutPolicy
   readonly onAttempt: (index: number, attempt: number) => Effect.Effect<void>
+  /** A piece of a streamed answer arrived. */
+  readonly onDelta: (index: number, text: string) => Effect.Effect<void>
   readonly onFinished: (outcome: CandidateOutcome) => Effect.Effect<void>
 }
 
@@ -84,7 +86,8 @@ export const fanOut = Effect.fn("fanOut")(function*(input: FanOutInput) {
           model,
           messages: [{ role: "user", content: input.prompt }],
           temperature: settings.temperature,
-          ...Option.match(settings.maxTokens, { onNone: () => ({}), onSome: (maxTokens) => ({ maxTokens }) })
+          ...Option.match(settings.maxTokens, { onNone: () => ({}), onSome: (maxTokens) => ({ maxTokens }) }),
+          onDelta: (text) => input.onDelta(index, text)
         },
         retryPolicy,
         (attempt) => Effect.sync(() => (attempts = attempt)).pipe(Effect.zipRight(input.onAttempt(index, attempt)))

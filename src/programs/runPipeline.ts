@@ -11,6 +11,10 @@ import { synthesize } from "./synthesize.js"
 /** What a run reports while it goes, for progress displays and MCP progress notifications. */
 export type RunEvent =
   | { readonly _tag: "RunStarted"; readonly run: RunHandle; readonly models: ReadonlyArray<string> }
+  /** A piece of a candidate's streamed answer (index in the model list); `SynthesisDelta` likewise. */
+  | { readonly _tag: "CandidateDelta"; readonly index: number; readonly text: string }
+  /** A candidate's call is being retried (attempt ≥ 2). */
+  | { readonly _tag: "CandidateRetry"; readonly index: number; readonly attempt: number }
   | {
     readonly _tag: "CandidateFinished"
     readonly outcome: CandidateOutcome
@@ -20,6 +24,7 @@ export type RunEvent =
     readonly total: number
   }
   | { readonly _tag: "SynthesisStarted"; readonly model: string; readonly candidates: number }
+  | { readonly _tag: "SynthesisDelta"; readonly text: string }
   | { readonly _tag: "RunFinished"; readonly manifest: Manifest; readonly runDir: string }
 
 export interface RunRequest {
@@ -178,7 +183,10 @@ export const runPipeline = Effect.fn("runPipeline")(function*(request: RunReques
       models,
       policy,
       onAttempt: (index, attempt) =>
-        Ref.update(state, (s) => ({ ...s, attempts: s.attempts.map((n, i) => (i === index ? attempt : n)) })),
+        Ref.update(state, (s) => ({ ...s, attempts: s.attempts.map((n, i) => (i === index ? attempt : n)) })).pipe(
+          Effect.zipRight(attempt > 1 ? emit({ _tag: "CandidateRetry", index, attempt }) : Effect.void)
+        ),
+      onDelta: (index, text) => emit({ _tag: "CandidateDelta", index, text }),
       onFinished: (outcome) =>
         Ref.updateAndGet(state, (s) => ({
           ...s,
@@ -207,6 +215,7 @@ export const runPipeline = Effect.fn("runPipeline")(function*(request: RunReques
       candidates: answered.map((o) => ({ model: o.model, content: o.content! })),
       synthesizers,
       deadlineAt,
+      onDelta: (text) => emit({ _tag: "SynthesisDelta", text }),
       onStart: (model) =>
         Ref.update(state, (s) => ({ ...s, synthesizing: model })).pipe(
           Effect.zipRight(emit({ _tag: "SynthesisStarted", model, candidates: answered.length }))

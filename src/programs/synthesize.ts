@@ -23,6 +23,7 @@ export const synthesize = Effect.fn("synthesize")(function*(input: {
   /** Clock time (ms) by which the run must end; each synthesizer gets at most what is left of it. */
   readonly deadlineAt?: number | undefined
   readonly onStart: (model: string) => Effect.Effect<void>
+  readonly onDelta: (text: string) => Effect.Effect<void>
 }) {
   const settings = yield* Settings
   const built = yield* buildSynthesisPrompt(input.prompt, input.candidates, settings.synthesisMaxChars)
@@ -54,7 +55,8 @@ export const synthesize = Effect.fn("synthesize")(function*(input: {
         model,
         messages: built.messages,
         temperature: settings.temperature,
-        ...Option.match(settings.maxTokens, { onNone: () => ({}), onSome: (maxTokens) => ({ maxTokens }) })
+        ...Option.match(settings.maxTokens, { onNone: () => ({}), onSome: (maxTokens) => ({ maxTokens }) }),
+        onDelta: input.onDelta
       },
       { ...policy, timeoutMs }
     )

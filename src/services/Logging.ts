@@ -12,6 +12,9 @@ export interface LogEntry {
   readonly context: ReadonlyArray<string>
 }
 
+/** Writes a formatted line to stderr (or somewhere that draws on it, like the live progress display). */
+export type StderrWriter = (line: string, entry: LogEntry) => void
+
 /** Somewhere log lines go besides stderr and the log file (the MCP client, a progress display). */
 export type LogSink = (entry: LogEntry) => void
 
@@ -63,7 +66,7 @@ export const formatStderrLine = (entry: LogEntry): string =>
 export const layerLogging = (
   settings: Pick<SettingsValue, "logLevel" | "logFile">,
   extraSinks: ReadonlyArray<LogSink> = [],
-  stderr: (line: string) => void = (line) => process.stderr.write(line)
+  stderr: StderrWriter = (line) => process.stderr.write(line)
 ): Layer.Layer<never, SettingsError> =>
   Layer.unwrapScoped(
     Effect.gen(function*() {
@@ -80,7 +83,7 @@ export const layerLogging = (
       })
       const logger = Logger.make((options) => {
         const entry = entryOf(options)
-        stderr(`${formatStderrLine(entry)}\n`)
+        stderr(`${formatStderrLine(entry)}\n`, entry)
         if (fd !== undefined) fs.writeSync(fd, `${formatFileLine(entry)}\n`)
         for (const sink of extraSinks) sink(entry)
       })
