@@ -52,6 +52,7 @@ export const settingsOptions = {
     Options.withDescription(`Check every model id against the provider's model list before any paid call. [env ${settingNames.checkModels.env}=true]`),
     Options.optional
   ),
+  maxCost: text("maxCost", "Refuse, before any call, a run whose worst-case cost in USD (at the provider's prices) is higher."),
   outputDir: text("outputDir", "Where run directories go (default: ~/.local/share/parallel-llm-mcp/runs or the platform's equivalent)."),
   logFile: text("logFile", "Also append log lines to this file."),
   appUrl: text("appUrl", "HTTP-Referer attribution header sent to OpenRouter."),

@@ -1,11 +1,60 @@
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { RunRefused } from "../domain/errors.js"
-import { OpenRouterClient } from "../services/OpenRouterClient.js"
+import { SYNTHESIZER_INSTRUCTIONS } from "./buildSynthesisPrompt.js"
+import { type ModelInfo, OpenRouterClient } from "../services/OpenRouterClient.js"
 import { Settings } from "../services/Settings.js"
 
+/** Tokens in a text, counted high (3 characters a token, where English averages about 4): a worst case. */
+const tokensAtMost = (chars: number) => Math.ceil(chars / 3)
+
+const usd = (n: number) => `$${n < 0.01 ? n.toFixed(4) : n.toFixed(2)}`
+
 /**
- * Refuses, before any paid call, a run that cannot succeed: a prompt over the size cap, or (with
- * `checkModels`) a model id the provider does not list. Model id shapes are checked when decoded.
+ * The most a run can cost: every candidate reads the prompt and writes `max_tokens` (or, unset, all of
+ * its context), then the synthesizer reads the prompt and every candidate at its longest, and writes as much.
+ */
+export const worstCaseCost = (input: {
+  readonly promptChars: number
+  readonly models: ReadonlyArray<string>
+  readonly synthesizer: string
+  readonly maxTokens: number | undefined
+  readonly synthesisMaxChars: number
+  readonly catalogue: ReadonlyMap<string, ModelInfo>
+}): { readonly usd: number } | { readonly unknownPrices: ReadonlyArray<string> } => {
+  const promptTokens = tokensAtMost(input.promptChars)
+  const unknown: Array<string> = []
+  const priceOf = (id: string) => {
+    const info = input.catalogue.get(id)
+    if (info?.promptPrice === undefined || info.completionPrice === undefined) {
+      unknown.push(id)
+      return undefined
+    }
+    return info
+  }
+  const outputOf = (info: ModelInfo, inputTokens: number) =>
+    input.maxTokens ?? Math.max(0, (info.contextLength ?? 0) - inputTokens)
+  let total = 0
+  let candidatesOutput = 0
+  for (const id of input.models) {
+    const info = priceOf(id)
+    if (!info) continue
+    const output = outputOf(info, promptTokens)
+    candidatesOutput += output
+    total += (promptTokens * info.promptPrice! + output * info.completionPrice!) / 1_000_000
+  }
+  const synth = priceOf(input.synthesizer)
+  if (synth) {
+    const synthInput = promptTokens + tokensAtMost(SYNTHESIZER_INSTRUCTIONS.length) +
+      Math.min(candidatesOutput, tokensAtMost(input.synthesisMaxChars))
+    total += (synthInput * synth.promptPrice! + outputOf(synth, synthInput) * synth.completionPrice!) / 1_000_000
+  }
+  return unknown.length > 0 ? { unknownPrices: [...new Set(unknown)] } : { usd: total }
+}
+
+/**
+ * Refuses, before any paid call, a run that cannot succeed or costs too much: a prompt over the size cap,
+ * (with `checkModels`) a model id the provider does not list, (with `maxCost`) a worst-case cost over
+ * the budget. Model id shapes are checked when decoded.
  */
 export const checkRunRequest = Effect.fn("checkRunRequest")(function*(request: {
   readonly prompt: string
@@ -19,16 +68,42 @@ export const checkRunRequest = Effect.fn("checkRunRequest")(function*(request: {
         `${settings.maxPromptChars.toLocaleString("en-US")} allowed (--max-prompt-chars)`
     })
   }
-  if (!settings.checkModels) return
+  if (!settings.checkModels && Option.isNone(settings.maxCost)) return
   const client = yield* OpenRouterClient
   const known = yield* client.listModels().pipe(
-    Effect.mapError((e) => new RunRefused({ message: `cannot check the models (--check-models): ${e.message}` }))
+    Effect.mapError((e) => new RunRefused({ message: `cannot fetch the provider's model list to check the run: ${e.message}` }))
   )
-  const ids = new Set(known.map((m) => m.id))
-  const unknown = [...new Set([...request.models, ...request.synthesizers])].filter((m) => !ids.has(m))
-  if (unknown.length > 0) {
-    return yield* new RunRefused({
-      message: `unknown model${unknown.length === 1 ? "" : "s"} at ${settings.baseUrl}: ${unknown.join(", ")} (see parallel-llm models)`
+  const catalogue = new Map(known.map((m) => [m.id, m] as const))
+  if (settings.checkModels) {
+    const unknown = [...new Set([...request.models, ...request.synthesizers])].filter((m) => !catalogue.has(m))
+    if (unknown.length > 0) {
+      return yield* new RunRefused({
+        message: `unknown model${unknown.length === 1 ? "" : "s"} at ${settings.baseUrl}: ${unknown.join(", ")} (see parallel-llm models)`
+      })
+    }
+  }
+  if (Option.isSome(settings.maxCost)) {
+    const budget = settings.maxCost.value
+    const estimate = worstCaseCost({
+      promptChars: request.prompt.length,
+      models: request.models,
+      synthesizer: request.synthesizers[0] ?? "",
+      maxTokens: Option.getOrUndefined(settings.maxTokens),
+      synthesisMaxChars: settings.synthesisMaxChars,
+      catalogue
     })
+    if ("unknownPrices" in estimate) {
+      return yield* new RunRefused({
+        message: `--max-cost: no price known for ${estimate.unknownPrices.join(", ")}, so the cost cannot be bounded`
+      })
+    }
+    if (estimate.usd > budget) {
+      return yield* new RunRefused({
+        message: `the worst-case cost is ${usd(estimate.usd)}, over the --max-cost budget of ${usd(budget)} by ` +
+          `${usd(estimate.usd - budget)}` +
+          (Option.isNone(settings.maxTokens) ? " (without --max-tokens every answer may fill its model's context; set it to bound the cost)" : "")
+      })
+    }
+    yield* Effect.logInfo(`worst-case cost ${usd(estimate.usd)}, within the --max-cost budget of ${usd(budget)}`)
   }
 })

@@ -40,6 +40,7 @@ export const settingNames = {
   maxPromptChars: { flag: "--max-prompt-chars", env: "PARALLEL_LLM_MAX_PROMPT_CHARS" },
   stream: { flag: "--no-stream", env: "PARALLEL_LLM_STREAM" },
   checkModels: { flag: "--check-models", env: "PARALLEL_LLM_CHECK_MODELS" },
+  maxCost: { flag: "--max-cost", env: "PARALLEL_LLM_MAX_COST" },
   outputDir: { flag: "--output-dir", env: "PARALLEL_LLM_OUTPUT_DIR" },
   logLevel: { flag: "--log-level", env: "PARALLEL_LLM_LOG_LEVEL" },
   logFile: { flag: "--log-file", env: "PARALLEL_LLM_LOG_FILE" },
@@ -100,6 +101,8 @@ export interface SettingsValue {
   readonly stream: boolean
   /** Check every model id against the provider's `GET /models` before spending money. */
   readonly checkModels: boolean
+  /** Refuse a run whose worst-case cost (USD, at the provider's prices) passes this. */
+  readonly maxCost: Option.Option<number>
   readonly outputDir: string
   readonly logLevel: LogLevelName
   readonly logFile: Option.Option<string>
@@ -191,6 +194,7 @@ const settingsConfig = (home: string, defaultOutputDir: string) =>
     ),
     stream: Schema.Config("stream", BooleanFromText).pipe(Config.withDefault(true)),
     checkModels: Schema.Config("checkModels", BooleanFromText).pipe(Config.withDefault(false)),
+    maxCost: Config.option(Schema.Config("maxCost", numberIn("max cost", 0, 1_000_000))),
     outputDir: Schema.Config("outputDir", NonEmpty).pipe(
       Config.withDefault(defaultOutputDir),
       Config.map((dir) => path.resolve(expandHome(dir, home)))
@@ -268,6 +272,7 @@ const ConfigFileSchema = Schema.Struct({
   maxPromptChars: Schema.optional(Schema.Number),
   stream: Schema.optional(Schema.Boolean),
   checkModels: Schema.optional(Schema.Boolean),
+  maxCost: Schema.optional(Schema.Number),
   outputDir: Schema.optional(Schema.String),
   logLevel: Schema.optional(Schema.String),
   logFile: Schema.optional(Schema.String),
@@ -426,6 +431,7 @@ export const describeSettings = (settings: SettingsValue) => ({
   maxPromptChars: settings.maxPromptChars,
   stream: settings.stream,
   checkModels: settings.checkModels,
+  maxCost: Option.getOrNull(settings.maxCost),
   outputDir: settings.outputDir,
   logLevel: settings.logLevel,
   logFile: Option.getOrNull(settings.logFile),
@@ -457,6 +463,7 @@ export const makeTestSettings = (overrides: Partial<SettingsValue> = {}): Settin
   maxPromptChars: 2_000_000,
   stream: false,
   checkModels: false,
+  maxCost: Option.none(),
   outputDir: path.join(os.tmpdir(), "parallel-llm-test-runs"),
   logLevel: "info",
   logFile: Option.none(),

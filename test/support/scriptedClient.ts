@@ -1,6 +1,6 @@
 import { Effect, Layer, Ref } from "effect"
 import type { ProviderError } from "../../src/domain/errors.js"
-import { type Completion, type CompletionRequest, OpenRouterClient } from "../../src/services/OpenRouterClient.js"
+import { type Completion, type CompletionRequest, type ModelInfo, OpenRouterClient } from "../../src/services/OpenRouterClient.js"
 
 /** What one attempt of a scripted model does: answer, fail, or take its time doing either. */
 export type Step =
@@ -24,7 +24,8 @@ export interface ScriptedClient {
  */
 export const makeScriptedClient = (
   script: Readonly<Record<string, ReadonlyArray<Step>>>,
-  fallback: Step = { answer: "default answer" }
+  fallback: Step = { answer: "default answer" },
+  catalogue: ReadonlyArray<ModelInfo> = []
 ): Effect.Effect<ScriptedClient> =>
   Effect.gen(function*() {
     const requests = yield* Ref.make<ReadonlyArray<CompletionRequest>>([])
@@ -57,7 +58,7 @@ export const makeScriptedClient = (
       })
 
     return {
-      layer: Layer.succeed(OpenRouterClient, OpenRouterClient.of({ complete, listModels: () => Effect.succeed([]) })),
+      layer: Layer.succeed(OpenRouterClient, OpenRouterClient.of({ complete, listModels: () => Effect.succeed(catalogue) })),
       requests,
       inFlight,
       maxInFlight

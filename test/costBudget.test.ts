@@ -1,0 +1,73 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, Option, Ref } from "effect"
+import { worstCaseCost } from "../src/programs/checkRunRequest.js"
+import { runPipeline } from "../src/programs/runPipeline.js"
+import type { ModelInfo } from "../src/services/OpenRouterClient.js"
+import { layerSettings, makeTestSettings, type SettingsValue } from "../src/services/Settings.js"
+import { makeMemoryRunStore } from "./support/memoryRunStore.js"
+import { makeScriptedClient } from "./support/scriptedClient.js"
+
+// Prices per million tokens: $1 in, $2 out; context 10,000 tokens.
+const priced = (id: string): ModelInfo => ({ id, contextLength: 10_000, promptPrice: 1, completionPrice: 2 })
+const catalogue = ["test/alpha", "test/beta", "test/gamma", "test/synth"].map(priced)
+
+const run = (overrides: Partial<SettingsValue>, prompt = "x".repeat(3_000)) =>
+  Effect.gen(function*() {
+    const client = yield* makeScriptedClient({}, { answer: "fine" }, catalogue)
+    const store = makeMemoryRunStore()
+    const layer = Layer.mergeAll(client.layer, store.layer, layerSettings(makeTestSettings(overrides)))
+    const exit = yield* runPipeline({ prompt }).pipe(Effect.provide(layer), Effect.either)
+    return { exit, requests: yield* Ref.get(client.requests), store }
+  })
+
+describe("the cost budget (--max-cost)", () => {
+  it("estimates the worst case from the prompt, max_tokens and the prices", () => {
+    const estimate = worstCaseCost({
+      promptChars: 3_000, // 1,000 tokens at most
+      models: ["test/alpha", "test/beta"],
+      synthesizer: "test/synth",
+      maxTokens: 500,
+      synthesisMaxChars: 400_000,
+      catalogue: new Map(catalogue.map((m) => [m.id, m]))
+    })
+    // candidates: 2 × (1,000 × $1 + 500 × $2) / 1M = $0.004
+    // synthesis reads 1,000 + the instructions + 1,000 candidate tokens, writes 500
+    expect("usd" in estimate && estimate.usd).toBeGreaterThan(0.004 + (2_000 * 1 + 500 * 2) / 1e6)
+    expect("usd" in estimate && estimate.usd).toBeLessThan(0.004 + (2_400 * 1 + 500 * 2) / 1e6)
+  })
+
+  it("names the models whose price is unknown", () => {
+    const estimate = worstCaseCost({
+      promptChars: 10,
+      models: ["test/alpha", "nope/x"],
+      synthesizer: "nope/y",
+      maxTokens: 10,
+      synthesisMaxChars: 1000,
+      catalogue: new Map(catalogue.map((m) => [m.id, m]))
+    })
+    expect(estimate).toEqual({ unknownPrices: ["nope/x", "nope/y"] })
+  })
+
+  it.effect("refuses before any call a run over the budget, and says by how much", () =>
+    Effect.gen(function*() {
+      const { exit, requests, store } = yield* run({ maxCost: Option.some(0.001), maxTokens: Option.some(500) })
+      expect(exit._tag).toBe("Left")
+      const message = exit._tag === "Left" ? exit.left.message : ""
+      expect(message).toMatch(/^the worst-case cost is \$0\.\d{4}, over the --max-cost budget of \$0\.0010 by \$0\.\d{4}$/)
+      expect(requests).toEqual([])
+      expect(store.manifests).toEqual([])
+    }))
+
+  it.effect("without --max-tokens the worst case fills each context, and the message says so", () =>
+    Effect.gen(function*() {
+      const { exit } = yield* run({ maxCost: Option.some(0.05) })
+      expect(exit._tag === "Left" && exit.left.message).toMatch(/set it to bound the cost/)
+    }))
+
+  it.effect("lets a run within the budget go ahead", () =>
+    Effect.gen(function*() {
+      const { exit, requests } = yield* run({ maxCost: Option.some(1), maxTokens: Option.some(500) })
+      expect(exit._tag).toBe("Right")
+      expect(requests.length).toBe(4)
+    }))
+})
