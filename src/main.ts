@@ -10,6 +10,8 @@ import { Cause, Effect, Exit, Layer, Logger } from "effect"
 import * as fs from "node:fs"
 import { makeAskCommand } from "./cli/askCommand.js"
 import { makeConfigCommand } from "./cli/configCommand.js"
+import { makeResynthCommand } from "./cli/resynthCommand.js"
+import { makeRunsCommand } from "./cli/runsCommand.js"
 import { makeModelsCommand } from "./cli/modelsCommand.js"
 import { makeServeCommand } from "./cli/serveCommand.js"
 import type { ServicesFor } from "./cli/services.js"
@@ -52,7 +54,14 @@ const root = Command.make("parallel-llm").pipe(
   Command.withDescription(
     "Ask several LLMs the same question at once through OpenRouter, keep every answer, and have a synthesizer merge them."
   ),
-  Command.withSubcommands([makeAskCommand(servicesFor), makeModelsCommand(servicesFor), makeServeCommand(servicesFor), makeConfigCommand()])
+  Command.withSubcommands([
+    makeAskCommand(servicesFor),
+    makeServeCommand(servicesFor),
+    makeModelsCommand(servicesFor),
+    makeRunsCommand(servicesFor),
+    makeResynthCommand(servicesFor),
+    makeConfigCommand()
+  ])
 )
 
 const fail = (code: number, message: string) =>

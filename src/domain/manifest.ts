@@ -82,6 +82,8 @@ export const Manifest = Schema.Struct({
   candidates: Schema.Array(CandidateRecord),
   synthesis: Schema.optional(SynthesisRecord),
   usage: Usage,
+  /** For a re-synthesis: the run whose candidates' answers were synthesized again. */
+  source: Schema.optional(Schema.String),
   /** Why the run failed or stopped, when it did not produce an answer. */
   error: Schema.optional(Schema.String)
 })

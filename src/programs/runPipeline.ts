@@ -36,6 +36,11 @@ export interface RunRequest {
   readonly deadlineMs?: number | undefined
   readonly quorum?: number | undefined
   readonly graceMs?: number | undefined
+  /**
+   * Re-synthesis: the candidates' outcomes of an earlier run (in model order), copied into this run
+   * instead of asking the models again.
+   */
+  readonly reuse?: { readonly sourceRunId: string; readonly outcomes: ReadonlyArray<CandidateOutcome> } | undefined
   readonly onEvent?: ((event: RunEvent) => Effect.Effect<void>) | undefined
 }
 
@@ -109,7 +114,7 @@ export const runPipeline = Effect.fn("runPipeline")(function*(request: RunReques
     graceMs: request.graceMs ?? settings.graceMs
   }
 
-  yield* checkRunRequest({ prompt: request.prompt, models, synthesizers })
+  yield* checkRunRequest({ prompt: request.prompt, models: request.reuse ? [] : models, synthesizers })
   const run = yield* store.createRun(request.prompt)
   const state = yield* Ref.make<RunState>({
     candidates: models.map(() => undefined),
@@ -155,7 +160,9 @@ export const runPipeline = Effect.fn("runPipeline")(function*(request: RunReques
       },
       candidates,
       ...(synthesis ? { synthesis } : {}),
-      usage: sumUsage([...candidates, synthesis]),
+      // A re-synthesis paid only for its synthesis: the candidates' usage stays with the source run.
+      usage: sumUsage(request.reuse ? [synthesis] : [...candidates, synthesis]),
+      ...(request.reuse ? { source: request.reuse.sourceRunId } : {}),
       ...(error !== undefined ? { error } : {})
     }
     return manifest
@@ -174,35 +181,51 @@ export const runPipeline = Effect.fn("runPipeline")(function*(request: RunReques
     )
 
   const body = Effect.gen(function*() {
-    yield* Effect.logInfo(`run ${run.id}: asking ${models.length} model${models.length === 1 ? "" : "s"} (at most ${settings.concurrency} at a time), files in ${run.dir}`)
+    yield* Effect.logInfo(
+      request.reuse
+        ? `run ${run.id}: synthesizing again the answers of run ${request.reuse.sourceRunId}, files in ${run.dir}`
+        : `run ${run.id}: asking ${models.length} model${models.length === 1 ? "" : "s"} (at most ${settings.concurrency} at a time), files in ${run.dir}`
+    )
     yield* emit({ _tag: "RunStarted", run, models })
 
-    const outcomes = yield* fanOut({
-      run,
-      prompt: request.prompt,
-      models,
-      policy,
-      onAttempt: (index, attempt) =>
-        Ref.update(state, (s) => ({ ...s, attempts: s.attempts.map((n, i) => (i === index ? attempt : n)) })).pipe(
-          Effect.zipRight(attempt > 1 ? emit({ _tag: "CandidateRetry", index, attempt }) : Effect.void)
-        ),
-      onDelta: (index, text) => emit({ _tag: "CandidateDelta", index, text }),
-      onFinished: (outcome) =>
-        Ref.updateAndGet(state, (s) => ({
-          ...s,
-          candidates: s.candidates.map((c, i) => (i === outcome.index ? outcome.record : c))
-        })).pipe(
-          Effect.flatMap((s) =>
-            emit({
-              _tag: "CandidateFinished",
-              outcome,
-              finished: s.candidates.filter((c) => c !== undefined).length,
-              answered: s.candidates.filter((c) => c?.status === "ok").length,
-              total: models.length
-            })
-          )
+    const onFinished = (outcome: CandidateOutcome) =>
+      Ref.updateAndGet(state, (s) => ({
+        ...s,
+        candidates: s.candidates.map((c, i) => (i === outcome.index ? outcome.record : c))
+      })).pipe(
+        Effect.flatMap((s) =>
+          emit({
+            _tag: "CandidateFinished",
+            outcome,
+            finished: s.candidates.filter((c) => c !== undefined).length,
+            answered: s.candidates.filter((c) => c?.status === "ok").length,
+            total: models.length
+          })
         )
-    })
+      )
+
+    const outcomes = request.reuse
+      ? yield* Effect.forEach(request.reuse.outcomes, (outcome) =>
+        Effect.gen(function*() {
+          const file = outcome.content === undefined
+            ? undefined
+            : yield* store.writeResponse(run, outcome.index, outcome.model, outcome.content)
+          const copied: CandidateOutcome = { ...outcome, record: { ...outcome.record, ...(file ? { file } : {}) } }
+          yield* onFinished(copied)
+          return copied
+        }))
+      : yield* fanOut({
+        run,
+        prompt: request.prompt,
+        models,
+        policy,
+        onAttempt: (index, attempt) =>
+          Ref.update(state, (s) => ({ ...s, attempts: s.attempts.map((n, i) => (i === index ? attempt : n)) })).pipe(
+            Effect.zipRight(attempt > 1 ? emit({ _tag: "CandidateRetry", index, attempt }) : Effect.void)
+          ),
+        onDelta: (index, text) => emit({ _tag: "CandidateDelta", index, text }),
+        onFinished
+      })
 
     const answered = outcomes.filter((o) => o.content !== undefined)
     if (answered.length === 0) {

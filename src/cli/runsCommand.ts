@@ -1,0 +1,96 @@
+import { Args, Command, Options } from "@effect/cli"
+import { Effect, Option, Schema } from "effect"
+import * as path from "node:path"
+import { RunRefused } from "../domain/errors.js"
+import { Manifest } from "../domain/manifest.js"
+import { RunStore } from "../services/RunStore.js"
+import { loadSettings } from "../services/Settings.js"
+import { summaryLine } from "./askCommand.js"
+import type { ServicesFor } from "./services.js"
+import { rawFromOptions, settingsOptions } from "./settingsOptions.js"
+
+const decodeManifest = Schema.decodeUnknown(Schema.parseJson(Manifest))
+
+const write = (text: string) => Effect.sync(() => process.stdout.write(text.endsWith("\n") ? text : `${text}\n`))
+
+const withStore = <A, E>(servicesFor: ServicesFor, args: Parameters<typeof rawFromOptions>[0], use: Effect.Effect<A, E, RunStore>) =>
+  Effect.gen(function*() {
+    const { flags, configFlag } = rawFromOptions(args)
+    const { settings } = yield* loadSettings({ flags, configFlag, env: process.env, requireApiKey: false })
+    return yield* use.pipe(Effect.provide(servicesFor(settings)))
+  })
+
+const answeredOf = (m: Manifest) => `${m.candidates.filter((c) => c.status === "ok").length}/${m.candidates.length}`
+
+const showCommand = (servicesFor: ServicesFor) =>
+  Command.make(
+    "show",
+    {
+      runId: Args.text({ name: "run-id" }).pipe(Args.withDescription("The run's id, as `parallel-llm runs` lists it.")),
+      json: Options.boolean("json").pipe(Options.withDescription("Print the manifest with a `final` field as JSON.")),
+      ...settingsOptions
+    },
+    (args) =>
+      withStore(servicesFor, args, Effect.gen(function*() {
+        const store = yield* RunStore
+        const notFound = (e: { readonly message: string }) => new RunRefused({ message: e.message })
+        const manifestText = yield* store.readRunFile(args.runId, "run.json").pipe(
+          Effect.catchTags({ InvalidRunPath: (e) => Effect.fail(notFound(e)), RunFileNotFound: (e) => Effect.fail(notFound(e)) })
+        )
+        const manifest = yield* decodeManifest(manifestText).pipe(
+          Effect.mapError((e) => new RunRefused({ message: `run ${args.runId}: run.json is not a manifest: ${e.message}` }))
+        )
+        const final = yield* store.readRunFile(args.runId, "final.md").pipe(Effect.option, Effect.map(Option.getOrUndefined))
+        if (args.json) return yield* write(JSON.stringify({ ...manifest, final: final ?? null }, null, 2))
+        const candidates = manifest.candidates.map((c) =>
+          `  ${c.status.padEnd(9)} ${c.model}${c.latencyMs !== undefined ? ` · ${(c.latencyMs / 1000).toFixed(1)} s` : ""}` +
+          `${c.error ? ` · ${c.error.message}` : ""}${c.reason ? ` · ${c.reason}` : ""}`
+        )
+        const synthesis = manifest.synthesis
+          ? [`  synthesis ${manifest.synthesis.model}: ${manifest.synthesis.status}${manifest.synthesis.fallbackToCandidate ? ` (answer of ${manifest.synthesis.fallbackToCandidate})` : ""}`]
+          : []
+        yield* write([
+          summaryLine(manifest, path.join(store.root, manifest.id)),
+          ...(manifest.source ? [`  re-synthesis of run ${manifest.source}`] : []),
+          ...candidates,
+          ...synthesis,
+          "",
+          final ?? `(no answer${manifest.error ? `: ${manifest.error}` : ""})`
+        ].join("\n"))
+      }))
+  ).pipe(Command.withDescription("Print a run's summary and its final answer."))
+
+export const makeRunsCommand = (servicesFor: ServicesFor) =>
+  Command.make(
+    "runs",
+    {
+      limit: Options.integer("limit").pipe(Options.withDescription("How many runs to list, newest first."), Options.withDefault(20)),
+      json: Options.boolean("json").pipe(Options.withDescription("Print the list as JSON.")),
+      ...settingsOptions
+    },
+    (args) =>
+      withStore(servicesFor, args, Effect.gen(function*() {
+        const store = yield* RunStore
+        const runs = yield* store.listRuns(Math.max(1, args.limit))
+        const rows = runs.map((r) => ({
+          id: r.id,
+          time: (r.manifest?.createdAt ?? "").replace("T", " ").slice(0, 19),
+          status: r.manifest?.status ?? "running",
+          answered: r.manifest ? answeredOf(r.manifest) : "-",
+          seconds: r.manifest ? (r.manifest.durationMs / 1000).toFixed(1) : "-",
+          cost: r.manifest?.usage.cost !== undefined ? `$${r.manifest.usage.cost.toFixed(4)}` : "-",
+          prompt: r.promptPreview.replace(/\s+/g, " ").trim()
+        }))
+        if (args.json) return yield* write(JSON.stringify(rows.map((row, i) => ({ ...row, runDir: runs[i]!.dir })), null, 2))
+        if (rows.length === 0) return yield* write(`no runs yet in ${store.root}`)
+        const header = { id: "id", time: "time", status: "status", answered: "answered", seconds: "seconds", cost: "cost", prompt: "prompt" }
+        const columns = ["id", "time", "status", "answered", "seconds", "cost"] as const
+        const widths = columns.map((c) => Math.max(header[c].length, ...rows.map((r) => r[c].length)))
+        const line = (r: typeof header) =>
+          [...columns.map((c, i) => r[c].padEnd(widths[i]!)), r.prompt.slice(0, 60)].join("  ").trimEnd()
+        yield* write([header, ...rows].map(line).join("\n"))
+      }))
+  ).pipe(
+    Command.withDescription("List recent runs, newest first: id, time, status, answered/total, seconds, cost, prompt."),
+    Command.withSubcommands([showCommand(servicesFor)])
+  )
