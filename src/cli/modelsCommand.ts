@@ -19,6 +19,7 @@ export const makeModelsCommand = (servicesFor: ServicesFor) =>
         const { flags, configFlag } = rawFromOptions(args)
         const { settings } = yield* loadSettings({ flags, configFlag, env: process.env, requireApiKey: false })
         const listing = yield* listConfiguredModels().pipe(Effect.provide(servicesFor(settings)))
+        if (listing.models.some((m) => m.found === false)) process.exitCode = 1
         if (args.json) {
           process.stdout.write(`${JSON.stringify(listing, null, 2)}\n`)
           return
@@ -38,7 +39,6 @@ export const makeModelsCommand = (servicesFor: ServicesFor) =>
         if (Either.isLeft(listing.catalogue)) {
           process.stderr.write(`parallel-llm: could not check against ${settings.baseUrl}/models: ${listing.catalogue.left}\n`)
         }
-        if (listing.models.some((m) => m.found === false)) process.exitCode = 1
       })
   ).pipe(
     Command.withDescription(

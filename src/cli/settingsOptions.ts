@@ -64,8 +64,8 @@ export const settingsOptions = {
 } as const
 
 /**
- * `--log-level` is one of @effect/cli's built-in options: it takes the flag off the command line before
- * our options see it. Read it from argv so that it still outranks the environment and the config file.
+ * `--log-level` is one of @effect/cli's built-in option names, so `main.ts` takes it off the command line
+ * before parsing; it is read here, from argv, so that it still outranks the environment and the config file.
  */
 export const logLevelFromArgv = (argv: ReadonlyArray<string>): string | undefined => {
   let found: string | undefined

@@ -250,6 +250,12 @@ export const makeOpenRouterClient = Effect.gen(function*() {
     "X-Title": settings.appTitle,
     "Accept": "application/json"
   }
+  // A provider or proxy may echo the key back (in an error, even in an answer): it must never reach a
+  // log, an error message or a file, so every text from the wire is scrubbed of it before use.
+  const keyText = Option.match(settings.apiKey, { onNone: () => undefined, onSome: (key) => Redacted.value(key) })
+  const scrub = (text: string): string =>
+    keyText !== undefined && keyText !== "" && text.includes(keyText) ? text.split(keyText).join("<redacted>") : text
+
   const withAuth = Option.match(settings.apiKey, {
     onNone: () => (request: HttpClientRequest.HttpClientRequest) => request,
     onSome: (key) => HttpClientRequest.bearerToken(Redacted.value(key))
@@ -292,9 +298,10 @@ export const makeOpenRouterClient = Effect.gen(function*() {
         ? tooLarge(model, content)
         : error
     const onEvent = (event: Sse.Event): Effect.Effect<void, ProviderError> => {
-      const decoded = decodeStreamChunk(event.data)
+      const data = scrub(event.data)
+      const decoded = decodeStreamChunk(data)
       if (decoded._tag === "Left") {
-        return Effect.fail(new InvalidResponse({ model, message: `Invalid stream chunk: ${snippet(event.data)}`, httpStatus: response.status }))
+        return Effect.fail(new InvalidResponse({ model, message: `Invalid stream chunk: ${snippet(data)}`, httpStatus: response.status }))
       }
       const chunk = decoded.right
       const choice = chunk.choices?.[0]
@@ -363,7 +370,7 @@ export const makeOpenRouterClient = Effect.gen(function*() {
       return yield* readStream(request, response)
     }
     // Errors, and servers that answer a streamed request with one JSON body, come here.
-    const text = yield* Stream.mkString(cappedBody(request.model, response))
+    const text = scrub(yield* Stream.mkString(cappedBody(request.model, response)))
     if (response.status < 200 || response.status >= 300) {
       return yield* Effect.fail(errorForStatus(request.model, response.status, responseHeaders, text))
     }
@@ -374,7 +381,7 @@ export const makeOpenRouterClient = Effect.gen(function*() {
   const listModels = Effect.fn("OpenRouterClient.listModels")(function*() {
     const request = HttpClientRequest.get(`${settings.baseUrl}/models`).pipe(HttpClientRequest.setHeaders(headers), withAuth)
     const response = yield* http.execute(request).pipe(Effect.mapError((e) => transportError("(models)", e)))
-    const text = yield* Stream.mkString(cappedBody("(models)", response))
+    const text = scrub(yield* Stream.mkString(cappedBody("(models)", response)))
     if (response.status < 200 || response.status >= 300) {
       return yield* Effect.fail(errorForStatus("(models)", response.status, headerRecord(response), text))
     }

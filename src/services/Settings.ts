@@ -282,6 +282,15 @@ const ConfigFileSchema = Schema.Struct({
 
 const decodeConfigFile = Schema.decodeUnknown(Schema.parseJson(ConfigFileSchema), { onExcessProperty: "error" })
 
+/** One line naming the key and what is wrong with it. */
+const firstIssue = (error: ParseResult.ParseError): string => {
+  const [issue] = ParseResult.ArrayFormatter.formatErrorSync(error)
+  if (!issue) return "invalid"
+  const where = issue.path.length > 0 ? `${issue.path.join(".")}: ` : ""
+  const what = issue._tag === "Unexpected" ? "unknown key" : issue.message.replace(/\s+/g, " ")
+  return `${where}${what}`
+}
+
 const readConfigFile = Effect.fn("Settings.readConfigFile")(function*(file: string) {
   const fs = yield* FileSystem.FileSystem
   const text = yield* fs.readFileString(file).pipe(
@@ -291,7 +300,7 @@ const readConfigFile = Effect.fn("Settings.readConfigFile")(function*(file: stri
     Effect.mapError((e) =>
       new SettingsError({
         setting: "config file",
-        message: `${file}: ${ParseResult.TreeFormatter.formatErrorSync(e)}`
+        message: `${file}: ${firstIssue(e)}`
       })
     )
   )
@@ -395,6 +404,12 @@ export const loadSettings = Effect.fn("Settings.load")(function*(input: {
   return { settings, sources } satisfies LoadedSettings
 })
 
+/** The deepest line of a formatted schema error: the one that says what was wrong, not the schema's type. */
+const innermost = (message: string): string => {
+  const lines = message.split("\n").map((l) => l.replace(/^[\s└├│─]+/, "").trim()).filter((l) => l !== "")
+  return lines[lines.length - 1] ?? message.trim()
+}
+
 /** The most useful single line out of a ConfigError tree. */
 const firstConfigProblem = (error: ConfigError.ConfigError): { key: string; message: string } => {
   switch (error._op) {
@@ -405,7 +420,7 @@ const firstConfigProblem = (error: ConfigError.ConfigError): { key: string; mess
     case "MissingData":
     case "SourceUnavailable":
     case "Unsupported":
-      return { key: error.path[0] ?? "setting", message: error.message.replace(/\s+/g, " ").trim() }
+      return { key: error.path[0] ?? "setting", message: innermost(error.message) }
   }
 }
 
