@@ -22,7 +22,8 @@ export type RunStatus = typeof RunStatus.Type
 export const CallStatus = Schema.Literal("ok", "error", "timeout", "cancelled")
 export type CallStatus = typeof CallStatus.Type
 
-export const CandidateRecord = Schema.Struct({
+/** What every model call records, candidate or synthesis. */
+const callFields = {
   model: Schema.String,
   servedBy: Schema.optional(Schema.String),
   status: CallStatus,
@@ -31,7 +32,11 @@ export const CandidateRecord = Schema.Struct({
   attempts: Schema.Number,
   usage: Schema.optional(Usage),
   finishReason: Schema.optional(Schema.String),
-  error: Schema.optional(ErrorInfo),
+  error: Schema.optional(ErrorInfo)
+}
+
+export const CandidateRecord = Schema.Struct({
+  ...callFields,
   /** Why the policy cut it: `deadline`, `quorum` (or `interrupted`). */
   reason: Schema.optional(Schema.String),
   /** The text an answer had produced before it broke off. */
@@ -40,20 +45,12 @@ export const CandidateRecord = Schema.Struct({
 export type CandidateRecord = typeof CandidateRecord.Type
 
 export const SynthesisRecord = Schema.Struct({
-  model: Schema.String,
-  servedBy: Schema.optional(Schema.String),
-  status: CallStatus,
-  file: Schema.optional(Schema.String),
-  latencyMs: Schema.optional(Schema.Number),
-  attempts: Schema.Number,
-  usage: Schema.optional(Usage),
-  finishReason: Schema.optional(Schema.String),
-  error: Schema.optional(ErrorInfo),
+  ...callFields,
   /** Which anonymous label stood for which candidate, in the order the synthesizer saw them. */
   labels: Schema.optional(Schema.Array(Schema.Struct({ label: Schema.String, model: Schema.String }))),
   /** Candidates shortened to fit the synthesizer's budget, and by how many characters. */
   truncated: Schema.optional(Schema.Array(Schema.Struct({ model: Schema.String, cutChars: Schema.Number }))),
-  /** Synthesizers that failed before this one (the fallback list is tried in order). */
+  /** Synthesizers that failed, in the order tried: those before the one that answered, or all of them. */
   failedSynthesizers: Schema.optional(Schema.Array(Schema.Struct({ model: Schema.String, attempts: Schema.Number, error: ErrorInfo }))),
   /** Every synthesizer failed: the answer is this candidate's, headed by a notice. */
   fallbackToCandidate: Schema.optional(Schema.String)

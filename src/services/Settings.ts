@@ -210,39 +210,37 @@ const settingsConfig = (home: string, defaultOutputDir: string) =>
 const expandHome = (p: string, home: string): string =>
   p === "~" ? home : p.startsWith("~/") ? path.join(home, p.slice(2)) : p
 
+/** This tool's per-user directory for data or configuration, by each platform's convention. */
+const perUserDir = (
+  kind: "data" | "config",
+  env: Readonly<Record<string, string | undefined>>,
+  platform: NodeJS.Platform,
+  home: string
+): string => {
+  const xdg = kind === "data" ? env.XDG_DATA_HOME : env.XDG_CONFIG_HOME
+  const base = platform === "win32"
+    ? (kind === "data" ? env.LOCALAPPDATA : env.APPDATA) ?? path.join(home, "AppData", kind === "data" ? "Local" : "Roaming")
+    : platform === "darwin"
+    ? path.join(home, "Library", "Application Support")
+    : xdg && path.isAbsolute(xdg)
+    ? xdg
+    : path.join(home, ...(kind === "data" ? [".local", "share"] : [".config"]))
+  return path.join(base, "parallel-llm-mcp")
+}
+
 /** The per-user data directory: never the working directory, which is where the original's runs collided. */
 export const defaultOutputDir = (
   env: Readonly<Record<string, string | undefined>>,
   platform: NodeJS.Platform = process.platform,
   home: string = os.homedir()
-): string => {
-  const base =
-    platform === "win32"
-      ? env.LOCALAPPDATA ?? path.join(home, "AppData", "Local")
-      : platform === "darwin"
-      ? path.join(home, "Library", "Application Support")
-      : env.XDG_DATA_HOME && path.isAbsolute(env.XDG_DATA_HOME)
-      ? env.XDG_DATA_HOME
-      : path.join(home, ".local", "share")
-  return path.join(base, "parallel-llm-mcp", "runs")
-}
+): string => path.join(perUserDir("data", env, platform, home), "runs")
 
-/** The per-user config file read when no other is named: `~/.config/parallel-llm-mcp/config.json` or the platform's equivalent. */
+/** The config file read when no other is named: `~/.config/parallel-llm-mcp/config.json` or the platform's equivalent. */
 export const defaultConfigFile = (
   env: Readonly<Record<string, string | undefined>>,
   platform: NodeJS.Platform = process.platform,
   home: string = os.homedir()
-): string => {
-  const base =
-    platform === "win32"
-      ? env.APPDATA ?? path.join(home, "AppData", "Roaming")
-      : platform === "darwin"
-      ? path.join(home, "Library", "Application Support")
-      : env.XDG_CONFIG_HOME && path.isAbsolute(env.XDG_CONFIG_HOME)
-      ? env.XDG_CONFIG_HOME
-      : path.join(home, ".config")
-  return path.join(base, "parallel-llm-mcp", "config.json")
-}
+): string => path.join(perUserDir("config", env, platform, home), "config.json")
 
 /** Local OpenAI-compatible servers (Ollama, LM Studio, vLLM, our test fakes) need no key. */
 export const isLoopbackUrl = (url: string): boolean => {

@@ -1,0 +1,20 @@
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import * as Undici from "@effect/platform-node/Undici"
+import { Effect, Layer } from "effect"
+
+/**
+ * The process's one HTTP client: a pooled keep-alive undici Agent, closed when the layer is released.
+ * Undici's own header and body timeouts (300 s) are off: each model's time budget is enforced by
+ * Effect, and a real synthesis can legitimately stay silent for minutes before its first byte.
+ */
+export const layerPooledHttpClient = NodeHttpClient.layerUndiciWithoutDispatcher.pipe(
+  Layer.provide(
+    Layer.scoped(
+      NodeHttpClient.Dispatcher,
+      Effect.acquireRelease(
+        Effect.sync(() => new Undici.Agent({ headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 30_000 })),
+        (agent) => Effect.promise(() => agent.destroy())
+      )
+    )
+  )
+)
