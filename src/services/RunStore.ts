@@ -1,5 +1,5 @@
 import { FileSystem, Path } from "@effect/platform"
-import { Context, Effect, Layer, Schema } from "effect"
+import { Context, Effect, Layer, Option, Schema, Stream } from "effect"
 import * as crypto from "node:crypto"
 import { StoreError } from "../domain/errors.js"
 import { Manifest } from "../domain/manifest.js"
@@ -13,15 +13,67 @@ export interface RunHandle {
   readonly createdAt: Date
 }
 
+/** A run id as `createRun` makes them: `YYYYMMDD-HHMMSS-mmm-<8 hex>`. */
+export const RUN_ID_PATTERN = /^\d{8}-\d{6}-\d{3}-[0-9a-f]{8}$/
+
+/**
+ * The files of a run that may be read back, relative to the run directory: exactly the run layout.
+ * No `..`, no absolute path and no other directory can match, so a reader cannot leave the run.
+ */
+export const RUN_FILE_PATTERN = /^(?:prompt\.md|final\.md|run\.json|responses\/\d{2,}-[A-Za-z0-9._-]+\.md)$/
+
+/** A run id or file name that is not part of the run layout (a typo, or an attempt to leave the run directory). */
+export class InvalidRunPath extends Schema.TaggedError<InvalidRunPath>()("InvalidRunPath", {
+  runId: Schema.String,
+  file: Schema.String,
+  message: Schema.String
+}) {}
+
+/** A well-formed run id or file that does not exist (yet): an unknown run, a failed candidate, a run still going. */
+export class RunFileNotFound extends Schema.TaggedError<RunFileNotFound>()("RunFileNotFound", {
+  runId: Schema.String,
+  file: Schema.String,
+  message: Schema.String
+}) {}
+
+/** One run directory as `listRuns` sees it. */
+export interface RunSummary {
+  readonly id: string
+  /** Absolute path of the run directory. */
+  readonly dir: string
+  /** The manifest; absent while the run is still going (or when `run.json` cannot be read). */
+  readonly manifest: Manifest | undefined
+  /** Whether `final.md` exists. */
+  readonly hasFinal: boolean
+  /** The start of `prompt.md`, at most `PROMPT_PREVIEW_CHARS` characters. */
+  readonly promptPreview: string
+}
+
+export const PROMPT_PREVIEW_CHARS = 200
+
 export interface RunStoreShape {
   /** Makes a fresh run directory (never reused, also across processes) and writes `prompt.md` into it. */
   readonly createRun: (prompt: string) => Effect.Effect<RunHandle, StoreError>
   /** Writes a candidate's answer the moment it arrives; returns the path relative to the run directory. */
-  readonly writeResponse: (run: RunHandle, index: number, model: string, content: string) => Effect.Effect<string, StoreError>
+  readonly writeResponse: (
+    run: RunHandle,
+    index: number,
+    model: string,
+    content: string,
+    /** `partial`: the text of an answer that broke off, as `NN-<slug>.partial.md`. */
+    kind?: "answer" | "partial"
+  ) => Effect.Effect<string, StoreError>
   readonly writeFinal: (run: RunHandle, content: string) => Effect.Effect<string, StoreError>
   readonly writeManifest: (run: RunHandle, manifest: Manifest) => Effect.Effect<string, StoreError>
   /** The root under which run directories are made. */
   readonly root: string
+  /** The newest runs under the root, newest first, at most `limit` of them; none when the root does not exist yet. */
+  readonly listRuns: (limit: number) => Effect.Effect<ReadonlyArray<RunSummary>, StoreError>
+  /**
+   * One file of a run, as text. `file` is relative to the run directory and must be one of the run
+   * layout's files (`prompt.md`, `final.md`, `run.json`, `responses/NN-<slug>.md`, `responses/NN-<slug>.partial.md`).
+   */
+  readonly readRunFile: (runId: string, file: string) => Effect.Effect<string, InvalidRunPath | RunFileNotFound | StoreError>
 }
 
 /** The run directories on disk: one per run, every file written atomically. */
@@ -36,6 +88,7 @@ const runIdFor = (date: Date): string =>
   `${pad(date.getUTCMilliseconds(), 3)}-${crypto.randomBytes(4).toString("hex")}`
 
 const encodeManifest = Schema.encodeSync(Manifest)
+const decodeManifest = Schema.decodeUnknown(Schema.parseJson(Manifest))
 
 export const makeRunStore = Effect.gen(function*() {
   const fs = yield* FileSystem.FileSystem
@@ -81,10 +134,78 @@ export const makeRunStore = Effect.gen(function*() {
   const writeRelative = (run: RunHandle, relative: string, data: string) =>
     writeAtomic(path.join(run.dir, relative), data).pipe(Effect.as(relative))
 
+  const readFailure = (target: string) => (error: { readonly message: string }) =>
+    new StoreError({ path: target, message: `cannot read ${target}: ${error.message}` })
+
+  const isNotFound = (error: { readonly _tag: string; readonly reason?: string }) =>
+    error._tag === "SystemError" && error.reason === "NotFound"
+
+  const listRuns = Effect.fn("RunStore.listRuns")(function*(limit: number) {
+    const names = yield* fs.readDirectory(outputDir).pipe(
+      Effect.catchIf(isNotFound, () => Effect.succeed<Array<string>>([])),
+      Effect.mapError(readFailure(outputDir))
+    )
+    const ids = names.filter((name) => RUN_ID_PATTERN.test(name)).sort().reverse().slice(0, Math.max(0, limit))
+    return yield* Effect.forEach(ids, (id) =>
+      Effect.gen(function*() {
+        const dir = path.join(outputDir, id)
+        // A run in flight has no manifest yet, and a damaged file must not hide the other runs.
+        const manifest = yield* fs.readFileString(path.join(dir, "run.json")).pipe(
+          Effect.flatMap(decodeManifest),
+          Effect.option,
+          Effect.map(Option.getOrUndefined)
+        )
+        const hasFinal = yield* fs.exists(path.join(dir, "final.md")).pipe(Effect.orElseSucceed(() => false))
+        const promptPreview = yield* fs.stream(path.join(dir, "prompt.md"), { bytesToRead: PROMPT_PREVIEW_CHARS * 4 }).pipe(
+          Stream.decodeText(),
+          Stream.mkString,
+          Effect.map((text) => text.replace(/\uFFFD+$/, "").slice(0, PROMPT_PREVIEW_CHARS)),
+          Effect.orElseSucceed(() => "")
+        )
+        return { id, dir, manifest, hasFinal, promptPreview } satisfies RunSummary
+      }), { concurrency: 8 })
+  })
+
+  const readRunFile = Effect.fn("RunStore.readRunFile")(function*(runId: string, file: string) {
+    if (!RUN_ID_PATTERN.test(runId)) {
+      return yield* new InvalidRunPath({ runId, file, message: `${JSON.stringify(runId)} is not a run id` })
+    }
+    if (!RUN_FILE_PATTERN.test(file)) {
+      return yield* new InvalidRunPath({
+        runId,
+        file,
+        message: `${JSON.stringify(file)} is not a file of a run (prompt.md, final.md, run.json or responses/NN-<model>.md)`
+      })
+    }
+    const dir = path.join(outputDir, runId)
+    const target = path.join(dir, file)
+    // The patterns already exclude it; checked again so that a future pattern change cannot open the file system.
+    if (!target.startsWith(dir + path.sep)) {
+      return yield* new InvalidRunPath({ runId, file, message: `${JSON.stringify(file)} is outside the run directory` })
+    }
+    return yield* fs.readFileString(target).pipe(
+      Effect.catchIf(isNotFound, () =>
+        fs.exists(dir).pipe(
+          Effect.orElseSucceed(() => false),
+          Effect.flatMap((runExists) =>
+            new RunFileNotFound({
+              runId,
+              file,
+              message: runExists ? `run ${runId} has no ${file}` : `no run ${runId} in ${outputDir}`
+            })
+          )
+        )),
+      Effect.mapError((e) => (e._tag === "RunFileNotFound" ? e : readFailure(target)(e)))
+    )
+  })
+
   return RunStore.of({
     root: outputDir,
+    listRuns,
+    readRunFile,
     createRun,
-    writeResponse: (run, index, model, content) => writeRelative(run, responseFileName(index, model), content),
+    writeResponse: (run, index, model, content, kind = "answer") =>
+      writeRelative(run, responseFileName(index, model, kind === "partial" ? ".partial.md" : ".md"), content),
     writeFinal: (run, content) => writeRelative(run, "final.md", content),
     writeManifest: (run, manifest) => writeRelative(run, "run.json", `${JSON.stringify(encodeManifest(manifest), null, 2)}\n`)
   })
