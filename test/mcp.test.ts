@@ -97,9 +97,9 @@ describe("MCP server over stdio (one server, several calls)", () => {
     await mcp?.close()
   })
 
-  it("lists the three tools with object JSON Schemas for input and output", async () => {
+  it("lists the tools with object JSON Schemas for input and output", async () => {
     const { tools } = await mcp.client.listTools()
-    expect(tools.map((t) => t.name).sort()).toEqual(["get_config", "list_models", "process_prompt"])
+    expect(tools.map((t) => t.name).sort()).toEqual(["get_config", "list_models", "list_runs", "process_prompt", "resynthesize"])
     for (const tool of tools) {
       expect(tool.inputSchema.type).toBe("object")
       expect(tool.outputSchema?.type).toBe("object")
@@ -107,12 +107,13 @@ describe("MCP server over stdio (one server, several calls)", () => {
     }
     const pp = tools.find((t) => t.name === "process_prompt")!
     expect(pp.inputSchema.required).toEqual(["prompt"])
-    expect(Object.keys(pp.inputSchema.properties ?? {}).sort()).toEqual(["models", "prompt", "synthesizer"])
+    expect(Object.keys(pp.inputSchema.properties ?? {}).sort()).toEqual(["deadline", "grace", "models", "prompt", "quorum", "synthesizer"])
     expect(pp.inputSchema.additionalProperties).toBe(false)
     expect(pp.outputSchema?.required).toEqual(expect.arrayContaining(["runId", "status", "final", "runDir", "candidates"]))
     const candidates = (pp.outputSchema?.properties as Record<string, { items: { required: Array<string> } }>)["candidates"]
     expect(candidates?.items.required).toEqual(expect.arrayContaining(["model", "status"]))
-    for (const name of ["list_models", "get_config"]) {
+    expect(tools.find((t) => t.name === "resynthesize")!.inputSchema.required).toEqual(["runId"])
+    for (const name of ["list_models", "get_config", "list_runs"]) {
       const tool = tools.find((t) => t.name === name)!
       expect(tool.inputSchema.required ?? []).toEqual([])
     }
@@ -217,6 +218,44 @@ describe("MCP server over stdio (one server, several calls)", () => {
     // Well formed but absent: "resource not found".
     await expect(mcp.client.readResource({ uri: "parallel-llm://runs/20000101-000000-000-00000000/final.md" })).rejects.toThrow(/-32002/)
     await expect(mcp.client.readResource({ uri: `parallel-llm://runs/${run.runId}/responses%2F09-nobody.md` })).rejects.toThrow(/-32002/)
+  })
+
+  it("list_runs lists the runs; resynthesize merges a run's answers again without asking the candidates", async () => {
+    const run = goodRun!
+    const listed = await callTool(mcp.client, "list_runs", { limit: 50 })
+    expect(listed.isError).toBeFalsy()
+    const runs = (listed.structuredContent as { runs: Array<{ runId: string; status: string; finalUri?: string; answered?: number }> }).runs
+    const entry = runs.find((r) => r.runId === run.runId)
+    expect(entry).toMatchObject({ status: "ok", answered: 3, finalUri: `parallel-llm://runs/${run.runId}/final.md` })
+
+    const before = fake.requests.filter((r) => MODELS.includes(r.model ?? "")).length
+    const again = await callTool(mcp.client, "resynthesize", { runId: run.runId, synthesizer: "mcp/judge" })
+    expect(again.isError).toBeFalsy()
+    const rerun = structuredOf(again)
+    expect(rerun.runId).not.toBe(run.runId)
+    expect(rerun.candidates.map((c) => c.status)).toEqual(["ok", "ok", "ok"])
+    expect(readManifest(rerun.runDir)).toMatchObject({ status: "ok" })
+    expect(JSON.parse(fs.readFileSync(path.join(rerun.runDir, "run.json"), "utf8")).source).toBe(run.runId)
+    expect(fake.requests.filter((r) => MODELS.includes(r.model ?? "")).length).toBe(before)
+    expect(fake.requests.some((r) => r.model === "mcp/judge")).toBe(true)
+
+    const unknown = await callTool(mcp.client, "resynthesize", { runId: "20200101-000000-000-00000000" })
+    expect(unknown.isError).toBe(true)
+    expect(textOf(unknown)).toMatch(/no run 20200101-000000-000-00000000/)
+  })
+
+  it("process_prompt takes a deadline: a straggler is cut and the answer still comes", async () => {
+    const result = await callTool(mcp.client, "process_prompt", {
+      prompt: "deadline",
+      models: ["mcp/alpha", "mcp/hang"],
+      deadline: 3
+    })
+    expect(result.isError).toBeFalsy()
+    const run = structuredOf(result)
+    expect(run.status).toBe("partial")
+    expect(run.candidates.map((c) => [c.model, c.status])).toEqual([["mcp/alpha", "ok"], ["mcp/hang", "cancelled"]])
+    expect((run.candidates[1] as { reason?: string }).reason).toBe("deadline")
+    expect(run.final).toBe(SYNTH_ANSWER)
   })
 
   it("refuses bad arguments with an isError result naming the field, and goes on serving", async () => {

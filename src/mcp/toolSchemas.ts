@@ -36,9 +36,68 @@ export const ProcessPromptInput = Schema.Struct({
       description: "The model that merges the answers, for this call only. Default: the server's configured synthesizer."
     }),
     { exact: true }
+  ),
+  deadline: Schema.optionalWith(
+    Schema.Number.pipe(Schema.greaterThan(0), Schema.lessThanOrEqualTo(86_400)).annotations({
+      title: "Deadline (seconds)",
+      description:
+        "The whole run must end within this many seconds: slow candidates are cut so that the synthesis still fits. " +
+        "Set it below your client's tool timeout (often 60 s). Default: the server's setting (none)."
+    }),
+    { exact: true }
+  ),
+  quorum: Schema.optionalWith(
+    Schema.Number.pipe(Schema.int(), Schema.between(1, MAX_MODELS_PER_CALL)).annotations({
+      title: "Quorum",
+      description: "Stop waiting for the other candidates once this many answered (after `grace`). Default: wait for all."
+    }),
+    { exact: true }
+  ),
+  grace: Schema.optionalWith(
+    Schema.Number.pipe(Schema.between(0, 86_400)).annotations({
+      title: "Grace (seconds)",
+      description: "With `quorum`: how many more seconds to wait for the others. Default: the server's setting (0)."
+    }),
+    { exact: true }
   )
 })
 export type ProcessPromptInput = typeof ProcessPromptInput.Type
+
+// --- list_runs and resynthesize ---
+
+export const ListRunsInput = Schema.Struct({
+  limit: Schema.optionalWith(
+    Schema.Number.pipe(Schema.int(), Schema.between(1, 200)).annotations({ title: "Limit", description: "How many runs, newest first (default 20)." }),
+    { exact: true }
+  )
+})
+
+export const ListRunsOutput = Schema.Struct({
+  runs: Schema.Array(Schema.Struct({
+    runId: Schema.String,
+    /** `running` while a run has no manifest yet. */
+    status: Schema.Union(RunStatus, Schema.Literal("running")),
+    createdAt: Schema.optional(Schema.String),
+    durationMs: Schema.optional(Schema.Number),
+    answered: Schema.optional(Schema.Number),
+    total: Schema.optional(Schema.Number),
+    cost: Schema.optional(Schema.Number),
+    prompt: Schema.String,
+    runDir: Schema.String,
+    /** The final answer as an MCP resource, when there is one. */
+    finalUri: Schema.optional(Schema.String),
+    source: Schema.optional(Schema.String)
+  }))
+})
+export type ListRunsOutput = typeof ListRunsOutput.Type
+
+export const ResynthesizeInput = Schema.Struct({
+  runId: Schema.String.annotations({ title: "Run id", description: "The run whose candidates' answers to synthesize again (see list_runs)." }),
+  synthesizer: Schema.optionalWith(
+    ModelArgument.annotations({ title: "Synthesizer", description: "Default: the synthesizer the run used." }),
+    { exact: true }
+  )
+})
 
 const CandidateSummary = Schema.Struct({
   model: Schema.String,

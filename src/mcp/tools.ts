@@ -3,7 +3,9 @@ import { Cause, Effect, Either, Schema } from "effect"
 import type { Manifest } from "../domain/manifest.js"
 import { formatSeconds } from "../programs/callModel.js"
 import { listConfiguredModels } from "../programs/listConfiguredModels.js"
+import { resynthesize } from "../programs/resynthesize.js"
 import { type RunEvent, type RunResult, runPipeline } from "../programs/runPipeline.js"
+import { RunStore } from "../services/RunStore.js"
 import { describeSettings, Settings } from "../services/Settings.js"
 import { failureOf } from "./progress.js"
 import { runResourceUri } from "./resources.js"
@@ -11,10 +13,13 @@ import {
   decodeArguments,
   GetConfigOutput,
   ListModelsOutput,
+  ListRunsInput,
+  ListRunsOutput,
   NoArguments,
   objectJsonSchema,
   ProcessPromptInput,
-  ProcessPromptOutput
+  ProcessPromptOutput,
+  ResynthesizeInput
 } from "./toolSchemas.js"
 
 /** How long `list_models` waits for the provider's model list before answering without it. */
@@ -42,6 +47,26 @@ export const toolDefinitions: ReadonlyArray<Tool> = [
     inputSchema: objectJsonSchema(NoArguments),
     outputSchema: objectJsonSchema(ListModelsOutput),
     annotations: { title: "List the configured models", readOnlyHint: true, openWorldHint: true }
+  },
+  {
+    name: "list_runs",
+    title: "List recent runs",
+    description:
+      "The most recent runs, newest first: id, status, candidates answered, duration, cost, the start of the prompt, " +
+      "and the final answer as a resource to read.",
+    inputSchema: objectJsonSchema(ListRunsInput),
+    outputSchema: objectJsonSchema(ListRunsOutput),
+    annotations: { title: "List recent runs", readOnlyHint: true, openWorldHint: false }
+  },
+  {
+    name: "resynthesize",
+    title: "Synthesize a past run again",
+    description:
+      "Merges the stored answers of a past run again, optionally with another synthesizer, without asking the candidate " +
+      "models again (only the synthesis is paid). Makes a new run that names its source; returns like process_prompt.",
+    inputSchema: objectJsonSchema(ResynthesizeInput),
+    outputSchema: objectJsonSchema(ProcessPromptOutput),
+    annotations: { title: "Synthesize a past run again", readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true }
   },
   {
     name: "get_config",
@@ -170,7 +195,16 @@ const resultOfRun = Effect.fn("mcp.resultOfRun")(function*(result: RunResult) {
 const processPrompt = Effect.fn("mcp.processPrompt")(
   function*(args: unknown, onEvent: (event: RunEvent) => Effect.Effect<void>) {
     const input = yield* decodeArguments("process_prompt", ProcessPromptInput, args)
-    const result = yield* runPipeline({ prompt: input.prompt, models: input.models, synthesizer: input.synthesizer, onEvent })
+    const seconds = (s: number | undefined) => (s === undefined ? undefined : Math.round(s * 1000))
+    const result = yield* runPipeline({
+      prompt: input.prompt,
+      models: input.models,
+      synthesizer: input.synthesizer,
+      deadlineMs: seconds(input.deadline),
+      quorum: input.quorum,
+      graceMs: seconds(input.grace),
+      onEvent
+    })
     return yield* resultOfRun(result)
   },
   (effect) =>
@@ -182,6 +216,59 @@ const processPrompt = Effect.fn("mcp.processPrompt")(
       )
     )
 )
+
+// --- resynthesize and list_runs ---
+
+const resynthesizeRun = Effect.fn("mcp.resynthesize")(
+  function*(args: unknown, onEvent: (event: RunEvent) => Effect.Effect<void>) {
+    const input = yield* decodeArguments("resynthesize", ResynthesizeInput, args)
+    const result = yield* resynthesize({ runId: input.runId, synthesizer: input.synthesizer, onEvent })
+    return yield* resultOfRun(result)
+  },
+  (effect) =>
+    effect.pipe(
+      Effect.catchAll((e) =>
+        Effect.succeed(errorResult(e._tag === "StoreError" ? `The run could not be stored: ${e.message}` : e.message))
+      )
+    )
+)
+
+const listRuns = Effect.fn("mcp.listRuns")(function*(args: unknown) {
+  const input = yield* decodeArguments("list_runs", ListRunsInput, args)
+  const store = yield* RunStore
+  const runs = yield* store.listRuns(input.limit ?? 20)
+  const output: ListRunsOutput = {
+    runs: runs.map((r) => ({
+      runId: r.id,
+      status: r.manifest?.status ?? "running",
+      createdAt: r.manifest?.createdAt,
+      durationMs: r.manifest?.durationMs,
+      answered: r.manifest ? answered(r.manifest) : undefined,
+      total: r.manifest?.candidates.length,
+      cost: r.manifest?.usage.cost,
+      prompt: r.promptPreview,
+      runDir: r.dir,
+      finalUri: r.hasFinal ? runResourceUri(r.id, "final.md") : undefined,
+      source: r.manifest?.source
+    }))
+  }
+  const structuredContent = yield* Schema.encode(ListRunsOutput)(output).pipe(Effect.orDie)
+  const lines = output.runs.map((r) =>
+    `- ${r.runId}: ${r.status}${r.answered !== undefined ? `, ${r.answered}/${r.total} answered` : ""}` +
+    `${r.durationMs !== undefined ? `, ${formatSeconds(r.durationMs)}` : ""}${r.cost !== undefined ? `, $${r.cost.toFixed(4)}` : ""}` +
+    ` — ${JSON.stringify(r.prompt.replace(/\s+/g, " ").slice(0, 80))}${r.finalUri ? ` (answer: ${r.finalUri})` : ""}`
+  )
+  return {
+    content: [text(lines.length > 0 ? lines.join("\n") : `No runs yet in ${store.root}.`)],
+    structuredContent
+  } satisfies CallToolResult
+}, (effect) =>
+  effect.pipe(
+    Effect.catchTags({
+      InvalidArguments: (e) => Effect.succeed(errorResult(e.message)),
+      StoreError: (e) => Effect.succeed(errorResult(`The runs could not be listed: ${e.message}`))
+    })
+  ))
 
 // --- list_models ---
 
@@ -253,6 +340,10 @@ export const callTool = Effect.fn("mcp.callTool")(
         return yield* listModels(args)
       case "get_config":
         return yield* getConfig(args)
+      case "list_runs":
+        return yield* listRuns(args)
+      case "resynthesize":
+        return yield* resynthesizeRun(args, onEvent)
       default:
         return yield* new UnknownTool({ name, message: `Unknown tool: ${name} (this server has ${toolDefinitions.map((t) => t.name).join(", ")})` })
     }
