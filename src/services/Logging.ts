@@ -1,4 +1,4 @@
-import { Cause, Effect, HashMap, Inspectable, Layer, List, Logger, LogLevel, Option } from "effect"
+import { Cause, Effect, FiberRef, HashMap, Inspectable, Layer, List, Logger, LogLevel, Option } from "effect"
 import * as fs from "node:fs"
 import { SettingsError } from "../domain/errors.js"
 import type { LogLevelName, SettingsValue } from "./Settings.js"
@@ -87,9 +87,12 @@ export const layerLogging = (
         if (fd !== undefined) fs.writeSync(fd, `${formatFileLine(entry)}\n`)
         for (const sink of extraSinks) sink(entry)
       })
-      return Layer.merge(
+      return Layer.mergeAll(
         Logger.replace(Logger.defaultLogger, logger),
-        Logger.minimumLogLevel(fromLevelName(settings.logLevel))
+        Logger.minimumLogLevel(fromLevelName(settings.logLevel)),
+        // Stream internals run in forked fibers: a failure there (a response over the size cap, say)
+        // reaches us as a typed error already, and a second "unhandled error" line would only mislead.
+        Layer.locallyScoped(FiberRef.currentUnhandledErrorLogLevel, Option.none())
       )
     })
   )
