@@ -92,7 +92,7 @@ export const layerLogging = (
         Logger.minimumLogLevel(fromLevelName(settings.logLevel)),
         // Stream internals run in forked fibers: a failure there (a response over the size cap, say)
         // reaches us as a typed error already, and a second "unhandled error" line would only mislead.
-        Layer.locallyScoped(FiberRef.currentUnhandledErrorLogLevel, Option.none())
+        Layer.locallyScoped(FiberRef.unhandledErrorLogLevel, Option.none())
       )
     })
   )
