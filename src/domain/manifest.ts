@@ -65,7 +65,12 @@ export const RunSettings = Schema.Struct({
   retries: Schema.Number,
   temperature: Schema.optional(Schema.Number),
   maxTokens: Schema.optional(Schema.Number),
-  baseUrl: Schema.optional(Schema.String)
+  baseUrl: Schema.optional(Schema.String),
+  fallbackSynthesizers: Schema.optional(Schema.Array(Schema.String)),
+  stream: Schema.optional(Schema.Boolean),
+  deadlineMs: Schema.optional(Schema.Number),
+  quorum: Schema.optional(Schema.Number),
+  graceMs: Schema.optional(Schema.Number)
 })
 
 export const Manifest = Schema.Struct({

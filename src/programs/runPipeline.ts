@@ -156,7 +156,11 @@ export const runPipeline = Effect.fn("runPipeline")(function*(request: RunReques
         retries: settings.retries,
         temperature: settings.temperature,
         ...Option.match(settings.maxTokens, { onNone: () => ({}), onSome: (maxTokens) => ({ maxTokens }) }),
-        baseUrl: settings.baseUrl
+        baseUrl: settings.baseUrl,
+        fallbackSynthesizers: synthesizers.slice(1),
+        stream: settings.stream,
+        ...(deadlineMs !== undefined ? { deadlineMs } : {}),
+        ...(policy.quorum !== undefined ? { quorum: policy.quorum, graceMs: policy.graceMs } : {})
       },
       candidates,
       ...(synthesis ? { synthesis } : {}),
