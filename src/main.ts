@@ -2,13 +2,12 @@
 import { Command, ValidationError } from "@effect/cli"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodePath from "@effect/platform-node/NodePath"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import * as Undici from "@effect/platform-node/Undici"
 import { Cause, Effect, Exit, Layer, Logger } from "effect"
 import * as fs from "node:fs"
 import { makeAskCommand } from "./cli/askCommand.js"
+import { makeBatchCommand } from "./cli/batchCommand.js"
 import { makeConfigCommand } from "./cli/configCommand.js"
 import { makeResynthCommand } from "./cli/resynthCommand.js"
 import { makeRunsCommand } from "./cli/runsCommand.js"
@@ -16,32 +15,16 @@ import { makeModelsCommand } from "./cli/modelsCommand.js"
 import { makeServeCommand } from "./cli/serveCommand.js"
 import type { ServicesFor } from "./cli/services.js"
 import { layerLogging } from "./services/Logging.js"
+import { layerPooledHttpClient } from "./services/HttpClientPool.js"
 import { layerOpenRouterClient } from "./services/OpenRouterClient.js"
 import { layerRunStore } from "./services/RunStore.js"
 import { layerSettings } from "./services/Settings.js"
-
-/**
- * One pooled keep-alive HTTP agent for the whole process, closed when the program ends. Undici's own
- * header and body timeouts (300 s) are turned off: each model's time budget is enforced by Effect, and
- * a real synthesis can legitimately stay silent for minutes.
- */
-const HttpClientLive = NodeHttpClient.layerUndiciWithoutDispatcher.pipe(
-  Layer.provide(
-    Layer.scoped(
-      NodeHttpClient.Dispatcher,
-      Effect.acquireRelease(
-        Effect.sync(() => new Undici.Agent({ headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 30_000 })),
-        (agent) => Effect.promise(() => agent.destroy())
-      )
-    )
-  )
-)
 
 /** Every service the programs use, for settings read from the command line. */
 const servicesFor: ServicesFor = (settings, extraLogSinks = [], stderr) =>
   Layer.mergeAll(layerOpenRouterClient, layerRunStore).pipe(
     Layer.provideMerge(layerSettings(settings)),
-    Layer.provide(Layer.mergeAll(HttpClientLive, NodeFileSystem.layer, NodePath.layer)),
+    Layer.provide(Layer.mergeAll(layerPooledHttpClient, NodeFileSystem.layer, NodePath.layer)),
     Layer.merge(layerLogging(settings, extraLogSinks, stderr))
   )
 
@@ -56,6 +39,7 @@ const root = Command.make("parallel-llm").pipe(
   ),
   Command.withSubcommands([
     makeAskCommand(servicesFor),
+    makeBatchCommand(servicesFor),
     makeServeCommand(servicesFor),
     makeModelsCommand(servicesFor),
     makeRunsCommand(servicesFor),
@@ -70,7 +54,16 @@ const fail = (code: number, message: string) =>
     return code
   })
 
-const program = Effect.suspend(() => Command.run(root, { name: "parallel-llm", version: version() })(process.argv)).pipe(
+/**
+ * `--log-level` is @effect/cli's built-in flag, which it fails to strip in some positions; the settings
+ * loader reads it from `process.argv` itself, so the parser never needs to see it.
+ */
+const withoutLogLevel = (argv: ReadonlyArray<string>): Array<string> =>
+  argv.filter((arg, i) => arg !== "--log-level" && argv[i - 1] !== "--log-level" && !arg.startsWith("--log-level="))
+
+const program = Effect.suspend(() =>
+  Command.run(root, { name: "parallel-llm", version: version() })(withoutLogLevel(process.argv))
+).pipe(
   Effect.map(() => Number(process.exitCode ?? 0)),
   Effect.catchTags({
     SettingsError: (e) => fail(2, e.message),

@@ -1,5 +1,6 @@
-import { Clock, Duration, Effect, Either, Ref, Schedule } from "effect"
+import { Clock, Deferred, Duration, Effect, Either, Ref, Schedule } from "effect"
 import { isTransient, type ProviderError, retryAfterOf, Timeout } from "../domain/errors.js"
+import { CallGate } from "../services/CallGate.js"
 import { type Completion, type CompletionRequest, OpenRouterClient } from "../services/OpenRouterClient.js"
 
 export interface RetryPolicy {
@@ -38,6 +39,11 @@ export interface ModelCall {
  * One model's whole call: attempts under the retry schedule, all of them bounded by `timeoutMs`
  * so a run's wall time is predictable. Never fails: the outcome is data, so one model's failure
  * cannot cancel the others. Interruption still propagates (and aborts the HTTP request).
+ *
+ * Each attempt holds a permit of the {@link CallGate} (unbounded unless a batch shares one): the
+ * time budget and the latency start when the first request goes out, not while it waits for a
+ * permit, so a busy batch does not time out calls that were never sent. Backoff sleeps between
+ * attempts hold no permit.
  */
 export const callModel = Effect.fn("callModel")(function*(
   request: CompletionRequest,
@@ -45,34 +51,45 @@ export const callModel = Effect.fn("callModel")(function*(
   onAttempt: (attempt: number) => Effect.Effect<void> = () => Effect.void
 ) {
   const client = yield* OpenRouterClient
+  const gate = yield* CallGate
   const attempts = yield* Ref.make(0)
-  const started = yield* Clock.currentTimeMillis
+  /** Clock time at which the first request went out. */
+  const firstSent = yield* Deferred.make<number>()
 
-  const attempt = Ref.updateAndGet(attempts, (n) => n + 1).pipe(
-    Effect.tap(onAttempt),
-    Effect.flatMap((n) =>
-      client.complete(request).pipe(
-        Effect.tapError((error) =>
-          Effect.logDebug(`${request.model}: attempt ${n} failed: ${error.message}${isTransient(error) && n <= policy.retries ? " (will retry)" : ""}`)
+  const attempt = gate.withPermit(
+    Ref.updateAndGet(attempts, (n) => n + 1).pipe(
+      Effect.tap(() => Effect.flatMap(Clock.currentTimeMillis, (now) => Deferred.succeed(firstSent, now))),
+      Effect.tap(onAttempt),
+      Effect.flatMap((n) =>
+        client.complete(request).pipe(
+          Effect.tapError((error) =>
+            Effect.logDebug(`${request.model}: attempt ${n} failed: ${error.message}${isTransient(error) && n <= policy.retries ? " (will retry)" : ""}`)
+          )
         )
       )
     )
   )
 
+  const budget = Deferred.await(firstSent).pipe(
+    Effect.zipRight(Effect.sleep(Duration.millis(policy.timeoutMs))),
+    Effect.zipRight(Effect.failSync((): ProviderError =>
+      new Timeout({
+        model: request.model,
+        timeoutMs: policy.timeoutMs,
+        message: `Timed out after ${formatSeconds(policy.timeoutMs)} (retries included)`
+      })
+    ))
+  )
+
   const result = yield* attempt.pipe(
     Effect.retry(retrySchedule(policy)),
-    Effect.timeoutFail({
-      duration: Duration.millis(policy.timeoutMs),
-      onTimeout: (): ProviderError =>
-        new Timeout({
-          model: request.model,
-          timeoutMs: policy.timeoutMs,
-          message: `Timed out after ${formatSeconds(policy.timeoutMs)} (retries included)`
-        })
-    }),
+    Effect.raceFirst(budget),
     Effect.either
   )
   const finished = yield* Clock.currentTimeMillis
+  const started = yield* Deferred.poll(firstSent).pipe(
+    Effect.flatMap((sent) => (sent._tag === "Some" ? sent.value : Effect.succeed(finished)))
+  )
   return { result, attempts: yield* Ref.get(attempts), latencyMs: finished - started } satisfies ModelCall
 })
 

@@ -1,6 +1,6 @@
 import { HttpClient, HttpClientRequest, type HttpClientError, type HttpClientResponse } from "@effect/platform"
 import * as Sse from "@effect/experimental/Sse"
-import { Context, Effect, Layer, Option, ParseResult, Redacted, Schema, Stream } from "effect"
+import { Chunk, Context, Deferred, Duration, Effect, Layer, Option, ParseResult, Redacted, Schema, Stream } from "effect"
 import {
   BadRequest,
   ErrorInBody,
@@ -16,6 +16,10 @@ import {
   Unauthorized
 } from "../domain/errors.js"
 import { Settings } from "./Settings.js"
+import { makeSseDecoder } from "./sseEvents.js"
+
+/** How long the rest of a streamed body may take to end after `[DONE]` before the connection is dropped. */
+const DRAIN_AFTER_DONE = Duration.millis(500)
 
 export interface ChatMessage {
   readonly role: "system" | "user" | "assistant"
@@ -297,7 +301,8 @@ export const makeOpenRouterClient = Effect.gen(function*() {
         : error._tag === "ResponseTooLarge"
         ? tooLarge(model, content)
         : error
-    const onEvent = (event: Sse.Event): Effect.Effect<void, ProviderError> => {
+    /** Folds one event into the answer; returns an effect only when there is something to run (a failure, a delta). */
+    const onEvent = (event: Sse.Event): Effect.Effect<void, ProviderError> | undefined => {
       const data = scrub(event.data)
       const decoded = decodeStreamChunk(data)
       if (decoded._tag === "Left") {
@@ -325,14 +330,58 @@ export const makeOpenRouterClient = Effect.gen(function*() {
         }
       }
       const delta = choice?.delta?.content
-      if (!delta) return Effect.void
+      if (!delta) return undefined
       content += delta
-      return request.onDelta ? request.onDelta(delta) : Effect.void
+      return request.onDelta ? request.onDelta(delta) : undefined
     }
-    return cappedBody(model, response).pipe(
-      Stream.pipeThroughChannel(Sse.makeChannel()),
-      Stream.takeWhile((event) => event.data.trim() !== "[DONE]"),
-      Stream.runForEach(onEvent),
+    // One pass per network chunk: byte cap, SSE decoding and the events, all synchronous (see sseEvents.ts).
+    // After `[DONE]` the rest of the body (normally nothing but its end) is still read, so that the
+    // connection goes back to the pool instead of being torn down and opened again for the next call.
+    const decoder = makeSseDecoder({ maxEventChars: settings.maxResponseBytes })
+    let size = 0
+    let done = false
+    const onEvents = (
+      doneSignal: Deferred.Deferred<void>,
+      events: ReadonlyArray<Sse.Event> | undefined
+    ): Effect.Effect<void, ProviderError> => {
+      if (events === undefined) return Effect.fail(tooLarge(model, undefined))
+      const from = (start: number): Effect.Effect<void, ProviderError> => {
+        for (let i = start; i < events.length && !done; i++) {
+          if (events[i]!.data.trim() === "[DONE]") {
+            done = true
+            return Deferred.succeed(doneSignal, undefined)
+          }
+          const effect = onEvent(events[i]!)
+          // A listener with nothing to do returns Effect.void: no need to run it, event after event.
+          if (effect !== undefined && effect !== Effect.void) return Effect.flatMap(effect, () => from(i + 1))
+        }
+        return Effect.void
+      }
+      return from(0)
+    }
+    const onBytes = (doneSignal: Deferred.Deferred<void>) => (chunk: Chunk.Chunk<Uint8Array>): Effect.Effect<void, ProviderError> => {
+      const pieces = Chunk.toReadonlyArray(chunk)
+      if (done) return Effect.void
+      const events: Array<Sse.Event> = []
+      for (const bytes of pieces) {
+        size += bytes.length
+        if (size > settings.maxResponseBytes) return Effect.zipRight(onEvents(doneSignal, events), Effect.fail(tooLarge(model, undefined)))
+        const more = decoder.push(bytes)
+        if (more === undefined) return Effect.zipRight(onEvents(doneSignal, events), onEvents(doneSignal, undefined))
+        for (const event of more) events.push(event)
+      }
+      return onEvents(doneSignal, events)
+    }
+    return Deferred.make<void>().pipe(
+      Effect.flatMap((doneSignal) =>
+        response.stream.pipe(
+          Stream.mapError((e) => transportError(model, e)),
+          Stream.runForEachChunk(onBytes(doneSignal)),
+          Effect.zipRight(Effect.suspend(() => (done ? Effect.void : onEvents(doneSignal, decoder.end())))),
+          // A server that keeps the response open after `[DONE]` gets a moment to end it, no more.
+          Effect.raceFirst(Deferred.await(doneSignal).pipe(Effect.zipRight(Effect.sleep(DRAIN_AFTER_DONE))))
+        )
+      ),
       Effect.mapError(withPartial),
       Effect.flatMap((): Effect.Effect<Completion, ProviderError> => {
         if (content.trim() === "") {

@@ -1,0 +1,51 @@
+/**
+ * The figures the bench reports, in table order: key in `latest.json`, label, unit, and the target
+ * from issue 6 where there is one. Shared by the bench and its smoke test (no side effects here).
+ */
+export interface FigureSpec {
+  readonly key: string
+  readonly label: string
+  readonly unit: string
+  /** A target the figure should meet: at most / at least this value. */
+  readonly target?: { readonly max?: number; readonly min?: number } | undefined
+}
+
+export const FIGURES: ReadonlyArray<FigureSpec> = [
+  { key: "overhead.inProcess.ratio", label: "overhead in-process (wall / ideal)", unit: "×", target: { max: 1.02 } },
+  { key: "overhead.inProcess.wallMs", label: "  run wall time in-process", unit: "ms" },
+  { key: "overhead.inProcess.idealMs", label: "  ideal (slowest candidate + synthesis)", unit: "ms" },
+  { key: "overhead.cli.ratio", label: "overhead whole process, ask (wall / ideal)", unit: "×" },
+  { key: "overhead.cli.wallMs", label: "  ask wall time, spawn to exit", unit: "ms" },
+  { key: "connections.sequentialRuns", label: "connections: sequential runs in one process", unit: "runs" },
+  { key: "connections.accepted", label: "  TCP connections the fake accepted", unit: "", target: { max: 5 } },
+  { key: "connections.bound", label: "  concurrency bound", unit: "" },
+  { key: "throughput.prompts", label: "batch: prompts (5 candidates + synthesis, 50 ms, 20-word answers)", unit: "" },
+  { key: "throughput.wallMs", label: "  batch wall time, spawn to exit", unit: "ms" },
+  { key: "throughput.idealMs", label: "  ideal for the concurrency bound", unit: "ms" },
+  { key: "throughput.fraction", label: "  throughput, fraction of ideal", unit: "", target: { min: 0.9 } },
+  { key: "throughput.promptsPerSecond", label: "  prompts per second", unit: "/s" },
+  { key: "throughput.cpuMsPerPrompt", label: "  CPU time of the batch process per prompt", unit: "ms" },
+  { key: "throughput.peakRssMb", label: "  peak RSS of the batch process", unit: "MB", target: { max: 200 } },
+  { key: "throughput.maxInFlight", label: "  most calls in flight at the fake", unit: "", target: { max: 16 } },
+  { key: "throughput.connections", label: "  TCP connections the fake accepted", unit: "", target: { max: 16 } },
+  { key: "throughput.rawUndiciFraction", label: "  floor: the same calls from a bare undici loop", unit: "" },
+  { key: "throughput.defaultRunsFraction", label: "  with the default --runs 4: fraction of the ideal for 4 runs", unit: "" },
+  { key: "startup.serveInitMs", label: "start-up: serve, spawn to initialize answer", unit: "ms", target: { max: 300 } },
+  { key: "startup.askHelpMs", label: "start-up: ask --help, spawn to exit", unit: "ms" },
+  { key: "startup.nodeBaselineMs", label: "  node -e 0 on this machine (floor)", unit: "ms" },
+  { key: "tail.C.waitAllMs", label: "tail, run C /100: wait for all", unit: "ms" },
+  { key: "tail.C.quorumMs", label: "  --quorum 3 --grace 0.1", unit: "ms" },
+  { key: "tail.C.quorumAnswered", label: "    candidates answered", unit: "/5" },
+  { key: "tail.C.deadlineMs", label: "  --deadline 0.55", unit: "ms" },
+  { key: "tail.C.deadlineAnswered", label: "    candidates answered", unit: "/5" },
+  { key: "tail.B.waitAllMs", label: "tail, run B /100: wait for all", unit: "ms" },
+  { key: "tail.B.quorumMs", label: "  --quorum 3 --grace 0.1", unit: "ms" },
+  { key: "tail.B.quorumAnswered", label: "    candidates answered", unit: "/5" },
+  { key: "tail.B.deadlineMs", label: "  --deadline 0.55", unit: "ms" },
+  { key: "tail.B.deadlineAnswered", label: "    candidates answered", unit: "/5" }
+]
+
+export const meetsTarget = (spec: FigureSpec, value: number): boolean | undefined =>
+  spec.target === undefined
+    ? undefined
+    : (spec.target.max === undefined || value <= spec.target.max) && (spec.target.min === undefined || value >= spec.target.min)

@@ -1,0 +1,325 @@
+import { FileSystem } from "@effect/platform"
+import { Cause, Clock, Effect, Exit, Option, ParseResult, Ref, Schema } from "effect"
+import * as crypto from "node:crypto"
+import { RunRefused, StoreError, UsageError } from "../domain/errors.js"
+import type { Manifest, RunStatus } from "../domain/manifest.js"
+import { ModelId } from "../domain/model.js"
+import { OpenRouterClient } from "../services/OpenRouterClient.js"
+import { Settings } from "../services/Settings.js"
+import { type RunEvent, runPipeline } from "./runPipeline.js"
+
+// --- Input: one prompt per line ---
+
+const NonBlank = Schema.String.pipe(Schema.filter((s) => s.trim() !== "" || "must not be empty"))
+
+/** One line of the input file. Unknown keys are refused: a misspelt `models` must not silently run the defaults. */
+export const BatchLine = Schema.Struct({
+  id: Schema.optional(Schema.Union(NonBlank, Schema.Number.pipe(Schema.int()))),
+  prompt: NonBlank,
+  models: Schema.optional(Schema.Array(ModelId).pipe(Schema.minItems(1))),
+  synthesizer: Schema.optional(ModelId)
+})
+
+const decodeLine = Schema.decodeUnknownEither(BatchLine, { onExcessProperty: "error" })
+
+/** Why a line is not a prompt, in one short sentence. */
+const lineProblem = (raw: string): string | typeof BatchLine.Type => {
+  let json: unknown
+  try {
+    json = JSON.parse(raw)
+  } catch (e) {
+    return `not valid JSON (${e instanceof Error ? e.message : String(e)})`
+  }
+  if (typeof json !== "object" || json === null || Array.isArray(json)) return `expected a JSON object like {"prompt": "..."}`
+  const decoded = decodeLine(json)
+  if (decoded._tag === "Right") return decoded.right
+  return ParseResult.ArrayFormatter.formatErrorSync(decoded.left)
+    .map((issue) => `${issue.path.length > 0 ? `${issue.path.map(String).join(".")}: ` : ""}${oneLine(issue.message)}`)
+    .join("; ")
+}
+
+/** A prompt to run, from one good line. */
+export interface BatchItem {
+  /** 1-based line number in the input file. */
+  readonly line: number
+  /** The line's `id`, or its line number. */
+  readonly id: string
+  readonly prompt: string
+  readonly models: ReadonlyArray<string> | undefined
+  readonly synthesizer: string | undefined
+  readonly promptSha256: string
+}
+
+/** A line that cannot be run: not JSON, not a prompt, or a duplicate id. */
+export interface BadLine {
+  readonly line: number
+  readonly id: string
+  readonly message: string
+}
+
+const sha256 = (text: string) => crypto.createHash("sha256").update(text).digest("hex")
+
+const oneLine = (text: string) => text.replace(/\s+/g, " ").trim()
+
+/** Every non-blank line, as an item or the reason it is not one. Ids default to the line number; a repeated id is an error for the later line. */
+export const parseBatchInput = (text: string): { readonly items: ReadonlyArray<BatchItem>; readonly bad: ReadonlyArray<BadLine> } => {
+  const items: Array<BatchItem> = []
+  const bad: Array<BadLine> = []
+  const firstLineOf = new Map<string, number>()
+  text.split(/\r?\n/).forEach((raw, i) => {
+    const line = i + 1
+    if (raw.trim() === "") return
+    const value = lineProblem(raw)
+    if (typeof value === "string") {
+      bad.push({ line, id: String(line), message: `line ${line}: ${value}` })
+      return
+    }
+    const id = value.id === undefined ? String(line) : String(value.id).trim()
+    const first = firstLineOf.get(id)
+    if (first !== undefined) {
+      bad.push({ line, id, message: `line ${line}: duplicate id ${JSON.stringify(id)} (first on line ${first})` })
+      return
+    }
+    firstLineOf.set(id, line)
+    items.push({ line, id, prompt: value.prompt, models: value.models, synthesizer: value.synthesizer, promptSha256: sha256(value.prompt) })
+  })
+  return { items, bad }
+}
+
+// --- Output: one result line per prompt, appended as each one ends ---
+
+/** What the results file says about one prompt. The last line for an id is its current state. */
+export interface BatchResult {
+  readonly id: string
+  /** The run directory; null when no run was made (a bad line, a refused prompt). */
+  readonly runDir: string | null
+  readonly status: RunStatus
+  /** USD spent on this prompt, when the provider reported costs. */
+  readonly cost: number | null
+  readonly line: number
+  readonly durationMs?: number
+  readonly error?: string
+  readonly promptSha256?: string
+  /** The input line itself is wrong (it is reported again on every pass until it is fixed). */
+  readonly invalid?: true
+}
+
+const PreviousResult = Schema.Struct({
+  id: Schema.String,
+  status: Schema.Literal("ok", "partial", "failed", "cancelled"),
+  promptSha256: Schema.optional(Schema.String),
+  invalid: Schema.optional(Schema.Boolean)
+})
+const decodePrevious = Schema.decodeUnknownOption(Schema.parseJson(PreviousResult))
+
+/** Ids already answered (ok or partial) in an earlier pass, with the prompt they answered. Unreadable lines are ignored. */
+export const answeredIn = (resultsText: string): ReadonlyMap<string, string | undefined> => {
+  const last = new Map<string, typeof PreviousResult.Type>()
+  for (const raw of resultsText.split("\n")) {
+    if (raw.trim() === "") continue
+    const previous = decodePrevious(raw)
+    if (Option.isSome(previous) && previous.value.invalid !== true) last.set(previous.value.id, previous.value)
+  }
+  const answered = new Map<string, string | undefined>()
+  for (const [id, result] of last) {
+    if (result.status === "ok" || result.status === "partial") answered.set(id, result.promptSha256)
+  }
+  return answered
+}
+
+/** `questions.jsonl` → `questions.results.jsonl`. */
+export const defaultResultsPath = (input: string): string =>
+  input.endsWith(".jsonl") ? `${input.slice(0, -".jsonl".length)}.results.jsonl` : `${input}.results.jsonl`
+
+// --- Progress ---
+
+export interface BatchProgress {
+  /** Prompts this pass runs (answered ones skipped), and invalid lines. */
+  readonly total: number
+  readonly ok: number
+  readonly partial: number
+  readonly failed: number
+  readonly cancelled: number
+  /** Already answered in an earlier pass. */
+  readonly skipped: number
+  readonly invalid: number
+  readonly inFlight: number
+  readonly cost: number
+  readonly elapsedMs: number
+}
+
+export const remainingOf = (p: BatchProgress): number => p.total - p.ok - p.partial - p.failed - p.cancelled
+
+export interface BatchOptions {
+  readonly input: string
+  readonly output: string
+  /** Runs in flight at once. */
+  readonly runs: number
+  /** Called when the batch starts and after each prompt ends. */
+  readonly onProgress?: ((progress: BatchProgress, last: BatchResult | undefined) => Effect.Effect<void>) | undefined
+}
+
+/**
+ * Runs every prompt of a JSONL file, at most `runs` at a time; the HTTP calls of all of them share
+ * the process's `CallGate`. Each prompt's result is appended to the results file the moment it ends,
+ * so an interruption or a crash loses nothing, and a later pass skips what is already answered
+ * (same id and same prompt) and retries the rest. Interrupted runs end `cancelled`.
+ */
+export const runBatch = Effect.fn("runBatch")(function*(options: BatchOptions) {
+  const fs = yield* FileSystem.FileSystem
+  const settings = yield* Settings
+
+  const text = yield* fs.readFileString(options.input).pipe(
+    Effect.mapError((e) => new UsageError({ message: `cannot read ${options.input}: ${e.message}` }))
+  )
+  const { items, bad } = parseBatchInput(text)
+  if (items.length === 0 && bad.length === 0) {
+    return yield* new UsageError({ message: `${options.input} holds no prompt (one JSON object per line: {"prompt": "..."})` })
+  }
+
+  const previous = yield* fs.exists(options.output).pipe(
+    Effect.flatMap((exists) => (exists ? fs.readFileString(options.output) : Effect.succeed(""))),
+    Effect.mapError((e) => new UsageError({ message: `cannot read the results file ${options.output}: ${e.message}` }))
+  )
+  const answered = answeredIn(previous)
+  const todo = items.filter((item) => {
+    if (!answered.has(item.id)) return true
+    const sha = answered.get(item.id)
+    return sha !== undefined && sha !== item.promptSha256
+  })
+
+  if (settings.checkModels && todo.length > 0) yield* checkModelsOnce(todo)
+
+  const file = yield* fs.open(options.output, { flag: "a" }).pipe(
+    Effect.mapError((e) => new StoreError({ path: options.output, message: `cannot open ${options.output}: ${e.message}` }))
+  )
+  const writeLock = yield* Effect.makeSemaphore(1)
+  const encoder = new TextEncoder()
+  const appendRaw = (data: string) =>
+    writeLock.withPermits(1)(file.writeAll(encoder.encode(data))).pipe(
+      Effect.mapError((e) => new StoreError({ path: options.output, message: `cannot write ${options.output}: ${e.message}` }))
+    )
+  // A line cut short by a crash of an earlier pass must not swallow the first new one.
+  if (previous !== "" && !previous.endsWith("\n")) yield* appendRaw("\n")
+  const append = (result: BatchResult) => appendRaw(`${JSON.stringify(result)}\n`)
+
+  const startedMs = yield* Clock.currentTimeMillis
+  const progress = yield* Ref.make<BatchProgress>({
+    total: todo.length + bad.length,
+    ok: 0,
+    partial: 0,
+    failed: 0,
+    cancelled: 0,
+    skipped: items.length - todo.length,
+    invalid: 0,
+    inFlight: 0,
+    cost: 0,
+    elapsedMs: 0
+  })
+  const report = (last: BatchResult | undefined) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const p = yield* Ref.updateAndGet(progress, (p) => ({ ...p, elapsedMs: now - startedMs }))
+      if (options.onProgress) yield* options.onProgress(p, last)
+    })
+  const record = (result: BatchResult) =>
+    append(result).pipe(
+      Effect.zipRight(Ref.update(progress, (p) => ({
+        ...p,
+        [result.status]: p[result.status] + 1,
+        invalid: p.invalid + (result.invalid ? 1 : 0),
+        cost: p.cost + (result.cost ?? 0)
+      }))),
+      Effect.zipRight(report(result))
+    )
+
+  yield* Effect.logInfo(
+    `batch: ${todo.length} prompt${todo.length === 1 ? "" : "s"} to run` +
+      `${items.length > todo.length ? `, ${items.length - todo.length} already answered` : ""}` +
+      `${bad.length > 0 ? `, ${bad.length} invalid line${bad.length === 1 ? "" : "s"}` : ""}; ` +
+      `${settings.concurrency} calls and ${options.runs} runs in flight at most; results in ${options.output}`
+  )
+  yield* report(undefined)
+
+  for (const line of bad) {
+    yield* record({ id: line.id, runDir: null, status: "failed", cost: null, line: line.line, error: line.message, invalid: true })
+  }
+
+  const runOne = (item: BatchItem) =>
+    Effect.uninterruptibleMask((restore) =>
+      Effect.gen(function*() {
+        const finished = yield* Ref.make<{ readonly manifest: Manifest; readonly runDir: string } | undefined>(undefined)
+        const startedDir = yield* Ref.make<string | undefined>(undefined)
+        const onEvent = (event: RunEvent) =>
+          event._tag === "RunStarted"
+            ? Ref.set(startedDir, event.run.dir)
+            : event._tag === "RunFinished"
+            ? Ref.set(finished, { manifest: event.manifest, runDir: event.runDir })
+            : Effect.void
+        const models = item.models ?? settings.models
+        // In a batch the process-wide gate bounds the calls: a run's own fan-out does not hold its candidates back.
+        const runSettings = { ...settings, concurrency: models.length, checkModels: false }
+        yield* Ref.update(progress, (p) => ({ ...p, inFlight: p.inFlight + 1 }))
+        const exit = yield* restore(
+          runPipeline({ prompt: item.prompt, models: item.models, synthesizer: item.synthesizer, onEvent }).pipe(
+            Effect.provideService(Settings, runSettings)
+          )
+        ).pipe(Effect.exit)
+        yield* Ref.update(progress, (p) => ({ ...p, inFlight: p.inFlight - 1 }))
+        const done = yield* Ref.get(finished)
+        const runDir = done?.runDir ?? (yield* Ref.get(startedDir)) ?? null
+        const result: BatchResult = done !== undefined
+          ? {
+            id: item.id,
+            runDir,
+            status: done.manifest.status,
+            cost: done.manifest.usage.cost ?? null,
+            line: item.line,
+            durationMs: done.manifest.durationMs,
+            ...(done.manifest.error !== undefined ? { error: done.manifest.error } : {}),
+            promptSha256: item.promptSha256
+          }
+          : {
+            id: item.id,
+            runDir,
+            ...(Exit.isInterrupted(exit)
+              ? { status: "cancelled", cost: null, line: item.line, error: "interrupted before the run started" }
+              : { status: "failed", cost: null, line: item.line, error: failureText(exit) }),
+            promptSha256: item.promptSha256
+          }
+        if (result.status === "failed" && done === undefined) yield* Effect.logWarning(`${item.id}: ${result.error}`)
+        // Recorded even when the batch is being interrupted: that interruption then goes on stopping it.
+        yield* record(result)
+      })
+    )
+
+  yield* Effect.forEach(todo, runOne, { concurrency: options.runs, discard: true })
+  return yield* Ref.get(progress)
+}, Effect.scoped)
+
+const failureText = (exit: Exit.Exit<unknown, { readonly message: string }>): string => {
+  if (Exit.isSuccess(exit)) return "no result"
+  const failure = Cause.failureOption(exit.cause)
+  return Option.isSome(failure) ? failure.value.message : `internal error: ${oneLine(Cause.pretty(exit.cause)).slice(0, 300)}`
+}
+
+/** `--check-models` once for the whole batch, not once per prompt: every model any line names. */
+const checkModelsOnce = Effect.fn("runBatch.checkModels")(function*(items: ReadonlyArray<BatchItem>) {
+  const settings = yield* Settings
+  const client = yield* OpenRouterClient
+  const wanted = new Set<string>([...settings.models, settings.synthesizer, ...settings.fallbackSynthesizers])
+  for (const item of items) {
+    for (const model of item.models ?? []) wanted.add(model)
+    if (item.synthesizer !== undefined) wanted.add(item.synthesizer)
+  }
+  const known = yield* client.listModels().pipe(
+    Effect.mapError((e) => new RunRefused({ message: `cannot check the models (--check-models): ${e.message}` }))
+  )
+  const ids = new Set(known.map((m) => m.id))
+  const unknown = [...wanted].filter((m) => !ids.has(m))
+  if (unknown.length > 0) {
+    return yield* new RunRefused({
+      message: `unknown model${unknown.length === 1 ? "" : "s"} at ${settings.baseUrl}: ${unknown.join(", ")} (see parallel-llm models)`
+    })
+  }
+})
