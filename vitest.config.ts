@@ -7,6 +7,7 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
-    reporters: ["default"]
+    // The JSON report lets CI print a plain "N passed, N failed" closing line.
+    reporters: ["default", ["json", { outputFile: ".tmp/vitest-results.json" }]]
   }
 })
