@@ -21,15 +21,17 @@ export const BatchLine = Schema.Struct({
 })
 
 const decodeLine = Schema.decodeUnknownEither(BatchLine, { onExcessProperty: "error" })
+const parseJson = Schema.decodeUnknownEither(Schema.parseJson())
 
 /** Why a line is not a prompt, in one short sentence. */
 const lineProblem = (raw: string): string | typeof BatchLine.Type => {
-  let json: unknown
-  try {
-    json = JSON.parse(raw)
-  } catch (e) {
-    return `not valid JSON (${e instanceof Error ? e.message : String(e)})`
+  const parsed = parseJson(raw)
+  if (parsed._tag === "Left") {
+    // The tree's last line is JSON.parse's own message.
+    const tree = ParseResult.TreeFormatter.formatErrorSync(parsed.left).split("\n")
+    return `not valid JSON (${oneLine((tree[tree.length - 1] ?? "").replace(/^[\s└├│─]+/, ""))})`
   }
+  const json = parsed.right
   if (typeof json !== "object" || json === null || Array.isArray(json)) return `expected a JSON object like {"prompt": "..."}`
   const decoded = decodeLine(json)
   if (decoded._tag === "Right") return decoded.right
