@@ -60,16 +60,20 @@ const ErrorObject = Schema.Struct({
   metadata: Schema.optional(Schema.Unknown)
 })
 
+/** A message (whole answers) or a delta (streamed pieces): both carry optional, nullable text. */
+const TextContent = Schema.optional(Schema.NullOr(Schema.Struct({
+  content: Schema.optional(Schema.NullOr(Schema.String))
+})))
+
+const choiceEnd = {
+  finish_reason: Schema.optional(Schema.NullOr(Schema.String)),
+  error: Schema.optional(Schema.NullOr(ErrorObject))
+}
+
 const ChatResponse = Schema.Struct({
   id: Schema.optional(Schema.NullOr(Schema.String)),
   model: Schema.optional(Schema.NullOr(Schema.String)),
-  choices: Schema.optional(Schema.NullOr(Schema.Array(Schema.Struct({
-    message: Schema.optional(Schema.NullOr(Schema.Struct({
-      content: Schema.optional(Schema.NullOr(Schema.String))
-    }))),
-    finish_reason: Schema.optional(Schema.NullOr(Schema.String)),
-    error: Schema.optional(Schema.NullOr(ErrorObject))
-  })))),
+  choices: Schema.optional(Schema.NullOr(Schema.Array(Schema.Struct({ message: TextContent, ...choiceEnd })))),
   usage: Schema.optional(Schema.NullOr(Schema.Struct({
     prompt_tokens: Schema.optional(Schema.NullOr(Schema.Number)),
     completion_tokens: Schema.optional(Schema.NullOr(Schema.Number)),
@@ -81,16 +85,10 @@ const ChatResponse = Schema.Struct({
 const ErrorBody = Schema.Struct({ error: ErrorObject })
 
 const StreamChunk = Schema.Struct({
-  model: Schema.optional(Schema.NullOr(Schema.String)),
-  choices: Schema.optional(Schema.NullOr(Schema.Array(Schema.Struct({
-    delta: Schema.optional(Schema.NullOr(Schema.Struct({
-      content: Schema.optional(Schema.NullOr(Schema.String))
-    }))),
-    finish_reason: Schema.optional(Schema.NullOr(Schema.String)),
-    error: Schema.optional(Schema.NullOr(ErrorObject))
-  })))),
+  model: ChatResponse.fields.model,
+  choices: Schema.optional(Schema.NullOr(Schema.Array(Schema.Struct({ delta: TextContent, ...choiceEnd })))),
   usage: ChatResponse.fields.usage,
-  error: Schema.optional(Schema.NullOr(ErrorObject))
+  error: ChatResponse.fields.error
 })
 const decodeStreamChunk = Schema.decodeUnknownEither(Schema.parseJson(StreamChunk))
 
