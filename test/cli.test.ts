@@ -428,4 +428,64 @@ describe.concurrent("parallel-llm CLI", () => {
       expect(r.stdout).toContain("prompt")
     })
   })
+
+  describe.concurrent("past runs, config, budget, completions", () => {
+    it("runs lists a run, runs show prints its summary and answer, resynth makes a new run from it", async () => {
+      const out = freshDir("runs")
+      const ask = await cli(["ask", "past question", "-m", "ok/one", "-m", "ok/two", "-s", "ok/synth"], envFor(out))
+      expect(ask.code, ask.stderr).toBe(0)
+      const runId = path.basename(onlyRunDir(out))
+
+      const list = await cli(["runs"], envFor(out))
+      expect(list.code, list.stderr).toBe(0)
+      const rows = linesOf(list.stdout)
+      expect(rows[0]).toMatch(/^id\s+time\s+status\s+answered\s+seconds\s+cost\s+prompt$/)
+      expect(rows[1]).toMatch(new RegExp(`^${runId}\\s+\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}\\s+ok\\s+2/2\\s+\\d+\\.\\d\\s+\\$0\\.\\d{4}\\s+past question$`))
+
+      const show = await cli(["runs", "show", runId], envFor(out))
+      expect(show.code, show.stderr).toBe(0)
+      expect(show.stdout).toMatch(new RegExp(`^parallel-llm: ok · 2/2 answered · .* · ${path.join(out, runId).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\n`))
+      expect(show.stdout).toContain("  ok        ok/one")
+      expect(show.stdout.trimEnd().endsWith(SYNTH_ANSWER)).toBe(true)
+
+      const before = chatModels("ok/").filter((m) => m === "ok/one").length
+      const again = await cli(["resynth", runId, "-s", "ok/synth", "--json"], envFor(out))
+      expect(again.code, again.stderr).toBe(0)
+      const manifest = JSON.parse(again.stdout) as { id: string; source: string; final: string; status: string }
+      expect(manifest).toMatchObject({ source: runId, final: SYNTH_ANSWER, status: "ok" })
+      expect(manifest.id).not.toBe(runId)
+      expect(chatModels("ok/").filter((m) => m === "ok/one").length).toBe(before)
+
+      const missing = await cli(["runs", "show", "20200101-000000-000-00000000"], envFor(out))
+      expect(missing.code).toBe(2)
+      expect(missing.stderr).toMatch(/no run 20200101-000000-000-00000000/)
+    })
+
+    it("config prints every setting with its source, the key redacted", async () => {
+      const r = await cli(["config", "--timeout", "99", "-m", "mod/one"], envFor(freshDir("config"), { PARALLEL_LLM_RETRIES: "5" }))
+      expect(r.code, r.stderr).toBe(0)
+      const line = (name: string) => linesOf(r.stdout).find((l) => l.startsWith(`${name} `)) ?? ""
+      expect(line("timeoutMs")).toMatch(/99000\s+flag --timeout$/)
+      expect(line("retries")).toMatch(/5\s+env PARALLEL_LLM_RETRIES$/)
+      expect(line("models")).toMatch(/mod\/one\s+flag --model$/)
+      expect(line("concurrency")).toMatch(/5\s+default$/)
+      expect(line("apiKey")).toMatch(/<redacted>\s+env OPENROUTER_API_KEY$/)
+    })
+
+    it("--max-cost refuses before any call a run over the budget, and says by how much", async () => {
+      const out = freshDir("budget")
+      const r = await cli(["ask", "budget question", "-m", "mod/one", "-s", "mod/one", "--max-tokens", "1000", "--max-cost", "0.000001"], envFor(out))
+      expect(r.code).toBe(2)
+      expect(r.stderr).toMatch(/^parallel-llm: the worst-case cost is \$0\.\d{4}, over the --max-cost budget of \$0\.0000 by \$0\.\d{4}\n$/)
+      expect(chatModels("mod/")).toEqual([])
+      expect(fs.readdirSync(out)).toEqual([])
+    })
+
+    it("--completions prints a shell completion script", async () => {
+      const r = await cli(["--completions", "bash"], envFor(freshDir("completions"), { OPENROUTER_API_KEY: undefined }))
+      expect(r.code, r.stderr).toBe(0)
+      expect(r.stdout).toContain("parallel-llm")
+      expect(r.stdout).toContain("complete")
+    })
+  })
 })
