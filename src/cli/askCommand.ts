@@ -7,10 +7,9 @@ import type { Manifest } from "../domain/manifest.js"
 import { formatSeconds } from "../programs/callModel.js"
 import { type RunEvent, runPipeline } from "../programs/runPipeline.js"
 import type { StderrWriter } from "../services/Logging.js"
-import { loadSettings } from "../services/Settings.js"
 import { makeProgressDisplay } from "./progressDisplay.js"
 import type { ServicesFor } from "./services.js"
-import { rawFromOptions, settingsOptions } from "./settingsOptions.js"
+import { settingsFromOptions, settingsOptions } from "./settingsOptions.js"
 
 /** The one-line summary printed on stderr when a run ends, however it ends. */
 export const summaryLine = (manifest: Manifest, runDir: string): string => {
@@ -72,8 +71,7 @@ export const makeAskCommand = (servicesFor: ServicesFor) =>
     },
     (args) =>
       Effect.gen(function*() {
-        const { flags, configFlag } = rawFromOptions(args)
-        const { settings } = yield* loadSettings({ flags, configFlag, env: process.env })
+        const { settings } = yield* settingsFromOptions(args)
         const prompt = yield* readPrompt(args.prompt, args.file)
         // On a terminal, a live line per model; elsewhere (pipes, CI, files) plain log lines.
         const display = process.stderr.isTTY ? makeProgressDisplay(process.stderr) : undefined

@@ -5,9 +5,8 @@ import * as v8 from "node:v8"
 import { UsageError } from "../domain/errors.js"
 import { type BatchProgress, type BatchResult, defaultResultsPath, remainingOf, runBatch } from "../programs/runBatch.js"
 import { layerCallGate } from "../services/CallGate.js"
-import { loadSettings } from "../services/Settings.js"
 import type { ServicesFor } from "./services.js"
-import { rawFromOptions, settingsOptions } from "./settingsOptions.js"
+import { settingsFromOptions, settingsOptions } from "./settingsOptions.js"
 
 /** In `batch`, `--concurrency` is process-wide: the bound on HTTP calls in flight across all runs. */
 export const BATCH_DEFAULT_CONCURRENCY = 16
@@ -116,8 +115,7 @@ export const makeBatchCommand = (servicesFor: ServicesFor) =>
         // A batch runs long and allocates fast: let the heap grow by half (not V8's default of up to 4×)
         // between full collections. Same speed, and a 1,000-prompt batch peaks ~60 MB lower (README, Performance).
         v8.setFlagsFromString("--heap-growing-percent=50")
-        const { flags, configFlag } = rawFromOptions(args)
-        const loaded = yield* loadSettings({ flags, configFlag, env: process.env })
+        const loaded = yield* settingsFromOptions(args)
         if (!Number.isInteger(args.runs) || args.runs < 1 || args.runs > 1024) {
           return yield* new UsageError({ message: `--runs must be a whole number from 1 to 1024, got ${args.runs}` })
         }

@@ -1,7 +1,7 @@
 import { Command, Options } from "@effect/cli"
 import { Effect, Option } from "effect"
-import { describeSettings, loadSettings, type SettingKey, settingNames } from "../services/Settings.js"
-import { rawFromOptions, settingsOptions } from "./settingsOptions.js"
+import { describeSettings, type SettingKey, settingNames } from "../services/Settings.js"
+import { settingsFromOptions, settingsOptions } from "./settingsOptions.js"
 
 // `describeSettings` names values by what they hold (timeoutMs); the sources are per user-facing setting.
 const settingOfField: Partial<Record<string, SettingKey>> = {
@@ -21,8 +21,7 @@ export const makeConfigCommand = () =>
     },
     (args) =>
       Effect.gen(function*() {
-        const { flags, configFlag } = rawFromOptions(args)
-        const { settings, sources } = yield* loadSettings({ flags, configFlag, env: process.env, requireApiKey: false })
+        const { settings, sources, configFlag } = yield* settingsFromOptions(args, { requireApiKey: false })
         const described = describeSettings(settings)
         const sourceOf = (field: string): string => {
           if (field === "apiKey") return Option.isSome(settings.apiKey) ? "env OPENROUTER_API_KEY" : "-"

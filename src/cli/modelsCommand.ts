@@ -1,9 +1,8 @@
 import { Command, Options } from "@effect/cli"
 import { Effect, Either } from "effect"
 import { listConfiguredModels } from "../programs/listConfiguredModels.js"
-import { loadSettings } from "../services/Settings.js"
 import type { ServicesFor } from "./services.js"
-import { rawFromOptions, settingsOptions } from "./settingsOptions.js"
+import { settingsFromOptions, settingsOptions } from "./settingsOptions.js"
 
 const price = (usdPerMillion: number | undefined) => (usdPerMillion === undefined ? "-" : `$${usdPerMillion.toFixed(2)}`)
 
@@ -16,8 +15,7 @@ export const makeModelsCommand = (servicesFor: ServicesFor) =>
     },
     (args) =>
       Effect.gen(function*() {
-        const { flags, configFlag } = rawFromOptions(args)
-        const { settings } = yield* loadSettings({ flags, configFlag, env: process.env, requireApiKey: false })
+        const { settings } = yield* settingsFromOptions(args, { requireApiKey: false })
         const listing = yield* listConfiguredModels().pipe(Effect.provide(servicesFor(settings)))
         if (listing.models.some((m) => m.found === false)) process.exitCode = 1
         if (args.json) {

@@ -2,10 +2,9 @@ import { Args, Command, Options } from "@effect/cli"
 import { Effect } from "effect"
 import { resynthesize } from "../programs/resynthesize.js"
 import type { RunEvent } from "../programs/runPipeline.js"
-import { loadSettings } from "../services/Settings.js"
 import { summaryLine } from "./askCommand.js"
 import type { ServicesFor } from "./services.js"
-import { rawFromOptions, settingsOptions } from "./settingsOptions.js"
+import { settingsFromOptions, settingsOptions } from "./settingsOptions.js"
 
 export const makeResynthCommand = (servicesFor: ServicesFor) =>
   Command.make(
@@ -17,8 +16,7 @@ export const makeResynthCommand = (servicesFor: ServicesFor) =>
     },
     (args) =>
       Effect.gen(function*() {
-        const { flags, configFlag } = rawFromOptions(args)
-        const { settings } = yield* loadSettings({ flags, configFlag, env: process.env })
+        const { settings, flags } = yield* settingsFromOptions(args)
         const onEvent = (event: RunEvent) =>
           event._tag === "RunFinished"
             ? Effect.sync(() => process.stderr.write(`${summaryLine(event.manifest, event.runDir)}\n`))

@@ -4,19 +4,17 @@ import * as path from "node:path"
 import { RunRefused } from "../domain/errors.js"
 import { Manifest } from "../domain/manifest.js"
 import { RunStore } from "../services/RunStore.js"
-import { loadSettings } from "../services/Settings.js"
 import { summaryLine } from "./askCommand.js"
 import type { ServicesFor } from "./services.js"
-import { rawFromOptions, settingsOptions } from "./settingsOptions.js"
+import { type SettingsFlags, settingsFromOptions, settingsOptions } from "./settingsOptions.js"
 
 const decodeManifest = Schema.decodeUnknown(Schema.parseJson(Manifest))
 
 const write = (text: string) => Effect.sync(() => process.stdout.write(text.endsWith("\n") ? text : `${text}\n`))
 
-const withStore = <A, E>(servicesFor: ServicesFor, args: Parameters<typeof rawFromOptions>[0], use: Effect.Effect<A, E, RunStore>) =>
+const withStore = <A, E>(servicesFor: ServicesFor, args: SettingsFlags, use: Effect.Effect<A, E, RunStore>) =>
   Effect.gen(function*() {
-    const { flags, configFlag } = rawFromOptions(args)
-    const { settings } = yield* loadSettings({ flags, configFlag, env: process.env, requireApiKey: false })
+    const { settings } = yield* settingsFromOptions(args, { requireApiKey: false })
     return yield* use.pipe(Effect.provide(servicesFor(settings)))
   })
 

@@ -1,15 +1,13 @@
 import { Command } from "@effect/cli"
 import { Effect } from "effect"
 import { serveMcp } from "../mcp/server.js"
-import { loadSettings } from "../services/Settings.js"
 import type { ServicesFor } from "./services.js"
-import { rawFromOptions, settingsOptions } from "./settingsOptions.js"
+import { settingsFromOptions, settingsOptions } from "./settingsOptions.js"
 
 export const makeServeCommand = (servicesFor: ServicesFor) =>
   Command.make("serve", { ...settingsOptions }, (args) =>
     Effect.gen(function*() {
-      const { flags, configFlag } = rawFromOptions(args)
-      const { settings } = yield* loadSettings({ flags, configFlag, env: process.env })
+      const { settings } = yield* settingsFromOptions(args)
       yield* serveMcp({ settings, servicesFor })
     })).pipe(
       Command.withDescription(

@@ -1,6 +1,6 @@
 import { Options } from "@effect/cli"
-import { Option } from "effect"
-import { type RawSettings, type SettingKey, settingNames } from "../services/Settings.js"
+import { Effect, Option } from "effect"
+import { loadSettings, type RawSettings, type SettingKey, settingNames } from "../services/Settings.js"
 
 // The settings flags shared by every command that runs the pipeline. Values stay text here: the
 // settings loader decodes flags, environment and config file with one set of schemas and messages.
@@ -81,7 +81,7 @@ type ParsedOptions = {
 } & { readonly logLevel?: never }
 
 /** The flags the user gave, as raw text for the settings loader, plus the config file flag. */
-export const rawFromOptions = (parsed: ParsedOptions): { flags: RawSettings; configFlag: string | undefined } => {
+const rawFromOptions = (parsed: ParsedOptions): { flags: RawSettings; configFlag: string | undefined } => {
   const flags: RawSettings = {}
   const logLevel = logLevelFromArgv(process.argv)
   if (logLevel !== undefined) flags.logLevel = logLevel
@@ -106,3 +106,12 @@ export const rawFromOptions = (parsed: ParsedOptions): { flags: RawSettings; con
 }
 
 export type SettingsFlags = ParsedOptions
+
+/**
+ * A command's settings from its parsed options, the environment and the config file, with the raw flags
+ * (for a command that must tell a flag from a default).
+ */
+export const settingsFromOptions = (parsed: ParsedOptions, options: { readonly requireApiKey?: boolean } = {}) => {
+  const raw = rawFromOptions(parsed)
+  return loadSettings({ ...raw, env: process.env, ...options }).pipe(Effect.map((loaded) => ({ ...loaded, ...raw })))
+}
