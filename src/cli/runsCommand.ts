@@ -1,14 +1,12 @@
 import { Args, Command, Options } from "@effect/cli"
-import { Effect, Option, Schema } from "effect"
+import { Effect, Option } from "effect"
 import * as path from "node:path"
 import { RunRefused } from "../domain/errors.js"
-import { Manifest } from "../domain/manifest.js"
+import type { Manifest } from "../domain/manifest.js"
 import { RunStore } from "../services/RunStore.js"
 import { summaryLine } from "./askCommand.js"
 import type { ServicesFor } from "./services.js"
 import { type SettingsFlags, settingsFromOptions, settingsOptions } from "./settingsOptions.js"
-
-const decodeManifest = Schema.decodeUnknown(Schema.parseJson(Manifest))
 
 const write = (text: string) => Effect.sync(() => process.stdout.write(text.endsWith("\n") ? text : `${text}\n`))
 
@@ -32,11 +30,8 @@ const showCommand = (servicesFor: ServicesFor) =>
       withStore(servicesFor, args, Effect.gen(function*() {
         const store = yield* RunStore
         const notFound = (e: { readonly message: string }) => new RunRefused({ message: e.message })
-        const manifestText = yield* store.readRunFile(args.runId, "run.json").pipe(
+        const manifest = yield* store.readManifest(args.runId).pipe(
           Effect.catchTags({ InvalidRunPath: (e) => Effect.fail(notFound(e)), RunFileNotFound: (e) => Effect.fail(notFound(e)) })
-        )
-        const manifest = yield* decodeManifest(manifestText).pipe(
-          Effect.mapError((e) => new RunRefused({ message: `run ${args.runId}: run.json is not a manifest: ${e.message}` }))
         )
         const final = yield* store.readRunFile(args.runId, "final.md").pipe(Effect.option, Effect.map(Option.getOrUndefined))
         if (args.json) return yield* write(JSON.stringify({ ...manifest, final: final ?? null }, null, 2))

@@ -1,11 +1,8 @@
-import { Effect, Schema } from "effect"
-import { RunRefused } from "../domain/errors.js"
-import { Manifest } from "../domain/manifest.js"
-import { RunStore } from "../services/RunStore.js"
+import { Effect } from "effect"
+import { RunRefused, type StoreError } from "../domain/errors.js"
+import { type InvalidRunPath, type RunFileNotFound, RunStore } from "../services/RunStore.js"
 import type { CandidateOutcome } from "./fanOut.js"
 import { type RunEvent, runPipeline } from "./runPipeline.js"
-
-const decodeManifest = Schema.decodeUnknown(Schema.parseJson(Manifest))
 
 /**
  * Synthesizes an earlier run's answers again (with another synthesizer, say) without asking the
@@ -18,21 +15,18 @@ export const resynthesize = Effect.fn("resynthesize")(function*(input: {
 }) {
   const store = yield* RunStore
   const refused = (message: string) => new RunRefused({ message })
-  const source = yield* store.readRunFile(input.runId, "run.json").pipe(
-    Effect.flatMap((text) => decodeManifest(text).pipe(Effect.mapError((e) => refused(`run ${input.runId}: run.json is not a manifest: ${e.message}`)))),
-    Effect.catchTags({
+  // A run that is not there (or not a run) is the caller's mistake: refused, nothing spent.
+  const orRefused = <A>(effect: Effect.Effect<A, InvalidRunPath | RunFileNotFound | StoreError>) =>
+    effect.pipe(Effect.catchTags({
       InvalidRunPath: (e) => Effect.fail(refused(e.message)),
-      RunFileNotFound: (e) => Effect.fail(refused(`${e.message} (a run still going, or not a run)`))
-    })
-  )
-  const prompt = yield* store.readRunFile(input.runId, "prompt.md").pipe(
-    Effect.catchTags({ InvalidRunPath: (e) => Effect.fail(refused(e.message)), RunFileNotFound: (e) => Effect.fail(refused(e.message)) })
-  )
+      RunFileNotFound: (e) => Effect.fail(refused(e.file === "run.json" ? `${e.message} (a run still going, or not a run)` : e.message))
+    }))
+  const source = yield* orRefused(store.readManifest(input.runId))
+  const prompt = yield* orRefused(store.readRunFile(input.runId, "prompt.md"))
   const outcomes = yield* Effect.forEach(source.candidates, (record, index) =>
     record.status === "ok" && record.file !== undefined
-      ? store.readRunFile(input.runId, record.file).pipe(
-        Effect.map((content): CandidateOutcome => ({ index, model: record.model, record, content })),
-        Effect.catchTags({ InvalidRunPath: (e) => Effect.fail(refused(e.message)), RunFileNotFound: (e) => Effect.fail(refused(e.message)) })
+      ? orRefused(store.readRunFile(input.runId, record.file)).pipe(
+        Effect.map((content): CandidateOutcome => ({ index, model: record.model, record, content }))
       )
       : Effect.succeed<CandidateOutcome>({ index, model: record.model, record, content: undefined }))
   if (!outcomes.some((o) => o.content !== undefined)) {

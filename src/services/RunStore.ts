@@ -74,6 +74,8 @@ export interface RunStoreShape {
    * layout's files (`prompt.md`, `final.md`, `run.json`, `responses/NN-<slug>.md`, `responses/NN-<slug>.partial.md`).
    */
   readonly readRunFile: (runId: string, file: string) => Effect.Effect<string, InvalidRunPath | RunFileNotFound | StoreError>
+  /** A run's manifest, decoded; a `run.json` that is not one is a StoreError. */
+  readonly readManifest: (runId: string) => Effect.Effect<Manifest, InvalidRunPath | RunFileNotFound | StoreError>
 }
 
 /** The run directories on disk: one per run, every file written atomically. */
@@ -199,10 +201,22 @@ export const makeRunStore = Effect.gen(function*() {
     )
   })
 
+  const readManifest = (runId: string) =>
+    readRunFile(runId, "run.json").pipe(
+      Effect.flatMap((text) =>
+        decodeManifest(text).pipe(
+          Effect.mapError((e) =>
+            new StoreError({ path: path.join(outputDir, runId, "run.json"), message: `run ${runId}: run.json is not a manifest: ${e.message}` })
+          )
+        )
+      )
+    )
+
   return RunStore.of({
     root: outputDir,
     listRuns,
     readRunFile,
+    readManifest,
     createRun,
     writeResponse: (run, index, model, content, kind = "answer") =>
       writeRelative(run, responseFileName(index, model, kind === "partial" ? ".partial.md" : ".md"), content),

@@ -19,6 +19,8 @@ export const makeMemoryRunStore = () => {
       root: "/memory",
       listRuns: () => Effect.succeed([]),
       readRunFile: (runId, file) => Effect.succeed(files.get(`${runId}/${file}`) ?? ""),
+      readManifest: (runId) =>
+        Effect.fromNullable(manifests.findLast((m) => m.id === runId)).pipe(Effect.orDieWith(() => new Error(`no manifest for ${runId}`))),
       createRun: (prompt) =>
         Effect.sync(() => {
           const id = `run-${String(++counter).padStart(4, "0")}`
