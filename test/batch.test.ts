@@ -13,7 +13,7 @@ import { layerRunStore } from "../src/services/RunStore.js"
 import { layerSettings, makeTestSettings } from "../src/services/Settings.js"
 import { type FakeOpenRouter, startFakeOpenRouter } from "./support/fakeOpenRouter.js"
 import { realHttpClientLayer, waitUntil } from "./support/realHttpClient.js"
-import { cliEntry, repoRoot, runCli, startCli } from "./support/spawnCli.js"
+import { cliEntry, freshDirs, repoRoot, runCli, startCli } from "./support/spawnCli.js"
 
 // `batch`: the built CLI against the loopback fake for what a user sees (results file, resume, a bad
 // line, a failing prompt, Ctrl-C), and runBatch in-process for the shared bound on calls in flight.
@@ -45,12 +45,7 @@ afterAll(async () => {
   fs.rmSync(tmp, { recursive: true, force: true })
 })
 
-let dirCounter = 0
-const freshDir = (name: string): string => {
-  const dir = path.join(tmp, `${name}-${++dirCounter}`)
-  fs.mkdirSync(dir, { recursive: true })
-  return dir
-}
+const freshDir = freshDirs(tmp)
 
 const envFor = (outputDir: string, extra: Readonly<Record<string, string>> = {}) => ({
   PATH: process.env.PATH,

@@ -6,7 +6,7 @@ import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeOpenRouter, startFakeOpenRouter } from "./support/fakeOpenRouter.js"
 import { waitUntil } from "./support/realHttpClient.js"
-import { cliEntry, type CliResult, linesOf, listTree, repoRoot, runCli, startCli } from "./support/spawnCli.js"
+import { cliEntry, type CliResult, freshDirs, linesOf, listTree, repoRoot, runCli, startCli } from "./support/spawnCli.js"
 
 // The CLI as a user runs it: `node dist/main.js ...` in its own process, against the loopback fake.
 // Every test uses its own model names and output directory, so the tests can run side by side.
@@ -45,12 +45,7 @@ afterAll(async () => {
   fs.rmSync(tmp, { recursive: true, force: true })
 })
 
-let dirCounter = 0
-const freshDir = (name: string): string => {
-  const dir = path.join(tmp, `${name}-${++dirCounter}`)
-  fs.mkdirSync(dir, { recursive: true })
-  return dir
-}
+const freshDir = freshDirs(tmp)
 
 /** A clean environment (nothing inherited but PATH) pointing at the fake. `undefined` removes a variable. */
 const envFor = (outputDir: string, extra: Readonly<Record<string, string | undefined>> = {}) => ({

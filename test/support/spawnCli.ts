@@ -79,3 +79,13 @@ export const listTree = (dir: string): ReadonlyArray<string> =>
       return entry.isDirectory() ? listTree(full).map((f) => `${entry.name}/${f}`) : [entry.name]
     })
     .sort()
+
+/** Makes fresh, distinctly named directories under `root`, one per call. */
+export const freshDirs = (root: string) => {
+  let counter = 0
+  return (name: string): string => {
+    const dir = path.join(root, `${name}-${++counter}`)
+    fs.mkdirSync(dir, { recursive: true })
+    return dir
+  }
+}
