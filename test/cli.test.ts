@@ -325,7 +325,7 @@ describe.concurrent("parallel-llm CLI", () => {
       stdin?: string | "ignore"
     ) => {
       const out = freshDir("refused")
-      const tag = `refuse-${dirCounter}`
+      const tag = `refuse-${path.basename(out)}`
       const r = await cli(
         args,
         envFor(out, { PARALLEL_LLM_MODELS: `${tag}/one`, PARALLEL_LLM_SYNTHESIZER: `${tag}/synth`, ...extraEnv }),
