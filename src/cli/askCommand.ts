@@ -87,11 +87,11 @@ export const makeAskCommand = (servicesFor: ServicesFor) =>
               process.stderr.write(`${summaryLine(event.manifest, event.runDir)}\n`)
             }
           })
+        // Spinners and elapsed times move between events too; the ticker ends with the run.
         const ticker = display
-          ? Effect.sync(display.tick).pipe(Effect.repeat(Schedule.spaced("250 millis")), Effect.delay("250 millis"))
-          : Effect.never
-        const result = yield* runPipeline({ prompt, onEvent }).pipe(
-          Effect.raceFirst(Effect.zipRight(ticker, Effect.never)),
+          ? Effect.forkScoped(Effect.repeat(Effect.sync(display.tick), Schedule.spaced("250 millis")))
+          : Effect.void
+        const result = yield* Effect.scoped(Effect.zipRight(ticker, runPipeline({ prompt, onEvent }))).pipe(
           Effect.provide(servicesFor(settings, [], stderr))
         )
         if (args.json) {
