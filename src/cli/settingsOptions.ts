@@ -31,7 +31,7 @@ export const settingsOptions = {
     ),
     Options.repeated
   ),
-  concurrency: text("concurrency", "HTTP calls in flight for one run (default 5)."),
+  concurrency: text("concurrency", "HTTP calls in flight: for one run (default 5); in batch, for the whole process (default 16)."),
   timeout: text("timeout", "Seconds one model may take, retries included (default 240)."),
   retries: text("retries", "Retries after the first attempt, for transient failures only (default 3)."),
   retryBaseDelay: text("retryBaseDelay", "Seconds before the first retry; doubles each time, with jitter, never sooner than Retry-After (default 1)."),
