@@ -89,16 +89,50 @@ describe("run resource URIs", () => {
   })
 })
 
+describe("RunStore writing side", () => {
+  it.effect("writes final.md and run.json together; when final.md cannot land, neither does run.json, and no temporary file stays", () => {
+    const dir = tempDir()
+    return Effect.gen(function*() {
+      const store = yield* RunStore
+      const good = yield* store.createRun()
+      expect(yield* store.writeFinal(good, "the answer", manifestFor(good.id, "ok"))).toBe("final.md")
+      expect(fs.readdirSync(good.dir).sort()).toEqual(["final.md", "responses", "run.json"])
+      expect(fs.readFileSync(path.join(good.dir, "final.md"), "utf8")).toBe("the answer")
+      expect(JSON.parse(fs.readFileSync(path.join(good.dir, "run.json"), "utf8"))).toMatchObject({ id: good.id, status: "ok" })
+
+      const bad = yield* store.createRun()
+      // A directory where final.md goes: its rename fails, so the manifest that names it must not land either.
+      fs.mkdirSync(path.join(bad.dir, "final.md"))
+      const error = yield* store.writeFinal(bad, "the answer", manifestFor(bad.id, "ok")).pipe(Effect.flip)
+      expect(error._tag).toBe("StoreError")
+      expect(error.message).toContain(path.join(bad.dir, "final.md"))
+      expect(fs.readdirSync(bad.dir).sort()).toEqual(["final.md", "responses"])
+    }).pipe(Effect.provide(storeFor(dir)))
+  })
+
+  it.effect("makes its root again when it is removed while the process runs", () => {
+    const dir = path.join(tempDir(), "runs")
+    return Effect.gen(function*() {
+      const store = yield* RunStore
+      yield* store.createRun()
+      fs.rmSync(dir, { recursive: true })
+      const again = yield* store.createRun()
+      expect(fs.existsSync(path.join(again.dir, "responses"))).toBe(true)
+    }).pipe(Effect.provide(storeFor(dir)))
+  })
+})
+
 describe("RunStore reading side", () => {
   it.effect("lists the newest runs first, with manifest, final and a prompt preview", () => {
     const dir = tempDir()
     return Effect.gen(function*() {
       const store = yield* RunStore
-      const first = yield* store.createRun("first prompt")
+      const first = yield* store.createRun()
+      yield* store.writePrompt(first, "first prompt")
       yield* store.writeResponse(first, 0, "a/one", "one")
-      yield* store.writeFinal(first, "the answer")
-      yield* store.writeManifest(first, manifestFor(first.id, "ok"))
-      const second = yield* store.createRun("x".repeat(5_000))
+      yield* store.writeFinal(first, "the answer", manifestFor(first.id, "ok"))
+      const second = yield* store.createRun()
+      yield* store.writePrompt(second, "x".repeat(5_000))
       fs.mkdirSync(path.join(dir, "not-a-run"))
       fs.writeFileSync(path.join(dir, "stray.txt"), "")
 
@@ -123,7 +157,8 @@ describe("RunStore reading side", () => {
     fs.writeFileSync(path.join(dir, "secret.txt"), "secret")
     return Effect.gen(function*() {
       const store = yield* RunStore
-      const run = yield* store.createRun("the prompt")
+      const run = yield* store.createRun()
+      yield* store.writePrompt(run, "the prompt")
       const file = yield* store.writeResponse(run, 1, "vendor/model:free", "an answer")
       expect(file).toBe("responses/02-vendor-model-free.md")
       expect(yield* store.readRunFile(run.id, file)).toBe("an answer")

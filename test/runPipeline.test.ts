@@ -5,11 +5,11 @@ import { Deferred, Effect, Fiber, Layer, Logger, Ref, Schema } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { BadRequest, ProviderFailure, Unauthorized } from "../src/domain/errors.js"
+import { BadRequest, ProviderFailure, StoreError, Unauthorized } from "../src/domain/errors.js"
 import { Manifest } from "../src/domain/manifest.js"
 import { SYNTHESIZER_INSTRUCTIONS } from "../src/programs/buildSynthesisPrompt.js"
 import { type RunEvent, runPipeline } from "../src/programs/runPipeline.js"
-import { layerRunStore } from "../src/services/RunStore.js"
+import { layerRunStore, RunStore, type RunStoreShape } from "../src/services/RunStore.js"
 import { layerSettings, makeTestSettings, type SettingsValue } from "../src/services/Settings.js"
 import { makeScriptedClient, type Step } from "./support/scriptedClient.js"
 
@@ -27,6 +27,12 @@ const setup = (script: Record<string, ReadonlyArray<Step>>, overrides: Partial<S
     )
     return { client, settings, layer }
   })
+
+/** The real run store with `writeResponse` changed: to hold a write back, or make it fail. */
+const storeWithResponses = (
+  writeResponse: (real: RunStoreShape["writeResponse"]) => RunStoreShape["writeResponse"]
+): Layer.Layer<RunStore, never, RunStore> =>
+  Layer.effect(RunStore, Effect.map(RunStore, (real) => ({ ...real, writeResponse: writeResponse(real.writeResponse) })))
 
 const readManifest = (runDir: string) =>
   Schema.decodeUnknownSync(Manifest)(JSON.parse(fs.readFileSync(path.join(runDir, "run.json"), "utf8")))
@@ -284,5 +290,58 @@ describe("runPipeline", () => {
       expect(yield* Ref.get(big.client.requests)).toEqual([])
       expect(yield* Ref.get(checked.client.requests)).toEqual([])
       expect(fs.readdirSync(outputDir)).toEqual([])
+    }))
+
+  it.live("starts the synthesis without waiting for the last answer's file, and writes the manifest after every file", () =>
+    Effect.gen(function*() {
+      const { client, layer, settings } = yield* setup({ "test/gamma": [ok("gamma, last", 20)] })
+      const release = yield* Deferred.make<void>()
+      const held = storeWithResponses((real) => (run, index, model, content, kind) =>
+        model === "test/gamma" ? Deferred.await(release).pipe(Effect.zipRight(real(run, index, model, content, kind))) : real(run, index, model, content, kind))
+      const synthesisStarted = yield* Deferred.make<string>()
+      const fiber = yield* runPipeline({
+        prompt: "p",
+        onEvent: (e) => (e._tag === "SynthesisStarted" ? Deferred.succeed(synthesisStarted, e.model) : Effect.void)
+      }).pipe(Effect.provide(Layer.provideMerge(held, layer)), Effect.fork)
+
+      expect(yield* Deferred.await(synthesisStarted)).toBe("test/synth")
+      // The synthesizer is asked while gamma's file is still being written: no manifest, no final answer yet.
+      yield* Effect.sleep("30 millis")
+      expect((yield* Ref.get(client.requests)).some((r) => r.model === "test/synth")).toBe(true)
+      const runDir = path.join(settings.outputDir, fs.readdirSync(settings.outputDir)[0]!)
+      expect(fs.existsSync(path.join(runDir, "responses/03-test-gamma.md"))).toBe(false)
+      expect(fs.existsSync(path.join(runDir, "run.json"))).toBe(false)
+      expect(fs.existsSync(path.join(runDir, "final.md"))).toBe(false)
+
+      yield* Deferred.succeed(release, undefined)
+      const result = yield* Fiber.join(fiber)
+      expect(result.manifest.status).toBe("ok")
+      expect(result.manifest.candidates[2]).toMatchObject({ model: "test/gamma", status: "ok", file: "responses/03-test-gamma.md" })
+      expect(fs.readFileSync(path.join(result.runDir, "responses/03-test-gamma.md"), "utf8")).toBe("gamma, last")
+      expect(readManifest(result.runDir)).toEqual(result.manifest)
+      expect(fs.readdirSync(result.runDir).sort()).toEqual(["final.md", "prompt.md", "responses", "run.json"])
+    }))
+
+  it.live("stops at once when an answer cannot be written, and says why in the manifest", () =>
+    Effect.gen(function*() {
+      const { client, layer, settings } = yield* setup({ "test/beta": [{ hang: true }], "test/gamma": [{ hang: true }] })
+      const failing = storeWithResponses((real) => (run, index, model, content, kind) =>
+        model === "test/alpha"
+          ? Effect.fail(new StoreError({ path: `${run.dir}/responses/01-test-alpha.md`, message: "cannot write responses/01-test-alpha.md: ENOSPC: no space left on device" }))
+          : real(run, index, model, content, kind))
+      const error = yield* runPipeline({ prompt: "p" }).pipe(Effect.provide(Layer.provideMerge(failing, layer)), Effect.flip)
+      expect(error._tag).toBe("StoreError")
+      expect(error.message).toMatch(/ENOSPC/)
+
+      const [runId] = fs.readdirSync(settings.outputDir)
+      const manifest = readManifest(path.join(settings.outputDir, runId!))
+      expect(manifest.status).toBe("failed")
+      expect(manifest.error).toMatch(/^the run stopped: cannot write responses\/01-test-alpha\.md: ENOSPC/)
+      // The hanging calls were cut short by the failure, not left to run (and be paid for).
+      expect(manifest.candidates.slice(1).map((c) => [c.model, c.status, c.reason])).toEqual([
+        ["test/beta", "cancelled", "the run stopped"],
+        ["test/gamma", "cancelled", "the run stopped"]
+      ])
+      expect((yield* Ref.get(client.requests)).some((r) => r.model === "test/synth")).toBe(false)
     }))
 })

@@ -1,6 +1,7 @@
 import { Clock, Deferred, Duration, Effect, Either, Option, Ref } from "effect"
-import { httpStatusOf, partialContentOf, type ProviderError } from "../domain/errors.js"
+import { httpStatusOf, partialContentOf, type ProviderError, type StoreError } from "../domain/errors.js"
 import type { CandidateRecord, ErrorInfo } from "../domain/manifest.js"
+import { responseFileName } from "../domain/model.js"
 import type { Completion } from "../services/OpenRouterClient.js"
 import { type RunHandle, RunStore } from "../services/RunStore.js"
 import { Settings } from "../services/Settings.js"
@@ -10,7 +11,7 @@ export interface CandidateOutcome {
   readonly index: number
   readonly model: string
   readonly record: CandidateRecord
-  /** The answer, when there is one (it is already on disk). */
+  /** The answer, when there is one (its file is being written: see `FanOutInput.save`). */
   readonly content: string | undefined
 }
 
@@ -54,11 +55,16 @@ export interface FanOutInput {
   /** A piece of a streamed answer arrived. */
   readonly onDelta: (index: number, text: string) => Effect.Effect<void>
   readonly onFinished: (outcome: CandidateOutcome) => Effect.Effect<void>
+  /**
+   * Starts writing a file of the run without waiting for it: an answer goes to disk beside the other
+   * calls and the synthesis, not in their way. The caller waits for every write before the manifest.
+   */
+  readonly save: (write: Effect.Effect<string, StoreError>) => Effect.Effect<void>
 }
 
 /**
- * Asks every candidate model, at most `concurrency` at a time. Each answer is written to the run
- * directory as soon as it arrives. Every outcome is kept (no fail-fast), in model order. When the
+ * Asks every candidate model, at most `concurrency` at a time. Each answer starts being written to
+ * the run directory as soon as it arrives. Every outcome is kept (no fail-fast), in model order. When the
  * deadline or the quorum policy ends the fan-out, calls still running are interrupted (which aborts
  * their HTTP requests) and recorded as cancelled with the reason.
  */
@@ -68,6 +74,7 @@ export const fanOut = Effect.fn("fanOut")(function*(input: FanOutInput) {
   const retryPolicy = { retries: settings.retries, retryBaseDelayMs: settings.retryBaseDelayMs, timeoutMs: settings.timeoutMs }
   const stop = yield* Deferred.make<StopReason>()
   const answered = yield* Ref.make(0)
+  const stoppable = input.policy.cutoffAt !== undefined || input.policy.quorum !== undefined
 
   const stopAfter = (reason: StopReason, delayMs: number) =>
     Effect.sleep(Duration.millis(Math.max(0, delayMs))).pipe(
@@ -93,9 +100,10 @@ export const fanOut = Effect.fn("fanOut")(function*(input: FanOutInput) {
         (attempt) => Effect.sync(() => (attempts = attempt)).pipe(Effect.zipRight(input.onAttempt(index, attempt)))
       ).pipe(
         Effect.map((call) => ({ _tag: "Done" as const, call })),
-        Effect.raceFirst(Deferred.await(stop).pipe(Effect.map((reason) => ({ _tag: "Stopped" as const, reason }))))
+        // Only a deadline or a quorum can stop a call early: without either, no race (two fibers per call saved).
+        stoppable ? Effect.raceFirst(Deferred.await(stop).pipe(Effect.map((reason) => ({ _tag: "Stopped" as const, reason })))) : (done) => done
       )
-      // From here on the answer is paid for: write it and report it even if the run is being interrupted.
+      // From here on the answer is paid for: save it and report it even if the run is being interrupted.
       return yield* Effect.uninterruptible(Effect.gen(function*() {
         const outcome: CandidateOutcome = call._tag === "Stopped"
           ? {
@@ -130,8 +138,8 @@ export const fanOut = Effect.fn("fanOut")(function*(input: FanOutInput) {
   const recordCall = (call: ModelCall, index: number, model: string) =>
     Either.match(call.result, {
       onRight: (completion) =>
-        store.writeResponse(input.run, index, model, completion.content).pipe(
-          Effect.map((file): CandidateOutcome => ({
+        input.save(store.writeResponse(input.run, index, model, completion.content)).pipe(
+          Effect.as<CandidateOutcome>({
             index,
             model,
             content: completion.content,
@@ -139,18 +147,18 @@ export const fanOut = Effect.fn("fanOut")(function*(input: FanOutInput) {
               model,
               servedBy: completion.servedBy,
               status: "ok",
-              file,
+              file: responseFileName(index, model),
               latencyMs: call.latencyMs,
               attempts: call.attempts,
               usage: usageOf(completion),
               ...(completion.finishReason !== undefined ? { finishReason: completion.finishReason } : {})
             }
-          }))
+          })
         ),
       onLeft: (error) =>
         Effect.gen(function*() {
           const partial = partialContentOf(error)
-          const partialFile = partial === undefined ? undefined : yield* store.writeResponse(input.run, index, model, partial, "partial")
+          if (partial !== undefined) yield* input.save(store.writeResponse(input.run, index, model, partial, "partial"))
           return {
             index,
             model,
@@ -161,7 +169,7 @@ export const fanOut = Effect.fn("fanOut")(function*(input: FanOutInput) {
               latencyMs: call.latencyMs,
               attempts: call.attempts,
               error: errorInfo(error),
-              ...(partialFile !== undefined ? { partialFile } : {})
+              ...(partial !== undefined ? { partialFile: responseFileName(index, model, ".partial.md") } : {})
             }
           } satisfies CandidateOutcome
         })

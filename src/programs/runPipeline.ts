@@ -1,10 +1,12 @@
-import { Clock, Effect, Exit, Option, Ref } from "effect"
+import { Cause, Clock, Deferred, Effect, Exit, Fiber, Option, Ref } from "effect"
 import * as crypto from "node:crypto"
+import type { StoreError } from "../domain/errors.js"
 import type { CandidateRecord, Manifest, RunStatus, SynthesisRecord, Usage } from "../domain/manifest.js"
 import { type RunHandle, RunStore } from "../services/RunStore.js"
 import { Settings } from "../services/Settings.js"
 import { formatSeconds } from "./callModel.js"
 import { checkRunRequest } from "./checkRunRequest.js"
+import { responseFileName } from "../domain/model.js"
 import { type CandidateOutcome, fanOut, type FanOutPolicy } from "./fanOut.js"
 import { synthesize } from "./synthesize.js"
 
@@ -81,6 +83,16 @@ const statusOf = (state: RunState, interrupted: boolean): RunStatus => {
   return allAnswered && firstSynthesizerAnswered ? "ok" : "partial"
 }
 
+/** Why a run stopped on a failure of its own (not a model's): a file it could not write, or an internal error. */
+const stoppedBy = (cause: Cause.Cause<unknown>): string =>
+  Option.match(Cause.failureOption(cause), {
+    onNone: () => "the run stopped on an internal error",
+    onSome: (error) =>
+      typeof error === "object" && error !== null && "_tag" in error && error._tag === "StoreError" && "message" in error
+        ? `the run stopped: ${String(error.message)}`
+        : "the run stopped on an internal error"
+  })
+
 /** Why a run without an answer has none, in one line. */
 const failureReason = (state: RunState, status: RunStatus): string | undefined => {
   if (status === "cancelled") return "interrupted before the answer"
@@ -93,6 +105,10 @@ const failureReason = (state: RunState, status: RunStatus): string | undefined =
 /**
  * The whole pipeline: a run directory, the fan-out, the synthesis, the manifest. Whatever happens —
  * success, failures, interruption — the manifest is written and every answer already received stays on disk.
+ *
+ * Files are written beside the calls rather than in their way (the synthesis does not wait for the
+ * last answer's file), but every one of them is on disk before the manifest, and a write that fails
+ * stops the run at once.
  */
 export const runPipeline = Effect.fn("runPipeline")(function*(request: RunRequest) {
   const settings = yield* Settings
@@ -115,7 +131,23 @@ export const runPipeline = Effect.fn("runPipeline")(function*(request: RunReques
   }
 
   yield* checkRunRequest({ prompt: request.prompt, models: request.reuse ? [] : models, synthesizers })
-  const run = yield* store.createRun(request.prompt)
+  const run = yield* store.createRun()
+
+  const scope = yield* Effect.scope
+  const writes = yield* Ref.make<ReadonlyArray<Fiber.Fiber<string, StoreError>>>([])
+  const writeFailed = yield* Deferred.make<never, StoreError>()
+  const save = (write: Effect.Effect<string, StoreError>) =>
+    write.pipe(
+      Effect.tapError((error) => Deferred.fail(writeFailed, error)),
+      Effect.uninterruptible,
+      Effect.forkIn(scope),
+      Effect.flatMap((fiber) => Ref.update(writes, (all) => [...all, fiber]))
+    )
+  /** Every file started so far is on disk (or failed: `allWritten` then fails too). */
+  const allWritten = Ref.get(writes).pipe(Effect.flatMap(Fiber.joinAll))
+  const allSettled = Ref.get(writes).pipe(Effect.flatMap(Fiber.awaitAll), Effect.asVoid)
+  yield* save(store.writePrompt(run, request.prompt))
+
   const state = yield* Ref.make<RunState>({
     candidates: models.map(() => undefined),
     attempts: models.map(() => 0),
@@ -128,16 +160,17 @@ export const runPipeline = Effect.fn("runPipeline")(function*(request: RunReques
     const s = yield* Ref.get(state)
     const finishedMs = yield* Clock.currentTimeMillis
     const candidates = s.candidates.map((record, i): CandidateRecord =>
+      // A call still going when the run ended was cut short: by an interruption, or by the run's own failure.
       record ?? {
         model: models[i]!,
-        status: interrupted ? "cancelled" : "error",
+        status: interrupted || extraError !== undefined ? "cancelled" : "error",
         attempts: s.attempts[i] ?? 0,
-        ...(interrupted ? { reason: "interrupted" } : {})
+        ...(interrupted ? { reason: "interrupted" } : extraError !== undefined ? { reason: "the run stopped" } : {})
       }
     )
     const synthesis: SynthesisRecord | undefined = s.synthesis ??
       (s.synthesizing !== undefined
-        ? { model: s.synthesizing, status: interrupted ? "cancelled" : "error", attempts: 0 }
+        ? { model: s.synthesizing, status: interrupted || extraError !== undefined ? "cancelled" : "error", attempts: 0 }
         : undefined)
     const status = statusOf(s, interrupted)
     const error = extraError ?? failureReason(s, status)
@@ -172,9 +205,15 @@ export const runPipeline = Effect.fn("runPipeline")(function*(request: RunReques
     return manifest
   })
 
+  /** Writes the manifest (with `final.md`, when there is a final answer) once every other file is on disk. */
   const finish = (interrupted: boolean, extraError?: string) =>
     manifestOf(interrupted, extraError).pipe(
-      Effect.tap((manifest) => store.writeManifest(run, manifest)),
+      Effect.tap(() => allSettled),
+      Effect.tap((manifest) =>
+        Ref.get(state).pipe(
+          Effect.flatMap(({ final }) => (final === undefined ? store.writeManifest(run, manifest) : store.writeFinal(run, final, manifest)))
+        )
+      ),
       Effect.tap((manifest) =>
         Effect.logInfo(
           `run ${manifest.status}: ${manifest.candidates.filter((c) => c.status === "ok").length}/${manifest.candidates.length} answered ` +
@@ -211,10 +250,11 @@ export const runPipeline = Effect.fn("runPipeline")(function*(request: RunReques
     const outcomes = request.reuse
       ? yield* Effect.forEach(request.reuse.outcomes, (outcome) =>
         Effect.gen(function*() {
-          const file = outcome.content === undefined
-            ? undefined
-            : yield* store.writeResponse(run, outcome.index, outcome.model, outcome.content)
-          const copied: CandidateOutcome = { ...outcome, record: { ...outcome.record, ...(file ? { file } : {}) } }
+          if (outcome.content !== undefined) yield* save(store.writeResponse(run, outcome.index, outcome.model, outcome.content))
+          const copied: CandidateOutcome = {
+            ...outcome,
+            record: { ...outcome.record, ...(outcome.content !== undefined ? { file: responseFileName(outcome.index, outcome.model) } : {}) }
+          }
           yield* onFinished(copied)
           return copied
         }))
@@ -228,12 +268,14 @@ export const runPipeline = Effect.fn("runPipeline")(function*(request: RunReques
             Effect.zipRight(attempt > 1 ? emit({ _tag: "CandidateRetry", index, attempt }) : Effect.void)
           ),
         onDelta: (index, text) => emit({ _tag: "CandidateDelta", index, text }),
-        onFinished
+        onFinished,
+        save
       })
 
     const answered = outcomes.filter((o) => o.content !== undefined)
     if (answered.length === 0) {
       yield* Effect.logError(`no candidate answered: nothing to synthesize`)
+      yield* allWritten
       return yield* Effect.uninterruptible(finish(false))
     }
 
@@ -254,19 +296,22 @@ export const runPipeline = Effect.fn("runPipeline")(function*(request: RunReques
     const final = synthesis.content ??
       `> **Note:** the synthesis failed (${synthesis.record.error?.message ?? "no synthesizer answered"}), ` +
         `so this is the answer of \`${fallback.model}\` alone.\n\n${fallback.content}`
-    const file = yield* store.writeFinal(run, final)
+    const file = "final.md"
     const record: SynthesisRecord = synthesis.content !== undefined
       ? { ...synthesis.record, file }
       : { ...synthesis.record, file, fallbackToCandidate: fallback.model }
+    yield* allWritten
     yield* Ref.update(state, (s) => ({ ...s, synthesis: record, final }))
     return yield* Effect.uninterruptible(finish(false))
   })
 
   const manifest = yield* body.pipe(
+    // A file that cannot be written stops the run now, not after every call has been paid for.
+    Effect.raceFirst(Deferred.await(writeFailed)),
     Effect.onExit((exit) =>
       Exit.isSuccess(exit)
         ? Effect.void
-        : finish(Exit.isInterrupted(exit), Exit.isInterrupted(exit) ? undefined : "the run stopped on an internal error").pipe(
+        : finish(Exit.isInterrupted(exit), Exit.isInterrupted(exit) ? undefined : stoppedBy(exit.cause)).pipe(
           Effect.catchAll((e) => Effect.logError(`could not write the manifest: ${e.message}`)),
           Effect.asVoid
         )
@@ -275,4 +320,4 @@ export const runPipeline = Effect.fn("runPipeline")(function*(request: RunReques
   )
   const { final } = yield* Ref.get(state)
   return { manifest, final, runDir: run.dir } satisfies RunResult
-})
+}, Effect.scoped)

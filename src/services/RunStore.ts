@@ -52,9 +52,11 @@ export interface RunSummary {
 export const PROMPT_PREVIEW_CHARS = 200
 
 export interface RunStoreShape {
-  /** Makes a fresh run directory (never reused, also across processes) and writes `prompt.md` into it. */
-  readonly createRun: (prompt: string) => Effect.Effect<RunHandle, StoreError>
-  /** Writes a candidate's answer the moment it arrives; returns the path relative to the run directory. */
+  /** Makes a fresh run directory (never reused, also across processes) with its `responses/` folder. */
+  readonly createRun: () => Effect.Effect<RunHandle, StoreError>
+  /** Writes `prompt.md`. */
+  readonly writePrompt: (run: RunHandle, prompt: string) => Effect.Effect<string, StoreError>
+  /** Writes a candidate's answer; returns the path relative to the run directory. */
   readonly writeResponse: (
     run: RunHandle,
     index: number,
@@ -63,7 +65,12 @@ export interface RunStoreShape {
     /** `partial`: the text of an answer that broke off, as `NN-<slug>.partial.md`. */
     kind?: "answer" | "partial"
   ) => Effect.Effect<string, StoreError>
-  readonly writeFinal: (run: RunHandle, content: string) => Effect.Effect<string, StoreError>
+  /**
+   * Writes `final.md` and the manifest together: both are written at once, then `final.md` is renamed
+   * into place before `run.json`, so a manifest that names the final answer never lands without it.
+   */
+  readonly writeFinal: (run: RunHandle, content: string, manifest: Manifest) => Effect.Effect<string, StoreError>
+  /** Writes `run.json`, for a run that ends without a final answer. */
   readonly writeManifest: (run: RunHandle, manifest: Manifest) => Effect.Effect<string, StoreError>
   /** The root under which run directories are made. */
   readonly root: string
@@ -91,6 +98,7 @@ const runIdFor = (date: Date): string =>
 
 const encodeManifest = Schema.encodeSync(Manifest)
 const decodeManifest = Schema.decodeUnknown(Schema.parseJson(Manifest))
+const manifestText = (manifest: Manifest) => `${JSON.stringify(encodeManifest(manifest), null, 2)}\n`
 
 export const makeRunStore = Effect.gen(function*() {
   const fs = yield* FileSystem.FileSystem
@@ -99,21 +107,46 @@ export const makeRunStore = Effect.gen(function*() {
   // Ids from one process must sort in creation order even within one millisecond.
   let lastMs = 0
 
+  // The root is made once per process (and again if it disappears), not before every run.
+  let rootMade = false
+
   const fail = (target: string) => (error: { readonly message: string }) =>
     new StoreError({ path: target, message: `cannot write ${target}: ${error.message}` })
 
-  /** Temporary sibling then rename: a reader (or a crash) never sees half a file. */
-  const writeAtomic = Effect.fn("RunStore.writeAtomic")(function*(target: string, data: string) {
+  /**
+   * A file written under a temporary sibling name, not yet in place: a reader (or a crash) never sees
+   * half a file, since `commit` renames it over the target in one step. Scoped: a file staged but
+   * never committed is removed when the scope closes.
+   */
+  const stage = (target: string, data: string) => {
     const temp = path.join(path.dirname(target), `.${path.basename(target)}.${crypto.randomBytes(6).toString("hex")}.tmp`)
-    yield* fs.writeFileString(temp, data).pipe(
-      Effect.zipRight(fs.rename(temp, target)),
-      Effect.onError(() => fs.remove(temp).pipe(Effect.ignore)),
-      Effect.mapError(fail(target))
+    let committed = false
+    const discard = Effect.suspend(() => (committed ? Effect.void : fs.remove(temp).pipe(Effect.ignore)))
+    return Effect.acquireRelease(
+      fs.writeFileString(temp, data).pipe(Effect.onError(() => discard), Effect.mapError(fail(target))),
+      () => discard
+    ).pipe(
+      Effect.as({
+        commit: fs.rename(temp, target).pipe(
+          Effect.tap(() => Effect.sync(() => (committed = true))),
+          Effect.mapError(fail(target))
+        )
+      })
     )
-  })
+  }
 
-  const createRun = Effect.fn("RunStore.createRun")(function*(prompt: string) {
-    yield* fs.makeDirectory(outputDir, { recursive: true }).pipe(Effect.mapError(fail(outputDir)))
+  const writeAtomic = (target: string, data: string) => Effect.scoped(Effect.flatMap(stage(target, data), (staged) => staged.commit))
+
+  const isNotFound = (error: { readonly _tag: string; readonly reason?: string }) =>
+    error._tag === "SystemError" && error.reason === "NotFound"
+
+  const makeRoot = fs.makeDirectory(outputDir, { recursive: true }).pipe(
+    Effect.mapError(fail(outputDir)),
+    Effect.tap(() => Effect.sync(() => (rootMade = true)))
+  )
+
+  const createRun = Effect.fn("RunStore.createRun")(function*() {
+    if (!rootMade) yield* makeRoot
     // mkdir without `recursive` fails if the directory exists: that makes ids unique across processes.
     let handle: RunHandle | undefined
     for (let tries = 0; handle === undefined; tries++) {
@@ -124,23 +157,35 @@ export const makeRunStore = Effect.gen(function*() {
       const dir = path.join(outputDir, id)
       const made = yield* fs.makeDirectory(dir).pipe(
         Effect.as(true),
-        Effect.catchAll((e) => (e._tag === "SystemError" && e.reason === "AlreadyExists" && tries < 5 ? Effect.succeed(false) : Effect.fail(fail(dir)(e))))
+        Effect.catchAll((e) => {
+          if (e._tag === "SystemError" && e.reason === "AlreadyExists" && tries < 5) return Effect.succeed(false)
+          // The root was removed since this process made it: make it again, once.
+          if (isNotFound(e) && tries === 0) return Effect.as(makeRoot, false)
+          return Effect.fail(fail(dir)(e))
+        })
       )
       if (made) handle = { id, dir, createdAt }
     }
     yield* fs.makeDirectory(path.join(handle.dir, "responses")).pipe(Effect.mapError(fail(handle.dir)))
-    yield* writeAtomic(path.join(handle.dir, "prompt.md"), prompt)
     return handle
   })
 
   const writeRelative = (run: RunHandle, relative: string, data: string) =>
     writeAtomic(path.join(run.dir, relative), data).pipe(Effect.as(relative))
 
+  const writeFinal = (run: RunHandle, content: string, manifest: Manifest) =>
+    Effect.scoped(Effect.gen(function*() {
+      const [final, json] = yield* Effect.all(
+        [stage(path.join(run.dir, "final.md"), content), stage(path.join(run.dir, "run.json"), manifestText(manifest))],
+        { concurrency: 2 }
+      )
+      yield* final.commit
+      yield* json.commit
+      return "final.md"
+    }))
+
   const readFailure = (target: string) => (error: { readonly message: string }) =>
     new StoreError({ path: target, message: `cannot read ${target}: ${error.message}` })
-
-  const isNotFound = (error: { readonly _tag: string; readonly reason?: string }) =>
-    error._tag === "SystemError" && error.reason === "NotFound"
 
   const listRuns = Effect.fn("RunStore.listRuns")(function*(limit: number) {
     const names = yield* fs.readDirectory(outputDir).pipe(
@@ -218,10 +263,11 @@ export const makeRunStore = Effect.gen(function*() {
     readRunFile,
     readManifest,
     createRun,
+    writePrompt: (run, prompt) => writeRelative(run, "prompt.md", prompt),
     writeResponse: (run, index, model, content, kind = "answer") =>
       writeRelative(run, responseFileName(index, model, kind === "partial" ? ".partial.md" : ".md"), content),
-    writeFinal: (run, content) => writeRelative(run, "final.md", content),
-    writeManifest: (run, manifest) => writeRelative(run, "run.json", `${JSON.stringify(encodeManifest(manifest), null, 2)}\n`)
+    writeFinal,
+    writeManifest: (run, manifest) => writeRelative(run, "run.json", manifestText(manifest))
   })
 })
 

@@ -13,6 +13,12 @@ export const makeMemoryRunStore = () => {
       files.set(`${run.id}/${relative}`, data)
       return relative
     })
+  const writeManifest = (run: RunHandle, manifest: Manifest) =>
+    Effect.sync(() => {
+      manifests.push(manifest)
+      files.set(`${run.id}/run.json`, JSON.stringify(manifest))
+      return "run.json"
+    })
   const layer = Layer.succeed(
     RunStore,
     RunStore.of({
@@ -21,21 +27,16 @@ export const makeMemoryRunStore = () => {
       readRunFile: (runId, file) => Effect.succeed(files.get(`${runId}/${file}`) ?? ""),
       readManifest: (runId) =>
         Effect.fromNullable(manifests.findLast((m) => m.id === runId)).pipe(Effect.orDieWith(() => new Error(`no manifest for ${runId}`))),
-      createRun: (prompt) =>
+      createRun: () =>
         Effect.sync(() => {
           const id = `run-${String(++counter).padStart(4, "0")}`
-          const run = { id, dir: `/memory/${id}`, createdAt: new Date(0) }
-          files.set(`${id}/prompt.md`, prompt)
-          return run
+          return { id, dir: `/memory/${id}`, createdAt: new Date(0) }
         }),
-      writeResponse: (run, index, model, content) => write(run, responseFileName(index, model), content),
-      writeFinal: (run, content) => write(run, "final.md", content),
-      writeManifest: (run, manifest) =>
-        Effect.sync(() => {
-          manifests.push(manifest)
-          files.set(`${run.id}/run.json`, JSON.stringify(manifest))
-          return "run.json"
-        })
+      writePrompt: (run, prompt) => write(run, "prompt.md", prompt),
+      writeResponse: (run, index, model, content, kind = "answer") =>
+        write(run, responseFileName(index, model, kind === "partial" ? ".partial.md" : ".md"), content),
+      writeFinal: (run, content, manifest) => Effect.zipRight(write(run, "final.md", content), writeManifest(run, manifest)).pipe(Effect.as("final.md")),
+      writeManifest
     })
   )
   return { layer, files, manifests }
