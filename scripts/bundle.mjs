@@ -81,9 +81,11 @@ const result = await esbuild.build({
   platform: "node",
   format: "cjs",
   target: "node20",
-  minify: true,
-  // Class and function names stay: error names, inspected values and stack traces read as in the source.
-  keepNames: true,
+  // Whitespace and syntax only: identifiers keep their names, so error names, inspected values and stack
+  // traces read as in the source without esbuild's keepNames, whose runtime __name() call on every
+  // function created cost about 7 % of a batch's CPU (profiled).
+  minifyWhitespace: true,
+  minifySyntax: true,
   legalComments: "none",
   write: false,
   outfile: path.join(dist, BUNDLE),
