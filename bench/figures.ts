@@ -13,8 +13,11 @@ export interface FigureSpec {
 export const FIGURES: ReadonlyArray<FigureSpec> = [
   { key: "overhead.inProcess.ratio", label: "overhead in-process (wall / ideal)", unit: "×", target: { max: 1.02 } },
   { key: "overhead.inProcess.wallMs", label: "  run wall time in-process", unit: "ms" },
-  { key: "overhead.inProcess.idealMs", label: "  ideal (slowest candidate + synthesis)", unit: "ms" },
+  { key: "overhead.inProcess.idealMs", label: "  ideal (slowest candidate + synthesis, as scripted)", unit: "ms" },
+  { key: "overhead.inProcess.floorMs", label: "  floor: the same run from a bare undici client", unit: "ms" },
+  { key: "overhead.inProcess.floorRatio", label: "overhead in-process over the floor (wall / floor)", unit: "×", target: { max: 1.02 } },
   { key: "overhead.cli.ratio", label: "overhead whole process, ask (wall / ideal)", unit: "×" },
+  { key: "overhead.cli.floorRatio", label: "  ask over the floor (wall / floor)", unit: "×" },
   { key: "overhead.cli.wallMs", label: "  ask wall time, spawn to exit", unit: "ms" },
   { key: "connections.sequentialRuns", label: "connections: sequential runs in one process", unit: "runs" },
   { key: "connections.accepted", label: "  TCP connections the fake accepted", unit: "", target: { max: 5 } },
