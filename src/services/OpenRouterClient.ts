@@ -375,8 +375,9 @@ export const makeOpenRouterClient = Effect.gen(function*() {
     return Deferred.make<void>().pipe(
       Effect.flatMap((doneSignal) =>
         response.stream.pipe(
-          Stream.mapError((e) => transportError(model, e)),
           Stream.runForEachChunk(onBytes(doneSignal)),
+          // Mapped once here rather than by a stage that every chunk goes through.
+          Effect.catchTag("ResponseError", (e) => Effect.fail(transportError(model, e))),
           Effect.zipRight(Effect.suspend(() => (done ? Effect.void : onEvents(doneSignal, decoder.end())))),
           // A server that keeps the response open after `[DONE]` gets a moment to end it, no more.
           Effect.raceFirst(Deferred.await(doneSignal).pipe(Effect.zipRight(Effect.sleep(DRAIN_AFTER_DONE))))
