@@ -1,7 +1,7 @@
 // Second step of `npm run build` (after `tsc -p tsconfig.build.json`, which type-checks and emits dist/):
 // bundles the CLI into one file so that start-up does not resolve, read and compile ~500 ES modules.
 //
-//   dist/parallel-llm.cjs              src/main.ts and its dependencies, tree-shaken and minified (esbuild)
+//   dist/parallel-llm.cjs              src/main.ts and its dependencies, tree-shaken, whitespace and syntax minified (esbuild)
 //   dist/parallel-llm.cjs.<hash>.cache V8 code cache of that bundle, made by one training run of `serve`
 //   dist/main.js                       the bin: a small loader that compiles the bundle with the cache
 //
