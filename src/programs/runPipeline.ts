@@ -1,12 +1,12 @@
 import { Cause, Clock, Deferred, Effect, Exit, Fiber, Option, Ref } from "effect"
 import * as crypto from "node:crypto"
-import type { StoreError } from "../domain/errors.js"
+import { StoreError } from "../domain/errors.js"
 import type { CandidateRecord, Manifest, RunStatus, SynthesisRecord, Usage } from "../domain/manifest.js"
+import { responseFileName } from "../domain/model.js"
 import { type RunHandle, RunStore } from "../services/RunStore.js"
 import { Settings } from "../services/Settings.js"
 import { formatSeconds } from "./callModel.js"
 import { checkRunRequest } from "./checkRunRequest.js"
-import { responseFileName } from "../domain/model.js"
 import { type CandidateOutcome, fanOut, type FanOutPolicy } from "./fanOut.js"
 import { synthesize } from "./synthesize.js"
 
@@ -87,10 +87,7 @@ const statusOf = (state: RunState, interrupted: boolean): RunStatus => {
 const stoppedBy = (cause: Cause.Cause<unknown>): string =>
   Option.match(Cause.failureOption(cause), {
     onNone: () => "the run stopped on an internal error",
-    onSome: (error) =>
-      typeof error === "object" && error !== null && "_tag" in error && error._tag === "StoreError" && "message" in error
-        ? `the run stopped: ${String(error.message)}`
-        : "the run stopped on an internal error"
+    onSome: (error) => (error instanceof StoreError ? `the run stopped: ${error.message}` : "the run stopped on an internal error")
   })
 
 /** Why a run without an answer has none, in one line. */

@@ -46,4 +46,5 @@ export const makeCallGate = (permits: number): Effect.Effect<CallGateShape> =>
       permits
     }
   })
+
 export const layerCallGate = (permits: number): Layer.Layer<CallGate> => Layer.effect(CallGate, makeCallGate(permits))

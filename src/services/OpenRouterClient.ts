@@ -246,8 +246,8 @@ export class OpenRouterClient extends Context.Tag("parallel-llm/OpenRouterClient
 
 export const makeOpenRouterClient = Effect.gen(function*() {
   const settings = yield* Settings
-  // No spans and no traceparent header per request: nothing here exports traces, and a third party
-  // has no use for ours (measured: a tenth of the client's CPU per call).
+  // No span and no traceparent header per request: nothing here exports traces, and the provider has
+  // no use for ours (measured: ~80 µs of the ~1 ms of CPU a streamed call costs).
   const http = (yield* HttpClient.HttpClient).pipe(HttpClient.withTracerDisabledWhen(() => true))
   const headers: Record<string, string> = {
     "HTTP-Referer": settings.appUrl,
