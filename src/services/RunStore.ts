@@ -113,29 +113,19 @@ export const makeRunStore = Effect.gen(function*() {
   const fail = (target: string) => (error: { readonly message: string }) =>
     new StoreError({ path: target, message: `cannot write ${target}: ${error.message}` })
 
-  /**
-   * A file written under a temporary sibling name, not yet in place: a reader (or a crash) never sees
-   * half a file, since `commit` renames it over the target in one step. Scoped: a file staged but
-   * never committed is removed when the scope closes.
-   */
-  const stage = (target: string, data: string) => {
-    const temp = path.join(path.dirname(target), `.${path.basename(target)}.${crypto.randomBytes(6).toString("hex")}.tmp`)
-    let committed = false
-    const discard = Effect.suspend(() => (committed ? Effect.void : fs.remove(temp).pipe(Effect.ignore)))
-    return Effect.acquireRelease(
-      fs.writeFileString(temp, data).pipe(Effect.onError(() => discard), Effect.mapError(fail(target))),
-      () => discard
-    ).pipe(
-      Effect.as({
-        commit: fs.rename(temp, target).pipe(
-          Effect.tap(() => Effect.sync(() => (committed = true))),
-          Effect.mapError(fail(target))
-        )
-      })
+  const tempFor = (target: string) =>
+    path.join(path.dirname(target), `.${path.basename(target)}.${crypto.randomBytes(6).toString("hex")}.tmp`)
+  const removeAll = (files: ReadonlyArray<string>) => Effect.forEach(files, (file) => fs.remove(file).pipe(Effect.ignore), { discard: true })
+
+  /** Temporary sibling then rename: a reader (or a crash) never sees half a file. */
+  const writeAtomic = (target: string, data: string) => {
+    const temp = tempFor(target)
+    return fs.writeFileString(temp, data).pipe(
+      Effect.zipRight(fs.rename(temp, target)),
+      Effect.onError(() => removeAll([temp])),
+      Effect.mapError(fail(target))
     )
   }
-
-  const writeAtomic = (target: string, data: string) => Effect.scoped(Effect.flatMap(stage(target, data), (staged) => staged.commit))
 
   const isNotFound = (error: { readonly _tag: string; readonly reason?: string }) =>
     error._tag === "SystemError" && error.reason === "NotFound"
@@ -173,16 +163,22 @@ export const makeRunStore = Effect.gen(function*() {
   const writeRelative = (run: RunHandle, relative: string, data: string) =>
     writeAtomic(path.join(run.dir, relative), data).pipe(Effect.as(relative))
 
-  const writeFinal = (run: RunHandle, content: string, manifest: Manifest) =>
-    Effect.scoped(Effect.gen(function*() {
-      const [final, json] = yield* Effect.all(
-        [stage(path.join(run.dir, "final.md"), content), stage(path.join(run.dir, "run.json"), manifestText(manifest))],
-        { concurrency: 2 }
-      )
-      yield* final.commit
-      yield* json.commit
-      return "final.md"
-    }))
+  /** Both files written at once under temporary names, then renamed in order: `final.md` first. */
+  const writeFinal = (run: RunHandle, content: string, manifest: Manifest) => {
+    const final = path.join(run.dir, "final.md")
+    const json = path.join(run.dir, "run.json")
+    const [finalTemp, jsonTemp] = [tempFor(final), tempFor(json)]
+    return Effect.all([
+      fs.writeFileString(finalTemp, content).pipe(Effect.mapError(fail(final))),
+      fs.writeFileString(jsonTemp, manifestText(manifest)).pipe(Effect.mapError(fail(json)))
+    ], { concurrency: 2, discard: true }).pipe(
+      Effect.zipRight(fs.rename(finalTemp, final).pipe(Effect.mapError(fail(final)))),
+      Effect.zipRight(fs.rename(jsonTemp, json).pipe(Effect.mapError(fail(json)))),
+      // A temporary file already renamed is no longer there: removing it fails, and is ignored.
+      Effect.onError(() => removeAll([finalTemp, jsonTemp])),
+      Effect.as("final.md")
+    )
+  }
 
   const readFailure = (target: string) => (error: { readonly message: string }) =>
     new StoreError({ path: target, message: `cannot read ${target}: ${error.message}` })
