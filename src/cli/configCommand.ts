@@ -9,7 +9,8 @@ const settingOfField: Partial<Record<string, SettingKey>> = {
   retryBaseDelayMs: "retryBaseDelay",
   deadlineMs: "deadline",
   synthesisReserveMs: "synthesisReserve",
-  graceMs: "grace"
+  graceMs: "grace",
+  mcpWaitMs: "mcpWait"
 }
 
 export const makeConfigCommand = () =>

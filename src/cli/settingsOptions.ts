@@ -57,6 +57,11 @@ export const settingsOptions = {
   logFile: text("logFile", "Also append log lines to this file."),
   appUrl: text("appUrl", "HTTP-Referer attribution header sent to OpenRouter."),
   appTitle: text("appTitle", "X-Title attribution header sent to OpenRouter."),
+  mcpWait: text("mcpWait", "serve: seconds an MCP call waits for its run before answering `running` with the run id (0: at once; default 45)."),
+  resourceLinks: Options.boolean("resource-links").pipe(
+    Options.withDescription(`serve: add resource_link blocks to tool results (some clients reject them). [env ${settingNames.resourceLinks.env}=true]`),
+    Options.optional
+  ),
   config: Options.text("config").pipe(
     Options.withDescription("A JSON config file (keys as in the README; flags and environment win over it). [env PARALLEL_LLM_CONFIG]"),
     Options.optional
@@ -91,8 +96,9 @@ const rawFromOptions = (parsed: ParsedOptions): { flags: RawSettings; configFlag
       if (Option.isSome(parsed.stream) && parsed.stream.value) flags.stream = "false"
       continue
     }
-    if (key === "checkModels") {
-      if (Option.isSome(parsed.checkModels) && parsed.checkModels.value) flags.checkModels = "true"
+    if (key === "checkModels" || key === "resourceLinks") {
+      const flag = parsed[key]
+      if (Option.isSome(flag) && flag.value) flags[key] = "true"
       continue
     }
     const value: Option.Option<string> | ReadonlyArray<string> = parsed[key]

@@ -45,7 +45,9 @@ export const settingNames = {
   logLevel: { flag: "--log-level", env: "PARALLEL_LLM_LOG_LEVEL" },
   logFile: { flag: "--log-file", env: "PARALLEL_LLM_LOG_FILE" },
   appUrl: { flag: "--app-url", env: "PARALLEL_LLM_APP_URL" },
-  appTitle: { flag: "--app-title", env: "PARALLEL_LLM_APP_TITLE" }
+  appTitle: { flag: "--app-title", env: "PARALLEL_LLM_APP_TITLE" },
+  mcpWait: { flag: "--mcp-wait", env: "PARALLEL_LLM_MCP_WAIT" },
+  resourceLinks: { flag: "--resource-links", env: "PARALLEL_LLM_RESOURCE_LINKS" }
 } as const
 
 export type SettingKey = keyof typeof settingNames
@@ -108,6 +110,10 @@ export interface SettingsValue {
   readonly logFile: Option.Option<string>
   readonly appUrl: string
   readonly appTitle: string
+  /** How long an MCP call waits for its run before answering `running` (0: answer at once). */
+  readonly mcpWaitMs: number
+  /** Add `resource_link` blocks to tool results (some clients fail on them: off by default). */
+  readonly resourceLinks: boolean
   /** Where the config file came from, when one was read. */
   readonly configFile: Option.Option<string>
 }
@@ -204,7 +210,12 @@ const settingsConfig = (home: string, defaultOutputDir: string) =>
       Config.map(Option.map((file) => path.resolve(expandHome(file, home))))
     ),
     appUrl: Schema.Config("appUrl", HttpUrl).pipe(Config.withDefault("https://github.com/parallel-llm-mcp/parallel-llm-mcp")),
-    appTitle: Schema.Config("appTitle", NonEmpty).pipe(Config.withDefault("parallel-llm-mcp"))
+    appTitle: Schema.Config("appTitle", NonEmpty).pipe(Config.withDefault("parallel-llm-mcp")),
+    mcpWaitMs: Schema.Config("mcpWait", numberIn("mcp wait", 0, 3_600)).pipe(
+      Config.withDefault(45),
+      Config.map((s) => Math.round(s * 1000))
+    ),
+    resourceLinks: Schema.Config("resourceLinks", BooleanFromText).pipe(Config.withDefault(false))
   })
 
 const expandHome = (p: string, home: string): string =>
@@ -275,7 +286,9 @@ const ConfigFileSchema = Schema.Struct({
   logLevel: Schema.optional(Schema.String),
   logFile: Schema.optional(Schema.String),
   appUrl: Schema.optional(Schema.String),
-  appTitle: Schema.optional(Schema.String)
+  appTitle: Schema.optional(Schema.String),
+  mcpWait: Schema.optional(Schema.Number),
+  resourceLinks: Schema.optional(Schema.Boolean)
 })
 
 const decodeConfigFile = Schema.decodeUnknown(Schema.parseJson(ConfigFileSchema), { onExcessProperty: "error" })
@@ -448,6 +461,8 @@ export const describeSettings = (settings: SettingsValue) => ({
   outputDir: settings.outputDir,
   logLevel: settings.logLevel,
   logFile: Option.getOrNull(settings.logFile),
+  mcpWaitMs: settings.mcpWaitMs,
+  resourceLinks: settings.resourceLinks,
   configFile: Option.getOrNull(settings.configFile)
 })
 
@@ -482,6 +497,8 @@ export const makeTestSettings = (overrides: Partial<SettingsValue> = {}): Settin
   logFile: Option.none(),
   appUrl: "https://example.test",
   appTitle: "parallel-llm-mcp",
+  mcpWaitMs: 45_000,
+  resourceLinks: false,
   configFile: Option.none(),
   ...overrides
 })
