@@ -126,25 +126,18 @@ export const makeLiveRuns = Effect.gen(function*() {
         }
       }
 
+      // On every exit, interruption included (a finalizer, not a continuation): whoever waits is told how
+      // it ended, and a run that never started fails its start.
       const body = makeRun(onEvent).pipe(
-        Effect.exit,
-        Effect.flatMap((exit) =>
-          Exit.isSuccess(exit)
-            ? Deferred.succeed(done, exit.value)
-            : Effect.gen(function*() {
-              // Interrupted or failed: whoever waits is told why; a run that never started fails its start.
-              const failure: RunFailure = Exit.isInterrupted(exit)
-                ? { _tag: "Interrupted", message: "the run was cancelled before it produced an answer" }
-                : Option.getOrElse(
-                  Option.map(Exit.causeOption(exit), (cause) => failureOf(cause)),
-                  () => ({ _tag: "Unknown", message: "the run stopped" })
-                )
-              yield* Deferred.fail(done, failure)
-              yield* Deferred.fail(started, failure)
-            })
-        ),
+        Effect.onExit((exit) => {
+          if (Exit.isSuccess(exit)) return Deferred.succeed(done, exit.value)
+          const failure: RunFailure = Exit.isInterrupted(exit)
+            ? { _tag: "Interrupted", message: "the run was cancelled before it produced an answer" }
+            : failureOf(exit.cause)
+          return Effect.zipRight(Deferred.fail(done, failure), Deferred.fail(started, failure))
+        }),
         Effect.ensuring(Effect.suspend(() => forget(runId))),
-        Effect.asVoid
+        Effect.ignore
       )
       const fiber = yield* FiberSet.run(fibers, body)
       yield* Deferred.succeed(fiberRef, fiber)
