@@ -107,7 +107,7 @@ describe("RunStore writing side", () => {
       const error = yield* store.writeFinal(bad, "the answer", manifestFor(bad.id, "ok")).pipe(Effect.flip)
       expect(error._tag).toBe("StoreError")
       expect(error.message).toContain(path.join(bad.dir, "final.md"))
-      expect(fs.readdirSync(bad.dir).sort()).toEqual(["final.md", "responses"])
+      expect(fs.readdirSync(bad.dir).sort()).toEqual(["final.md", "owner.json", "responses"])
     }).pipe(Effect.provide(storeFor(dir)))
   })
 

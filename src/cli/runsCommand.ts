@@ -68,7 +68,7 @@ export const makeRunsCommand = (servicesFor: ServicesFor) =>
         const rows = runs.map((r) => ({
           id: r.id,
           time: (r.manifest?.createdAt ?? "").replace("T", " ").slice(0, 19),
-          status: r.manifest?.status ?? "running",
+          status: r.manifest?.status ?? r.state,
           answered: r.manifest ? answeredOf(r.manifest) : "-",
           seconds: r.manifest ? (r.manifest.durationMs / 1000).toFixed(1) : "-",
           cost: r.manifest?.usage.cost !== undefined ? `$${r.manifest.usage.cost.toFixed(4)}` : "-",
