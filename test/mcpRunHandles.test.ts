@@ -6,6 +6,7 @@ import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeOpenRouter, startFakeOpenRouter } from "./support/fakeOpenRouter.js"
 import { connectMcp, type McpConnection, readManifest, serverEnv, waitFor } from "./support/mcpHarness.js"
+import { startCli } from "./support/spawnCli.js"
 
 // Runs that outlive the request that started them: `wait`, get_run, cancel_run, MCP Tasks, and results
 // that every client accepts. Every call goes through a STRICT client that, like the Codex app, fails on
@@ -172,6 +173,37 @@ describe("get_run and cancel_run", () => {
     expect(outputOf(shown).status).toBe("cancelled")
   })
 
+  it("read runs of other processes from disk: a CLI run is running, then interrupted once killed; resynthesize recovers it", async () => {
+    const env = serverEnv({ baseUrl: fake.url, outputDir, apiKey: API_KEY, models: ["fast/one", "stuck/one"], synthesizer: "fast/synth" })
+    const before = new Set(fs.existsSync(outputDir) ? fs.readdirSync(outputDir) : [])
+    const cli = startCli(["ask", "A question from the terminal"], { env })
+    const runDir = await waitFor("the CLI's first answer on disk", () =>
+      (fs.existsSync(outputDir) ? fs.readdirSync(outputDir) : []).filter((id) => !before.has(id)).map((id) => path.join(outputDir, id)).find((dir) => fs.existsSync(path.join(dir, "responses", "01-fast-one.md"))))
+    const runId = path.basename(runDir)
+
+    const live = await call(mcp.client, "get_run", { runId, wait: 0 })
+    expect(live.isError, textOf(live)).toBeFalsy()
+    expect(outputOf(live)).toMatchObject({ runId, status: "running", final: null })
+    expect(outputOf(live).summary).toContain(`(in process ${cli.child.pid} on ${os.hostname()})`)
+    expect(outputOf(live).candidates.map((c) => c.status)).toEqual(["ok", "waiting"])
+    const refused = await call(mcp.client, "cancel_run", { runId })
+    expect(refused.isError).toBe(true)
+    expect(textOf(refused)).toContain(`belongs to process ${cli.child.pid}`)
+
+    cli.child.kill("SIGKILL")
+    await cli.done
+    const dead = await call(mcp.client, "get_run", { runId, wait: 0 })
+    expect(dead.isError).toBe(true)
+    const interrupted = outputOf(dead)
+    expect(interrupted).toMatchObject({ runId, status: "interrupted", final: null })
+    expect(interrupted.candidates.map((c) => c.status)).toEqual(["ok", "cancelled"])
+    expect(interrupted.next).toContain(`resynthesize with {"runId": "${runId}"}`)
+    expect(textOf(dead)).toContain(`resynthesize with {"runId": "${runId}"}`)
+
+    const recovered = outputOf(await call(mcp.client, "resynthesize", { runId }))
+    expect(recovered).toMatchObject({ status: "partial", final: SYNTH_ANSWER, source: runId })
+  })
+
   it("every other tool's results are text only too", async () => {
     for (const [name, args] of [["list_runs", {}], ["list_models", {}], ["get_config", {}], ["process_prompt", { prompt: "" }]] as const) {
       await call(mcp.client, name, args)
@@ -252,6 +284,7 @@ describe("MCP Tasks: a task is a run", () => {
       const taskId = first.value?.type === "taskCreated" ? first.value.task.taskId : ""
       await waitFor("the stuck request in flight", () =>
         fake.requests.some((r) => r.model === "stuck/one" && r.endedAt === undefined && !r.aborted))
+      await waitFor("the fast answer on disk", () => fs.existsSync(path.join(outputDir, taskId, "responses", "01-fast-one.md")))
       const abortedBefore = fake.abortedRequests().length
       const cancelled = await mcp.client.experimental.tasks.cancelTask(taskId)
       expect(cancelled.status).toBe("cancelled")

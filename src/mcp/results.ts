@@ -4,7 +4,7 @@ import type { CandidateRecord, ErrorInfo, Manifest } from "../domain/manifest.js
 import { formatSeconds } from "../programs/callModel.js"
 import { mimeTypeOf, runResourceUri } from "./resources.js"
 import { RunOutput } from "./runOutput.js"
-import type { FinishedView, InterruptedView, RunningView } from "./runView.js"
+import type { FinishedView, RunningView } from "./runView.js"
 
 // Every run-shaped tool result, built in one place. The text blocks and `structuredContent` say the same
 // thing, because clients differ in which one their model sees: the answer, a summary, the next step.
@@ -97,7 +97,8 @@ const summaryOf = (manifest: Manifest): string => {
   return `Run ${manifest.id}: ${manifest.status}${manifest.error !== undefined ? ` (${manifest.error})` : ""}; ` +
     `${answered.length}/${manifest.candidates.length} candidates answered` +
     `${answered.length > 0 ? ` (${answered.map((c) => c.model).join(", ")})` : ""}; ${synthesis}; ` +
-    `${formatSeconds(manifest.durationMs)}${cost}.` +
+    // An interrupted run's duration is not known (its process died without saying when).
+    `${manifest.status === "interrupted" ? "time unknown" : formatSeconds(manifest.durationMs)}${cost}.` +
     (failures.length > 0 ? ` Failed: ${failures.join("; ")}.` : "")
 }
 
@@ -107,7 +108,8 @@ const nextOf = (manifest: Manifest, hasFinal: boolean): string | undefined => {
   const again = call(manifest.id)
   if (!hasFinal) {
     return answered > 0
-      ? `The ${plural(answered, "answer")} received are kept: ${again("resynthesize")} merges them (add "synthesizer" to use another model).`
+      ? `The ${plural(answered, "answer")} received ${answered === 1 ? "is" : "are"} kept: ${again("resynthesize")} merges ` +
+        `${answered === 1 ? "it" : "them"} (add "synthesizer" to use another model).`
       : `Nothing was answered. Check the failures above, then call process_prompt again (with other "models" if a model is unavailable).`
   }
   if (failed.length > 0) {
@@ -151,7 +153,8 @@ export const finishedResult = (view: FinishedView, options: ResultOptions) => {
   if (final !== undefined) return build(output, options, false, [final])
   // Without an answer, everything needed to act, a line each: what happened, each failure, what to try.
   const body = [
-    `No answer from run ${manifest.id}: ${manifest.error ?? "the run failed"} (${manifest.status} after ${formatSeconds(manifest.durationMs)}).`,
+    `No answer from run ${manifest.id}: ${manifest.error ?? "the run failed"} (${manifest.status}` +
+    `${manifest.status === "interrupted" ? "" : ` after ${formatSeconds(manifest.durationMs)}`}).`,
     ...failuresOf(manifest).map((line) => `- ${line}`),
     output.next,
     `Files: ${runDir}`
@@ -198,25 +201,4 @@ export const runningResult = (view: RunningView, elapsedMs: number, options: Res
     durationMs: elapsedMs
   }
   return build(output, options, false, [])
-}
-
-// --- a run whose process died ---
-
-export const interruptedResult = (view: InterruptedView, options: ResultOptions) => {
-  const answered = view.answers.length
-  const output: RunOutput = {
-    final: null,
-    summary: `Run ${view.runId} was interrupted: the process that ran it (${view.owner}) stopped before it finished; ` +
-      `${answered}/${view.models.length} answers are on disk${answered > 0 ? ` (${view.answers.map((a) => a.model).join(", ")})` : ""}.`,
-    next: answered > 0
-      ? `${call(view.runId)("resynthesize")} merges the answers kept, without asking the models again.`
-      : "Nothing was answered before it stopped: call process_prompt again.",
-    runId: view.runId,
-    status: "interrupted",
-    runDir: view.runDir,
-    files: filesOf(view.runId, [...view.answers.map((a) => a.file), "prompt.md"]),
-    candidates: view.models.map((model) => ({ model, status: view.answers.some((a) => a.model === model) ? "ok" : "cancelled" })),
-    error: "interrupted: the process running it stopped"
-  }
-  return build(output, options, true, [])
 }

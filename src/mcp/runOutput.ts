@@ -30,7 +30,7 @@ const SynthesisSummary = Schema.Struct({
   fallbackToCandidate: Schema.optional(Schema.String)
 }).annotations(brief(["model", "status"], "model, status, latencyMs?, servedBy?, error?, fallbackToCandidate?"))
 
-export const RunOutputStatus = Schema.Union(RunStatus, Schema.Literal("running", "interrupted"))
+export const RunOutputStatus = Schema.Union(RunStatus, Schema.Literal("running"))
 export type RunOutputStatus = typeof RunOutputStatus.Type
 
 export const RunOutput = Schema.Struct({

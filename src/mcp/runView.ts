@@ -1,9 +1,11 @@
-import { Clock, Deferred, Effect, Option, Schema } from "effect"
-import * as path from "node:path"
+import { Deferred, Effect, Option, Schema } from "effect"
 import type { StoreError } from "../domain/errors.js"
 import type { CandidateRecord } from "../domain/manifest.js"
+import { responseFileName } from "../domain/model.js"
+import { runIdTime } from "../domain/runState.js"
+import { readRunWithManifest } from "../programs/recoverRun.js"
 import type { RunResult } from "../programs/runPipeline.js"
-import { RunStore } from "../services/RunStore.js"
+import { RunStore, type RunView as DiskRun } from "../services/RunStore.js"
 import type { LiveRun, LiveRuns, LiveSnapshot } from "./liveRuns.js"
 
 // Where a run stands, whoever ran it: this server (live, in memory), or any process before (from its
@@ -31,18 +33,7 @@ export interface RunningView {
   readonly live: LiveRun | undefined
 }
 
-export interface InterruptedView {
-  readonly _tag: "Interrupted"
-  readonly runId: string
-  readonly runDir: string
-  readonly models: ReadonlyArray<string>
-  /** The answers on disk, by model. */
-  readonly answers: ReadonlyArray<{ readonly model: string; readonly file: string }>
-  /** The process that owned it, as a reader can tell ("pid 4242 on host h"). */
-  readonly owner: string
-}
-
-export type RunView = FinishedView | RunningView | InterruptedView
+export type RunView = FinishedView | RunningView
 
 /** A run id that names no run (or is not a run id at all): the message names it. */
 export class UnknownRun extends Schema.TaggedError<UnknownRun>()("UnknownRun", {
@@ -67,18 +58,11 @@ export const viewOf = (live: LiveRun, s: LiveSnapshot): RunningView => ({
 /** A live run of this server as it stands now. */
 export const liveView = (live: LiveRun) => Effect.map(live.snapshot, (s) => viewOf(live, s))
 
-/** A finished run from its files: the manifest and, when there is one, the final answer. */
-const finishedFromDisk = (runId: string) =>
-  Effect.gen(function*() {
-    const store = yield* RunStore
-    const manifest = yield* store.readManifest(runId)
-    const final = yield* store.readRunFile(runId, "final.md").pipe(Effect.option, Effect.map(Option.getOrUndefined))
-    return { _tag: "Finished", result: { manifest, final, runDir: path.join(store.root, runId) } } satisfies FinishedView
-  })
-
 /**
  * The run as it stands now. A run of this server is read from memory (a live one never touches the
- * disk); any other from its directory under the runs root, and nothing outside it is ever read.
+ * disk); any other from its directory under the runs root (nothing outside it is ever read): finished, an
+ * interrupted one (its manifest rebuilt from the owner record and the answers on disk), or another
+ * process's live run.
  */
 export const readRunView = (runs: LiveRuns, runId: string): Effect.Effect<RunView, UnknownRun | StoreError, RunStore> =>
   Effect.gen(function*() {
@@ -93,32 +77,39 @@ export const readRunView = (runs: LiveRuns, runId: string): Effect.Effect<RunVie
     return yield* fromDisk(runId)
   })
 
-const fromDisk = (runId: string) =>
-  finishedFromDisk(runId).pipe(
+const fromDisk = (runId: string): Effect.Effect<RunView, UnknownRun | StoreError, RunStore> =>
+  Effect.gen(function*() {
+    const store = yield* RunStore
+    const { view, manifest } = yield* readRunWithManifest(runId)
+    if (view.state === "running" || manifest === undefined) return elsewhere(view)
+    const final = view.state === "finished"
+      ? yield* store.readRunFile(runId, "final.md").pipe(Effect.option, Effect.map(Option.getOrUndefined))
+      : undefined
+    return { _tag: "Finished", result: { manifest, final, runDir: view.dir } } satisfies FinishedView
+  }).pipe(
     Effect.catchTags({
-      InvalidRunPath: (e) => new UnknownRun({ runId, message: `${e.message}: not a run id of this server (see list_runs)` }),
-      RunFileNotFound: (e) =>
-        e.file === "run.json" && !e.message.startsWith("no run")
-          ? unfinishedOnDisk(runId)
-          : new UnknownRun({ runId, message: `no run ${JSON.stringify(runId)} (see list_runs)` })
+      InvalidRunPath: () => new UnknownRun({ runId, message: `${JSON.stringify(runId)} is not a run id (see list_runs)` }),
+      RunFileNotFound: () => new UnknownRun({ runId, message: `no run ${JSON.stringify(runId)} (see list_runs)` })
     })
   )
 
-/** A run directory without a manifest: another process's live run, or one whose process died. */
-const unfinishedOnDisk = (runId: string): Effect.Effect<RunView, UnknownRun | StoreError, RunStore> =>
-  Effect.gen(function*() {
-    const store = yield* RunStore
-    const now = yield* Clock.currentTimeMillis
-    return {
-      _tag: "Running",
-      runId,
-      runDir: path.join(store.root, runId),
-      createdAt: new Date(now),
-      models: [],
-      candidates: [],
-      streamed: undefined,
-      synthesizer: undefined,
-      elsewhere: "another process",
-      live: undefined
-    } satisfies RunningView
-  })
+/** Another process's live run, as far as its files tell: its models (from the owner record) and the answers saved. */
+const elsewhere = (view: DiskRun): RunningView => {
+  const models = view.owner?.settings?.models ?? []
+  const saved = new Set(view.answers)
+  return {
+    _tag: "Running",
+    runId: view.id,
+    runDir: view.dir,
+    createdAt: new Date(view.owner?.createdAt ?? runIdTime(view.id) ?? 0),
+    models,
+    candidates: models.map((model, index) => {
+      const file = responseFileName(index, model)
+      return saved.has(file) ? { model, status: "ok", attempts: 1, file } : undefined
+    }),
+    streamed: undefined,
+    synthesizer: undefined,
+    elsewhere: view.owner !== undefined ? `process ${view.owner.pid} on ${view.owner.host}` : "another process",
+    live: undefined
+  }
+}

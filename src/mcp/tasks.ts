@@ -20,14 +20,10 @@ const statusOf = (view: RunView): Task["status"] => {
   switch (view._tag) {
     case "Running":
       return "working"
-    case "Interrupted":
-      return "failed"
-    case "Finished":
-      return view.result.manifest.status === "cancelled"
-        ? "cancelled"
-        : view.result.manifest.status === "failed"
-        ? "failed"
-        : "completed"
+    case "Finished": {
+      const { status } = view.result.manifest
+      return status === "ok" || status === "partial" ? "completed" : status === "cancelled" ? "cancelled" : "failed"
+    }
   }
 }
 
@@ -35,8 +31,6 @@ const taskFor = (view: RunView, nowMs: number): Task => {
   switch (view._tag) {
     case "Running":
       return taskOf(view, "working", nowMs, progressLine(view, nowMs - view.createdAt.getTime()))
-    case "Interrupted":
-      return taskOf({ runId: view.runId, createdAt: new Date(nowMs) }, "failed", nowMs, "interrupted: the process running it stopped")
     case "Finished": {
       const { manifest } = view.result
       return {

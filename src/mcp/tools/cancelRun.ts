@@ -21,9 +21,6 @@ export const cancelRun = defineTool({
       switch (view._tag) {
         case "Finished":
           return errorResult(`Run ${input.runId} is not running: it already ended (${view.result.manifest.status}). get_run shows it.`)
-        case "Interrupted":
-          return errorResult(`Run ${input.runId} is not running: the process that ran it (${view.owner}) stopped. ` +
-            `resynthesize with {"runId": "${input.runId}"} merges the answers it kept.`)
         case "Running": {
           if (view.live === undefined) {
             return errorResult(`Run ${input.runId} belongs to ${view.elsewhere ?? "another process"}: it can only be cancelled there.`)

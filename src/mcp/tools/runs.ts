@@ -5,7 +5,7 @@ import { formatSeconds } from "../../programs/callModel.js"
 import type { RunEvent, RunResult } from "../../programs/runPipeline.js"
 import { Settings } from "../../services/Settings.js"
 import type { LiveRun, RunFailure } from "../liveRuns.js"
-import { errorResult, finishedResult, interruptedResult, type ResultOptions, runningResult } from "../results.js"
+import { errorResult, finishedResult, type ResultOptions, runningResult } from "../results.js"
 import { liveView, readRunView, type RunView, type UnknownRun } from "../runView.js"
 import type { ToolContext, ToolServices } from "./tool.js"
 
@@ -22,8 +22,6 @@ export const resultOfView = (view: RunView, options: ResultOptions, nowMs: numbe
   switch (view._tag) {
     case "Finished":
       return finishedResult(view, options)
-    case "Interrupted":
-      return interruptedResult(view, options)
     case "Running":
       return runningResult(view, nowMs - view.createdAt.getTime(), options)
   }
