@@ -77,6 +77,10 @@ const program = Effect.suspend(() =>
   Effect.provide(Layer.merge(NodeContext.layer, Logger.remove(Logger.defaultLogger)))
 )
 
+// A closed terminal or a hung-up session (SIGHUP) ends the work like Ctrl-C or SIGTERM: the runs are
+// interrupted and write their manifests, instead of the process dying where it stands.
+process.on("SIGHUP", () => process.emit("SIGTERM", "SIGTERM"))
+
 NodeRuntime.runMain(program, {
   disableErrorReporting: true,
   disablePrettyLogger: true,

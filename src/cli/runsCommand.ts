@@ -3,6 +3,7 @@ import { Effect, Option } from "effect"
 import * as path from "node:path"
 import { RunRefused } from "../domain/errors.js"
 import type { Manifest } from "../domain/manifest.js"
+import { readRunWithManifest } from "../programs/recoverRun.js"
 import { RunStore } from "../services/RunStore.js"
 import { summaryLine } from "./askCommand.js"
 import type { ServicesFor } from "./services.js"
@@ -30,21 +31,38 @@ const showCommand = (servicesFor: ServicesFor) =>
       withStore(servicesFor, args, Effect.gen(function*() {
         const store = yield* RunStore
         const notFound = (e: { readonly message: string }) => new RunRefused({ message: e.message })
-        const manifest = yield* store.readManifest(args.runId).pipe(
+        const { view, manifest: found } = yield* readRunWithManifest(args.runId).pipe(
           Effect.catchTags({ InvalidRunPath: (e) => Effect.fail(notFound(e)), RunFileNotFound: (e) => Effect.fail(notFound(e)) })
         )
+        if (found === undefined) {
+          const owner = view.owner ? ` (process ${view.owner.pid} on ${view.owner.host})` : ""
+          return yield* new RunRefused({
+            message: view.state === "running"
+              ? `run ${args.runId} is still going${owner}; answers so far: ${view.answers.join(", ") || "none"}`
+              : `run ${args.runId} has no readable run.json`
+          })
+        }
+        const manifest = found
         const final = yield* store.readRunFile(args.runId, "final.md").pipe(Effect.option, Effect.map(Option.getOrUndefined))
         if (args.json) return yield* write(JSON.stringify({ ...manifest, final: final ?? null }, null, 2))
         const candidates = manifest.candidates.map((c) =>
           `  ${c.status.padEnd(9)} ${c.model}${c.latencyMs !== undefined ? ` · ${(c.latencyMs / 1000).toFixed(1)} s` : ""}` +
           `${c.error ? ` · ${c.error.message}` : ""}${c.reason ? ` · ${c.reason}` : ""}`
         )
+        const interrupted = manifest.status === "interrupted"
+          ? [
+            `  ${manifest.error ?? "interrupted"}`,
+            `  answers on disk: ${view.answers.join(", ") || "none"}`,
+            ...(view.answers.some((a) => !a.endsWith(".partial.md")) ? [`  to synthesize them: parallel-llm resynth ${manifest.id}`] : [])
+          ]
+          : []
         const synthesis = manifest.synthesis
           ? [`  synthesis ${manifest.synthesis.model}: ${manifest.synthesis.status}${manifest.synthesis.fallbackToCandidate ? ` (answer of ${manifest.synthesis.fallbackToCandidate})` : ""}`]
           : []
         yield* write([
           summaryLine(manifest, path.join(store.root, manifest.id)),
           ...(manifest.source ? [`  re-synthesis of run ${manifest.source}`] : []),
+          ...interrupted,
           ...candidates,
           ...synthesis,
           "",
@@ -69,7 +87,11 @@ export const makeRunsCommand = (servicesFor: ServicesFor) =>
           id: r.id,
           time: (r.manifest?.createdAt ?? "").replace("T", " ").slice(0, 19),
           status: r.manifest?.status ?? r.state,
-          answered: r.manifest ? answeredOf(r.manifest) : "-",
+          answered: r.manifest
+            ? answeredOf(r.manifest)
+            : r.owner?.settings
+            ? `${r.answers.filter((a) => !a.endsWith(".partial.md")).length}/${r.owner.settings.models.length}`
+            : "-",
           seconds: r.manifest ? (r.manifest.durationMs / 1000).toFixed(1) : "-",
           cost: r.manifest?.usage.cost !== undefined ? `$${r.manifest.usage.cost.toFixed(4)}` : "-",
           prompt: r.promptPreview.replace(/\s+/g, " ").trim()
