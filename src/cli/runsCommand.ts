@@ -1,33 +1,29 @@
 import { Args, Command, Options } from "@effect/cli"
 import { Effect, Option } from "effect"
 import * as path from "node:path"
-import { RunRefused } from "../domain/errors.js"
+import { RunRefused, type StoreError } from "../domain/errors.js"
 import type { Manifest } from "../domain/manifest.js"
 import { RunStore } from "../services/RunStore.js"
 import { summaryLine } from "./askCommand.js"
-import type { ServicesFor } from "./services.js"
-import { type SettingsFlags, settingsFromOptions, settingsOptions } from "./settingsOptions.js"
+import { type Outcome, succeeded } from "./outcome.js"
+import { settingsOptions } from "./settingsOptions.js"
 
 const write = (text: string) => Effect.sync(() => process.stdout.write(text.endsWith("\n") ? text : `${text}\n`))
 
-const withStore = <A, E>(servicesFor: ServicesFor, args: SettingsFlags, use: Effect.Effect<A, E, RunStore>) =>
-  Effect.gen(function*() {
-    const { settings } = yield* settingsFromOptions(args, { requireApiKey: false })
-    return yield* use.pipe(Effect.provide(servicesFor(settings)))
-  })
-
 const answeredOf = (m: Manifest) => `${m.candidates.filter((c) => c.status === "ok").length}/${m.candidates.length}`
 
-const showCommand = (servicesFor: ServicesFor) =>
-  Command.make(
-    "show",
-    {
-      runId: Args.text({ name: "run-id" }).pipe(Args.withDescription("The run's id, as `parallel-llm runs` lists it.")),
-      json: Options.boolean("json").pipe(Options.withDescription("Print the manifest with a `final` field as JSON.")),
-      ...settingsOptions
-    },
-    (args) =>
-      withStore(servicesFor, args, Effect.gen(function*() {
+const showOptions = {
+  runId: Args.text({ name: "run-id" }).pipe(Args.withDescription("The run's id, as `parallel-llm runs` lists it.")),
+  json: Options.boolean("json").pipe(Options.withDescription("Print the manifest with a `final` field as JSON.")),
+  ...settingsOptions
+}
+
+export const showCommand = Command.make("show", showOptions).pipe(Command.withDescription("Print a run's summary and its final answer."))
+
+/** `runs show ID`: an unknown run is refused (exit 2). */
+export const show = (args: Command.Command.ParseConfig<typeof showOptions>): Effect.Effect<Outcome, RunRefused | StoreError, RunStore> =>
+  Effect.as(
+    Effect.gen(function*() {
         const store = yield* RunStore
         const notFound = (e: { readonly message: string }) => new RunRefused({ message: e.message })
         const manifest = yield* store.readManifest(args.runId).pipe(
@@ -50,19 +46,24 @@ const showCommand = (servicesFor: ServicesFor) =>
           "",
           final ?? `(no answer${manifest.error ? `: ${manifest.error}` : ""})`
         ].join("\n"))
-      }))
-  ).pipe(Command.withDescription("Print a run's summary and its final answer."))
+    }),
+    succeeded
+  )
 
-export const makeRunsCommand = (servicesFor: ServicesFor) =>
-  Command.make(
-    "runs",
-    {
-      limit: Options.integer("limit").pipe(Options.withDescription("How many runs to list, newest first."), Options.withDefault(20)),
-      json: Options.boolean("json").pipe(Options.withDescription("Print the list as JSON.")),
-      ...settingsOptions
-    },
-    (args) =>
-      withStore(servicesFor, args, Effect.gen(function*() {
+const runsOptions = {
+  limit: Options.integer("limit").pipe(Options.withDescription("How many runs to list, newest first."), Options.withDefault(20)),
+  json: Options.boolean("json").pipe(Options.withDescription("Print the list as JSON.")),
+  ...settingsOptions
+}
+
+export const runsCommand = Command.make("runs", runsOptions).pipe(
+  Command.withDescription("List recent runs, newest first: id, time, status, answered/total, seconds, cost, prompt.")
+)
+
+/** `runs`: the list. */
+export const runs = (args: Command.Command.ParseConfig<typeof runsOptions>): Effect.Effect<Outcome, StoreError, RunStore> =>
+  Effect.as(
+    Effect.gen(function*() {
         const store = yield* RunStore
         const runs = yield* store.listRuns(Math.max(1, args.limit))
         const rows = runs.map((r) => ({
@@ -82,8 +83,6 @@ export const makeRunsCommand = (servicesFor: ServicesFor) =>
         const line = (r: typeof header) =>
           [...columns.map((c, i) => r[c].padEnd(widths[i]!)), r.prompt.slice(0, 60)].join("  ").trimEnd()
         yield* write([header, ...rows].map(line).join("\n"))
-      }))
-  ).pipe(
-    Command.withDescription("List recent runs, newest first: id, time, status, answered/total, seconds, cost, prompt."),
-    Command.withSubcommands([showCommand(servicesFor)])
+    }),
+    succeeded
   )

@@ -1,36 +1,42 @@
 import { Option, Schema } from "effect"
-import { redactedKey } from "./load.js"
 import { settingKeys, settingsTable, type SettingKey } from "./table.js"
 import type { SettingSource, SettingsValue } from "./values.js"
 
-const valueOf = (settings: SettingsValue, key: SettingKey): unknown => {
-  const value: unknown = (settings as Readonly<Record<string, unknown>>)[settingsTable[key].field]
-  return Option.isOption(value) ? Option.getOrNull(value) : value
+/**
+ * The schema of `describeSettings`'s output, `get_config`'s structured result: the key only ever as a word,
+ * every other field one of the table's (a number, a string, a list of model ids, a switch, or null when unset).
+ */
+export const SettingsDescription = Schema.Struct(
+  {
+    apiKey: Schema.Literal("<redacted>", "<not set>").annotations({ description: "Whether a key is set; never the key." }),
+    configFile: Schema.NullOr(Schema.String)
+  },
+  Schema.Record({ key: Schema.String, value: Schema.Union(Schema.Number, Schema.String, Schema.Boolean, Schema.Array(Schema.String), Schema.Null) })
+)
+export type SettingsDescription = typeof SettingsDescription.Type
+
+const describeValue = (value: unknown): number | string | boolean | ReadonlyArray<string> | null => {
+  const plain = Option.isOption(value) ? Option.getOrNull(value) : value
+  return typeof plain === "number" || typeof plain === "string" || typeof plain === "boolean" || plain === null ||
+      (Array.isArray(plain) && plain.every((item) => typeof item === "string"))
+    ? plain
+    : String(plain)
 }
 
 /** The settings as plain JSON, the key redacted: what `config --json` and `get_config` show, in the table's order. */
-export const describeSettings = (settings: SettingsValue): Readonly<Record<string, unknown>> & { readonly apiKey: string } => {
-  const [first, ...rest] = settingKeys.map((key) => [settingsTable[key].field, valueOf(settings, key)] as const)
+export const describeSettings = (settings: SettingsValue): SettingsDescription => {
+  const fields = settingKeys.map((key) => {
+    const field = settingsTable[key].field
+    return [field, describeValue((settings as Readonly<Record<string, unknown>>)[field])] as const
+  })
+  const [first, ...rest] = fields
   return {
     ...Object.fromEntries(first ? [first] : []),
-    apiKey: redactedKey(settings),
+    apiKey: Option.isSome(settings.apiKey) ? "<redacted>" : "<not set>",
     ...Object.fromEntries(rest),
     configFile: Option.getOrNull(settings.configFile)
   }
 }
-
-/** The schema of `describeSettings`'s output: `get_config`'s structured result (the key only ever as a word). */
-export const SettingsDescription = Schema.Struct({
-  apiKey: Schema.Literal("<redacted>", "<not set>").annotations({ description: "Whether a key is set; never the key." }),
-  ...Object.fromEntries(
-    settingKeys.map((key) => {
-      const entry = settingsTable[key]
-      const json = entry.kind.json.annotations({ description: entry.doc })
-      return [entry.field, entry.optional ? Schema.NullOr(json) : json]
-    })
-  ),
-  configFile: Schema.NullOr(Schema.String)
-})
 
 export interface ConfigRow {
   readonly setting: string

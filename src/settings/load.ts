@@ -174,6 +174,3 @@ const firstConfigProblem = (error: ConfigError.ConfigError): { key: string; mess
   }
 }
 
-export const redactedKey = (settings: Pick<SettingsValue, "apiKey">): string =>
-  Option.isSome(settings.apiKey) ? "<redacted>" : "<not set>"
-
