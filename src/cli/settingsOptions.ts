@@ -58,6 +58,18 @@ export const logLevelFromArgv = (argv: ReadonlyArray<string>): string | undefine
   return found
 }
 
+/**
+ * Whether a repeatable flag was given an empty value: @effect/cli drops those silently (`-m ''` would
+ * mean "the default models"), so the command line is looked at directly, up to a `--`.
+ */
+const givenEmpty = (argv: ReadonlyArray<string>, s: AnySetting): boolean => {
+  const names = [`--${s.flag}`, ...(s.alias !== undefined ? [`-${s.alias}`] : [])]
+  const end = argv.indexOf("--")
+  return argv.slice(0, end === -1 ? argv.length : end).some((arg, i, args) =>
+    names.includes(arg) && args[i + 1] !== undefined && args[i + 1]!.trim() === ""
+  )
+}
+
 /** The flags the user gave, as raw text for the loader. An empty value is refused, never dropped. */
 const rawFromFlags = Effect.fn("rawFromFlags")(function*(parsed: SettingsFlags) {
   const flags: RawSettings = {}
@@ -66,6 +78,9 @@ const rawFromFlags = Effect.fn("rawFromFlags")(function*(parsed: SettingsFlags) 
   for (const key of flagKeys) {
     const entry = settingsTable[key]
     const value: FlagValue = parsed[key]
+    if (entry.kind.flag === "list" && givenEmpty(process.argv, entry)) {
+      return yield* new SettingsError({ setting: `--${entry.flag}`, message: `--${entry.flag}: must not be empty` })
+    }
     if (Option.isNone(value)) continue
     const given = value.value
     if (typeof given === "boolean") {
@@ -73,9 +88,6 @@ const rawFromFlags = Effect.fn("rawFromFlags")(function*(parsed: SettingsFlags) 
     } else if (typeof given === "string") {
       flags[key] = given
     } else if (given.length > 0) {
-      if (given.some((item) => item.trim() === "")) {
-        return yield* new SettingsError({ setting: `--${entry.flag}`, message: `--${entry.flag}: must not be empty` })
-      }
       flags[key] = given.join(",")
     }
   }

@@ -40,7 +40,7 @@ export const settingsMarkdownTable = (): string =>
       const s: AnySetting = settingsTable[key]
       return `| ${s.doc} | ${flagCell(s)} | ${envCell(s)} | ${keyCell(key, s)} | ${s.defaultDoc} |`
     }),
-    "| config file (JSON; relative paths in it are relative to the file) | `--config` | `PARALLEL_LLM_CONFIG` | — | " +
+    "| Config file (JSON; relative paths in it are relative to the file) | `--config` | `PARALLEL_LLM_CONFIG` | — | " +
     "`~/.config/parallel-llm-mcp/config.json` when it exists (`$XDG_CONFIG_HOME`, macOS `~/Library/Application Support`, Windows `%APPDATA%`) |"
   ].join("\n")
 
