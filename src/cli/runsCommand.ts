@@ -24,28 +24,28 @@ export const showCommand = Command.make("show", showOptions).pipe(Command.withDe
 export const show = (args: Command.Command.ParseConfig<typeof showOptions>): Effect.Effect<Outcome, RunRefused | StoreError, RunStore> =>
   Effect.as(
     Effect.gen(function*() {
-        const store = yield* RunStore
-        const notFound = (e: { readonly message: string }) => new RunRefused({ message: e.message })
-        const manifest = yield* store.readManifest(args.runId).pipe(
-          Effect.catchTags({ InvalidRunPath: (e) => Effect.fail(notFound(e)), RunFileNotFound: (e) => Effect.fail(notFound(e)) })
-        )
-        const final = yield* store.readRunFile(args.runId, "final.md").pipe(Effect.option, Effect.map(Option.getOrUndefined))
-        if (args.json) return yield* write(JSON.stringify({ ...manifest, final: final ?? null }, null, 2))
-        const candidates = manifest.candidates.map((c) =>
-          `  ${c.status.padEnd(9)} ${c.model}${c.latencyMs !== undefined ? ` · ${(c.latencyMs / 1000).toFixed(1)} s` : ""}` +
-          `${c.error ? ` · ${c.error.message}` : ""}${c.reason ? ` · ${c.reason}` : ""}`
-        )
-        const synthesis = manifest.synthesis
-          ? [`  synthesis ${manifest.synthesis.model}: ${manifest.synthesis.status}${manifest.synthesis.fallbackToCandidate ? ` (answer of ${manifest.synthesis.fallbackToCandidate})` : ""}`]
-          : []
-        yield* write([
-          summaryLine(manifest, path.join(store.root, manifest.id)),
-          ...(manifest.source ? [`  re-synthesis of run ${manifest.source}`] : []),
-          ...candidates,
-          ...synthesis,
-          "",
-          final ?? `(no answer${manifest.error ? `: ${manifest.error}` : ""})`
-        ].join("\n"))
+      const store = yield* RunStore
+      const notFound = (e: { readonly message: string }) => new RunRefused({ message: e.message })
+      const manifest = yield* store.readManifest(args.runId).pipe(
+        Effect.catchTags({ InvalidRunPath: (e) => Effect.fail(notFound(e)), RunFileNotFound: (e) => Effect.fail(notFound(e)) })
+      )
+      const final = yield* store.readRunFile(args.runId, "final.md").pipe(Effect.option, Effect.map(Option.getOrUndefined))
+      if (args.json) return yield* write(JSON.stringify({ ...manifest, final: final ?? null }, null, 2))
+      const candidates = manifest.candidates.map((c) =>
+        `  ${c.status.padEnd(9)} ${c.model}${c.latencyMs !== undefined ? ` · ${(c.latencyMs / 1000).toFixed(1)} s` : ""}` +
+        `${c.error ? ` · ${c.error.message}` : ""}${c.reason ? ` · ${c.reason}` : ""}`
+      )
+      const synthesis = manifest.synthesis
+        ? [`  synthesis ${manifest.synthesis.model}: ${manifest.synthesis.status}${manifest.synthesis.fallbackToCandidate ? ` (answer of ${manifest.synthesis.fallbackToCandidate})` : ""}`]
+        : []
+      yield* write([
+        summaryLine(manifest, path.join(store.root, manifest.id)),
+        ...(manifest.source ? [`  re-synthesis of run ${manifest.source}`] : []),
+        ...candidates,
+        ...synthesis,
+        "",
+        final ?? `(no answer${manifest.error ? `: ${manifest.error}` : ""})`
+      ].join("\n"))
     }),
     succeeded
   )
@@ -64,25 +64,25 @@ export const runsCommand = Command.make("runs", runsOptions).pipe(
 export const runs = (args: Command.Command.ParseConfig<typeof runsOptions>): Effect.Effect<Outcome, StoreError, RunStore> =>
   Effect.as(
     Effect.gen(function*() {
-        const store = yield* RunStore
-        const runs = yield* store.listRuns(Math.max(1, args.limit))
-        const rows = runs.map((r) => ({
-          id: r.id,
-          time: (r.manifest?.createdAt ?? "").replace("T", " ").slice(0, 19),
-          status: r.manifest?.status ?? "running",
-          answered: r.manifest ? answeredOf(r.manifest) : "-",
-          seconds: r.manifest ? (r.manifest.durationMs / 1000).toFixed(1) : "-",
-          cost: r.manifest?.usage.cost !== undefined ? `$${r.manifest.usage.cost.toFixed(4)}` : "-",
-          prompt: r.promptPreview.replace(/\s+/g, " ").trim()
-        }))
-        if (args.json) return yield* write(JSON.stringify(rows.map((row, i) => ({ ...row, runDir: runs[i]!.dir })), null, 2))
-        if (rows.length === 0) return yield* write(`no runs yet in ${store.root}`)
-        const header = { id: "id", time: "time", status: "status", answered: "answered", seconds: "seconds", cost: "cost", prompt: "prompt" }
-        const columns = ["id", "time", "status", "answered", "seconds", "cost"] as const
-        const widths = columns.map((c) => Math.max(header[c].length, ...rows.map((r) => r[c].length)))
-        const line = (r: typeof header) =>
-          [...columns.map((c, i) => r[c].padEnd(widths[i]!)), r.prompt.slice(0, 60)].join("  ").trimEnd()
-        yield* write([header, ...rows].map(line).join("\n"))
+      const store = yield* RunStore
+      const runs = yield* store.listRuns(Math.max(1, args.limit))
+      const rows = runs.map((r) => ({
+        id: r.id,
+        time: (r.manifest?.createdAt ?? "").replace("T", " ").slice(0, 19),
+        status: r.manifest?.status ?? "running",
+        answered: r.manifest ? answeredOf(r.manifest) : "-",
+        seconds: r.manifest ? (r.manifest.durationMs / 1000).toFixed(1) : "-",
+        cost: r.manifest?.usage.cost !== undefined ? `$${r.manifest.usage.cost.toFixed(4)}` : "-",
+        prompt: r.promptPreview.replace(/\s+/g, " ").trim()
+      }))
+      if (args.json) return yield* write(JSON.stringify(rows.map((row, i) => ({ ...row, runDir: runs[i]!.dir })), null, 2))
+      if (rows.length === 0) return yield* write(`no runs yet in ${store.root}`)
+      const header = { id: "id", time: "time", status: "status", answered: "answered", seconds: "seconds", cost: "cost", prompt: "prompt" }
+      const columns = ["id", "time", "status", "answered", "seconds", "cost"] as const
+      const widths = columns.map((c) => Math.max(header[c].length, ...rows.map((r) => r[c].length)))
+      const line = (r: typeof header) =>
+        [...columns.map((c, i) => r[c].padEnd(widths[i]!)), r.prompt.slice(0, 60)].join("  ").trimEnd()
+      yield* write([header, ...rows].map(line).join("\n"))
     }),
     succeeded
   )
