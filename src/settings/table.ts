@@ -11,6 +11,10 @@ export { DEFAULT_BASE_URL, DEFAULT_FALLBACK_SYNTHESIZERS, DEFAULT_MODELS, DEFAUL
  * options, the config-file schema, `config`, `get_config`, the MCP per-call overrides and the README's table
  * all come from here. The API key (environment only, a secret) and the config file's own location are not
  * settings of this table.
+ *
+ * To add a setting: one entry in the file of ./table/ that fits its topic (`withDefault({...})` or
+ * `optional({...})`, wrapped in `perCall(entry, {...})` when one MCP call may override it), then
+ * `UPDATE_README=1 npx vitest run test/readme.test.ts`; programs read it as `(yield* Settings).<field>`.
  */
 export const settingsTable = { ...modelSettings, ...runSettings, ...outputSettings }
 
