@@ -3,16 +3,15 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { Deferred, Effect, Exit, FiberSet, Runtime, Schema } from "effect"
 import type { Readable, Writable } from "node:stream"
 import { fileURLToPath } from "node:url"
-import type { AppServices, ServicesFor } from "../cli/services.js"
-import type { SettingsValue } from "../services/Settings.js"
+import { Logging } from "../services/Logging.js"
+import { Settings } from "../services/Settings.js"
 import { makeMcpApp } from "./app.js"
 import { makeLiveRuns } from "./liveRuns.js"
 import { mcpLogSink } from "./logSink.js"
 import { makeRedactor } from "./redact.js"
+import type { ToolServices } from "./tools/tool.js"
 
 export interface ServeOptions {
-  readonly settings: SettingsValue
-  readonly servicesFor: ServicesFor
   /** The transport's streams; the process's own by default. */
   readonly stdin?: Readable | undefined
   readonly stdout?: Writable | undefined
@@ -30,26 +29,24 @@ const packageVersion = FileSystem.FileSystem.pipe(
 /**
  * The MCP server on stdio until the client goes away (stdin closes, stdout breaks, the transport closes)
  * or the process is interrupted (SIGINT/SIGTERM interrupt this fiber). The services, and with them the one
- * HTTP connection pool, are built once and shared by every request. On the way out every request still
- * running is interrupted (its HTTP calls aborted, its manifest written as `cancelled`) and awaited before
- * the services are closed.
+ * HTTP connection pool, are provided by the entry point and shared by every request and every run. On the
+ * way out every request still waiting and every run still going is interrupted (HTTP calls aborted,
+ * manifests written as `cancelled`) and awaited before `serveMcp` returns, so before the services close.
  */
-export const serveMcp = Effect.fn("serveMcp")(function*(options: ServeOptions) {
+export const serveMcp = Effect.fn("serveMcp")(function*(options: ServeOptions = {}) {
+  const settings = yield* Settings
+  const logging = yield* Logging
   const stdin = options.stdin ?? process.stdin
   const stdout = options.stdout ?? process.stdout
   const version = yield* packageVersion
-  const redact = makeRedactor(options.settings.apiKey)
-  // The log sink needs the server, and the server the runtime those logs come from: bound once both exist.
-  let sendLog: ((line: Parameters<ReturnType<typeof mcpLogSink>>[0]) => void) | undefined
-  const services = options.servicesFor(options.settings, [(entry) => sendLog?.(entry)])
+  const redact = makeRedactor(settings.apiKey)
 
   yield* Effect.gen(function*() {
-    const runtime = yield* Effect.runtime<AppServices>()
+    const runtime = yield* Effect.runtime<ToolServices>()
     const stopped = yield* Deferred.make<string>()
     const stop = (reason: string) => {
       Deferred.unsafeDone(stopped, Exit.succeed(reason))
     }
-
     // Released last: the stream listeners (stdout may still fail while the server closes).
     yield* Effect.acquireRelease(
       Effect.sync(() => {
@@ -79,7 +76,8 @@ export const serveMcp = Effect.fn("serveMcp")(function*(options: ServeOptions) {
     server.oninitialized = () => {
       initialized = true
     }
-    sendLog = mcpLogSink(server, () => initialized, redact.text)
+    // Log lines go to the client too while the server runs.
+    yield* logging.addSink(mcpLogSink(server, () => initialized, redact.text))
     server.onclose = () => stop("the connection closed")
     server.onerror = (error) => Runtime.runFork(runtime)(Effect.logWarning(`MCP transport: ${error.message}`))
 
@@ -88,7 +86,7 @@ export const serveMcp = Effect.fn("serveMcp")(function*(options: ServeOptions) {
       Effect.promise(() => server.connect(new StdioServerTransport(stdin, stdout))),
       () => Effect.promise(() => server.close())
     )
-    yield* Effect.logInfo(`MCP server ready on stdio; runs go to ${options.settings.outputDir}`)
+    yield* Effect.logInfo(`MCP server ready on stdio; runs go to ${settings.outputDir}`)
 
     const reason = yield* Deferred.await(stopped).pipe(
       Effect.onInterrupt(() =>
@@ -99,5 +97,5 @@ export const serveMcp = Effect.fn("serveMcp")(function*(options: ServeOptions) {
     )
     const inFlight = yield* runs.size
     yield* Effect.logInfo(`${reason}: shutting down${inFlight > 0 ? `, cancelling ${inFlight} run${inFlight === 1 ? "" : "s"} in flight` : ""}`)
-  }).pipe(Effect.scoped, Effect.provide(services))
+  }).pipe(Effect.scoped)
 })

@@ -1,6 +1,8 @@
 import { Array as Arr, Effect, JSONSchema, ParseResult, Schema } from "effect"
 import { RunOutputStatus } from "./runOutput.js"
 import { ModelId } from "../domain/model.js"
+import { SettingsDescription } from "../settings/describe.js"
+import { McpOverrides } from "../settings/mcpOverrides.js"
 
 // One Effect Schema per tool input and output. Each one both checks (arguments coming from the client
 // are decoded with it, structured results are encoded with it on their way out) and generates the JSON
@@ -40,25 +42,8 @@ export const ProcessPromptInput = Schema.Struct({
     }),
     { exact: true }
   ),
-  deadline: Schema.optionalWith(
-    Schema.Number.pipe(Schema.greaterThan(0), Schema.lessThanOrEqualTo(86_400)).annotations({
-      description:
-        "Seconds the whole run may take: slow candidates are cut so that the synthesis still fits. Default: none."
-    }),
-    { exact: true }
-  ),
-  quorum: Schema.optionalWith(
-    Schema.Number.pipe(Schema.int(), Schema.between(1, MAX_MODELS_PER_CALL)).annotations({
-      description: "Stop waiting for the others once this many answered (after `grace`). Default: all."
-    }),
-    { exact: true }
-  ),
-  grace: Schema.optionalWith(
-    Schema.Number.pipe(Schema.between(0, 86_400)).annotations({
-      description: "With `quorum`: seconds to wait for the others. Default: 0."
-    }),
-    { exact: true }
-  ),
+  // deadline, quorum, grace: the settings the table lets one call override.
+  ...McpOverrides.fields,
   wait: Schema.optionalWith(Wait, { exact: true })
 })
 export type ProcessPromptInput = typeof ProcessPromptInput.Type
@@ -141,33 +126,10 @@ export type ListModelsOutput = typeof ListModelsOutput.Type
 
 // --- get_config ---
 
-export const GetConfigOutput = Schema.Struct(
-  {
-    baseUrl: Schema.String,
-    /** Never the key: `<redacted>` when one is set, `<not set>` otherwise. */
-    apiKey: Schema.String,
-    models: Schema.Array(Schema.String),
-    synthesizer: Schema.String,
-    fallbackSynthesizers: Schema.Array(Schema.String),
-    concurrency: Schema.Number,
-    timeoutMs: Schema.Number,
-    retries: Schema.Number,
-    retryBaseDelayMs: Schema.Number,
-    temperature: Schema.Number,
-    maxTokens: Schema.NullOr(Schema.Number),
-    synthesisMaxChars: Schema.Number,
-    deadlineMs: Schema.optional(Schema.NullOr(Schema.Number)),
-    quorum: Schema.optional(Schema.NullOr(Schema.Number)),
-    graceMs: Schema.optional(Schema.Number),
-    maxPromptChars: Schema.optional(Schema.Number),
-    outputDir: Schema.String,
-    logLevel: Schema.String,
-    logFile: Schema.NullOr(Schema.String),
-    configFile: Schema.NullOr(Schema.String)
-  },
-  // Every other setting `describeSettings` shows (it is the one place that redacts the key) passes through.
-  Schema.Record({ key: Schema.String, value: Schema.Unknown })
-).annotations({ jsonSchema: { type: "object", description: "Each effective setting by name; apiKey is only ever \"<redacted>\" or \"<not set>\"." } })
+/** The effective settings, as the settings table describes them (never the key); advertised in a line. */
+export const GetConfigOutput = SettingsDescription.annotations({
+  jsonSchema: { type: "object", description: "Each effective setting by name; apiKey is only ever \"<redacted>\" or \"<not set>\"." }
+})
 export type GetConfigOutput = typeof GetConfigOutput.Type
 
 // --- JSON Schema for the tool list ---
