@@ -234,11 +234,13 @@ export const runPipeline = Effect.fn("runPipeline")(function*(request: RunReques
     )
     yield* emit({ _tag: "RunStarted", run, models })
 
-    const onFinished = (outcome: CandidateOutcome) =>
+    const recordOutcome = (outcome: CandidateOutcome) =>
       Ref.updateAndGet(state, (s) => ({
         ...s,
         candidates: s.candidates.map((c, i) => (i === outcome.index ? outcome.record : c))
-      })).pipe(
+      }))
+    const onFinished = (outcome: CandidateOutcome) =>
+      recordOutcome(outcome).pipe(
         Effect.flatMap((s) =>
           emit({
             _tag: "CandidateFinished",
@@ -272,6 +274,7 @@ export const runPipeline = Effect.fn("runPipeline")(function*(request: RunReques
           ),
         onDelta: (index, text) => emit({ _tag: "CandidateDelta", index, text }),
         onFinished,
+        onInterrupted: (outcome) => Effect.asVoid(recordOutcome(outcome)),
         save
       })
 
