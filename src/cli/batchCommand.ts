@@ -3,6 +3,7 @@ import { Effect, Layer, Option, Schedule } from "effect"
 import * as path from "node:path"
 import * as v8 from "node:v8"
 import { UsageError } from "../domain/errors.js"
+import { stripControl } from "../domain/text.js"
 import { type BatchProgress, type BatchResult, defaultResultsPath, remainingOf, runBatch } from "../programs/runBatch.js"
 import { layerCallGate } from "../services/CallGate.js"
 import type { ServicesFor } from "./services.js"
@@ -38,8 +39,8 @@ export const progressText = (p: BatchProgress): string => {
     `${perMinute.toFixed(1)}/min · ${eta} · $${p.cost.toFixed(4)} · ${duration(p.elapsedMs)}`
 }
 
-const resultText = (r: BatchResult): string =>
-  `${r.id} (line ${r.line}) ${r.status}${r.cost !== null ? ` $${r.cost.toFixed(4)}` : ""}${r.error !== undefined ? `: ${r.error}` : ""}`
+const resultText = (r: BatchResult): string => stripControl(
+  `${r.id} (line ${r.line}) ${r.status}${r.cost !== null ? ` $${r.cost.toFixed(4)}` : ""}${r.error !== undefined ? `: ${r.error}` : ""}`)
 
 /**
  * Progress on stderr. On a terminal: one status line redrawn in place (every second and after each

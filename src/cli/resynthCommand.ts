@@ -2,7 +2,7 @@ import { Args, Command, Options } from "@effect/cli"
 import { Effect } from "effect"
 import { resynthesize } from "../programs/resynthesize.js"
 import type { RunEvent } from "../programs/runPipeline.js"
-import { summaryLine } from "./askCommand.js"
+import { summaryLine, writeStdout } from "./askCommand.js"
 import type { ServicesFor } from "./services.js"
 import { settingsFromOptions, settingsOptions } from "./settingsOptions.js"
 
@@ -28,7 +28,7 @@ export const makeResynthCommand = (servicesFor: ServicesFor) =>
         const out = args.json
           ? JSON.stringify({ ...result.manifest, final: result.final ?? null, runDir: result.runDir }, null, 2)
           : result.final
-        if (out !== undefined) process.stdout.write(out.endsWith("\n") ? out : `${out}\n`)
+        if (out !== undefined) yield* writeStdout(out)
         if (result.final === undefined) process.exitCode = 1
       })
   ).pipe(

@@ -5,11 +5,10 @@ import { RunRefused } from "../domain/errors.js"
 import type { Manifest } from "../domain/manifest.js"
 import { readRunWithManifest } from "../programs/recoverRun.js"
 import { RunStore } from "../services/RunStore.js"
-import { summaryLine } from "./askCommand.js"
+import { summaryLine, writeStdout as write } from "./askCommand.js"
 import type { ServicesFor } from "./services.js"
 import { type SettingsFlags, settingsFromOptions, settingsOptions } from "./settingsOptions.js"
 
-const write = (text: string) => Effect.sync(() => process.stdout.write(text.endsWith("\n") ? text : `${text}\n`))
 
 const withStore = <A, E>(servicesFor: ServicesFor, args: SettingsFlags, use: Effect.Effect<A, E, RunStore>) =>
   Effect.gen(function*() {

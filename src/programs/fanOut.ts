@@ -2,6 +2,7 @@ import { Clock, Deferred, Duration, Effect, Either, Option, Ref } from "effect"
 import { httpStatusOf, partialContentOf, type ProviderError, type StoreError } from "../domain/errors.js"
 import type { CandidateRecord, ErrorInfo } from "../domain/manifest.js"
 import { responseFileName } from "../domain/model.js"
+import { stripControl } from "../domain/text.js"
 import type { Completion } from "../services/OpenRouterClient.js"
 import { type RunHandle, RunStore } from "../services/RunStore.js"
 import { Settings } from "../services/Settings.js"
@@ -17,7 +18,7 @@ export interface CandidateOutcome {
 
 export const errorInfo = (error: ProviderError): ErrorInfo => {
   const httpStatus = httpStatusOf(error)
-  return { tag: error._tag, message: error.message, ...(httpStatus !== undefined ? { httpStatus } : {}) }
+  return { tag: error._tag, message: stripControl(error.message), ...(httpStatus !== undefined ? { httpStatus } : {}) }
 }
 
 export const usageOf = (completion: Completion) => ({
@@ -177,13 +178,13 @@ export const fanOut = Effect.fn("fanOut")(function*(input: FanOutInput) {
             content: completion.content,
             record: {
               model,
-              servedBy: completion.servedBy,
+              servedBy: stripControl(completion.servedBy),
               status: "ok",
               file: responseFileName(index, model),
               latencyMs: call.latencyMs,
               attempts: call.attempts,
               usage: usageOf(completion),
-              ...(completion.finishReason !== undefined ? { finishReason: completion.finishReason } : {})
+              ...(completion.finishReason !== undefined ? { finishReason: stripControl(completion.finishReason) } : {})
             }
           })
         ),

@@ -1,6 +1,7 @@
 import { Cause, Effect, FiberRef, HashMap, Inspectable, Layer, List, Logger, LogLevel, Option } from "effect"
 import * as fs from "node:fs"
 import { SettingsError } from "../domain/errors.js"
+import { stripControl } from "../domain/text.js"
 import type { LogLevelName, SettingsValue } from "./Settings.js"
 
 export interface LogEntry {
@@ -43,8 +44,9 @@ const entryOf = (options: Logger.Logger.Options<unknown>): LogEntry => {
   return {
     level: toLevelName(options.logLevel),
     date: options.date,
-    text: `${messageText(options.message)}${cause}`,
-    context: [...annotations, ...spans]
+    // Every log line may carry a provider's or a user's text: no control characters reach a terminal or a file.
+    text: stripControl(`${messageText(options.message)}${cause}`),
+    context: [...annotations, ...spans].map(stripControl)
   }
 }
 
@@ -57,6 +59,24 @@ export const formatFileLine = (entry: LogEntry): string =>
 /** A terminal line: short local time, no context (the run id is named when the run starts). */
 export const formatStderrLine = (entry: LogEntry): string =>
   `${entry.date.toTimeString().slice(0, 8)} ${LABEL[entry.level]} ${entry.text}`
+
+/**
+ * Appends to the log file, best effort: logging must never stop the work. The first line that cannot be
+ * written (a full disk, `/dev/full`) is reported once on stderr; later lines are still tried, silently.
+ */
+const bestEffortFile = (fd: number, file: string) => {
+  let warned = false
+  return (line: string): void => {
+    try {
+      fs.writeSync(fd, line)
+    } catch (error) {
+      if (warned) return
+      warned = true
+      const reason = error instanceof Error ? error.message : String(error)
+      process.stderr.write(`parallel-llm: warning: cannot write the log file ${file} (${reason}); going on without it\n`)
+    }
+  }
+}
 
 /**
  * Effect's logger, replaced: lines go to stderr (stdout belongs to the answer, or to JSON-RPC under
@@ -81,10 +101,11 @@ export const layerLogging = (
             (fd) => Effect.sync(() => fs.closeSync(fd))
           )
       })
+      const toFile = fd === undefined ? undefined : bestEffortFile(fd, Option.getOrElse(settings.logFile, () => ""))
       const logger = Logger.make((options) => {
         const entry = entryOf(options)
         stderr(`${formatStderrLine(entry)}\n`, entry)
-        if (fd !== undefined) fs.writeSync(fd, `${formatFileLine(entry)}\n`)
+        toFile?.(`${formatFileLine(entry)}\n`)
         for (const sink of extraSinks) sink(entry)
       })
       return Layer.mergeAll(
