@@ -4,7 +4,7 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Cause, Effect, Exit, Layer, Logger } from "effect"
+import { Cause, Effect, Exit, Layer, Logger, Option } from "effect"
 import * as fs from "node:fs"
 import { makeAskCommand } from "./cli/askCommand.js"
 import { makeBatchCommand } from "./cli/batchCommand.js"
@@ -18,15 +18,23 @@ import { layerLogging } from "./services/Logging.js"
 import { layerPooledHttpClient } from "./services/HttpClientPool.js"
 import { layerOpenRouterClient } from "./services/OpenRouterClient.js"
 import { layerRunStore } from "./services/RunStore.js"
-import { layerSettings } from "./services/Settings.js"
+import { layerSettings, type SettingsValue } from "./services/Settings.js"
+import { cleartextKeyWarning } from "./domain/text.js"
 
 /** Every service the programs use, for settings read from the command line. */
 const servicesFor: ServicesFor = (settings, extraLogSinks = [], stderr) =>
-  Layer.mergeAll(layerOpenRouterClient, layerRunStore).pipe(
+  Layer.mergeAll(layerOpenRouterClient, layerRunStore, layerStartupWarnings(settings)).pipe(
     Layer.provideMerge(layerSettings(settings)),
     Layer.provide(Layer.mergeAll(layerPooledHttpClient, NodeFileSystem.layer, NodePath.layer)),
-    Layer.merge(layerLogging(settings, extraLogSinks, stderr))
+    Layer.provideMerge(layerLogging(settings, extraLogSinks, stderr))
   )
+
+/** Once per process, when the services are built: a key about to travel in clear. */
+const layerStartupWarnings = (settings: SettingsValue) =>
+  Layer.effectDiscard(Effect.suspend(() => {
+    const warning = cleartextKeyWarning(settings.baseUrl, Option.isSome(settings.apiKey))
+    return warning === undefined ? Effect.void : Effect.logWarning(warning)
+  }))
 
 const version = (): string => {
   const pkg: unknown = JSON.parse(fs.readFileSync(new URL("../package.json", import.meta.url), "utf8"))

@@ -136,3 +136,20 @@ describe("the run directory", () => {
     for (const file of listTree(runDir)) expect(fs.statSync(path.join(runDir, file)).mode & 0o777, file).toBe(0o600)
   })
 })
+
+describe("warnings before money is spent", () => {
+  it("a plain http base URL off this machine with a key: warned once", async () => {
+    const env = { ...envFor(freshDir("cleartext")), OPENROUTER_API_KEY: "sk-or-test", OPENROUTER_BASE_URL: "http://10.1.2.3/api/v1" }
+    const remote = await runCli(["runs"], { env })
+    expect(remote.code).toBe(0)
+    expect(remote.stderr.match(/sent in clear/g)).toHaveLength(1)
+    const loopback = await runCli(["runs"], { env: { ...env, OPENROUTER_BASE_URL: fake.url } })
+    expect(loopback.stderr).not.toContain("sent in clear")
+  })
+
+  it("a model named twice in one run: warned", async () => {
+    const result = await runCli(["ask", "hello", "-m", "h/good", "-m", "h/good", "-s", "h/synth"], { env: envFor(freshDir("twice")) })
+    expect(result.code).toBe(0)
+    expect(result.stderr).toContain("h/good is named more than once")
+  })
+})

@@ -3,6 +3,7 @@ import * as crypto from "node:crypto"
 import { StoreError } from "../domain/errors.js"
 import type { CandidateRecord, Manifest, RunSettings, RunStatus, SynthesisRecord, Usage } from "../domain/manifest.js"
 import { responseFileName } from "../domain/model.js"
+import { duplicatesIn } from "../domain/text.js"
 import { type RunHandle, RunStore } from "../services/RunStore.js"
 import { Settings } from "../services/Settings.js"
 import { formatSeconds } from "./callModel.js"
@@ -142,6 +143,9 @@ export const runPipeline = Effect.fn("runPipeline")(function*(request: RunReques
     stream: settings.stream,
     ...(deadlineMs !== undefined ? { deadlineMs } : {}),
     ...(policy.quorum !== undefined ? { quorum: policy.quorum, graceMs: policy.graceMs } : {})
+  }
+  for (const model of duplicatesIn(models)) {
+    yield* Effect.logWarning(`${model} is named more than once: it is asked, and paid for, once per mention`)
   }
   // The owner record carries the settings, so a run whose process dies can still be read and resynthesized.
   const run = yield* store.createRun(runSettings)
