@@ -14,7 +14,8 @@ import { decodeArguments, NoArguments, ProcessPromptInput } from "../src/mcp/too
 import { toolDefinitions } from "../src/mcp/tools.js"
 import type { RunEvent } from "../src/programs/runPipeline.js"
 import { layerRunStore, PROMPT_PREVIEW_CHARS, RunStore } from "../src/services/RunStore.js"
-import { layerSettings, makeTestSettings } from "../src/services/Settings.js"
+import { layerSettings } from "../src/services/Settings.js"
+import { makeTestSettings } from "./support/testSettings.js"
 
 // The MCP server's parts without a process: schemas, resource URIs, the run store's reading side, progress.
 

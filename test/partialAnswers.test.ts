@@ -8,7 +8,8 @@ import * as path from "node:path"
 import { Manifest } from "../src/domain/manifest.js"
 import { runPipeline } from "../src/programs/runPipeline.js"
 import { layerRunStore } from "../src/services/RunStore.js"
-import { layerSettings, makeTestSettings, type SettingsValue } from "../src/services/Settings.js"
+import { layerSettings, type SettingsValue } from "../src/services/Settings.js"
+import { makeTestSettings } from "./support/testSettings.js"
 import { makeScriptedClient } from "./support/scriptedClient.js"
 
 // Item 7 of issue 13: text a candidate already streamed is kept as its `.partial.md` whatever cuts the

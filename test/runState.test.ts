@@ -10,7 +10,8 @@ import type { Manifest, RunSettings } from "../src/domain/manifest.js"
 import { decideRunState, FOREIGN_RUN_STALE_MS, type OwnerRecord, UNOWNED_RUN_STALE_MS } from "../src/domain/runState.js"
 import { readRunWithManifest } from "../src/programs/recoverRun.js"
 import { layerRunStore, RunStore } from "../src/services/RunStore.js"
-import { layerSettings, makeTestSettings } from "../src/services/Settings.js"
+import { layerSettings } from "../src/services/Settings.js"
+import { makeTestSettings } from "./support/testSettings.js"
 
 // Item 5 of issue 13: each run records its owner while it is live, and readers tell a run whose
 // writer died (`interrupted`) from one still going; nothing is read outside the runs directory.

@@ -12,8 +12,10 @@ import {
 import { Deferred, Effect, Either, Exit, Fiber, FiberSet, Runtime, Schema } from "effect"
 import type { Readable, Writable } from "node:stream"
 import { fileURLToPath } from "node:url"
-import type { AppServices, ServicesFor } from "../cli/services.js"
-import type { SettingsValue } from "../services/Settings.js"
+import { Logging } from "../services/Logging.js"
+import type { OpenRouterClient } from "../services/OpenRouterClient.js"
+import type { RunStore } from "../services/RunStore.js"
+import { Settings } from "../services/Settings.js"
 import { mcpLogSink } from "./logSink.js"
 import { makeProgressReporter } from "./progress.js"
 import { makeRedactor } from "./redact.js"
@@ -41,9 +43,10 @@ class ProtocolError extends Schema.TaggedError<ProtocolError>()("ProtocolError",
   message: Schema.String
 }) {}
 
+/** What a request's work may use: the services the entry point provides to `serveMcp`. */
+type RequestServices = Settings | OpenRouterClient | RunStore
+
 export interface ServeOptions {
-  readonly settings: SettingsValue
-  readonly servicesFor: ServicesFor
   /** The transport's streams; the process's own by default. */
   readonly stdin?: Readable | undefined
   readonly stdout?: Writable | undefined
@@ -61,11 +64,13 @@ const packageVersion = FileSystem.FileSystem.pipe(
 /**
  * The MCP server on stdio until the client goes away (stdin closes, stdout breaks, the transport closes)
  * or the process is interrupted (SIGINT/SIGTERM interrupt this fiber). The services, and with them the one
- * HTTP connection pool, are built once and shared by every request. On the way out every request still
- * running is interrupted (its HTTP calls aborted, its manifest written as `cancelled`) and awaited before
- * the services are closed.
+ * HTTP connection pool, are provided by the entry point and shared by every request. On the way out every
+ * request still running is interrupted (its HTTP calls aborted, its manifest written as `cancelled`) and
+ * awaited before `serveMcp` returns, so before the services are closed.
  */
-export const serveMcp = Effect.fn("serveMcp")(function*(options: ServeOptions) {
+export const serveMcp = Effect.fn("serveMcp")(function*(options: ServeOptions = {}) {
+  const settings = yield* Settings
+  const logging = yield* Logging
   const stdin = options.stdin ?? process.stdin
   const stdout = options.stdout ?? process.stdout
   const server = new Server(
@@ -76,11 +81,12 @@ export const serveMcp = Effect.fn("serveMcp")(function*(options: ServeOptions) {
   server.oninitialized = () => {
     initialized = true
   }
-  const redact = makeRedactor(options.settings.apiKey)
-  const services = options.servicesFor(options.settings, [mcpLogSink(server, () => initialized, redact.text)])
+  const redact = makeRedactor(settings.apiKey)
 
   yield* Effect.gen(function*() {
-    const runtime = yield* Effect.runtime<AppServices>()
+    // Log lines go to the client too while the server runs.
+    yield* logging.addSink(mcpLogSink(server, () => initialized, redact.text))
+    const runtime = yield* Effect.runtime<RequestServices>()
     const stopped = yield* Deferred.make<string>()
     const stop = (reason: string) => {
       Deferred.unsafeDone(stopped, Exit.succeed(reason))
@@ -113,7 +119,7 @@ export const serveMcp = Effect.fn("serveMcp")(function*(options: ServeOptions) {
      * Runs one request's work on the shared services, in the request set. The SDK's abort signal fires on
      * `notifications/cancelled` and when the transport closes: it interrupts the work and waits for it.
      */
-    const handle = async <A>(work: Effect.Effect<A, ProtocolFailure, AppServices>, signal: AbortSignal): Promise<A> => {
+    const handle = async <A>(work: Effect.Effect<A, ProtocolFailure, RequestServices>, signal: AbortSignal): Promise<A> => {
       const outcome = await Runtime.runPromise(runtime)(
         Effect.gen(function*() {
           const fiber = yield* FiberSet.run(requests, Effect.either(work))
@@ -145,7 +151,7 @@ export const serveMcp = Effect.fn("serveMcp")(function*(options: ServeOptions) {
       Effect.promise(() => server.connect(new StdioServerTransport(stdin, stdout))),
       () => Effect.promise(() => server.close())
     )
-    yield* Effect.logInfo(`MCP server ready on stdio; runs go to ${options.settings.outputDir}`)
+    yield* Effect.logInfo(`MCP server ready on stdio; runs go to ${settings.outputDir}`)
 
     const reason = yield* Deferred.await(stopped).pipe(
       Effect.onInterrupt(() =>
@@ -156,5 +162,5 @@ export const serveMcp = Effect.fn("serveMcp")(function*(options: ServeOptions) {
     )
     const inFlight = yield* FiberSet.size(requests)
     yield* Effect.logInfo(`${reason}: shutting down${inFlight > 0 ? `, cancelling ${inFlight} request${inFlight === 1 ? "" : "s"} in flight` : ""}`)
-  }).pipe(Effect.scoped, Effect.provide(services))
+  }).pipe(Effect.scoped)
 })

@@ -1,6 +1,8 @@
 import { Array as Arr, Effect, JSONSchema, ParseResult, Schema } from "effect"
 import { CallStatus, ErrorInfo, RunStatus, Usage } from "../domain/manifest.js"
 import { ModelId } from "../domain/model.js"
+import { SettingsDescription } from "../settings/describe.js"
+import { McpOverrides } from "../settings/mcpOverrides.js"
 
 // One Effect Schema per tool input and output. Each one both checks (arguments coming from the client
 // are decoded with it, structured results are encoded with it on their way out) and generates the JSON
@@ -37,29 +39,8 @@ export const ProcessPromptInput = Schema.Struct({
     }),
     { exact: true }
   ),
-  deadline: Schema.optionalWith(
-    Schema.Number.pipe(Schema.greaterThan(0), Schema.lessThanOrEqualTo(86_400)).annotations({
-      title: "Deadline (seconds)",
-      description:
-        "The whole run must end within this many seconds: slow candidates are cut so that the synthesis still fits. " +
-        "Set it below your client's tool timeout (often 60 s). Default: the server's setting (none)."
-    }),
-    { exact: true }
-  ),
-  quorum: Schema.optionalWith(
-    Schema.Number.pipe(Schema.int(), Schema.between(1, MAX_MODELS_PER_CALL)).annotations({
-      title: "Quorum",
-      description: "Stop waiting for the other candidates once this many answered (after `grace`). Default: wait for all."
-    }),
-    { exact: true }
-  ),
-  grace: Schema.optionalWith(
-    Schema.Number.pipe(Schema.between(0, 86_400)).annotations({
-      title: "Grace (seconds)",
-      description: "With `quorum`: how many more seconds to wait for the others. Default: the server's setting (0)."
-    }),
-    { exact: true }
-  )
+  // deadline, quorum, grace: the settings the table lets one call override.
+  ...McpOverrides.fields
 })
 export type ProcessPromptInput = typeof ProcessPromptInput.Type
 
@@ -163,33 +144,8 @@ export type ListModelsOutput = typeof ListModelsOutput.Type
 
 // --- get_config ---
 
-export const GetConfigOutput = Schema.Struct(
-  {
-    baseUrl: Schema.String,
-    /** Never the key: `<redacted>` when one is set, `<not set>` otherwise. */
-    apiKey: Schema.String,
-    models: Schema.Array(Schema.String),
-    synthesizer: Schema.String,
-    fallbackSynthesizers: Schema.Array(Schema.String),
-    concurrency: Schema.Number,
-    timeoutMs: Schema.Number,
-    retries: Schema.Number,
-    retryBaseDelayMs: Schema.Number,
-    temperature: Schema.Number,
-    maxTokens: Schema.NullOr(Schema.Number),
-    synthesisMaxChars: Schema.Number,
-    deadlineMs: Schema.optional(Schema.NullOr(Schema.Number)),
-    quorum: Schema.optional(Schema.NullOr(Schema.Number)),
-    graceMs: Schema.optional(Schema.Number),
-    maxPromptChars: Schema.optional(Schema.Number),
-    outputDir: Schema.String,
-    logLevel: Schema.String,
-    logFile: Schema.NullOr(Schema.String),
-    configFile: Schema.NullOr(Schema.String)
-  },
-  // Every other setting `describeSettings` shows (it is the one place that redacts the key) passes through.
-  Schema.Record({ key: Schema.String, value: Schema.Unknown })
-)
+/** The effective settings, as the settings table describes them (never the key). */
+export const GetConfigOutput = SettingsDescription
 export type GetConfigOutput = typeof GetConfigOutput.Type
 
 // --- JSON Schema for the tool list ---

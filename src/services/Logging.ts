@@ -1,8 +1,8 @@
-import { Cause, Effect, FiberRef, HashMap, Inspectable, Layer, List, Logger, LogLevel, Option } from "effect"
+import { Cause, Context, Effect, FiberRef, HashMap, Inspectable, Layer, List, Logger, LogLevel, Option, type Scope } from "effect"
 import * as fs from "node:fs"
 import { SettingsError } from "../domain/errors.js"
 import { stripControl } from "../domain/text.js"
-import type { LogLevelName, SettingsValue } from "./Settings.js"
+import { type LogLevelName, Settings, type SettingsValue } from "./Settings.js"
 
 export interface LogEntry {
   readonly level: LogLevelName
@@ -60,6 +60,21 @@ export const formatFileLine = (entry: LogEntry): string =>
 export const formatStderrLine = (entry: LogEntry): string =>
   `${entry.date.toTimeString().slice(0, 8)} ${LABEL[entry.level]} ${entry.text}`
 
+export interface LoggingShape {
+  /** Sends every log line to `sink` too, until the scope closes (the MCP server adds its client this way). */
+  readonly addSink: (sink: LogSink) => Effect.Effect<void, never, Scope.Scope>
+  /** Writes the stderr lines with `writer` instead, until the scope closes (a live progress display draws them). */
+  readonly useStderr: (writer: StderrWriter) => Effect.Effect<void, never, Scope.Scope>
+}
+
+/** Where log lines go; the logger itself is installed by the same layer. */
+export class Logging extends Context.Tag("parallel-llm/Logging")<Logging, LoggingShape>() {
+  /** The process's logging, at the level and with the log file the settings name. */
+  static readonly layer: Layer.Layer<Logging, SettingsError, Settings> = Layer.unwrapEffect(
+    Effect.map(Settings, (settings) => layerLogging(settings))
+  )
+}
+
 /**
  * Appends to the log file, best effort: logging must never stop the work. The first line that cannot be
  * written (a full disk, `/dev/full`) is reported once on stderr; later lines are still tried, silently.
@@ -87,7 +102,7 @@ export const layerLogging = (
   settings: Pick<SettingsValue, "logLevel" | "logFile">,
   extraSinks: ReadonlyArray<LogSink> = [],
   stderr: StderrWriter = (line) => process.stderr.write(line)
-): Layer.Layer<never, SettingsError> =>
+): Layer.Layer<Logging, SettingsError> =>
   Layer.unwrapScoped(
     Effect.gen(function*() {
       const fd = yield* Option.match(settings.logFile, {
@@ -101,14 +116,33 @@ export const layerLogging = (
             (fd) => Effect.sync(() => fs.closeSync(fd))
           )
       })
+      const sinks = new Set<LogSink>(extraSinks)
+      let writeStderr = stderr
+      const service: LoggingShape = {
+        addSink: (sink) =>
+          Effect.acquireRelease(Effect.sync(() => sinks.add(sink)), () => Effect.sync(() => sinks.delete(sink))).pipe(Effect.asVoid),
+        useStderr: (writer) =>
+          Effect.acquireRelease(
+            Effect.sync(() => {
+              const previous = writeStderr
+              writeStderr = writer
+              return previous
+            }),
+            (previous) =>
+              Effect.sync(() => {
+                writeStderr = previous
+              })
+          ).pipe(Effect.asVoid)
+      }
       const toFile = fd === undefined ? undefined : bestEffortFile(fd, Option.getOrElse(settings.logFile, () => ""))
       const logger = Logger.make((options) => {
         const entry = entryOf(options)
-        stderr(`${formatStderrLine(entry)}\n`, entry)
+        writeStderr(`${formatStderrLine(entry)}\n`, entry)
         toFile?.(`${formatFileLine(entry)}\n`)
-        for (const sink of extraSinks) sink(entry)
+        for (const sink of sinks) sink(entry)
       })
       return Layer.mergeAll(
+        Layer.succeed(Logging, service),
         Logger.replace(Logger.defaultLogger, logger),
         Logger.minimumLogLevel(fromLevelName(settings.logLevel)),
         // Stream internals run in forked fibers: a failure there (a response over the size cap, say)
