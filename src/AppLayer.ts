@@ -1,13 +1,21 @@
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
-import { Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
+import { cleartextKeyWarning } from "./domain/text.js"
 import type { SettingsError } from "./domain/errors.js"
 import { CallGate } from "./services/CallGate.js"
 import { layerPooledHttpClient } from "./services/HttpClientPool.js"
 import { Logging } from "./services/Logging.js"
 import { layerOpenRouterClient, type OpenRouterClient } from "./services/OpenRouterClient.js"
 import { layerRunStore, type RunStore } from "./services/RunStore.js"
-import type { Settings } from "./services/Settings.js"
+import { Settings } from "./services/Settings.js"
+
+/** Once per entry point, when the services are built: an API key about to travel in clear. */
+const layerStartupWarnings = Layer.effectDiscard(Effect.gen(function*() {
+  const settings = yield* Settings
+  const warning = cleartextKeyWarning(settings.baseUrl, Option.isSome(settings.apiKey))
+  if (warning !== undefined) yield* Effect.logWarning(warning)
+}))
 
 /** Every service a command or the MCP server may use. */
 export type AppServices = Settings | OpenRouterClient | RunStore | Logging
@@ -19,7 +27,8 @@ export type AppServices = Settings | OpenRouterClient | RunStore | Logging
 export const AppLayer: Layer.Layer<Exclude<AppServices, Settings>, SettingsError, Settings> = Layer.mergeAll(
   layerOpenRouterClient,
   layerRunStore,
-  Logging.layer
+  Logging.layer,
+  layerStartupWarnings.pipe(Layer.provide(Logging.layer))
 ).pipe(Layer.provide(Layer.mergeAll(layerPooledHttpClient, NodeFileSystem.layer, NodePath.layer)))
 
 /** The whole graph for settings built by `settings`: what an entry point provides, once. */

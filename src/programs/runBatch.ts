@@ -110,7 +110,9 @@ const PreviousResult = Schema.Struct({
   id: Schema.String,
   status: Schema.Literal("ok", "partial", "failed", "cancelled"),
   promptSha256: Schema.optional(Schema.String),
-  invalid: Schema.optional(Schema.Boolean)
+  invalid: Schema.optional(Schema.Boolean),
+  line: Schema.optional(Schema.Number),
+  error: Schema.optional(Schema.String)
 })
 const decodePrevious = Schema.decodeUnknownOption(Schema.parseJson(PreviousResult))
 
@@ -127,6 +129,17 @@ export const answeredIn = (resultsText: string): ReadonlyMap<string, string | un
     if (result.status === "ok" || result.status === "partial") answered.set(id, result.promptSha256)
   }
   return answered
+}
+
+/** The bad lines an earlier pass already reported, as `line:message`: a resume does not append them again. */
+export const reportedBadLines = (resultsText: string): ReadonlySet<string> => {
+  const reported = new Set<string>()
+  for (const raw of resultsText.split("\n")) {
+    if (raw.trim() === "") continue
+    const previous = decodePrevious(raw)
+    if (Option.isSome(previous) && previous.value.invalid === true) reported.add(`${previous.value.line}:${previous.value.error}`)
+  }
+  return reported
 }
 
 /** `questions.jsonl` → `questions.results.jsonl`. */
@@ -147,6 +160,8 @@ export interface BatchProgress {
   readonly invalid: number
   readonly inFlight: number
   readonly cost: number
+  /** Runs that ended without the provider reporting what they cost: `cost` then leaves them out. */
+  readonly unknownCost: number
   readonly elapsedMs: number
 }
 
@@ -216,6 +231,7 @@ export const runBatch = Effect.fn("runBatch")(function*(options: BatchOptions) {
     invalid: 0,
     inFlight: 0,
     cost: 0,
+    unknownCost: 0,
     elapsedMs: 0
   })
   const report = (last: BatchResult | undefined) =>
@@ -224,16 +240,15 @@ export const runBatch = Effect.fn("runBatch")(function*(options: BatchOptions) {
       const p = yield* Ref.updateAndGet(progress, (p) => ({ ...p, elapsedMs: now - startedMs }))
       if (options.onProgress) yield* options.onProgress(p, last)
     })
-  const record = (result: BatchResult) =>
-    append(result).pipe(
-      Effect.zipRight(Ref.update(progress, (p) => ({
-        ...p,
-        [result.status]: p[result.status] + 1,
-        invalid: p.invalid + (result.invalid ? 1 : 0),
-        cost: p.cost + (result.cost ?? 0)
-      }))),
-      Effect.zipRight(report(result))
-    )
+  const count = (result: BatchResult) =>
+    Ref.update(progress, (p) => ({
+      ...p,
+      [result.status]: p[result.status] + 1,
+      invalid: p.invalid + (result.invalid ? 1 : 0),
+      cost: p.cost + (result.cost ?? 0),
+      unknownCost: p.unknownCost + (result.cost === null && result.runDir !== null ? 1 : 0)
+    }))
+  const record = (result: BatchResult) => append(result).pipe(Effect.zipRight(count(result)), Effect.zipRight(report(result)))
 
   yield* Effect.logInfo(
     `batch: ${todo.length} prompt${todo.length === 1 ? "" : "s"} to run` +
@@ -243,8 +258,11 @@ export const runBatch = Effect.fn("runBatch")(function*(options: BatchOptions) {
   )
   yield* report(undefined)
 
+  // A bad line is reported once in the results file; later passes count it (the batch still fails) without repeating it.
+  const reported = reportedBadLines(previous)
   for (const line of bad) {
-    yield* record({ id: line.id, runDir: null, status: "failed", cost: null, line: line.line, error: line.message, invalid: true })
+    const result: BatchResult = { id: line.id, runDir: null, status: "failed", cost: null, line: line.line, error: line.message, invalid: true }
+    yield* reported.has(`${line.line}:${line.message}`) ? count(result) : record(result)
   }
 
   const runOne = (item: BatchItem) =>
