@@ -3,24 +3,14 @@ import { FileSystem } from "@effect/platform"
 import { Effect, Option, Schedule } from "effect"
 import { text as readAll } from "node:stream/consumers"
 import { UsageError } from "../domain/errors.js"
-import { stripControl } from "../domain/text.js"
-import type { Manifest } from "../domain/manifest.js"
-import { formatSeconds } from "../programs/callModel.js"
+import { summaryLine } from "../domain/format.js"
 import { type RunEvent, runPipeline } from "../programs/runPipeline.js"
 import { Logging } from "../services/Logging.js"
 import { Settings } from "../services/Settings.js"
 import { type Outcome, outcomeIf } from "./outcome.js"
+import { writeStdout } from "./output.js"
 import { makeProgressDisplay } from "./progressDisplay.js"
 import { settingsOptions } from "./settingsOptions.js"
-
-/** The one-line summary printed on stderr when a run ends, however it ends. */
-export const summaryLine = (manifest: Manifest, runDir: string): string => {
-  const answered = manifest.candidates.filter((c) => c.status === "ok").length
-  const tokens = manifest.usage.promptTokens + manifest.usage.completionTokens
-  const cost = manifest.usage.cost !== undefined ? ` · $${manifest.usage.cost.toFixed(4)}` : ""
-  return `parallel-llm: ${manifest.status} · ${answered}/${manifest.candidates.length} answered · ` +
-    `${formatSeconds(manifest.durationMs)} · ${tokens.toLocaleString("en-US")} tokens${cost} · ${runDir}`
-}
 
 const readPrompt = Effect.fn("readPrompt")(function*(argument: Option.Option<string>, file: Option.Option<string>) {
   if (Option.isSome(argument) && Option.isSome(file)) {
@@ -50,13 +40,6 @@ const readPrompt = Effect.fn("readPrompt")(function*(argument: Option.Option<str
   if (prompt.trim() === "") return yield* new UsageError({ message: "the prompt is empty" })
   return prompt
 })
-
-/** The answer or JSON to stdout, without control characters (a provider's text must not drive the terminal). */
-export const writeStdout = (text: string) =>
-  Effect.sync(() => {
-    const clean = stripControl(text)
-    process.stdout.write(clean.endsWith("\n") ? clean : `${clean}\n`)
-  })
 
 const askOptions = {
   prompt: Args.text({ name: "prompt" }).pipe(

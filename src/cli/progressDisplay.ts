@@ -1,5 +1,5 @@
 import type { CandidateRecord } from "../domain/manifest.js"
-import { formatSeconds } from "../programs/callModel.js"
+import { costOf, formatCount, formatSeconds, plural, tokensOf } from "../domain/format.js"
 import type { RunEvent } from "../programs/runPipeline.js"
 
 /** Where the display draws: a terminal's stderr, or a fake one in tests. */
@@ -19,16 +19,15 @@ const describeDone = (record: CandidateRecord): { mark: string; text: string } =
   const took = formatSeconds(record.latencyMs ?? 0)
   switch (record.status) {
     case "ok": {
-      const tokens = record.usage ? record.usage.promptTokens + record.usage.completionTokens : undefined
-      const cost = record.usage?.cost !== undefined ? ` · $${record.usage.cost.toFixed(4)}` : ""
-      return { mark: "✓", text: `answered in ${took}${tokens !== undefined ? ` · ${tokens.toLocaleString("en-US")} tokens` : ""}${cost}` }
+      const figures = record.usage ? [`${formatCount(tokensOf(record.usage))} tokens`, costOf(record.usage)] : []
+      return { mark: "✓", text: [`answered in ${took}`, ...figures.filter((f) => f !== undefined)].join(" · ") }
     }
     case "cancelled":
       return { mark: "⊘", text: `cancelled after ${took}${record.reason ? ` (${record.reason})` : ""}` }
     default:
       return {
         mark: "✗",
-        text: `${record.status === "timeout" ? "timed out" : "failed"} after ${took}, ${record.attempts} attempt${record.attempts === 1 ? "" : "s"}: ${record.error?.message ?? "unknown error"}`
+        text: `${record.status === "timeout" ? "timed out" : "failed"} after ${took}, ${plural(record.attempts, "attempt")}: ${record.error?.message ?? "unknown error"}`
       }
   }
 }
@@ -58,7 +57,7 @@ export const makeProgressDisplay = (out: TerminalLike, now: () => number = Date.
       case "streaming": {
         const spinner = SPINNER[frame % SPINNER.length]
         const progress = line.deltas > 0
-          ? `streaming · ~${line.deltas.toLocaleString("en-US")} tokens`
+          ? `streaming · ~${formatCount(line.deltas)} tokens`
           : line.attempt
           ? `retrying (attempt ${line.attempt})`
           : "asking"

@@ -1,9 +1,10 @@
 import { Args, Command, Options } from "@effect/cli"
 import { Effect, Option } from "effect"
+import { summaryLine } from "../domain/format.js"
 import { resynthesize } from "../programs/resynthesize.js"
 import type { RunEvent } from "../programs/runPipeline.js"
-import { summaryLine, writeStdout } from "./askCommand.js"
 import { outcomeIf } from "./outcome.js"
+import { writeStdout } from "./output.js"
 import { settingsOptions } from "./settingsOptions.js"
 
 const resynthOptions = {

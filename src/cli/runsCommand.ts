@@ -2,15 +2,14 @@ import { Args, Command, Options } from "@effect/cli"
 import { Effect, Option } from "effect"
 import * as path from "node:path"
 import { RunRefused, type StoreError } from "../domain/errors.js"
-import type { Manifest } from "../domain/manifest.js"
+import { answeredOf, formatSeconds, formatUsd, summaryLine } from "../domain/format.js"
 import { readRunWithManifest } from "../programs/recoverRun.js"
 import { RunStore } from "../services/RunStore.js"
-import { summaryLine, writeStdout as write } from "./askCommand.js"
 import { type Outcome, succeeded } from "./outcome.js"
+import { writeStdout as write } from "./output.js"
 import { settingsOptions } from "./settingsOptions.js"
 
 
-const answeredOf = (m: Manifest) => `${m.candidates.filter((c) => c.status === "ok").length}/${m.candidates.length}`
 
 const showOptions = {
   runId: Args.text({ name: "run-id" }).pipe(Args.withDescription("The run's id, as `parallel-llm runs` lists it.")),
@@ -42,7 +41,7 @@ export const show = (args: Command.Command.ParseConfig<typeof showOptions>): Eff
       const final = yield* store.readRunFile(args.runId, "final.md").pipe(Effect.option, Effect.map(Option.getOrUndefined))
       if (args.json) return yield* write(JSON.stringify({ ...manifest, final: final ?? null }, null, 2))
       const candidates = manifest.candidates.map((c) =>
-        `  ${c.status.padEnd(9)} ${c.model}${c.latencyMs !== undefined ? ` · ${(c.latencyMs / 1000).toFixed(1)} s` : ""}` +
+        `  ${c.status.padEnd(9)} ${c.model}${c.latencyMs !== undefined ? ` · ${formatSeconds(c.latencyMs)}` : ""}` +
         `${c.error ? ` · ${c.error.message}` : ""}${c.reason ? ` · ${c.reason}` : ""}`
       )
       const interrupted = manifest.status === "interrupted"
@@ -94,7 +93,7 @@ export const runs = (args: Command.Command.ParseConfig<typeof runsOptions>): Eff
           ? `${r.answers.filter((a) => !a.endsWith(".partial.md")).length}/${r.owner.settings.models.length}`
           : "-",
         seconds: r.manifest ? (r.manifest.durationMs / 1000).toFixed(1) : "-",
-        cost: r.manifest?.usage.cost !== undefined ? `$${r.manifest.usage.cost.toFixed(4)}` : "-",
+        cost: r.manifest?.usage.cost !== undefined ? formatUsd(r.manifest.usage.cost) : "-",
         prompt: r.promptPreview.replace(/\s+/g, " ").trim()
       }))
       if (args.json) return yield* write(JSON.stringify(rows.map((row, i) => ({ ...row, runDir: runs[i]!.dir })), null, 2))

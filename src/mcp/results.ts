@@ -1,7 +1,7 @@
 import type { CallToolResult, ContentBlock } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Schema } from "effect"
 import type { CandidateRecord, ErrorInfo, Manifest } from "../domain/manifest.js"
-import { formatSeconds } from "../programs/callModel.js"
+import { formatCount, formatSeconds, formatUsd, plural } from "../domain/format.js"
 import { mimeTypeOf, runResourceUri } from "./resources.js"
 import { RunOutput } from "./runOutput.js"
 import type { FinishedView, RunningView } from "./runView.js"
@@ -19,8 +19,6 @@ export const failureOf = (record: { readonly status: string; readonly error?: Er
   record.status === "cancelled"
     ? `cancelled${record.reason !== undefined ? ` (${record.reason})` : ""}`
     : record.error?.message ?? record.status
-
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`
 
 const call = (runId: string) => (tool: string, extra = "") => `${tool} with {"runId": "${runId}"${extra}}`
 
@@ -93,7 +91,7 @@ const summaryOf = (manifest: Manifest): string => {
     ? `synthesized by ${manifest.synthesis.model}`
     : "no synthesis"
   const failures = failuresOf(manifest)
-  const cost = manifest.usage.cost !== undefined ? `, $${manifest.usage.cost.toFixed(4)}` : ""
+  const cost = manifest.usage.cost !== undefined ? `, ${formatUsd(manifest.usage.cost)}` : ""
   return `Run ${manifest.id}: ${manifest.status}${manifest.error !== undefined ? ` (${manifest.error})` : ""}; ` +
     `${answered.length}/${manifest.candidates.length} candidates answered` +
     `${answered.length > 0 ? ` (${answered.map((c) => c.model).join(", ")})` : ""}; ${synthesis}; ` +
@@ -165,7 +163,7 @@ export const finishedResult = (view: FinishedView, options: ResultOptions) => {
 // --- a run still going ---
 
 const streamingNote = (streamed: ReadonlyArray<number> | undefined, index: number): string =>
-  streamed !== undefined && (streamed[index] ?? 0) > 0 ? ` (streaming, ~${(streamed[index] ?? 0).toLocaleString("en-US")} tokens)` : ""
+  streamed !== undefined && (streamed[index] ?? 0) > 0 ? ` (streaming, ~${formatCount(streamed[index] ?? 0)} tokens)` : ""
 
 /** One line on where a live run stands: who answered, who is still going. */
 export const progressLine = (view: RunningView, elapsedMs: number): string => {

@@ -1,5 +1,6 @@
 import { Clock, Deferred, Duration, Effect, Either, Ref, Schedule } from "effect"
 import { isTransient, type ProviderError, retryAfterOf, Timeout } from "../domain/errors.js"
+import { formatSeconds } from "../domain/format.js"
 import { CallGate } from "../services/CallGate.js"
 import { type Completion, type CompletionRequest, OpenRouterClient } from "../services/OpenRouterClient.js"
 
@@ -92,5 +93,3 @@ export const callModel = Effect.fn("callModel")(function*(
   )
   return { result, attempts: yield* Ref.get(attempts), latencyMs: finished - started } satisfies ModelCall
 })
-
-export const formatSeconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`

@@ -1,6 +1,6 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Schema } from "effect"
-import { formatSeconds } from "../../programs/callModel.js"
+import { formatSeconds, formatUsd } from "../../domain/format.js"
 import { RunStore } from "../../services/RunStore.js"
 import { runResourceUri } from "../resources.js"
 import { errorResult, text } from "../results.js"
@@ -37,7 +37,7 @@ export const listRuns = defineTool({
       const structuredContent = yield* Schema.encode(ListRunsOutput)(output).pipe(Effect.orDie)
       const lines = output.runs.map((r) =>
         `- ${r.runId}: ${r.status}${r.answered !== undefined ? `, ${r.answered}/${r.total} answered` : ""}` +
-        `${r.durationMs !== undefined ? `, ${formatSeconds(r.durationMs)}` : ""}${r.cost !== undefined ? `, $${r.cost.toFixed(4)}` : ""}` +
+        `${r.durationMs !== undefined ? `, ${formatSeconds(r.durationMs)}` : ""}${r.cost !== undefined ? `, ${formatUsd(r.cost)}` : ""}` +
         ` — ${JSON.stringify(r.prompt.replace(/\s+/g, " ").slice(0, 80))}`
       )
       return {

@@ -1,7 +1,7 @@
 import type { CallToolResult, CreateTaskResult, Task } from "@modelcontextprotocol/sdk/types.js"
 import { Clock, Deferred, Duration, Effect, Either } from "effect"
 import type { StoreError } from "../../domain/errors.js"
-import { formatSeconds } from "../../programs/callModel.js"
+import { formatSeconds } from "../../domain/format.js"
 import type { RunEvent, RunResult } from "../../programs/runPipeline.js"
 import { Settings } from "../../services/Settings.js"
 import type { LiveRun, RunFailure } from "../liveRuns.js"

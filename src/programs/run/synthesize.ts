@@ -1,11 +1,14 @@
-import { Clock, Effect, Either, Option } from "effect"
-import { Timeout } from "../domain/errors.js"
-import type { SynthesisRecord } from "../domain/manifest.js"
-import { Settings } from "../services/Settings.js"
-import { buildSynthesisPrompt, type SynthesisInput } from "./buildSynthesisPrompt.js"
-import { callModel } from "./callModel.js"
-import { stripControl } from "../domain/text.js"
-import { describeCall, errorInfo, usageOf } from "./fanOut.js"
+import { Clock, Effect, Either, Option, Ref } from "effect"
+import { Timeout } from "../../domain/errors.js"
+import { describeCall, plural } from "../../domain/format.js"
+import type { SynthesisRecord } from "../../domain/manifest.js"
+import { stripControl } from "../../domain/text.js"
+import { Settings } from "../../services/Settings.js"
+import { buildSynthesisPrompt, type SynthesisInput } from "../buildSynthesisPrompt.js"
+import { callModel } from "../callModel.js"
+import type { CandidateOutcome } from "./fanOut.js"
+import { errorInfo, usageOf } from "./records.js"
+import type { StartedRun } from "./start.js"
 
 export interface SynthesisOutcome {
   /** Without `file`: the caller writes the answer and fills it in. */
@@ -50,7 +53,7 @@ export const synthesize = Effect.fn("synthesize")(function*(input: {
       continue
     }
     yield* input.onStart(model)
-    yield* Effect.logInfo(`synthesis: asking ${model} to merge ${input.candidates.length} answer${input.candidates.length === 1 ? "" : "s"}`)
+    yield* Effect.logInfo(`synthesis: asking ${model} to merge ${plural(input.candidates.length, "answer")}`)
     const call = yield* callModel(
       {
         model,
@@ -98,4 +101,34 @@ export const synthesize = Effect.fn("synthesize")(function*(input: {
     ? { ...last, failedSynthesizers: failed }
     : { model: "(none)", status: "error", attempts: 0, ...shared }
   return { content: undefined, record } satisfies SynthesisOutcome
+})
+
+/**
+ * Step 3: the answers merged, the synthesizers tried in turn. A run never ends without an answer while a
+ * candidate answered: when every synthesizer fails, the first answer is the final one, said plainly.
+ */
+export const synthesizeAnswers = Effect.fn("synthesizeAnswers")(function*(
+  { emit, plan, request, state }: StartedRun,
+  answered: ReadonlyArray<CandidateOutcome & { readonly content: string }>
+) {
+  const synthesis = yield* synthesize({
+    prompt: request.prompt,
+    candidates: answered.map((o) => ({ model: o.model, content: o.content })),
+    synthesizers: plan.synthesizers,
+    deadlineAt: plan.deadlineAt,
+    onDelta: (text) => emit({ _tag: "SynthesisDelta", text }),
+    onStart: (model) =>
+      Ref.update(state, (s) => ({ ...s, synthesizing: model })).pipe(
+        Effect.zipRight(emit({ _tag: "SynthesisStarted", model, candidates: answered.length }))
+      )
+  })
+  const fallback = answered[0]!
+  const final = synthesis.content ??
+    `> **Note:** the synthesis failed (${synthesis.record.error?.message ?? "no synthesizer answered"}), ` +
+      `so this is the answer of \`${fallback.model}\` alone.\n\n${fallback.content}`
+  const file = "final.md"
+  const record: SynthesisRecord = synthesis.content !== undefined
+    ? { ...synthesis.record, file }
+    : { ...synthesis.record, file, fallbackToCandidate: fallback.model }
+  yield* Ref.update(state, (s) => ({ ...s, synthesis: record, final }))
 })

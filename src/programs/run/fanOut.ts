@@ -1,12 +1,13 @@
 import { Clock, Deferred, Duration, Effect, Either, Option, Ref } from "effect"
-import { httpStatusOf, partialContentOf, type ProviderError, type StoreError } from "../domain/errors.js"
-import type { CandidateRecord, ErrorInfo } from "../domain/manifest.js"
-import { responseFileName } from "../domain/model.js"
-import { stripControl } from "../domain/text.js"
-import type { Completion } from "../services/OpenRouterClient.js"
-import { type RunHandle, RunStore } from "../services/RunStore.js"
-import { Settings } from "../services/Settings.js"
-import { callModel, formatSeconds, type ModelCall } from "./callModel.js"
+import { partialContentOf, type StoreError } from "../../domain/errors.js"
+import { describeCall, formatSeconds } from "../../domain/format.js"
+import type { CandidateRecord } from "../../domain/manifest.js"
+import { responseFileName } from "../../domain/model.js"
+import { stripControl } from "../../domain/text.js"
+import { type RunHandle, RunStore } from "../../services/RunStore.js"
+import { Settings } from "../../services/Settings.js"
+import { callModel, type ModelCall } from "../callModel.js"
+import { errorInfo, usageOf } from "./records.js"
 
 export interface CandidateOutcome {
   readonly index: number
@@ -15,26 +16,6 @@ export interface CandidateOutcome {
   /** The answer, when there is one (its file is being written: see `FanOutInput.save`). */
   readonly content: string | undefined
 }
-
-export const errorInfo = (error: ProviderError): ErrorInfo => {
-  const httpStatus = httpStatusOf(error)
-  return { tag: error._tag, message: stripControl(error.message), ...(httpStatus !== undefined ? { httpStatus } : {}) }
-}
-
-export const usageOf = (completion: Completion) => ({
-  promptTokens: completion.usage.promptTokens,
-  completionTokens: completion.usage.completionTokens,
-  ...(completion.usage.cost !== undefined ? { cost: completion.usage.cost } : {})
-})
-
-/** A human line for a finished call: "answered in 41.2 s (1,234 tokens, $0.0123)". */
-export const describeCall = (call: ModelCall): string =>
-  Either.match(call.result, {
-    onRight: (c) =>
-      `answered in ${formatSeconds(call.latencyMs)} (${(c.usage.promptTokens + c.usage.completionTokens).toLocaleString("en-US")} tokens` +
-      `${c.usage.cost !== undefined ? `, $${c.usage.cost.toFixed(4)}` : ""}${call.attempts > 1 ? `, ${call.attempts} attempts` : ""})`,
-    onLeft: (e) => `failed after ${formatSeconds(call.latencyMs)} and ${call.attempts} attempt${call.attempts === 1 ? "" : "s"}: ${e.message}`
-  })
 
 /** Why the policy stopped waiting for the stragglers. */
 export type StopReason = "deadline" | "quorum"

@@ -1,6 +1,6 @@
 import { Effect, Fiber, Ref, type Scope } from "effect"
-import type { StoreError } from "../domain/errors.js"
-import type { RunHandle } from "../services/RunStore.js"
+import type { StoreError } from "../../domain/errors.js"
+import type { RunHandle } from "../../services/RunStore.js"
 
 /** A file of the run that could not be written, relative to the run directory, and why. */
 export interface Unwritten {
@@ -63,3 +63,5 @@ export const makeRunWrites = Effect.fnUntraced(function*(run: RunHandle, scope: 
 
   return { save, note, allSettled, unwritten, withoutUnwritten }
 })
+
+export type RunWrites = Effect.Effect.Success<ReturnType<typeof makeRunWrites>>

@@ -1,0 +1,54 @@
+import { Either } from "effect"
+import type { Manifest, Usage } from "./manifest.js"
+
+// How figures read in every human line (stderr, logs, runs show, MCP summaries): one place, so they agree.
+
+/** "41.2 s" */
+export const formatSeconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`
+
+/** "1,234": the same separators on every machine, whatever its locale. */
+export const formatCount = (n: number): string => n.toLocaleString("en-US")
+
+/** "$0.0123": to a hundredth of a cent, as per-call costs are that small. */
+export const formatUsd = (usd: number): string => `$${usd.toFixed(4)}`
+
+/** "1 answer", "3 answers" */
+export const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" : "s"}`
+
+/** "2/3": candidates that answered, out of all. */
+export const answeredOf = (manifest: Pick<Manifest, "candidates">): string =>
+  `${manifest.candidates.filter((c) => c.status === "ok").length}/${manifest.candidates.length}`
+
+export const tokensOf = (usage: Usage): number => usage.promptTokens + usage.completionTokens
+
+/**
+ * What calls cost: "$0.0123", or "cost unknown" when the provider did not report it (never shown as $0);
+ * nothing for calls that used no tokens.
+ */
+export const costOf = (usage: Usage): string | undefined =>
+  usage.cost !== undefined ? formatUsd(usage.cost) : tokensOf(usage) > 0 ? "cost unknown" : undefined
+
+/** The one-line summary of a finished run (stderr of ask and resynth, `runs show`). */
+export const summaryLine = (manifest: Manifest, runDir: string): string => {
+  const cost = costOf(manifest.usage)
+  return `parallel-llm: ${manifest.status} · ${answeredOf(manifest)} answered · ` +
+    `${formatSeconds(manifest.durationMs)} · ${formatCount(tokensOf(manifest.usage))} tokens${cost !== undefined ? ` · ${cost}` : ""} · ${runDir}`
+}
+
+/** A finished model call as formatting needs it (a `ModelCall` of the programs fits). */
+export interface CallFigures {
+  readonly result: Either.Either<{ readonly usage: Usage }, { readonly message: string }>
+  readonly attempts: number
+  readonly latencyMs: number
+}
+
+/** A human line for a finished call: "answered in 41.2 s (1,234 tokens, $0.0123)". */
+export const describeCall = (call: CallFigures): string =>
+  Either.match(call.result, {
+    onRight: (c) => {
+      const cost = costOf(c.usage)
+      return `answered in ${formatSeconds(call.latencyMs)} (${formatCount(tokensOf(c.usage))} tokens` +
+        `${cost !== undefined ? `, ${cost}` : ""}${call.attempts > 1 ? `, ${call.attempts} attempts` : ""})`
+    },
+    onLeft: (e) => `failed after ${formatSeconds(call.latencyMs)} and ${plural(call.attempts, "attempt")}: ${e.message}`
+  })

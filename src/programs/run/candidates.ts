@@ -1,0 +1,55 @@
+import { Effect, Ref } from "effect"
+import { responseFileName } from "../../domain/model.js"
+import { RunStore } from "../../services/RunStore.js"
+import { type CandidateOutcome, fanOut } from "./fanOut.js"
+import type { StartedRun } from "./start.js"
+import { withAttempt, withOutcome } from "./state.js"
+
+/**
+ * Step 2: every candidate's outcome, in model order: asked under the run's policy (deadline, quorum), or,
+ * for a re-synthesis, copied from the earlier run. Each is recorded and reported as it finishes.
+ */
+export const collectCandidates = Effect.fn("collectCandidates")(function*(started: StartedRun) {
+  const { emit, plan, request, run, state, writes } = started
+  const store = yield* RunStore
+
+  const onFinished = (outcome: CandidateOutcome) =>
+    Ref.updateAndGet(state, withOutcome(outcome)).pipe(
+      Effect.flatMap((s) =>
+        emit({
+          _tag: "CandidateFinished",
+          outcome,
+          finished: s.candidates.filter((c) => c !== undefined).length,
+          answered: s.candidates.filter((c) => c?.status === "ok").length,
+          total: plan.models.length
+        })
+      )
+    )
+
+  if (request.reuse) {
+    return yield* Effect.forEach(request.reuse.outcomes, (outcome) =>
+      Effect.gen(function*() {
+        if (outcome.content !== undefined) yield* writes.save(store.writeResponse(run, outcome.index, outcome.model, outcome.content))
+        const copied: CandidateOutcome = {
+          ...outcome,
+          record: { ...outcome.record, ...(outcome.content !== undefined ? { file: responseFileName(outcome.index, outcome.model) } : {}) }
+        }
+        yield* onFinished(copied)
+        return copied
+      }))
+  }
+  return yield* fanOut({
+    run,
+    prompt: request.prompt,
+    models: plan.models,
+    policy: plan.policy,
+    onAttempt: (index, attempt) =>
+      Ref.update(state, withAttempt(index, attempt)).pipe(
+        Effect.zipRight(attempt > 1 ? emit({ _tag: "CandidateRetry", index, attempt }) : Effect.void)
+      ),
+    onDelta: (index, text) => emit({ _tag: "CandidateDelta", index, text }),
+    onFinished,
+    onInterrupted: (outcome) => Ref.update(state, withOutcome(outcome)),
+    save: writes.save
+  })
+})

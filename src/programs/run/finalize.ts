@@ -1,0 +1,118 @@
+import { Cause, Clock, Effect, Option, Ref } from "effect"
+import * as crypto from "node:crypto"
+import { StoreError } from "../../domain/errors.js"
+import { answeredOf, formatSeconds } from "../../domain/format.js"
+import type { CandidateRecord, Manifest, RunStatus, SynthesisRecord, Usage } from "../../domain/manifest.js"
+import { RunStore } from "../../services/RunStore.js"
+import type { StartedRun } from "./start.js"
+import type { RunState } from "./state.js"
+
+const sumUsage = (records: ReadonlyArray<{ readonly usage?: Usage | undefined } | undefined>): Usage => {
+  let promptTokens = 0
+  let completionTokens = 0
+  let cost: number | undefined
+  for (const record of records) {
+    if (!record?.usage) continue
+    promptTokens += record.usage.promptTokens
+    completionTokens += record.usage.completionTokens
+    if (record.usage.cost !== undefined) cost = (cost ?? 0) + record.usage.cost
+  }
+  return { promptTokens, completionTokens, ...(cost !== undefined ? { cost } : {}) }
+}
+
+const statusOf = (state: RunState, interrupted: boolean): RunStatus => {
+  if (state.final === undefined) return interrupted ? "cancelled" : "failed"
+  const allAnswered = state.candidates.every((c) => c?.status === "ok")
+  const firstSynthesizerAnswered = state.synthesis?.status === "ok" && state.synthesis.failedSynthesizers === undefined
+  return allAnswered && firstSynthesizerAnswered ? "ok" : "partial"
+}
+
+/** Why a run without an answer has none, in one line. */
+const failureReason = (state: RunState, status: RunStatus): string | undefined => {
+  if (status === "cancelled") return "interrupted before the answer"
+  if (status !== "failed") return undefined
+  if (state.candidates.every((c) => c !== undefined && c.status !== "ok")) return "no candidate answered"
+  if (state.synthesis?.error) return `the synthesis failed: ${state.synthesis.error.message}`
+  return "the run stopped before an answer"
+}
+
+/** Why a run stopped on a failure of its own (not a model's): a file it could not write, or an internal error. */
+export const stoppedBy = (cause: Cause.Cause<unknown>): string =>
+  Option.match(Cause.failureOption(cause), {
+    onNone: () => "the run stopped on an internal error",
+    onSome: (error) => (error instanceof StoreError ? `the run stopped: ${error.message}` : "the run stopped on an internal error")
+  })
+
+/** How the run ended: an interruption, or a failure of its own (`stopped`, its reason); neither when it ran its course. */
+export interface Ending {
+  readonly interrupted: boolean
+  readonly stopped?: string | undefined
+}
+
+const manifestOf = Effect.fn("manifestOf")(function*(started: StartedRun, ending: Ending) {
+  const { plan, request, run, startedMs, writes } = started
+  const { interrupted, stopped } = ending
+  const s = yield* Ref.get(started.state)
+  const finishedMs = yield* Clock.currentTimeMillis
+  const cut = interrupted || stopped !== undefined
+  const candidates = s.candidates.map((record, i): CandidateRecord =>
+    // A call still going when the run ended was cut short: by an interruption, or by the run's own failure.
+    record ?? {
+      model: plan.models[i]!,
+      status: cut ? "cancelled" : "error",
+      attempts: s.attempts[i] ?? 0,
+      ...(interrupted ? { reason: "interrupted" } : stopped !== undefined ? { reason: "the run stopped" } : {})
+    }
+  )
+  const synthesis: SynthesisRecord | undefined = s.synthesis ??
+    (s.synthesizing !== undefined ? { model: s.synthesizing, status: cut ? "cancelled" : "error", attempts: 0 } : undefined)
+  const unwritten = yield* writes.unwritten
+  // A file that could not be written is lost from the run: the run is no better than partial.
+  const status = ((st) => (st === "ok" && unwritten.length > 0 ? "partial" : st))(statusOf(s, interrupted))
+  const error = stopped ?? failureReason(s, status)
+  return {
+    id: run.id,
+    status,
+    createdAt: run.createdAt.toISOString(),
+    finishedAt: new Date(run.createdAt.getTime() + (finishedMs - startedMs)).toISOString(),
+    durationMs: finishedMs - startedMs,
+    prompt: { chars: request.prompt.length, sha256: crypto.createHash("sha256").update(request.prompt).digest("hex") },
+    settings: plan.settings,
+    candidates: candidates.map((c) => writes.withoutUnwritten(c, unwritten)),
+    ...(synthesis ? { synthesis: writes.withoutUnwritten(synthesis, unwritten) } : {}),
+    // A re-synthesis paid only for its synthesis: the candidates' usage stays with the source run.
+    usage: sumUsage(request.reuse ? [synthesis] : [...candidates, synthesis]),
+    ...(request.reuse ? { source: request.reuse.sourceRunId } : {}),
+    ...(error !== undefined ? { error } : {}),
+    ...(unwritten.length > 0 ? { unwritten } : {})
+  } satisfies Manifest
+})
+
+/**
+ * Step 4, however the run ended: the manifest (with `final.md`, when there is a final answer) once every
+ * other write has ended. When `final.md` cannot be written the manifest is written without it; when the
+ * manifest cannot be written either, the run still ends with its answer (the owner record then tells
+ * readers it was cut).
+ */
+export const finalizeRun = (started: StartedRun, ending: Ending) =>
+  Effect.gen(function*() {
+    const { emit, run, writes } = started
+    const store = yield* RunStore
+    yield* writes.allSettled
+    const { final } = yield* Ref.get(started.state)
+    const withFinal = yield* manifestOf(started, ending)
+    const written = final === undefined ? false : yield* store.writeFinal(run, final, withFinal).pipe(
+      Effect.as(true),
+      // Neither file landed: the manifest is written alone, saying final.md is not there.
+      Effect.catchAll((e) => writes.note(new StoreError({ path: `${run.dir}/final.md`, message: e.message })).pipe(Effect.as(false)))
+    )
+    const manifest: Manifest = written ? withFinal : yield* manifestOf(started, ending)
+    if (!written) {
+      yield* store.writeManifest(run, manifest).pipe(
+        Effect.catchAll((e) => Effect.logError(`${e.message}: the run has no manifest on disk`))
+      )
+    }
+    yield* Effect.logInfo(`run ${manifest.status}: ${answeredOf(manifest)} answered in ${formatSeconds(manifest.durationMs)}, ${run.dir}`)
+    yield* emit({ _tag: "RunFinished", manifest, runDir: run.dir })
+    return manifest
+  })

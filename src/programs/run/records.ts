@@ -1,0 +1,19 @@
+import { httpStatusOf, type ProviderError } from "../../domain/errors.js"
+import type { ErrorInfo, Usage } from "../../domain/manifest.js"
+import { stripControl } from "../../domain/text.js"
+import type { Completion } from "../../services/OpenRouterClient.js"
+
+// What a manifest records of a model call, candidate or synthesis alike.
+
+/** A provider's error as the manifest keeps it: its text cleaned, since it came from outside. */
+export const errorInfo = (error: ProviderError): ErrorInfo => {
+  const httpStatus = httpStatusOf(error)
+  return { tag: error._tag, message: stripControl(error.message), ...(httpStatus !== undefined ? { httpStatus } : {}) }
+}
+
+export const usageOf = (completion: Completion): Usage => ({
+  promptTokens: completion.usage.promptTokens,
+  completionTokens: completion.usage.completionTokens,
+  ...(completion.usage.cost !== undefined ? { cost: completion.usage.cost } : {})
+})
+

@@ -1,0 +1,47 @@
+import type { Effect } from "effect"
+import type { Manifest } from "../../domain/manifest.js"
+import type { RunHandle } from "../../services/RunStore.js"
+import type { CandidateOutcome } from "./fanOut.js"
+
+/** What a run reports while it goes, for progress displays and MCP progress notifications. */
+export type RunEvent =
+  | { readonly _tag: "RunStarted"; readonly run: RunHandle; readonly models: ReadonlyArray<string> }
+  /** A piece of a candidate's streamed answer (index in the model list); `SynthesisDelta` likewise. */
+  | { readonly _tag: "CandidateDelta"; readonly index: number; readonly text: string }
+  /** A candidate's call is being retried (attempt ≥ 2). */
+  | { readonly _tag: "CandidateRetry"; readonly index: number; readonly attempt: number }
+  | {
+    readonly _tag: "CandidateFinished"
+    readonly outcome: CandidateOutcome
+    /** Candidates finished so far (answered or failed), and how many answered. */
+    readonly finished: number
+    readonly answered: number
+    readonly total: number
+  }
+  | { readonly _tag: "SynthesisStarted"; readonly model: string; readonly candidates: number }
+  | { readonly _tag: "SynthesisDelta"; readonly text: string }
+  | { readonly _tag: "RunFinished"; readonly manifest: Manifest; readonly runDir: string }
+
+export interface RunRequest {
+  readonly prompt: string
+  /** Overrides the configured candidates / synthesizer for this run only. */
+  readonly models?: ReadonlyArray<string> | undefined
+  readonly synthesizer?: string | undefined
+  /** Override the run policies for this run only (milliseconds). */
+  readonly deadlineMs?: number | undefined
+  readonly quorum?: number | undefined
+  readonly graceMs?: number | undefined
+  /**
+   * Re-synthesis: the candidates' outcomes of an earlier run (in model order), copied into this run
+   * instead of asking the models again.
+   */
+  readonly reuse?: { readonly sourceRunId: string; readonly outcomes: ReadonlyArray<CandidateOutcome> } | undefined
+  readonly onEvent?: ((event: RunEvent) => Effect.Effect<void>) | undefined
+}
+
+export interface RunResult {
+  readonly manifest: Manifest
+  /** The final answer, when the run produced one. */
+  readonly final: string | undefined
+  readonly runDir: string
+}

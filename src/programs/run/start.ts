@@ -1,0 +1,102 @@
+import { Clock, Effect, Option, Ref } from "effect"
+import { plural } from "../../domain/format.js"
+import type { RunSettings } from "../../domain/manifest.js"
+import { duplicatesIn } from "../../domain/text.js"
+import { type RunHandle, RunStore } from "../../services/RunStore.js"
+import { Settings } from "../../services/Settings.js"
+import { checkRunRequest } from "../checkRunRequest.js"
+import type { FanOutPolicy } from "./fanOut.js"
+import type { RunEvent, RunRequest } from "./request.js"
+import { initialState, type RunState } from "./state.js"
+import { makeRunWrites, type RunWrites } from "./writes.js"
+
+/** What a run will do, settled from the request and the settings before anything is paid for. */
+export interface RunPlan {
+  readonly models: ReadonlyArray<string>
+  /** The synthesizer first, then its fallbacks. */
+  readonly synthesizers: ReadonlyArray<string>
+  readonly policy: FanOutPolicy
+  /** Clock time (ms) by which the run must end, if it has a deadline. */
+  readonly deadlineAt: number | undefined
+  /** As the owner record and the manifest keep them. */
+  readonly settings: RunSettings
+}
+
+/** A run under way: what every later step reads and records into. */
+export interface StartedRun {
+  readonly request: RunRequest
+  readonly plan: RunPlan
+  readonly run: RunHandle
+  readonly startedMs: number
+  readonly writes: RunWrites
+  readonly state: Ref.Ref<RunState>
+  readonly emit: (event: RunEvent) => Effect.Effect<void>
+}
+
+const planRun = Effect.fn("planRun")(function*(request: RunRequest, startedMs: number) {
+  const settings = yield* Settings
+  const models = request.models && request.models.length > 0 ? request.models : settings.models
+  const primary = request.synthesizer ?? settings.synthesizer
+  const synthesizers = [primary, ...settings.fallbackSynthesizers.filter((m) => m !== primary)]
+  const deadlineMs = request.deadlineMs ?? Option.getOrUndefined(settings.deadlineMs)
+  const deadlineAt = deadlineMs === undefined ? undefined : startedMs + deadlineMs
+  // With a deadline, the fan-out stops early enough for the synthesis to fit before it.
+  const reserveMs = deadlineMs === undefined
+    ? 0
+    : Math.min(deadlineMs, Option.getOrElse(settings.synthesisReserveMs, () => Math.round(deadlineMs * 0.4)))
+  const policy: FanOutPolicy = {
+    cutoffAt: deadlineAt === undefined ? undefined : deadlineAt - reserveMs,
+    quorum: request.quorum ?? Option.getOrUndefined(settings.quorum),
+    graceMs: request.graceMs ?? settings.graceMs
+  }
+  const runSettings: RunSettings = {
+    models,
+    synthesizer: primary,
+    concurrency: settings.concurrency,
+    timeoutMs: settings.timeoutMs,
+    retries: settings.retries,
+    temperature: settings.temperature,
+    ...Option.match(settings.maxTokens, { onNone: () => ({}), onSome: (maxTokens) => ({ maxTokens }) }),
+    baseUrl: settings.baseUrl,
+    fallbackSynthesizers: synthesizers.slice(1),
+    stream: settings.stream,
+    ...(deadlineMs !== undefined ? { deadlineMs } : {}),
+    ...(policy.quorum !== undefined ? { quorum: policy.quorum, graceMs: policy.graceMs } : {})
+  }
+  return { models, synthesizers, policy, deadlineAt, settings: runSettings } satisfies RunPlan
+})
+
+/**
+ * Step 1: the request checked (nothing is paid for a run refused), the run directory made with its owner
+ * record and the prompt. The run's files are written in the caller's scope, beside the calls.
+ */
+export const startRun = Effect.fn("startRun")(function*(request: RunRequest) {
+  const store = yield* RunStore
+  const startedMs = yield* Clock.currentTimeMillis
+  const plan = yield* planRun(request, startedMs)
+  yield* checkRunRequest({ prompt: request.prompt, models: request.reuse ? [] : plan.models, synthesizers: plan.synthesizers })
+  for (const model of duplicatesIn(plan.models)) {
+    yield* Effect.logWarning(`${model} is named more than once: it is asked, and paid for, once per mention`)
+  }
+  // The owner record carries the settings, so a run whose process dies can still be read and resynthesized.
+  const run = yield* store.createRun(plan.settings)
+  const writes = yield* makeRunWrites(run, yield* Effect.scope)
+  yield* writes.save(store.writePrompt(run, request.prompt))
+  return {
+    request,
+    plan,
+    run,
+    startedMs,
+    writes,
+    state: yield* Ref.make(initialState(plan.models)),
+    emit: request.onEvent ?? (() => Effect.void)
+  } satisfies StartedRun
+})
+
+/** The run's first log line and event. */
+export const announceRun = ({ emit, plan, request, run }: StartedRun) =>
+  Effect.logInfo(
+    request.reuse
+      ? `run ${run.id}: synthesizing again the answers of run ${request.reuse.sourceRunId}, files in ${run.dir}`
+      : `run ${run.id}: asking ${plural(plan.models.length, "model")} (at most ${plan.settings.concurrency} at a time), files in ${run.dir}`
+  ).pipe(Effect.zipRight(emit({ _tag: "RunStarted", run, models: plan.models })))
