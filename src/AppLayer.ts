@@ -7,7 +7,7 @@ import { CallGate } from "./services/CallGate.js"
 import { layerPooledHttpClient } from "./services/HttpClientPool.js"
 import { Logging } from "./services/Logging.js"
 import { layerOpenRouterClient, type OpenRouterClient } from "./services/OpenRouterClient.js"
-import { layerRunStore, type RunStore } from "./services/RunStore.js"
+import { RunStore } from "./services/RunStore.js"
 import { Settings } from "./services/Settings.js"
 
 /** Once per entry point, when the services are built: an API key about to travel in clear. */
@@ -26,7 +26,7 @@ export type AppServices = Settings | OpenRouterClient | RunStore | Logging
  */
 export const AppLayer: Layer.Layer<Exclude<AppServices, Settings>, SettingsError, Settings> = Layer.mergeAll(
   layerOpenRouterClient,
-  layerRunStore,
+  RunStore.layer,
   Logging.layer,
   layerStartupWarnings.pipe(Layer.provide(Logging.layer))
 ).pipe(Layer.provide(Layer.mergeAll(layerPooledHttpClient, NodeFileSystem.layer, NodePath.layer)))

@@ -5,7 +5,7 @@ import { runPipeline } from "../src/programs/runPipeline.js"
 import type { ModelInfo } from "../src/services/OpenRouterClient.js"
 import { layerSettings, type SettingsValue } from "../src/services/Settings.js"
 import { makeTestSettings } from "./support/testSettings.js"
-import { makeMemoryRunStore } from "./support/memoryRunStore.js"
+import { makeTestRunStore } from "./support/testRunStore.js"
 import { makeScriptedClient } from "./support/scriptedClient.js"
 
 // Prices per million tokens: $1 in, $2 out; context 10,000 tokens.
@@ -15,7 +15,7 @@ const catalogue = ["test/alpha", "test/beta", "test/gamma", "test/synth"].map(pr
 const run = (overrides: Partial<SettingsValue>, prompt = "x".repeat(3_000)) =>
   Effect.gen(function*() {
     const client = yield* makeScriptedClient({}, { answer: "fine" }, catalogue)
-    const store = makeMemoryRunStore()
+    const store = makeTestRunStore()
     const layer = Layer.mergeAll(client.layer, store.layer, layerSettings(makeTestSettings(overrides)))
     const exit = yield* runPipeline({ prompt }).pipe(Effect.provide(layer), Effect.either)
     return { exit, requests: yield* Ref.get(client.requests), store }

@@ -8,7 +8,7 @@ import * as path from "node:path"
 import { BadRequest } from "../src/domain/errors.js"
 import { resynthesize } from "../src/programs/resynthesize.js"
 import { runPipeline } from "../src/programs/runPipeline.js"
-import { layerRunStore, RunStore } from "../src/services/RunStore.js"
+import { RunStore } from "../src/services/RunStore.js"
 import { layerSettings } from "../src/services/Settings.js"
 import { makeTestSettings } from "./support/testSettings.js"
 import { makeScriptedClient } from "./support/scriptedClient.js"
@@ -22,7 +22,7 @@ const setup = Effect.gen(function*() {
     "test/judge": [{ answer: "second synthesis", cost: 0.02 }]
   })
   const settings = makeTestSettings({ outputDir: fs.mkdtempSync(path.join(os.tmpdir(), "parallel-llm-resynth-")) })
-  const layer = Layer.mergeAll(client.layer, layerRunStore).pipe(
+  const layer = Layer.mergeAll(client.layer, RunStore.layer).pipe(
     Layer.provideMerge(layerSettings(settings)),
     Layer.provide(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer)),
     Layer.merge(Logger.remove(Logger.defaultLogger))

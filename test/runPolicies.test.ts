@@ -3,7 +3,7 @@ import { Effect, Fiber, Layer, Option, TestClock } from "effect"
 import { runPipeline } from "../src/programs/runPipeline.js"
 import { layerSettings, type SettingsValue } from "../src/services/Settings.js"
 import { makeTestSettings } from "./support/testSettings.js"
-import { makeMemoryRunStore } from "./support/memoryRunStore.js"
+import { makeTestRunStore } from "./support/testRunStore.js"
 import { makeScriptedClient, type Step } from "./support/scriptedClient.js"
 
 // The original's run C, in seconds: the five candidates and the synthesis.
@@ -21,7 +21,7 @@ const models = Object.keys(profile).filter((m) => m !== "p/synth")
 const runWith = (overrides: Partial<SettingsValue>, script = profile) =>
   Effect.gen(function*() {
     const client = yield* makeScriptedClient(script)
-    const store = makeMemoryRunStore()
+    const store = makeTestRunStore()
     const settings = makeTestSettings({ models, synthesizer: "p/synth", ...overrides })
     const layer = Layer.mergeAll(client.layer, store.layer, layerSettings(settings))
     const fiber = yield* runPipeline({ prompt: "p" }).pipe(Effect.provide(layer), Effect.fork)

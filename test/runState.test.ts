@@ -9,7 +9,7 @@ import * as path from "node:path"
 import type { Manifest, RunSettings } from "../src/domain/manifest.js"
 import { decideRunState, FOREIGN_RUN_STALE_MS, type OwnerRecord, UNOWNED_RUN_STALE_MS } from "../src/domain/runState.js"
 import { readRunWithManifest } from "../src/programs/recoverRun.js"
-import { layerRunStore, RunStore } from "../src/services/RunStore.js"
+import { RunStore } from "../src/services/RunStore.js"
 import { layerSettings } from "../src/services/Settings.js"
 import { makeTestSettings } from "./support/testSettings.js"
 
@@ -17,7 +17,7 @@ import { makeTestSettings } from "./support/testSettings.js"
 // writer died (`interrupted`) from one still going; nothing is read outside the runs directory.
 
 const storeFor = (outputDir: string) =>
-  layerRunStore.pipe(Layer.provide(Layer.mergeAll(layerSettings(makeTestSettings({ outputDir })), NodeFileSystem.layer, NodePath.layer)))
+  RunStore.layer.pipe(Layer.provide(Layer.mergeAll(layerSettings(makeTestSettings({ outputDir })), NodeFileSystem.layer, NodePath.layer)))
 
 const made: Array<string> = []
 const tempDir = () => {

@@ -68,9 +68,6 @@ export interface RunStoreShape {
   readonly readRun: (runId: string) => Effect.Effect<RunView, InvalidRunPath | RunFileNotFound | StoreError>
 }
 
-/** The run directories on disk: one per run, every file written atomically. */
-export class RunStore extends Context.Tag("parallel-llm/RunStore")<RunStore, RunStoreShape>() {}
-
 /** Prompts often hold private code: runs are readable by their owner only. */
 const PRIVATE_DIR = { mode: 0o700 }
 const PRIVATE_FILE = { mode: 0o600 }
@@ -87,7 +84,7 @@ const encodeManifest = Schema.encodeSync(Manifest)
 const manifestText = (manifest: Manifest) => `${JSON.stringify(encodeManifest(manifest), null, 2)}\n`
 const encodeOwner = Schema.encodeSync(OwnerRecord)
 
-export const makeRunStore = Effect.gen(function*() {
+const makeRunStore = Effect.gen(function*() {
   const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
   const { outputDir } = yield* Settings
@@ -181,7 +178,7 @@ export const makeRunStore = Effect.gen(function*() {
 
   const reader = makeRunReader(fs, path, outputDir)
 
-  return RunStore.of({
+  return {
     root: outputDir,
     ...reader,
     createRun,
@@ -190,10 +187,17 @@ export const makeRunStore = Effect.gen(function*() {
       writeRelative(run, responseFileName(index, model, kind === "partial" ? ".partial.md" : ".md"), content),
     writeFinal,
     writeManifest: (run, manifest) => writeRelative(run, "run.json", manifestText(manifest)).pipe(Effect.tap(() => disown(run)))
-  })
+  } satisfies RunStoreShape
 })
 
-export const layerRunStore: Layer.Layer<RunStore, never, Settings | FileSystem.FileSystem | Path.Path> = Layer.effect(
-  RunStore,
-  makeRunStore
-)
+/** The run directories on disk: one per run, every file written atomically. */
+export class RunStore extends Context.Tag("parallel-llm/RunStore")<RunStore, RunStoreShape>() {
+  /** Run directories under the settings' `outputDir`. The test layer, in memory, is `makeTestRunStore` in test/support. */
+  static readonly layer: Layer.Layer<RunStore, never, Settings | FileSystem.FileSystem | Path.Path> = Layer.effect(
+    RunStore,
+    makeRunStore
+  )
+}
+
+/** The same as `RunStore.layer`. */
+export const layerRunStore = RunStore.layer

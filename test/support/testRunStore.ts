@@ -3,8 +3,11 @@ import type { Manifest } from "../../src/domain/manifest.js"
 import { responseFileName } from "../../src/domain/model.js"
 import { type RunHandle, RunStore } from "../../src/services/RunStore.js"
 
-/** An in-memory run store: for tests that drive time with TestClock and want no real I/O in between. */
-export const makeMemoryRunStore = () => {
+/**
+ * The RunStore service's test layer: runs in memory, for tests that drive time with TestClock and want no
+ * real I/O in between. `files` and `manifests` are what was written, for the test to read.
+ */
+export const makeTestRunStore = () => {
   const files = new Map<string, string>()
   const manifests: Array<Manifest> = []
   let counter = 0
