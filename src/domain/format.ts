@@ -12,6 +12,9 @@ export const formatCount = (n: number): string => n.toLocaleString("en-US")
 /** "$0.0123": to a hundredth of a cent, as per-call costs are that small. */
 export const formatUsd = (usd: number): string => `$${usd.toFixed(4)}`
 
+/** "$1.50" for budgets and estimates; under a cent, as `formatUsd`. */
+export const formatBudget = (usd: number): string => (usd < 0.01 ? formatUsd(usd) : `$${usd.toFixed(2)}`)
+
 /** "1 answer", "3 answers" */
 export const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" : "s"}`
 

@@ -1,13 +1,12 @@
 import { Effect, Option } from "effect"
 import { RunRefused } from "../domain/errors.js"
+import { formatBudget } from "../domain/format.js"
 import { SYNTHESIZER_INSTRUCTIONS } from "./buildSynthesisPrompt.js"
 import { type ModelInfo, OpenRouterClient } from "../services/OpenRouterClient.js"
 import { Settings } from "../services/Settings.js"
 
 /** Tokens in a text, counted high (3 characters a token, where English averages about 4): a worst case. */
 const tokensAtMost = (chars: number) => Math.ceil(chars / 3)
-
-const usd = (n: number) => `$${n < 0.01 ? n.toFixed(4) : n.toFixed(2)}`
 
 /**
  * The most a run can cost: every candidate reads the prompt and writes `max_tokens` (or, unset, all of
@@ -99,11 +98,11 @@ export const checkRunRequest = Effect.fn("checkRunRequest")(function*(request: {
     }
     if (estimate.usd > budget) {
       return yield* new RunRefused({
-        message: `the worst-case cost is ${usd(estimate.usd)}, over the --max-cost budget of ${usd(budget)} by ` +
-          `${usd(estimate.usd - budget)}` +
+        message: `the worst-case cost is ${formatBudget(estimate.usd)}, over the --max-cost budget of ${formatBudget(budget)} by ` +
+          `${formatBudget(estimate.usd - budget)}` +
           (Option.isNone(settings.maxTokens) ? " (without --max-tokens every answer may fill its model's context; set it to bound the cost)" : "")
       })
     }
-    yield* Effect.logInfo(`worst-case cost ${usd(estimate.usd)}, within the --max-cost budget of ${usd(budget)}`)
+    yield* Effect.logInfo(`worst-case cost ${formatBudget(estimate.usd)}, within the --max-cost budget of ${formatBudget(budget)}`)
   }
 })
