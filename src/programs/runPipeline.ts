@@ -1,4 +1,4 @@
-import { Effect, Exit, Ref } from "effect"
+import { Array as Arr, Effect, Exit, Ref } from "effect"
 import { collectCandidates } from "./run/candidates.js"
 import { finalizeRun, stoppedBy } from "./run/finalize.js"
 import type { RunRequest, RunResult } from "./run/request.js"
@@ -23,7 +23,7 @@ export const runPipeline = Effect.fn("runPipeline")(function*(request: RunReques
     yield* announceRun(started)
     const outcomes = yield* collectCandidates(started)
     const answered = outcomes.flatMap((o) => (o.content !== undefined ? [{ ...o, content: o.content }] : []))
-    if (answered.length > 0) yield* synthesizeAnswers(started, answered)
+    if (Arr.isNonEmptyReadonlyArray(answered)) yield* synthesizeAnswers(started, answered)
     else yield* Effect.logError("no candidate answered: nothing to synthesize")
     return yield* Effect.uninterruptible(finalizeRun(started, { interrupted: false }))
   }).pipe(

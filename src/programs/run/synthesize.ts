@@ -1,4 +1,4 @@
-import { Clock, Effect, Either, Option, Ref } from "effect"
+import { type Array as Arr, Clock, Effect, Either, Option, Ref } from "effect"
 import { Timeout } from "../../domain/errors.js"
 import { describeCall, plural } from "../../domain/format.js"
 import type { SynthesisRecord } from "../../domain/manifest.js"
@@ -109,7 +109,7 @@ export const synthesize = Effect.fn("synthesize")(function*(input: {
  */
 export const synthesizeAnswers = Effect.fn("synthesizeAnswers")(function*(
   { emit, plan, request, state }: StartedRun,
-  answered: ReadonlyArray<CandidateOutcome & { readonly content: string }>
+  answered: Arr.NonEmptyReadonlyArray<CandidateOutcome & { readonly content: string }>
 ) {
   const synthesis = yield* synthesize({
     prompt: request.prompt,
@@ -122,7 +122,7 @@ export const synthesizeAnswers = Effect.fn("synthesizeAnswers")(function*(
         Effect.zipRight(emit({ _tag: "SynthesisStarted", model, candidates: answered.length }))
       )
   })
-  const fallback = answered[0]!
+  const fallback = answered[0]
   const final = synthesis.content ??
     `> **Note:** the synthesis failed (${synthesis.record.error?.message ?? "no synthesizer answered"}), ` +
       `so this is the answer of \`${fallback.model}\` alone.\n\n${fallback.content}`
