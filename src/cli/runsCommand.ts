@@ -86,7 +86,7 @@ export const runs = (args: Command.Command.ParseConfig<typeof runsOptions>): Eff
       const runs = yield* store.listRuns(Math.max(1, args.limit))
       const rows = runs.map((r) => ({
         id: r.id,
-        time: (r.manifest?.createdAt ?? "").replace("T", " ").slice(0, 19),
+        time: (r.manifest?.createdAt ?? r.owner?.createdAt ?? "").replace("T", " ").slice(0, 19),
         status: r.manifest?.status ?? r.state,
         answered: r.manifest
           ? answeredOf(r.manifest)
