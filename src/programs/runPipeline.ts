@@ -1,13 +1,14 @@
-import { Cause, Clock, Effect, Exit, Option, Ref } from "effect"
+import { Clock, Effect, Exit, Option, Ref } from "effect"
 import * as crypto from "node:crypto"
 import { StoreError } from "../domain/errors.js"
-import type { CandidateRecord, Manifest, RunSettings, RunStatus, SynthesisRecord, Usage } from "../domain/manifest.js"
+import type { CandidateRecord, Manifest, RunSettings, SynthesisRecord } from "../domain/manifest.js"
 import { responseFileName } from "../domain/model.js"
 import { duplicatesIn } from "../domain/text.js"
 import { type RunHandle, RunStore } from "../services/RunStore.js"
 import { Settings } from "../services/Settings.js"
 import { formatSeconds } from "./callModel.js"
 import { checkRunRequest } from "./checkRunRequest.js"
+import { failureReason, type RunState, statusOf, stoppedBy, sumUsage } from "./runOutcome.js"
 import { makeRunWrites } from "./runWrites.js"
 import { type CandidateOutcome, fanOut, type FanOutPolicy } from "./fanOut.js"
 import { synthesize } from "./synthesize.js"
@@ -53,52 +54,6 @@ export interface RunResult {
   /** The final answer, when the run produced one. */
   readonly final: string | undefined
   readonly runDir: string
-}
-
-interface RunState {
-  readonly candidates: ReadonlyArray<CandidateRecord | undefined>
-  /** Attempts started per candidate, so a cancelled candidate's record is still truthful. */
-  readonly attempts: ReadonlyArray<number>
-  readonly synthesis: SynthesisRecord | undefined
-  /** The synthesizer being asked right now, if any: a run interrupted then records it as cancelled. */
-  readonly synthesizing: string | undefined
-  readonly final: string | undefined
-}
-
-const sumUsage = (records: ReadonlyArray<{ readonly usage?: Usage | undefined } | undefined>): Usage => {
-  let promptTokens = 0
-  let completionTokens = 0
-  let cost: number | undefined
-  for (const record of records) {
-    if (!record?.usage) continue
-    promptTokens += record.usage.promptTokens
-    completionTokens += record.usage.completionTokens
-    if (record.usage.cost !== undefined) cost = (cost ?? 0) + record.usage.cost
-  }
-  return { promptTokens, completionTokens, ...(cost !== undefined ? { cost } : {}) }
-}
-
-const statusOf = (state: RunState, interrupted: boolean): RunStatus => {
-  if (state.final === undefined) return interrupted ? "cancelled" : "failed"
-  const allAnswered = state.candidates.every((c) => c?.status === "ok")
-  const firstSynthesizerAnswered = state.synthesis?.status === "ok" && state.synthesis.failedSynthesizers === undefined
-  return allAnswered && firstSynthesizerAnswered ? "ok" : "partial"
-}
-
-/** Why a run stopped on a failure of its own (not a model's): a file it could not write, or an internal error. */
-const stoppedBy = (cause: Cause.Cause<unknown>): string =>
-  Option.match(Cause.failureOption(cause), {
-    onNone: () => "the run stopped on an internal error",
-    onSome: (error) => (error instanceof StoreError ? `the run stopped: ${error.message}` : "the run stopped on an internal error")
-  })
-
-/** Why a run without an answer has none, in one line. */
-const failureReason = (state: RunState, status: RunStatus): string | undefined => {
-  if (status === "cancelled") return "interrupted before the answer"
-  if (status !== "failed") return undefined
-  if (state.candidates.every((c) => c !== undefined && c.status !== "ok")) return "no candidate answered"
-  if (state.synthesis?.error) return `the synthesis failed: ${state.synthesis.error.message}`
-  return "the run stopped before an answer"
 }
 
 /**
