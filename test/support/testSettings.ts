@@ -33,6 +33,8 @@ export const makeTestSettings = (overrides: Partial<SettingsValue> = {}): Settin
   logFile: Option.none(),
   appUrl: "https://example.test",
   appTitle: "parallel-llm-mcp",
+  mcpWaitMs: 45_000,
+  resourceLinks: false,
   configFile: Option.none(),
   ...overrides
 })
