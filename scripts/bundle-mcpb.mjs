@@ -5,6 +5,7 @@
 // Run after `npm run build`; `npm run bundle:mcpb` does both.
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 import { expectedManifests, root, serverTools } from "./sync-manifests.mjs"
 
@@ -26,8 +27,7 @@ const expected = expectedManifests(await serverTools(entry))["manifest.json"]
 if (JSON.stringify(manifest) !== JSON.stringify(expected)) fail("manifest.json is stale (tools or version): run npm run sync:manifests")
 
 const [packed] = JSON.parse(execFileSync(npm, ["pack", "--dry-run", "--json", "--ignore-scripts"], { cwd: root, encoding: "utf8" }))
-const stage = path.join(root, ".tmp", "mcpb-stage")
-fs.rmSync(stage, { recursive: true, force: true })
+const stage = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-mcpb-stage-"))
 for (const { path: file } of [...packed.files, { path: "manifest.json" }]) {
   fs.mkdirSync(path.dirname(path.join(stage, file)), { recursive: true })
   fs.copyFileSync(path.join(root, file), path.join(stage, file))
