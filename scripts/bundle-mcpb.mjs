@@ -10,7 +10,9 @@ import * as path from "node:path"
 import { expectedManifests, root, serverTools } from "./sync-manifests.mjs"
 
 const output = path.resolve(process.argv[2] ?? path.join(root, "parallel-llm-mcp.mcpb"))
-const npm = process.platform === "win32" ? "npm.cmd" : "npm"
+// Under `npm run`, npm's own CLI script (spawning npm.cmd on Windows needs a shell); else npm from PATH.
+const npm = (args) =>
+  process.env.npm_execpath ? [process.execPath, [process.env.npm_execpath, ...args]] : ["npm", args]
 const mcpb = path.join(root, "node_modules", "@anthropic-ai", "mcpb", "dist", "cli", "cli.js")
 
 const fail = (message) => {
@@ -26,7 +28,7 @@ const manifest = JSON.parse(fs.readFileSync(path.join(root, "manifest.json"), "u
 const expected = expectedManifests(await serverTools(entry))["manifest.json"]
 if (JSON.stringify(manifest) !== JSON.stringify(expected)) fail("manifest.json is stale (tools or version): run npm run sync:manifests")
 
-const [packed] = JSON.parse(execFileSync(npm, ["pack", "--dry-run", "--json", "--ignore-scripts"], { cwd: root, encoding: "utf8" }))
+const [packed] = JSON.parse(execFileSync(...npm(["pack", "--dry-run", "--json", "--ignore-scripts"]), { cwd: root, encoding: "utf8" }))
 const stage = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-mcpb-stage-"))
 for (const { path: file } of [...packed.files, { path: "manifest.json" }]) {
   fs.mkdirSync(path.dirname(path.join(stage, file)), { recursive: true })

@@ -4,7 +4,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { npmCommand, npmEnv, npxCommand, runCommand } from "./support/commands.js"
+import { npmEnv, runCommand } from "./support/commands.js"
 import { type FakeOpenRouter, startFakeOpenRouter } from "./support/fakeOpenRouter.js"
 import { ensureBuilt, repoRoot } from "./support/mcpHarness.js"
 
@@ -53,13 +53,13 @@ const installedBin = path.join(app, "node_modules", ".bin", "parallel-llm")
 beforeAll(async () => {
   ensureBuilt()
   fake = await startFakeOpenRouter({ script: { "pkg/synth": { kind: "ok", content: SYNTH_ANSWER } } })
-  const pack = await runCommand(npmCommand, ["pack", "--json", "--ignore-scripts", "--pack-destination", tmp], { cwd: repoRoot, env })
+  const pack = await runCommand("npm", ["pack", "--json", "--ignore-scripts", "--pack-destination", tmp], { cwd: repoRoot, env })
   expect(pack.code, pack.stderr).toBe(0)
   const results = JSON.parse(pack.stdout) as ReadonlyArray<PackResult>
   packed = results[0]!
   tarball = path.join(tmp, packed.filename)
   fs.mkdirSync(app)
-  const install = await runCommand(npmCommand, ["install", "--offline", "--no-audit", "--no-fund", tarball], { cwd: app, env })
+  const install = await runCommand("npm", ["install", "--offline", "--no-audit", "--no-fund", tarball], { cwd: app, env })
   installOutput = install.stdout + install.stderr
   expect(install.code, installOutput).toBe(0)
 })
@@ -125,7 +125,7 @@ describe("the npm package, packed and installed from its tarball", () => {
 
   it("serves MCP over stdio through npx -y <package> serve", async () => {
     const transport = new StdioClientTransport({
-      command: npxCommand,
+      command: "npx",
       // A bare absolute path would be taken for a command to run: `file:` makes it a package spec.
       args: ["--yes", "--offline", `file:${tarball}`, "serve"],
       cwd: app,

@@ -54,7 +54,3 @@ export const npmEnv = (scratch: string): Record<string, string> => {
     npm_config_audit: "false"
   }
 }
-
-/** `npm`'s command name on this platform. */
-export const npmCommand = process.platform === "win32" ? "npm.cmd" : "npm"
-export const npxCommand = process.platform === "win32" ? "npx.cmd" : "npx"
