@@ -31,9 +31,12 @@ export const AppLayer: Layer.Layer<Exclude<AppServices, Settings>, SettingsError
   layerStartupWarnings.pipe(Layer.provide(Logging.layer))
 ).pipe(Layer.provide(Layer.mergeAll(layerPooledHttpClient, NodeFileSystem.layer, NodePath.layer)))
 
-/** The whole graph for settings built by `settings`: what an entry point provides, once. */
-export const appLayer = <E, R>(settings: Layer.Layer<Settings, E, R>): Layer.Layer<AppServices, SettingsError | E, R> =>
-  AppLayer.pipe(Layer.provideMerge(settings))
+/**
+ * The whole graph for settings built by `settings`: what an entry point provides, once. Its CallGate
+ * (`maxInFlight`) bounds the upstream calls of every run of the process together, MCP calls included.
+ */
+export const appLayer = <E, R>(settings: Layer.Layer<Settings, E, R>): Layer.Layer<AppServices | CallGate, SettingsError | E, R> =>
+  Layer.merge(AppLayer, CallGate.fromMaxInFlight).pipe(Layer.provideMerge(settings))
 
 /** `batch`: the same graph, with one bound on HTTP calls in flight for the whole process (its `--concurrency`). */
 export const batchLayer = <E, R>(settings: Layer.Layer<Settings, E, R>): Layer.Layer<AppServices | CallGate, SettingsError | E, R> =>

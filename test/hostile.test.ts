@@ -3,7 +3,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { stripControl } from "../src/domain/text.js"
+import { cleartextKeyWarning, stripControl } from "../src/domain/text.js"
 import { type FakeOpenRouter, startFakeOpenRouter } from "./support/fakeOpenRouter.js"
 import { connectMcp } from "./support/mcpHarness.js"
 import { cliEntry, freshDirs, listTree, runCli } from "./support/spawnCli.js"
@@ -49,6 +49,16 @@ const CONTROL = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F]/
 describe("stripControl", () => {
   it("removes C0 and C1 controls, keeps tabs and newlines", () => {
     expect(stripControl(`a\tb\r\nc${hostile}d`)).toBe("a\tb\nc]0;owned[2J31mforgedd")
+  })
+})
+
+describe("cleartextKeyWarning", () => {
+  it("warns for plain http off this machine with a key, and only then", () => {
+    expect(cleartextKeyWarning("http://gateway.example:8080/v1", true)).toContain("http://gateway.example:8080")
+    for (const url of ["https://openrouter.ai/api/v1", "http://localhost:11434/v1", "http://127.0.0.1:9/v1", "http://[::1]:9/v1", "not a url"]) {
+      expect(cleartextKeyWarning(url, true), url).toBeUndefined()
+    }
+    expect(cleartextKeyWarning("http://gateway.example/v1", false)).toBeUndefined()
   })
 })
 

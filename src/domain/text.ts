@@ -15,13 +15,8 @@ const LOOPBACK = /^(?:localhost|127(?:\.\d{1,3}){3}|\[::1\]|::1)$/i
  * Undefined when the URL is https, loopback, unparsable (the settings refuse it) or no key is sent.
  */
 export const cleartextKeyWarning = (baseUrl: string, sendsKey: boolean): string | undefined => {
-  if (!sendsKey) return undefined
-  let url: URL
-  try {
-    url = new URL(baseUrl)
-  } catch {
-    return undefined
-  }
+  if (!sendsKey || !URL.canParse(baseUrl)) return undefined
+  const url = new URL(baseUrl)
   if (url.protocol !== "http:" || LOOPBACK.test(url.hostname)) return undefined
   return `the base URL ${url.protocol}//${url.host} is plain http off this machine: the API key is sent in clear (use https)`
 }

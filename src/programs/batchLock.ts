@@ -6,7 +6,7 @@ import { probePid, thisHost, thisProcessStartedAt } from "../services/processPro
 
 // One `batch` per results file: a second process on the same file would pay for every prompt again.
 
-const LockHolder = Schema.Struct({ pid: Schema.Number, host: Schema.String, processStartedAt: Schema.String, since: Schema.String })
+const LockHolder = Schema.Struct({ pid: Schema.Int.pipe(Schema.positive()), host: Schema.String, processStartedAt: Schema.String, since: Schema.String })
 type LockHolder = typeof LockHolder.Type
 const decodeHolder = Schema.decodeUnknownOption(Schema.parseJson(LockHolder))
 
@@ -55,7 +55,8 @@ export const holdResultsLock = Effect.fn("holdResultsLock")(function*(results: s
       yield* fs.remove(lock).pipe(Effect.ignore)
       continue
     }
-    const who = Option.match(holder, { onNone: () => "another batch", onSome: describeHolder })
+    // An unreadable lock is being written, or was damaged: only a person can tell which.
+    const who = Option.match(holder, { onNone: () => `another batch (if none runs, remove ${lock})`, onSome: describeHolder })
     if (!wait) {
       return yield* new UsageError({ message: `${results} is in use by ${who}; wait for it to end, or pass --wait-lock` })
     }

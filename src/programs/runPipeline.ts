@@ -1,6 +1,7 @@
 import { Array as Arr, Effect, Exit, Ref } from "effect"
 import { collectCandidates } from "./run/candidates.js"
-import { finalizeRun, stoppedBy } from "./run/finalize.js"
+import { finalizeRun } from "./run/finalize.js"
+import { stoppedBy } from "./run/outcome.js"
 import type { RunRequest, RunResult } from "./run/request.js"
 import { announceRun, startRun } from "./run/start.js"
 import { synthesizeAnswers } from "./run/synthesize.js"

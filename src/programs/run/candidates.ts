@@ -3,7 +3,7 @@ import { responseFileName } from "../../domain/model.js"
 import { RunStore } from "../../services/RunStore.js"
 import { type CandidateOutcome, fanOut } from "./fanOut.js"
 import type { StartedRun } from "./start.js"
-import { withAttempt, withOutcome } from "./state.js"
+import { withAttempt, withOutcome } from "./outcome.js"
 
 /**
  * Step 2: every candidate's outcome, in model order: asked under the run's policy (deadline, quorum), or,

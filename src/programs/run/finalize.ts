@@ -1,47 +1,11 @@
-import { Cause, Clock, Effect, Option, Ref } from "effect"
+import { Clock, Effect, Ref } from "effect"
 import * as crypto from "node:crypto"
 import { StoreError } from "../../domain/errors.js"
 import { answeredOf, formatSeconds } from "../../domain/format.js"
-import type { CandidateRecord, Manifest, RunStatus, SynthesisRecord, Usage } from "../../domain/manifest.js"
+import type { CandidateRecord, Manifest, SynthesisRecord } from "../../domain/manifest.js"
 import { RunStore } from "../../services/RunStore.js"
+import { failureReason, statusOf, sumUsage } from "./outcome.js"
 import type { StartedRun } from "./start.js"
-import type { RunState } from "./state.js"
-
-const sumUsage = (records: ReadonlyArray<{ readonly usage?: Usage | undefined } | undefined>): Usage => {
-  let promptTokens = 0
-  let completionTokens = 0
-  let cost: number | undefined
-  for (const record of records) {
-    if (!record?.usage) continue
-    promptTokens += record.usage.promptTokens
-    completionTokens += record.usage.completionTokens
-    if (record.usage.cost !== undefined) cost = (cost ?? 0) + record.usage.cost
-  }
-  return { promptTokens, completionTokens, ...(cost !== undefined ? { cost } : {}) }
-}
-
-const statusOf = (state: RunState, interrupted: boolean): RunStatus => {
-  if (state.final === undefined) return interrupted ? "cancelled" : "failed"
-  const allAnswered = state.candidates.every((c) => c?.status === "ok")
-  const firstSynthesizerAnswered = state.synthesis?.status === "ok" && state.synthesis.failedSynthesizers === undefined
-  return allAnswered && firstSynthesizerAnswered ? "ok" : "partial"
-}
-
-/** Why a run without an answer has none, in one line. */
-const failureReason = (state: RunState, status: RunStatus): string | undefined => {
-  if (status === "cancelled") return "interrupted before the answer"
-  if (status !== "failed") return undefined
-  if (state.candidates.every((c) => c !== undefined && c.status !== "ok")) return "no candidate answered"
-  if (state.synthesis?.error) return `the synthesis failed: ${state.synthesis.error.message}`
-  return "the run stopped before an answer"
-}
-
-/** Why a run stopped on a failure of its own (not a model's): a file it could not write, or an internal error. */
-export const stoppedBy = (cause: Cause.Cause<unknown>): string =>
-  Option.match(Cause.failureOption(cause), {
-    onNone: () => "the run stopped on an internal error",
-    onSome: (error) => (error instanceof StoreError ? `the run stopped: ${error.message}` : "the run stopped on an internal error")
-  })
 
 /** How the run ended: an interruption, or a failure of its own (`stopped`, its reason); neither when it ran its course. */
 export interface Ending {

@@ -7,7 +7,7 @@ import { Settings } from "../../services/Settings.js"
 import { checkRunRequest } from "../checkRunRequest.js"
 import type { FanOutPolicy } from "./fanOut.js"
 import type { RunEvent, RunRequest } from "./request.js"
-import { initialState, type RunState } from "./state.js"
+import { initialState, type RunState } from "./outcome.js"
 import { makeRunWrites, type RunWrites } from "./writes.js"
 
 /** What a run will do, settled from the request and the settings before anything is paid for. */

@@ -80,8 +80,7 @@ export const runSettings = {
     {
       title: "Deadline (seconds)",
       description:
-        "The whole run must end within this many seconds: slow candidates are cut so that the synthesis still fits. " +
-        "Set it below your client's tool timeout (often 60 s). Default: the server's setting (none)."
+        "Seconds the whole run may take: slow candidates are cut so that the synthesis still fits. Default: the server's (none)."
     }
   ),
   synthesisReserve: optional({
@@ -159,6 +158,24 @@ export const runSettings = {
     doc: "Check every model id against the provider's model list (`GET /models`) before any paid call",
     default: false,
     defaultDoc: "off"
+  }),
+  maxModels: withDefault({
+    field: "maxModels",
+    kind: integerIn(1, 1000),
+    flag: "max-models",
+    env: "PARALLEL_LLM_MAX_MODELS",
+    doc: "Most candidate models in one run; a run with more is refused before any call",
+    default: 16,
+    defaultDoc: "16"
+  }),
+  maxInFlight: withDefault({
+    field: "maxInFlight",
+    kind: integerIn(1, 4096),
+    flag: "max-in-flight",
+    env: "PARALLEL_LLM_MAX_IN_FLIGHT",
+    doc: "Upstream calls in flight for the whole process, every run together (`serve`; in `batch`, its `--concurrency` is this bound)",
+    default: 16,
+    defaultDoc: "16"
   }),
   maxCost: optional({
     field: "maxCost",
