@@ -67,6 +67,33 @@ export const fanOut = Effect.fn("fanOut")(function*(input: FanOutInput) {
       Effect.forkScoped
     )
 
+  /** Text of an answer that broke off, kept as `.partial.md` (it is paid for): the record's field naming it. */
+  const keepPartial = (index: number, model: string, partial: string | undefined) =>
+    partial === undefined
+      ? Effect.succeed({})
+      : input.save(store.writeResponse(input.run, index, model, partial, "partial")).pipe(
+        Effect.as({ partialFile: responseFileName(index, model, ".partial.md") })
+      )
+
+  /** A call cut short by the policy or an interruption: cancelled, with the reason and what it streamed. */
+  const cutShort = (index: number, model: string, cut: { reason: string; attempts: number; startedAt: number; partial: string | undefined }) =>
+    Effect.gen(function*() {
+      const partialFile = yield* keepPartial(index, model, cut.partial)
+      return {
+        index,
+        model,
+        content: undefined,
+        record: {
+          model,
+          status: "cancelled",
+          reason: cut.reason,
+          attempts: cut.attempts,
+          latencyMs: (yield* Clock.currentTimeMillis) - cut.startedAt,
+          ...partialFile
+        }
+      } satisfies CandidateOutcome
+    })
+
   const ask = (model: string, index: number) =>
     Effect.gen(function*() {
       const startedAt = yield* Clock.currentTimeMillis
@@ -95,43 +122,13 @@ export const fanOut = Effect.fn("fanOut")(function*(input: FanOutInput) {
         stoppable ? Effect.raceFirst(Deferred.await(stop).pipe(Effect.map((reason) => ({ _tag: "Stopped" as const, reason })))) : (done) => done,
         // Ctrl-C or an MCP cancel: what was streamed is paid for, and kept.
         Effect.onInterrupt(() =>
-          Effect.gen(function*() {
-            const partial = partialSoFar()
-            if (partial !== undefined) yield* input.save(store.writeResponse(input.run, index, model, partial, "partial"))
-            yield* input.onInterrupted({
-              index,
-              model,
-              content: undefined,
-              record: {
-                model,
-                status: "cancelled",
-                reason: "interrupted",
-                attempts,
-                latencyMs: (yield* Clock.currentTimeMillis) - startedAt,
-                ...(partial !== undefined ? { partialFile: responseFileName(index, model, ".partial.md") } : {})
-              }
-            })
-          })
+          cutShort(index, model, { reason: "interrupted", attempts, startedAt, partial: partialSoFar() }).pipe(Effect.flatMap(input.onInterrupted))
         )
       )
       // From here on the answer is paid for: save it and report it even if the run is being interrupted.
       return yield* Effect.uninterruptible(Effect.gen(function*() {
-        const cutText = call._tag === "Stopped" ? partialSoFar() : undefined
-        if (cutText !== undefined) yield* input.save(store.writeResponse(input.run, index, model, cutText, "partial"))
         const outcome: CandidateOutcome = call._tag === "Stopped"
-          ? {
-            index,
-            model,
-            content: undefined,
-            record: {
-              model,
-              status: "cancelled",
-              reason: call.reason,
-              attempts,
-              latencyMs: (yield* Clock.currentTimeMillis) - startedAt,
-              ...(cutText !== undefined ? { partialFile: responseFileName(index, model, ".partial.md") } : {})
-            }
-          }
+          ? yield* cutShort(index, model, { reason: call.reason, attempts, startedAt, partial: partialSoFar() })
           : yield* recordCall(call.call, index, model, partialSoFar)
         if (call._tag === "Stopped") {
           yield* Effect.logWarning(`${model}: cancelled by the ${call.reason} policy after ${formatSeconds(outcome.record.latencyMs ?? 0)}`)
@@ -172,8 +169,7 @@ export const fanOut = Effect.fn("fanOut")(function*(input: FanOutInput) {
       onLeft: (error) =>
         Effect.gen(function*() {
           // A timeout cuts the stream without carrying its text: what was streamed is kept all the same.
-          const partial = partialContentOf(error) ?? (error._tag === "Timeout" ? streamedSoFar() : undefined)
-          if (partial !== undefined) yield* input.save(store.writeResponse(input.run, index, model, partial, "partial"))
+          const partialFile = yield* keepPartial(index, model, partialContentOf(error) ?? (error._tag === "Timeout" ? streamedSoFar() : undefined))
           return {
             index,
             model,
@@ -184,7 +180,7 @@ export const fanOut = Effect.fn("fanOut")(function*(input: FanOutInput) {
               latencyMs: call.latencyMs,
               attempts: call.attempts,
               error: errorInfo(error),
-              ...(partial !== undefined ? { partialFile: responseFileName(index, model, ".partial.md") } : {})
+              ...partialFile
             }
           } satisfies CandidateOutcome
         })
