@@ -9,13 +9,8 @@ import { synthesizeAnswers } from "./run/synthesize.js"
 export type { RunEvent, RunRequest, RunResult } from "./run/request.js"
 
 /**
- * The whole pipeline: start the run, fan out under the policy, synthesize with failover, finalize.
- * Whatever happens — success, failures, interruption — the manifest is written and every answer already
- * received stays on disk.
- *
- * Files are written beside the calls rather than in their way (the synthesis does not wait for the
- * last answer's file), and every write has ended before the manifest. A write that fails never stops the
- * run: the answers already paid for go on to the synthesis, and the manifest names only files on disk.
+ * The whole pipeline: start the run, fan out under the policy, synthesize with failover, finalize. However it
+ * ends, the manifest is written and every answer already received stays on disk (see run/writes.ts).
  */
 export const runPipeline = Effect.fn("runPipeline")(function*(request: RunRequest) {
   const started = yield* startRun(request)

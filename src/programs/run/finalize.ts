@@ -53,10 +53,8 @@ const manifestOf = Effect.fn("manifestOf")(function*(started: StartedRun, ending
 })
 
 /**
- * Step 4, however the run ended: the manifest (with `final.md`, when there is a final answer) once every
- * other write has ended. When `final.md` cannot be written the manifest is written without it; when the
- * manifest cannot be written either, the run still ends with its answer (the owner record then tells
- * readers it was cut).
+ * Step 4, however the run ended: the manifest (with `final.md`) once every other write has ended. A run whose
+ * files cannot be written still ends with its answer; its owner record then tells readers it was cut.
  */
 export const finalizeRun = (started: StartedRun, ending: Ending) =>
   Effect.gen(function*() {

@@ -16,9 +16,9 @@ interface WithFiles {
 }
 
 /**
- * The files of one run being written beside its calls. A write that fails (a full disk, a read-only
- * directory) never stops the run: it is logged, remembered, and the manifest then names neither the file
- * nor anything that points to it (`withoutUnwritten`).
+ * The files of one run, written beside its calls rather than in their way; all have ended before the manifest.
+ * A write that fails (a full disk) never stops the run: the manifest then names neither the file nor anything
+ * that points to it (`withoutUnwritten`).
  */
 export const makeRunWrites = Effect.fnUntraced(function*(run: RunHandle, scope: Scope.Scope) {
   const writes = yield* Ref.make<ReadonlyArray<Fiber.Fiber<string, StoreError>>>([])
