@@ -1,5 +1,5 @@
-import type { CandidateRecord } from "../domain/manifest.js"
 import { costOf, formatCount, formatSeconds, plural, tokensOf } from "../domain/format.js"
+import type { CandidateRecord } from "../domain/manifest.js"
 import type { RunEvent } from "../programs/runPipeline.js"
 
 /** Where the display draws: a terminal's stderr, or a fake one in tests. */
@@ -27,7 +27,9 @@ const describeDone = (record: CandidateRecord): { mark: string; text: string } =
     default:
       return {
         mark: "✗",
-        text: `${record.status === "timeout" ? "timed out" : "failed"} after ${took}, ${plural(record.attempts, "attempt")}: ${record.error?.message ?? "unknown error"}`
+        text: `${record.status === "timeout" ? "timed out" : "failed"} after ${took}, ${plural(record.attempts, "attempt")}: ${
+          record.error?.message ?? "unknown error"
+        }`
       }
   }
 }

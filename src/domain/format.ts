@@ -35,7 +35,9 @@ export const costOf = (usage: Usage): string | undefined =>
 export const summaryLine = (manifest: Manifest, runDir: string): string => {
   const cost = costOf(manifest.usage)
   return `parallel-llm: ${manifest.status} · ${answeredOf(manifest)} answered · ` +
-    `${formatSeconds(manifest.durationMs)} · ${formatCount(tokensOf(manifest.usage))} tokens${cost !== undefined ? ` · ${cost}` : ""} · ${runDir}`
+    `${formatSeconds(manifest.durationMs)} · ${formatCount(tokensOf(manifest.usage))} tokens${
+      cost !== undefined ? ` · ${cost}` : ""
+    } · ${runDir}`
 }
 
 /** A finished model call as formatting needs it (a `ModelCall` of the programs fits). */

@@ -1,8 +1,8 @@
 import { Effect } from "effect"
 import { RunRefused, type StoreError } from "../domain/errors.js"
 import { type InvalidRunPath, type RunFileNotFound, RunStore } from "../services/RunStore.js"
-import type { CandidateOutcome } from "./run/fanOut.js"
 import { readRunWithManifest } from "./recoverRun.js"
+import type { CandidateOutcome } from "./run/fanOut.js"
 import { type RunEvent, runPipeline } from "./runPipeline.js"
 
 /**

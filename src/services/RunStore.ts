@@ -99,7 +99,8 @@ const makeRunStore = Effect.gen(function*() {
 
   const tempFor = (target: string) =>
     path.join(path.dirname(target), `.${path.basename(target)}.${crypto.randomBytes(6).toString("hex")}.tmp`)
-  const removeAll = (files: ReadonlyArray<string>) => Effect.forEach(files, (file) => fs.remove(file).pipe(Effect.ignore), { discard: true })
+  const removeAll = (files: ReadonlyArray<string>) =>
+    Effect.forEach(files, (file) => fs.remove(file).pipe(Effect.ignore), { discard: true })
 
   /** Temporary sibling then rename: a reader (or a crash) never sees half a file. */
   const writeAtomic = (target: string, data: string) => {

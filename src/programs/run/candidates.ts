@@ -2,8 +2,8 @@ import { Effect, Ref } from "effect"
 import { responseFileName } from "../../domain/model.js"
 import { RunStore } from "../../services/RunStore.js"
 import { type CandidateOutcome, fanOut } from "./fanOut.js"
-import type { StartedRun } from "./start.js"
 import { withAttempt, withOutcome } from "./outcome.js"
+import type { StartedRun } from "./start.js"
 
 /**
  * Step 2: every candidate's outcome, in model order: asked under the run's policy (deadline, quorum), or,

@@ -17,6 +17,14 @@ export interface CandidateOutcome {
   readonly content: string | undefined
 }
 
+/** How a call was cut short: why, after how many attempts, and the text it had streamed. */
+interface Cut {
+  readonly reason: string
+  readonly attempts: number
+  readonly startedAt: number
+  readonly partial: string | undefined
+}
+
 /** Why the policy stopped waiting for the stragglers. */
 export type StopReason = "deadline" | "quorum"
 
@@ -60,12 +68,14 @@ export const fanOut = Effect.fn("fanOut")(function*(input: FanOutInput) {
   const answered = yield* Ref.make(0)
   const stoppable = input.policy.cutoffAt !== undefined || input.policy.quorum !== undefined
 
-  const stopAfter = (reason: StopReason, delayMs: number) =>
-    Effect.sleep(Duration.millis(Math.max(0, delayMs))).pipe(
+  const stopAfter = (reason: StopReason, delayMs: number) => {
+    const reached = reason === "deadline" ? "deadline reached" : `quorum of ${input.policy.quorum} reached`
+    return Effect.sleep(Duration.millis(Math.max(0, delayMs))).pipe(
       Effect.zipRight(Deferred.succeed(stop, reason)),
-      Effect.zipRight(Effect.logInfo(`${reason === "deadline" ? "deadline reached" : `quorum of ${input.policy.quorum} reached`}: no longer waiting for the other candidates`)),
+      Effect.zipRight(Effect.logInfo(`${reached}: no longer waiting for the other candidates`)),
       Effect.forkScoped
     )
+  }
 
   /** Text of an answer that broke off, kept as `.partial.md` (it is paid for): the record's field naming it. */
   const keepPartial = (index: number, model: string, partial: string | undefined) =>
@@ -76,7 +86,7 @@ export const fanOut = Effect.fn("fanOut")(function*(input: FanOutInput) {
       )
 
   /** A call cut short by the policy or an interruption: cancelled, with the reason and what it streamed. */
-  const cutShort = (index: number, model: string, cut: { reason: string; attempts: number; startedAt: number; partial: string | undefined }) =>
+  const cutShort = (index: number, model: string, cut: Cut) =>
     Effect.gen(function*() {
       const partialFile = yield* keepPartial(index, model, cut.partial)
       return {
@@ -119,10 +129,14 @@ export const fanOut = Effect.fn("fanOut")(function*(input: FanOutInput) {
       ).pipe(
         Effect.map((call) => ({ _tag: "Done" as const, call })),
         // Only a deadline or a quorum can stop a call early: without either, no race (two fibers per call saved).
-        stoppable ? Effect.raceFirst(Deferred.await(stop).pipe(Effect.map((reason) => ({ _tag: "Stopped" as const, reason })))) : (done) => done,
+        stoppable
+          ? Effect.raceFirst(Deferred.await(stop).pipe(Effect.map((reason) => ({ _tag: "Stopped" as const, reason }))))
+          : (done) => done,
         // Ctrl-C or an MCP cancel: what was streamed is paid for, and kept.
         Effect.onInterrupt(() =>
-          cutShort(index, model, { reason: "interrupted", attempts, startedAt, partial: partialSoFar() }).pipe(Effect.flatMap(input.onInterrupted))
+          cutShort(index, model, { reason: "interrupted", attempts, startedAt, partial: partialSoFar() }).pipe(
+            Effect.flatMap(input.onInterrupted)
+          )
         )
       )
       // From here on the answer is paid for: save it and report it even if the run is being interrupted.
@@ -169,7 +183,11 @@ export const fanOut = Effect.fn("fanOut")(function*(input: FanOutInput) {
       onLeft: (error) =>
         Effect.gen(function*() {
           // A timeout cuts the stream without carrying its text: what was streamed is kept all the same.
-          const partialFile = yield* keepPartial(index, model, partialContentOf(error) ?? (error._tag === "Timeout" ? streamedSoFar() : undefined))
+          const partialFile = yield* keepPartial(
+            index,
+            model,
+            partialContentOf(error) ?? (error._tag === "Timeout" ? streamedSoFar() : undefined)
+          )
           return {
             index,
             model,

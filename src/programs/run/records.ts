@@ -16,4 +16,3 @@ export const usageOf = (completion: Completion): Usage => ({
   completionTokens: completion.usage.completionTokens,
   ...(completion.usage.cost !== undefined ? { cost: completion.usage.cost } : {})
 })
-

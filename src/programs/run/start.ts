@@ -6,8 +6,8 @@ import { type RunHandle, RunStore } from "../../services/RunStore.js"
 import { Settings } from "../../services/Settings.js"
 import { checkRunRequest } from "../checkRunRequest.js"
 import type { FanOutPolicy } from "./fanOut.js"
-import type { RunEvent, RunRequest } from "./request.js"
 import { initialState, type RunState } from "./outcome.js"
+import type { RunEvent, RunRequest } from "./request.js"
 import { makeRunWrites, type RunWrites } from "./writes.js"
 
 /** What a run will do, settled from the request and the settings before anything is paid for. */

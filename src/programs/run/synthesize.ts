@@ -48,7 +48,14 @@ export const synthesize = Effect.fn("synthesize")(function*(input: {
     if (timeoutMs <= 0) {
       const error = new Timeout({ model, timeoutMs: 0, message: "No time left before the deadline" })
       yield* Effect.logWarning(`synthesis: no time left before the deadline for ${model}`)
-      last = { model, status: "timeout", attempts: 0, error: errorInfo(error), ...shared, ...(failed.length > 0 ? { failedSynthesizers: [...failed] } : {}) }
+      last = {
+        model,
+        status: "timeout",
+        attempts: 0,
+        error: errorInfo(error),
+        ...shared,
+        ...(failed.length > 0 ? { failedSynthesizers: [...failed] } : {})
+      }
       failed.push({ model, attempts: 0, error: errorInfo(error) })
       continue
     }

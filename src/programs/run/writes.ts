@@ -24,8 +24,7 @@ export const makeRunWrites = Effect.fnUntraced(function*(run: RunHandle, scope: 
   const writes = yield* Ref.make<ReadonlyArray<Fiber.Fiber<string, StoreError>>>([])
   const failed = yield* Ref.make<ReadonlyArray<Unwritten>>([])
 
-  const relative = (error: StoreError) =>
-    error.path.startsWith(`${run.dir}/`) ? error.path.slice(run.dir.length + 1) : error.path
+  const relative = (error: StoreError) => error.path.startsWith(`${run.dir}/`) ? error.path.slice(run.dir.length + 1) : error.path
 
   /** Remembers a failed write of the run's own and says so; the run goes on. */
   const note = (error: StoreError) =>
