@@ -46,7 +46,7 @@ const manifestOf = Effect.fn("manifestOf")(function*(started: StartedRun, ending
     ...(synthesis ? { synthesis: writes.withoutUnwritten(synthesis, unwritten) } : {}),
     // A re-synthesis paid only for its synthesis: the candidates' usage stays with the source run.
     usage: sumUsage(request.reuse ? [synthesis] : [...candidates, synthesis]),
-    ...(request.reuse ? { source: request.reuse.sourceRunId } : {}),
+    ...(request.reuse?.sourceRunId !== undefined ? { source: request.reuse.sourceRunId } : {}),
     ...(error !== undefined ? { error } : {}),
     ...(unwritten.length > 0 ? { unwritten } : {})
   } satisfies Manifest

@@ -33,9 +33,10 @@ export interface RunRequest {
   readonly graceMs?: number | undefined
   /**
    * Re-synthesis: the candidates' outcomes of an earlier run (in model order), copied into this run
-   * instead of asking the models again.
+   * instead of asking the models again; or answers given by the caller (an eval's frozen candidates), with
+   * no source run.
    */
-  readonly reuse?: { readonly sourceRunId: string; readonly outcomes: ReadonlyArray<CandidateOutcome> } | undefined
+  readonly reuse?: { readonly sourceRunId?: string | undefined; readonly outcomes: ReadonlyArray<CandidateOutcome> } | undefined
   readonly onEvent?: ((event: RunEvent) => Effect.Effect<void>) | undefined
 }
 

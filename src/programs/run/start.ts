@@ -94,9 +94,13 @@ export const startRun = Effect.fn("startRun")(function*(request: RunRequest) {
 })
 
 /** The run's first log line and event. */
-export const announceRun = ({ emit, plan, request, run }: StartedRun) =>
-  Effect.logInfo(
-    request.reuse
-      ? `run ${run.id}: synthesizing again the answers of run ${request.reuse.sourceRunId}, files in ${run.dir}`
-      : `run ${run.id}: asking ${plural(plan.models.length, "model")} (at most ${plan.settings.concurrency} at a time), files in ${run.dir}`
-  ).pipe(Effect.zipRight(emit({ _tag: "RunStarted", run, models: plan.models })))
+export const announceRun = ({ emit, plan, request, run }: StartedRun) => {
+  const what = request.reuse === undefined
+    ? `asking ${plural(plan.models.length, "model")} (at most ${plan.settings.concurrency} at a time)`
+    : request.reuse.sourceRunId !== undefined
+    ? `synthesizing again the answers of run ${request.reuse.sourceRunId}`
+    : `synthesizing ${plural(request.reuse.outcomes.length, "given answer")}`
+  return Effect.logInfo(`run ${run.id}: ${what}, files in ${run.dir}`).pipe(
+    Effect.zipRight(emit({ _tag: "RunStarted", run, models: plan.models }))
+  )
+}
