@@ -6,7 +6,7 @@ import { Effect, Fiber, TestClock } from "effect"
  * once the I/O has finished, and that sleep would never end. Each step waits for every fiber to suspend
  * (and lets the event loop turn), so the I/O gets its chance; the bound turns a hang into a failure.
  */
-export const advanceUntil = (done: Effect.Effect<boolean>, maxSteps = 10_000): Effect.Effect<void> =>
+export const advanceUntil = (done: Effect.Effect<boolean>, maxSteps = 2_000): Effect.Effect<void> =>
   Effect.gen(function*() {
     for (let step = 0; step < maxSteps; step++) {
       if (yield* done) return
