@@ -1,9 +1,5 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import {
-  type CallToolResult,
-  LoggingMessageNotificationSchema,
-  type Progress
-} from "@modelcontextprotocol/sdk/types.js"
+import { type CallToolResult, LoggingMessageNotificationSchema, type Progress } from "@modelcontextprotocol/sdk/types.js"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -73,13 +69,19 @@ interface Structured {
   readonly status: string
   readonly final: string | null
   readonly runDir: string
-  readonly candidates: ReadonlyArray<{ model: string; status: string; latencyMs?: number; error?: { message: string; httpStatus?: number }; uri?: string }>
+  readonly candidates: ReadonlyArray<
+    { model: string; status: string; latencyMs?: number; error?: { message: string; httpStatus?: number }; uri?: string }
+  >
 }
 
 const structuredOf = (result: CallToolResult): Structured => result.structuredContent as unknown as Structured
 
-const callTool = (client: Client, name: string, args: Record<string, unknown>, options: { onprogress?: (p: Progress) => void; signal?: AbortSignal } = {}) =>
-  client.callTool({ name, arguments: args }, undefined, { timeout: 60_000, ...options }) as Promise<CallToolResult>
+const callTool = (
+  client: Client,
+  name: string,
+  args: Record<string, unknown>,
+  options: { onprogress?: (p: Progress) => void; signal?: AbortSignal } = {}
+) => client.callTool({ name, arguments: args }, undefined, { timeout: 60_000, ...options }) as Promise<CallToolResult>
 
 describe("MCP server over stdio (one server, several calls)", () => {
   let mcp: McpConnection
@@ -134,7 +136,11 @@ describe("MCP server over stdio (one server, several calls)", () => {
 
     const models = await callTool(mcp.client, "list_models", {})
     expect(models.isError).toBeFalsy()
-    const listing = models.structuredContent as { candidates: Array<string>; synthesizer: string; models: Array<{ id: string; role: string }> }
+    const listing = models.structuredContent as {
+      candidates: Array<string>
+      synthesizer: string
+      models: Array<{ id: string; role: string }>
+    }
     expect(listing.candidates).toEqual(MODELS)
     expect(listing.synthesizer).toBe(SYNTH)
     expect(listing.models.map((m) => m.id)).toEqual([...MODELS, SYNTH])
@@ -204,15 +210,17 @@ describe("MCP server over stdio (one server, several calls)", () => {
     const manifest = await mcp.client.readResource({ uri: `parallel-llm://runs/${run.runId}/run.json` })
     expect(manifest.contents[0]).toMatchObject({ mimeType: "application/json" })
 
-    for (const uri of [
-      `parallel-llm://runs/${run.runId}/..%2F..%2F..%2Fetc%2Fpasswd`,
-      `parallel-llm://runs/${run.runId}/../../etc/passwd`,
-      `parallel-llm://runs/..%2F${run.runId}/final.md`,
-      "parallel-llm://runs/../final.md",
-      `parallel-llm://runs/${run.runId}/responses%2F..%2F..%2Frun.json`,
-      `parallel-llm://runs/${run.runId}/%2Fetc%2Fpasswd`,
-      `file:///etc/passwd`
-    ]) {
+    for (
+      const uri of [
+        `parallel-llm://runs/${run.runId}/..%2F..%2F..%2Fetc%2Fpasswd`,
+        `parallel-llm://runs/${run.runId}/../../etc/passwd`,
+        `parallel-llm://runs/..%2F${run.runId}/final.md`,
+        "parallel-llm://runs/../final.md",
+        `parallel-llm://runs/${run.runId}/responses%2F..%2F..%2Frun.json`,
+        `parallel-llm://runs/${run.runId}/%2Fetc%2Fpasswd`,
+        `file:///etc/passwd`
+      ]
+    ) {
       await expect(mcp.client.readResource({ uri }), uri).rejects.toThrow(/-32602/)
     }
     // Well formed but absent: "resource not found".
@@ -314,8 +322,10 @@ describe("MCP server over stdio (one server, several calls)", () => {
     })
     const runId = await waitFor("the run id in a progress message", () => progress.map((p) => runIdIn(p.message ?? "")).find(Boolean))
     await waitFor("alpha's answer", () => progress.some((p) => (p.message ?? "").includes("1/3 answered: mcp/alpha")))
-    await waitFor("both hanging requests in flight", () =>
-      fake.requests.filter((r) => r.model?.startsWith("mcp/hang") && r.endedAt === undefined).length === 2)
+    await waitFor(
+      "both hanging requests in flight",
+      () => fake.requests.filter((r) => r.model?.startsWith("mcp/hang") && r.endedAt === undefined).length === 2
+    )
     controller.abort("test cancels")
     await expect(call).rejects.toThrow()
 
@@ -354,7 +364,14 @@ describe("MCP server over stdio (one server, several calls)", () => {
 describe("MCP server: a run without an answer", () => {
   it("is an isError result naming every model's failure and where the files are", async () => {
     const outputDir = freshDir()
-    const mcp = await connectMcp(envFor(outputDir, { PARALLEL_LLM_TIMEOUT: "1.5", PARALLEL_LLM_RETRIES: "1" }, ["fail/limited", "fail/denied", "fail/hang", "fail/echo"]))
+    const mcp = await connectMcp(
+      envFor(outputDir, { PARALLEL_LLM_TIMEOUT: "1.5", PARALLEL_LLM_RETRIES: "1" }, [
+        "fail/limited",
+        "fail/denied",
+        "fail/hang",
+        "fail/echo"
+      ])
+    )
     const logs: Array<unknown> = []
     mcp.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
       logs.push(n.params)
@@ -414,15 +431,21 @@ describe("MCP server process", () => {
     for (const p of fullProgress) expect(p.total).toBe(5)
     expect(fullProgress[4]!.message).toBe(`synthesizing 3 answers with ${SYNTH}`)
     expect(fullProgress[5]!.message).toMatch(/^run ok in [\d.]+ s: 3\/3 answered$/)
-    const responseLine = server.stdoutLines().findIndex((l) => l.includes(`"id":${String(done.id)}`) && l.includes('"result"'))
-    const lastProgressLine = server.stdoutLines().findIndex((l) => l.includes('"progressToken":"full"') && l.includes('"progress":5'))
+    const responseLine = server.stdoutLines().findIndex((l) => l.includes(`"id":${String(done.id)}`) && l.includes("\"result\""))
+    const lastProgressLine = server.stdoutLines().findIndex((l) => l.includes("\"progressToken\":\"full\"") && l.includes("\"progress\":5"))
     expect(lastProgressLine).toBeGreaterThanOrEqual(0)
     expect(lastProgressLine).toBeLessThan(responseLine)
 
     // A run that cannot finish, then the client goes away.
-    server.send("tools/call", { name: "process_prompt", arguments: { prompt: "Never finishes", models: ["mcp/alpha", "mcp/hang"] }, _meta: { progressToken: "hang" } })
+    server.send("tools/call", {
+      name: "process_prompt",
+      arguments: { prompt: "Never finishes", models: ["mcp/alpha", "mcp/hang"] },
+      _meta: { progressToken: "hang" }
+    })
     const progressOf = (token: string) =>
-      server.notifications().filter((n) => n.method === "notifications/progress" && n.params?.progressToken === token).map((n) => String(n.params?.message))
+      server.notifications().filter((n) => n.method === "notifications/progress" && n.params?.progressToken === token).map((n) =>
+        String(n.params?.message)
+      )
     const runId = await waitFor("the run id", () => progressOf("hang").map(runIdIn).find(Boolean))
     await waitFor("alpha's answer", () => progressOf("hang").some((m) => m.includes("answered: mcp/alpha")))
     server.child.stdin!.end()
@@ -448,7 +471,11 @@ describe("MCP server process", () => {
   it("SIGINT cancels the runs in flight, writes their manifests and exits 130", async () => {
     const outputDir = freshDir()
     const server = await spawnRawServer(envFor(outputDir))
-    server.send("tools/call", { name: "process_prompt", arguments: { prompt: "Interrupted", models: ["mcp/alpha", "mcp/hang"] }, _meta: { progressToken: 1 } })
+    server.send("tools/call", {
+      name: "process_prompt",
+      arguments: { prompt: "Interrupted", models: ["mcp/alpha", "mcp/hang"] },
+      _meta: { progressToken: 1 }
+    })
     const progress = () => server.notifications().filter((n) => n.method === "notifications/progress").map((n) => String(n.params?.message))
     const runId = await waitFor("the run id", () => progress().map(runIdIn).find(Boolean))
     await waitFor("alpha's answer", () => progress().some((m) => m.includes("answered: mcp/alpha")))

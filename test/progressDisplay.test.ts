@@ -14,8 +14,10 @@ const fakeTerminal = (columns = 160) => {
     screen: () => screen.slice(),
     write(text: string) {
       raw.push(text)
+      // eslint-disable-next-line no-control-regex -- a small terminal for the test: it reads the display's ANSI escapes
       const tokens = text.split(/(\x1b\[\d*[AJ]|\r|\n)/).filter((t) => t !== "")
       for (const token of tokens) {
+        // eslint-disable-next-line no-control-regex -- as above: ESC [ n A moves the cursor up
         const up = /^\x1b\[(\d*)A$/.exec(token)
         if (up) row = Math.max(0, row - Number(up[1] || 1))
         else if (token === "\x1b[J") screen = screen.slice(0, row)
@@ -57,14 +59,27 @@ describe("progress display", () => {
 
     emit({
       _tag: "CandidateFinished",
-      outcome: { index: 0, model: "vendor/alpha", content: "a", record: record("vendor/alpha", "ok", { usage: { promptTokens: 10, completionTokens: 1200, cost: 0.0123 } }) },
+      outcome: {
+        index: 0,
+        model: "vendor/alpha",
+        content: "a",
+        record: record("vendor/alpha", "ok", { usage: { promptTokens: 10, completionTokens: 1200, cost: 0.0123 } })
+      },
       finished: 1,
       answered: 1,
       total: 3
     })
     emit({
       _tag: "CandidateFinished",
-      outcome: { index: 2, model: "vendor/gamma", content: undefined, record: record("vendor/gamma", "error", { attempts: 4, error: { tag: "ProviderFailure", message: "HTTP 502: bad gateway", httpStatus: 502 } }) },
+      outcome: {
+        index: 2,
+        model: "vendor/gamma",
+        content: undefined,
+        record: record("vendor/gamma", "error", {
+          attempts: 4,
+          error: { tag: "ProviderFailure", message: "HTTP 502: bad gateway", httpStatus: 502 }
+        })
+      },
       finished: 2,
       answered: 1,
       total: 3
@@ -78,7 +93,12 @@ describe("progress display", () => {
 
     emit({
       _tag: "CandidateFinished",
-      outcome: { index: 1, model: "vendor/beta-long-name", content: undefined, record: record("vendor/beta-long-name", "cancelled", { reason: "quorum" }) },
+      outcome: {
+        index: 1,
+        model: "vendor/beta-long-name",
+        content: undefined,
+        record: record("vendor/beta-long-name", "cancelled", { reason: "quorum" })
+      },
       finished: 3,
       answered: 1,
       total: 3

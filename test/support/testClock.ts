@@ -22,4 +22,3 @@ export const runToEnd = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect
     yield* advanceUntil(Effect.map(Fiber.poll(fiber), (exit) => exit._tag === "Some"))
     return yield* Fiber.join(fiber)
   })
-

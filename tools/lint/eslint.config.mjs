@@ -15,6 +15,8 @@ export default tseslint.config(
     languageOptions: { globals: globals.node },
     rules: {
       "object-shorthand": "error",
+      // A `let` that a callback reads before its one assignment cannot be a `const`.
+      "prefer-const": ["error", { ignoreReadBeforeAssign: true }],
       // `Effect.gen(function*() { ... })` without a `yield*` is a normal way to build an Effect.
       "require-yield": "off",
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
