@@ -1,5 +1,9 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { type CallToolResult, LoggingMessageNotificationSchema, type Progress } from "@modelcontextprotocol/sdk/types.js"
+import {
+  type CallToolResult,
+  LoggingMessageNotificationSchema,
+  type Progress
+} from "@modelcontextprotocol/sdk/types.js"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -69,19 +73,16 @@ interface Structured {
   readonly status: string
   readonly final: string | null
   readonly runDir: string
-  readonly candidates: ReadonlyArray<
-    { model: string; status: string; latencyMs?: number; error?: { message: string; httpStatus?: number }; uri?: string }
-  >
+  readonly summary: string
+  readonly next?: string
+  readonly files: Readonly<Record<string, string>>
+  readonly candidates: ReadonlyArray<{ model: string; status: string; latencyMs?: number; error?: { message: string; httpStatus?: number } }>
 }
 
 const structuredOf = (result: CallToolResult): Structured => result.structuredContent as unknown as Structured
 
-const callTool = (
-  client: Client,
-  name: string,
-  args: Record<string, unknown>,
-  options: { onprogress?: (p: Progress) => void; signal?: AbortSignal } = {}
-) => client.callTool({ name, arguments: args }, undefined, { timeout: 60_000, ...options }) as Promise<CallToolResult>
+const callTool = (client: Client, name: string, args: Record<string, unknown>, options: { onprogress?: (p: Progress) => void; signal?: AbortSignal } = {}) =>
+  client.callTool({ name, arguments: args }, undefined, { timeout: 60_000, ...options }) as Promise<CallToolResult>
 
 describe("MCP server over stdio (one server, several calls)", () => {
   let mcp: McpConnection
@@ -101,7 +102,7 @@ describe("MCP server over stdio (one server, several calls)", () => {
 
   it("lists the tools with object JSON Schemas for input and output", async () => {
     const { tools } = await mcp.client.listTools()
-    expect(tools.map((t) => t.name).sort()).toEqual(["get_config", "list_models", "list_runs", "process_prompt", "resynthesize"])
+    expect(tools.map((t) => t.name)).toEqual(["process_prompt", "get_run", "cancel_run", "resynthesize", "list_runs", "list_models", "get_config"])
     for (const tool of tools) {
       expect(tool.inputSchema.type).toBe("object")
       expect(tool.outputSchema?.type).toBe("object")
@@ -109,9 +110,14 @@ describe("MCP server over stdio (one server, several calls)", () => {
     }
     const pp = tools.find((t) => t.name === "process_prompt")!
     expect(pp.inputSchema.required).toEqual(["prompt"])
-    expect(Object.keys(pp.inputSchema.properties ?? {}).sort()).toEqual(["deadline", "grace", "models", "prompt", "quorum", "synthesizer"])
+    expect(Object.keys(pp.inputSchema.properties ?? {}).sort()).toEqual(["deadline", "grace", "models", "prompt", "quorum", "synthesizer", "wait"])
     expect(pp.inputSchema.additionalProperties).toBe(false)
-    expect(pp.outputSchema?.required).toEqual(expect.arrayContaining(["runId", "status", "final", "runDir", "candidates"]))
+    expect(pp.outputSchema?.required).toEqual(expect.arrayContaining(["runId", "status", "final", "summary", "runDir", "files", "candidates"]))
+    // Read by a model: the answer first, then the summary and the next step, then the facts.
+    expect(Object.keys(pp.outputSchema?.properties ?? {}).slice(0, 3)).toEqual(["final", "summary", "next"])
+    expect(pp.execution).toEqual({ taskSupport: "optional" })
+    // Compact enough for a model's context: all tools together well under 12 KB of JSON (~3,000 tokens).
+    expect(JSON.stringify(tools).length).toBeLessThan(12_000)
     const candidates = (pp.outputSchema?.properties as Record<string, { items: { required: Array<string> } }>)["candidates"]
     expect(candidates?.items.required).toEqual(expect.arrayContaining(["model", "status"]))
     expect(tools.find((t) => t.name === "resynthesize")!.inputSchema.required).toEqual(["runId"])
@@ -136,18 +142,14 @@ describe("MCP server over stdio (one server, several calls)", () => {
 
     const models = await callTool(mcp.client, "list_models", {})
     expect(models.isError).toBeFalsy()
-    const listing = models.structuredContent as {
-      candidates: Array<string>
-      synthesizer: string
-      models: Array<{ id: string; role: string }>
-    }
+    const listing = models.structuredContent as { candidates: Array<string>; synthesizer: string; models: Array<{ id: string; role: string }> }
     expect(listing.candidates).toEqual(MODELS)
     expect(listing.synthesizer).toBe(SYNTH)
     expect(listing.models.map((m) => m.id)).toEqual([...MODELS, SYNTH])
     expect(JSON.stringify(models)).not.toContain(API_KEY)
   })
 
-  it("process_prompt answers with the final text, structured content, resource links and progress", async () => {
+  it("process_prompt answers with the final text, a summary, structured content with the files, and progress", async () => {
     const progress: Array<Progress> = []
     const result = await callTool(mcp.client, "process_prompt", { prompt: "What is 2 + 2?" }, { onprogress: (p) => progress.push(p) })
 
@@ -161,14 +163,18 @@ describe("MCP server over stdio (one server, several calls)", () => {
     expect(run.candidates.map((c) => [c.model, c.status])).toEqual(MODELS.map((m) => [m, "ok"]))
     for (const c of run.candidates) expect(typeof c.latencyMs).toBe("number")
 
-    const links = result.content.filter((c) => c.type === "resource_link")
-    const uris = links.map((l) => (l.type === "resource_link" ? l.uri : ""))
-    expect(uris).toEqual(expect.arrayContaining([
-      `parallel-llm://runs/${run.runId}/final.md`,
-      `parallel-llm://runs/${run.runId}/responses%2F01-mcp-alpha.md`,
-      `parallel-llm://runs/${run.runId}/responses%2F03-mcp-gamma.md`,
-      `parallel-llm://runs/${run.runId}/run.json`
-    ]))
+    // Text only by default (some clients fail a whole call on a resource_link block); the files as URIs.
+    expect(result.content.map((c) => c.type)).toEqual(["text", "text"])
+    expect(textOf(result, 1)).toContain(`Run ${run.runId}: ok; 3/3 candidates answered`)
+    expect(Object.keys(result.structuredContent ?? {}).slice(0, 2)).toEqual(["final", "summary"])
+    expect(run.summary).toBe(textOf(result, 1))
+    expect(run.files).toMatchObject({
+      "final.md": `parallel-llm://runs/${run.runId}/final.md`,
+      "responses/01-mcp-alpha.md": `parallel-llm://runs/${run.runId}/responses%2F01-mcp-alpha.md`,
+      "responses/03-mcp-gamma.md": `parallel-llm://runs/${run.runId}/responses%2F03-mcp-gamma.md`,
+      "run.json": `parallel-llm://runs/${run.runId}/run.json`
+    })
+    expect(JSON.stringify(result.structuredContent)).not.toContain("alpha says 4")
 
     // On disk, as the manifest says.
     expect(fs.readFileSync(path.join(run.runDir, "final.md"), "utf8")).toBe(SYNTH_ANSWER)
@@ -201,7 +207,7 @@ describe("MCP server over stdio (one server, several calls)", () => {
     expect(final.contents[0]).toMatchObject({ text: SYNTH_ANSWER, mimeType: "text/markdown" })
 
     // A candidate's file, in the encoded form the server hands out and with a literal slash.
-    const encoded = run.candidates.find((c) => c.model === "mcp/beta")!.uri!
+    const encoded = run.files["responses/02-mcp-beta.md"]!
     expect(encoded).toBe(`parallel-llm://runs/${run.runId}/responses%2F02-mcp-beta.md`)
     for (const uri of [encoded, `parallel-llm://runs/${run.runId}/responses/02-mcp-beta.md`]) {
       const read = await mcp.client.readResource({ uri })
@@ -210,17 +216,15 @@ describe("MCP server over stdio (one server, several calls)", () => {
     const manifest = await mcp.client.readResource({ uri: `parallel-llm://runs/${run.runId}/run.json` })
     expect(manifest.contents[0]).toMatchObject({ mimeType: "application/json" })
 
-    for (
-      const uri of [
-        `parallel-llm://runs/${run.runId}/..%2F..%2F..%2Fetc%2Fpasswd`,
-        `parallel-llm://runs/${run.runId}/../../etc/passwd`,
-        `parallel-llm://runs/..%2F${run.runId}/final.md`,
-        "parallel-llm://runs/../final.md",
-        `parallel-llm://runs/${run.runId}/responses%2F..%2F..%2Frun.json`,
-        `parallel-llm://runs/${run.runId}/%2Fetc%2Fpasswd`,
-        `file:///etc/passwd`
-      ]
-    ) {
+    for (const uri of [
+      `parallel-llm://runs/${run.runId}/..%2F..%2F..%2Fetc%2Fpasswd`,
+      `parallel-llm://runs/${run.runId}/../../etc/passwd`,
+      `parallel-llm://runs/..%2F${run.runId}/final.md`,
+      "parallel-llm://runs/../final.md",
+      `parallel-llm://runs/${run.runId}/responses%2F..%2F..%2Frun.json`,
+      `parallel-llm://runs/${run.runId}/%2Fetc%2Fpasswd`,
+      `file:///etc/passwd`
+    ]) {
       await expect(mcp.client.readResource({ uri }), uri).rejects.toThrow(/-32602/)
     }
     // Well formed but absent: "resource not found".
@@ -321,11 +325,9 @@ describe("MCP server over stdio (one server, several calls)", () => {
       onprogress: (p) => progress.push(p)
     })
     const runId = await waitFor("the run id in a progress message", () => progress.map((p) => runIdIn(p.message ?? "")).find(Boolean))
-    await waitFor("alpha's answer", () => progress.some((p) => (p.message ?? "").includes("1/3 answered: mcp/alpha")))
-    await waitFor(
-      "both hanging requests in flight",
-      () => fake.requests.filter((r) => r.model?.startsWith("mcp/hang") && r.endedAt === undefined).length === 2
-    )
+    await waitFor("alpha's answer", () => progress.some((p) => (p.message ?? "").includes("1/3 answered (mcp/alpha in")))
+    await waitFor("both hanging requests in flight", () =>
+      fake.requests.filter((r) => r.model?.startsWith("mcp/hang") && r.endedAt === undefined).length === 2)
     controller.abort("test cancels")
     await expect(call).rejects.toThrow()
 
@@ -364,14 +366,7 @@ describe("MCP server over stdio (one server, several calls)", () => {
 describe("MCP server: a run without an answer", () => {
   it("is an isError result naming every model's failure and where the files are", async () => {
     const outputDir = freshDir()
-    const mcp = await connectMcp(
-      envFor(outputDir, { PARALLEL_LLM_TIMEOUT: "1.5", PARALLEL_LLM_RETRIES: "1" }, [
-        "fail/limited",
-        "fail/denied",
-        "fail/hang",
-        "fail/echo"
-      ])
-    )
+    const mcp = await connectMcp(envFor(outputDir, { PARALLEL_LLM_TIMEOUT: "1.5", PARALLEL_LLM_RETRIES: "1" }, ["fail/limited", "fail/denied", "fail/hang", "fail/echo"]))
     const logs: Array<unknown> = []
     mcp.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
       logs.push(n.params)
@@ -381,10 +376,12 @@ describe("MCP server: a run without an answer", () => {
       const result = await callTool(mcp.client, "process_prompt", { prompt: "Nobody will answer" }, { onprogress: (p) => progress.push(p) })
       expect(result.isError).toBe(true)
       const text = textOf(result)
-      expect(text).toMatch(/^No answer: no candidate answered/)
-      expect(text).toMatch(/fail\/limited: HTTP 429/)
-      expect(text).toMatch(/fail\/denied: HTTP 401/)
-      expect(text).toMatch(/fail\/hang: Timed out/)
+      expect(text).toMatch(/^No answer from run \d{8}-\d{6}-\d{3}-[0-9a-f]{8}: no candidate answered \(failed after/)
+      // One line per model's failure, then what to try next.
+      expect(text).toMatch(/^- fail\/limited: HTTP 429.*$/m)
+      expect(text).toMatch(/^- fail\/denied: HTTP 401.*$/m)
+      expect(text).toMatch(/^- fail\/hang: Timed out.*$/m)
+      expect(text).toMatch(/call process_prompt again/)
       const run = structuredOf(result)
       expect(run.status).toBe("failed")
       expect(run.final).toBeNull()
@@ -429,25 +426,19 @@ describe("MCP server process", () => {
       .map((n) => n.params as { progress: number; total: number; message: string })
     expect(fullProgress.map((p) => p.progress)).toEqual([0, 1, 2, 3, 4, 5])
     for (const p of fullProgress) expect(p.total).toBe(5)
-    expect(fullProgress[4]!.message).toBe(`synthesizing 3 answers with ${SYNTH}`)
-    expect(fullProgress[5]!.message).toMatch(/^run ok in [\d.]+ s: 3\/3 answered$/)
-    const responseLine = server.stdoutLines().findIndex((l) => l.includes(`"id":${String(done.id)}`) && l.includes("\"result\""))
-    const lastProgressLine = server.stdoutLines().findIndex((l) => l.includes("\"progressToken\":\"full\"") && l.includes("\"progress\":5"))
+    expect(fullProgress[4]!.message).toMatch(new RegExp(`: 3/3 answered \\(.*\\); synthesizing with ${SYNTH}; [\\d.]+ s so far$`))
+    expect(fullProgress[5]!.message).toMatch(/^run \S+ ok in [\d.]+ s: 3\/3 answered$/)
+    const responseLine = server.stdoutLines().findIndex((l) => l.includes(`"id":${String(done.id)}`) && l.includes('"result"'))
+    const lastProgressLine = server.stdoutLines().findIndex((l) => l.includes('"progressToken":"full"') && l.includes('"progress":5'))
     expect(lastProgressLine).toBeGreaterThanOrEqual(0)
     expect(lastProgressLine).toBeLessThan(responseLine)
 
     // A run that cannot finish, then the client goes away.
-    server.send("tools/call", {
-      name: "process_prompt",
-      arguments: { prompt: "Never finishes", models: ["mcp/alpha", "mcp/hang"] },
-      _meta: { progressToken: "hang" }
-    })
+    server.send("tools/call", { name: "process_prompt", arguments: { prompt: "Never finishes", models: ["mcp/alpha", "mcp/hang"] }, _meta: { progressToken: "hang" } })
     const progressOf = (token: string) =>
-      server.notifications().filter((n) => n.method === "notifications/progress" && n.params?.progressToken === token).map((n) =>
-        String(n.params?.message)
-      )
+      server.notifications().filter((n) => n.method === "notifications/progress" && n.params?.progressToken === token).map((n) => String(n.params?.message))
     const runId = await waitFor("the run id", () => progressOf("hang").map(runIdIn).find(Boolean))
-    await waitFor("alpha's answer", () => progressOf("hang").some((m) => m.includes("answered: mcp/alpha")))
+    await waitFor("alpha's answer", () => progressOf("hang").some((m) => m.includes("answered (mcp/alpha in")))
     server.child.stdin!.end()
 
     const exit = await Promise.race([
@@ -471,14 +462,10 @@ describe("MCP server process", () => {
   it("SIGINT cancels the runs in flight, writes their manifests and exits 130", async () => {
     const outputDir = freshDir()
     const server = await spawnRawServer(envFor(outputDir))
-    server.send("tools/call", {
-      name: "process_prompt",
-      arguments: { prompt: "Interrupted", models: ["mcp/alpha", "mcp/hang"] },
-      _meta: { progressToken: 1 }
-    })
+    server.send("tools/call", { name: "process_prompt", arguments: { prompt: "Interrupted", models: ["mcp/alpha", "mcp/hang"] }, _meta: { progressToken: 1 } })
     const progress = () => server.notifications().filter((n) => n.method === "notifications/progress").map((n) => String(n.params?.message))
     const runId = await waitFor("the run id", () => progress().map(runIdIn).find(Boolean))
-    await waitFor("alpha's answer", () => progress().some((m) => m.includes("answered: mcp/alpha")))
+    await waitFor("alpha's answer", () => progress().some((m) => m.includes("answered (mcp/alpha in")))
     server.child.kill("SIGINT")
     const exit = await Promise.race([
       server.exited,
