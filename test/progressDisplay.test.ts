@@ -14,10 +14,8 @@ const fakeTerminal = (columns = 160) => {
     screen: () => screen.slice(),
     write(text: string) {
       raw.push(text)
-      // eslint-disable-next-line no-control-regex -- a small terminal for the test: it reads the display's ANSI escapes
       const tokens = text.split(/(\x1b\[\d*[AJ]|\r|\n)/).filter((t) => t !== "")
       for (const token of tokens) {
-        // eslint-disable-next-line no-control-regex -- as above: ESC [ n A moves the cursor up
         const up = /^\x1b\[(\d*)A$/.exec(token)
         if (up) row = Math.max(0, row - Number(up[1] || 1))
         else if (token === "\x1b[J") screen = screen.slice(0, row)
