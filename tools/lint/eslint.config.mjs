@@ -3,10 +3,11 @@
 // width, which is this code's. The root `eslint.config.mjs` re-exports this file, so patterns are relative to the root.
 import * as effectEslint from "@effect/eslint-plugin"
 import js from "@eslint/js"
+import { defineConfig } from "eslint/config"
 import globals from "globals"
 import tseslint from "typescript-eslint"
 
-export default tseslint.config(
+export default defineConfig(
   { ignores: ["dist/", "coverage/", ".tmp/", "bench/results/"] },
   js.configs.recommended,
   tseslint.configs.recommended,
