@@ -18,6 +18,12 @@ const start = (steps: ReadonlyArray<Step>, policy: { retries: number; retryBaseD
     return { client, fiber, sent }
   })
 
+/** The call's result, which must be there already: a call still running fails the test at once instead of hanging it. */
+const finished = <A, E>(fiber: Fiber.Fiber<A, E>) =>
+  Fiber.poll(fiber).pipe(
+    Effect.flatMap(Option.match({ onNone: () => Effect.dieMessage("the call is still running"), onSome: (exit) => exit }))
+  )
+
 /** How long until the earliest sleep ends: the backoff before the next retry (the call's time budget ends later). */
 const nextSleepIn = Effect.gen(function*() {
   yield* TestClock.adjust(0)
@@ -50,7 +56,7 @@ describe("callModel: retry, backoff, Retry-After and timeout (TestClock)", () =>
       expect(Math.abs(second - 2 * first)).toBeGreaterThan(1)
       yield* TestClock.adjust(second)
       expect(yield* sent()).toBe(3)
-      const call = yield* Fiber.join(fiber)
+      const call = yield* finished(fiber)
       expect(call.attempts).toBe(3)
       expect(Either.isRight(call.result) && call.result.right.content).toBe("ok")
       expect(call.latencyMs).toBeCloseTo(first + second, 6)
@@ -66,7 +72,7 @@ describe("callModel: retry, backoff, Retry-After and timeout (TestClock)", () =>
       expect(yield* sent()).toBe(1)
       yield* TestClock.adjust(200)
       expect(yield* sent()).toBe(2)
-      const call = yield* Fiber.join(fiber)
+      const call = yield* finished(fiber)
       expect(call.attempts).toBe(2)
       expect(Either.isRight(call.result)).toBe(true)
     }))
@@ -81,7 +87,7 @@ describe("callModel: retry, backoff, Retry-After and timeout (TestClock)", () =>
       expect(yield* sent()).toBe(1)
       yield* TestClock.adjust(2_200)
       expect(yield* sent()).toBe(2)
-      expect((yield* Fiber.join(fiber)).attempts).toBe(2)
+      expect((yield* finished(fiber)).attempts).toBe(2)
     }))
 
   it.effect("never retries a permanent failure", () =>
@@ -91,7 +97,7 @@ describe("callModel: retry, backoff, Retry-After and timeout (TestClock)", () =>
         { retries: 5, retryBaseDelayMs: 10, timeoutMs: 60_000 }
       )
       yield* TestClock.adjust(60_000)
-      const call = yield* Fiber.join(fiber)
+      const call = yield* finished(fiber)
       expect(yield* sent()).toBe(1)
       expect(call.attempts).toBe(1)
       expect(Either.isLeft(call.result) && call.result.left._tag).toBe("Unauthorized")
@@ -101,7 +107,7 @@ describe("callModel: retry, backoff, Retry-After and timeout (TestClock)", () =>
     Effect.gen(function*() {
       const { fiber, sent } = yield* start([serverError(503)], { retries: 2, retryBaseDelayMs: 100, timeoutMs: 60_000 })
       yield* TestClock.adjust(10_000)
-      const call = yield* Fiber.join(fiber)
+      const call = yield* finished(fiber)
       expect(yield* sent()).toBe(3)
       expect(call.attempts).toBe(3)
       const error = Either.isLeft(call.result) ? call.result.left : undefined
@@ -119,7 +125,7 @@ describe("callModel: retry, backoff, Retry-After and timeout (TestClock)", () =>
       yield* TestClock.adjust(4_999)
       expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
       yield* TestClock.adjust(2)
-      const call = yield* Fiber.join(fiber)
+      const call = yield* finished(fiber)
       expect(Either.isLeft(call.result) && call.result.left._tag).toBe("Timeout")
       expect(call.latencyMs).toBe(5_000)
       expect(call.attempts).toBe(yield* sent())
@@ -130,7 +136,7 @@ describe("callModel: retry, backoff, Retry-After and timeout (TestClock)", () =>
     Effect.gen(function*() {
       const { fiber } = yield* start([{ hang: true }], { retries: 3, retryBaseDelayMs: 1000, timeoutMs: 240_000 })
       yield* TestClock.adjust(240_000)
-      const call = yield* Fiber.join(fiber)
+      const call = yield* finished(fiber)
       const error = Either.isLeft(call.result) ? call.result.left : undefined
       expect(error?._tag).toBe("Timeout")
       expect(error?.message).toContain("240.0 s")
