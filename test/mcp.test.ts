@@ -460,6 +460,31 @@ describe("MCP server process", () => {
     expect(lines.join("\n")).not.toContain(API_KEY)
   })
 
+  it("answers every malformed request that has an id with -32602 and one line naming the field", async () => {
+    const server = await spawnRawServer(envFor(freshDir()))
+    try {
+      const cases: Array<[string, Record<string, unknown> | undefined, string]> = [
+        ["tools/call", {}, "params.name"],
+        ["tools/call", { name: 42 }, "params.name"],
+        ["tools/call", { name: "get_config", arguments: "x" }, "params.arguments"],
+        ["resources/read", {}, "params.uri"],
+        ["tasks/get", {}, "params.taskId"],
+        ["tools/call", undefined, "params"]
+      ]
+      for (const [method, params, field] of cases) {
+        const reply = await server.request(method, params)
+        expect(reply.error, `${method} ${JSON.stringify(params)}`).toMatchObject({ code: -32602 })
+        expect(reply.error?.message).toMatch(new RegExp(`^Invalid params: ${field.replace(/[.[\]]/g, "\\$&")}: `))
+        expect(reply.error?.message).not.toContain("\n")
+      }
+      // Still serving.
+      expect((await server.request("tools/list", {})).result?.tools).toBeDefined()
+    } finally {
+      server.child.kill("SIGTERM")
+      await server.exited
+    }
+  })
+
   it("SIGINT cancels the runs in flight, writes their manifests and exits 130", async () => {
     const outputDir = freshDir()
     const server = await spawnRawServer(envFor(outputDir))

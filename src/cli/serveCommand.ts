@@ -1,6 +1,7 @@
 import { Command } from "@effect/cli"
 import { Effect } from "effect"
 import { serveMcp } from "../mcp/server.js"
+import { tools } from "../mcp/tools/index.js"
 import { succeeded } from "./outcome.js"
 import { settingsOptions } from "./settingsOptions.js"
 
@@ -8,9 +9,9 @@ const serveOptions = { ...settingsOptions }
 
 export const serveCommand = Command.make("serve", serveOptions).pipe(
   Command.withDescription(
-    "Run as an MCP server on stdio (tools process_prompt, list_models, list_runs, resynthesize, get_config; every " +
-      "run's files as resources). Stdout carries only JSON-RPC; logs go to stderr, the log file and the MCP client. " +
-      "Ends when the client closes stdin."
+    `Run as an MCP server on stdio (tools ${tools.map((tool) => tool.name).join(", ")}; every run's files as ` +
+      "resources). A call waits for its run at most --mcp-wait seconds, then answers `running` with the run id. " +
+      "Stdout carries only JSON-RPC; logs go to stderr, the log file and the MCP client. Ends when the client closes stdin."
   )
 )
 

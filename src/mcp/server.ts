@@ -1,5 +1,6 @@
 import { FileSystem } from "@effect/platform"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
 import { Deferred, Effect, Exit, FiberSet, Runtime, Schema } from "effect"
 import type { Readable, Writable } from "node:stream"
 import { fileURLToPath } from "node:url"
@@ -8,6 +9,7 @@ import { Settings } from "../services/Settings.js"
 import { makeMcpApp } from "./app.js"
 import { makeLiveRuns } from "./liveRuns.js"
 import { mcpLogSink } from "./logSink.js"
+import { readableErrors } from "./protocolErrors.js"
 import { makeRedactor } from "./redact.js"
 import type { ToolServices } from "./tools/tool.js"
 
@@ -15,6 +17,13 @@ export interface ServeOptions {
   /** The transport's streams; the process's own by default. */
   readonly stdin?: Readable | undefined
   readonly stdout?: Writable | undefined
+}
+
+/** The stdio transport, with a readable error for every request whose params are malformed. */
+class StdioTransport extends StdioServerTransport {
+  override send(message: JSONRPCMessage): Promise<void> {
+    return super.send(readableErrors(message))
+  }
 }
 
 const PackageJson = Schema.parseJson(Schema.Struct({ version: Schema.String }))
@@ -83,7 +92,7 @@ export const serveMcp = Effect.fn("serveMcp")(function*(options: ServeOptions = 
 
     // Released first: closing the server aborts every request's signal.
     yield* Effect.acquireRelease(
-      Effect.promise(() => server.connect(new StdioServerTransport(stdin, stdout))),
+      Effect.promise(() => server.connect(new StdioTransport(stdin, stdout))),
       () => Effect.promise(() => server.close())
     )
     yield* Effect.logInfo(`MCP server ready on stdio; runs go to ${settings.outputDir}`)

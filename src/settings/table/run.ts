@@ -80,8 +80,7 @@ export const runSettings = {
     {
       title: "Deadline (seconds)",
       description:
-        "The whole run must end within this many seconds: slow candidates are cut so that the synthesis still fits. " +
-        "Set it below your client's tool timeout (often 60 s). Default: the server's setting (none)."
+        "Seconds the whole run may take: slow candidates are cut so that the synthesis still fits. Default: the server's (none)."
     }
   ),
   synthesisReserve: optional({
