@@ -15,6 +15,7 @@ import { layerRunStore, RunStore, type RunStoreShape } from "../src/services/Run
 import { layerSettings, type SettingsValue } from "../src/services/Settings.js"
 import { makeTestSettings } from "./support/testSettings.js"
 import { makeScriptedClient, type Step } from "./support/scriptedClient.js"
+import { advanceUntil, runToEnd } from "./support/testClock.js"
 
 const tempDir = () => fs.mkdtempSync(path.join(os.tmpdir(), "parallel-llm-pipeline-"))
 
@@ -118,7 +119,7 @@ describe("runPipeline", () => {
       }
     }))
 
-  it.live("is ok when every candidate and the synthesizer answer; outcomes keep model order", () =>
+  it.effect("is ok when every candidate and the synthesizer answer; outcomes keep model order", () =>
     Effect.gen(function*() {
       const { layer } = yield* setup({
         "test/alpha": [ok("slow", 60)],
@@ -126,16 +127,16 @@ describe("runPipeline", () => {
         "test/gamma": [ok("fast", 0)]
       })
       const finishedOrder: Array<string> = []
-      const result = yield* runPipeline({
+      const result = yield* runToEnd(runPipeline({
         prompt: "p",
         onEvent: (e) => Effect.sync(() => e._tag === "CandidateFinished" && finishedOrder.push(e.outcome.model))
-      }).pipe(Effect.provide(layer))
+      }).pipe(Effect.provide(layer)))
       expect(result.manifest.status).toBe("ok")
       expect(finishedOrder).toEqual(["test/gamma", "test/beta", "test/alpha"])
       expect(result.manifest.candidates.map((c) => c.model)).toEqual(["test/alpha", "test/beta", "test/gamma"])
     }))
 
-  it.live("fails without an answer when every candidate fails, and never calls the synthesizer", () =>
+  it.effect("fails without an answer when every candidate fails, and never calls the synthesizer", () =>
     Effect.gen(function*() {
       const unauthorized = (model: string): Step => ({ fail: new Unauthorized({ model, message: "HTTP 401: no key", httpStatus: 401 }) })
       const { client, layer } = yield* setup({
@@ -143,7 +144,7 @@ describe("runPipeline", () => {
         "test/beta": [{ fail: new ProviderFailure({ model: "test/beta", message: "HTTP 502", httpStatus: 502 }) }],
         "test/gamma": [unauthorized("test/gamma")]
       })
-      const result = yield* runPipeline({ prompt: "p" }).pipe(Effect.provide(layer))
+      const result = yield* runToEnd(runPipeline({ prompt: "p" }).pipe(Effect.provide(layer)))
       expect(result.final).toBeUndefined()
       const manifest = readManifest(result.runDir)
       expect(manifest.status).toBe("failed")
@@ -154,14 +155,14 @@ describe("runPipeline", () => {
       expect((yield* Ref.get(client.requests)).some((r) => r.model === "test/synth")).toBe(false)
     }))
 
-  it.live("honours the concurrency bound", () =>
+  it.effect("honours the concurrency bound", () =>
     Effect.gen(function*() {
       const models = ["m/1", "m/2", "m/3", "m/4", "m/5", "m/6", "m/7"]
       const { client, layer } = yield* setup(
         Object.fromEntries(models.map((m) => [m, [ok(m, 20)]])),
         { models, concurrency: 2 }
       )
-      const result = yield* runPipeline({ prompt: "p" }).pipe(Effect.provide(layer))
+      const result = yield* runToEnd(runPipeline({ prompt: "p" }).pipe(Effect.provide(layer)))
       expect(result.manifest.status).toBe("ok")
       expect(yield* Ref.get(client.maxInFlight)).toBe(2)
     }))
@@ -271,17 +272,18 @@ describe("runPipeline", () => {
       expect(fs.readdirSync(runDir).filter((f) => f.startsWith("."))).toEqual([])
     }))
 
-  it.live("an interruption during the synthesis records it as cancelled", () =>
+  it.effect("an interruption during the synthesis records it as cancelled", () =>
     Effect.gen(function*() {
       const outputDir = tempDir()
-      const { layer } = yield* setup({ "test/synth": [{ hang: true }] }, { outputDir })
+      const { client, layer } = yield* setup({ "test/synth": [{ hang: true }] }, { outputDir })
       const synthesizing = yield* Deferred.make<void>()
       const fiber = yield* runPipeline({
         prompt: "p",
         onEvent: (e) => (e._tag === "SynthesisStarted" ? Deferred.succeed(synthesizing, undefined) : Effect.void)
       }).pipe(Effect.provide(layer), Effect.fork)
       yield* Deferred.await(synthesizing)
-      yield* Effect.sleep(10)
+      // Interrupt once the synthesizer's request is out (the only call still in flight).
+      yield* advanceUntil(Effect.map(Ref.get(client.inFlight), (n) => n === 1))
       yield* Fiber.interrupt(fiber)
       const manifest = readManifest(path.join(outputDir, fs.readdirSync(outputDir)[0]!))
       expect(manifest.status).toBe("cancelled")
@@ -321,7 +323,7 @@ describe("runPipeline", () => {
       expect(fs.readdirSync(outputDir)).toEqual([])
     }))
 
-  it.live("starts the synthesis without waiting for the last answer's file, and writes the manifest after every file", () =>
+  it.effect("starts the synthesis without waiting for the last answer's file, and writes the manifest after every file", () =>
     Effect.gen(function*() {
       const { client, layer, settings } = yield* setup({ "test/gamma": [ok("gamma, last", 20)] })
       const release = yield* Deferred.make<void>()
@@ -333,16 +335,17 @@ describe("runPipeline", () => {
         onEvent: (e) => (e._tag === "SynthesisStarted" ? Deferred.succeed(synthesisStarted, e.model) : Effect.void)
       }).pipe(Effect.provide(Layer.provideMerge(held, layer)), Effect.fork)
 
+      yield* advanceUntil(Deferred.isDone(synthesisStarted))
       expect(yield* Deferred.await(synthesisStarted)).toBe("test/synth")
       // The synthesizer is asked while gamma's file is still being written: no manifest, no final answer yet.
-      yield* Effect.sleep("30 millis")
-      expect((yield* Ref.get(client.requests)).some((r) => r.model === "test/synth")).toBe(true)
+      yield* advanceUntil(Effect.map(Ref.get(client.requests), (all) => all.some((r) => r.model === "test/synth")))
       const runDir = path.join(settings.outputDir, fs.readdirSync(settings.outputDir)[0]!)
       expect(fs.existsSync(path.join(runDir, "responses/03-test-gamma.md"))).toBe(false)
       expect(fs.existsSync(path.join(runDir, "run.json"))).toBe(false)
       expect(fs.existsSync(path.join(runDir, "final.md"))).toBe(false)
 
       yield* Deferred.succeed(release, undefined)
+      yield* advanceUntil(Effect.map(Fiber.poll(fiber), (exit) => exit._tag === "Some"))
       const result = yield* Fiber.join(fiber)
       expect(result.manifest.status).toBe("ok")
       expect(result.manifest.candidates[2]).toMatchObject({ model: "test/gamma", status: "ok", file: "responses/03-test-gamma.md" })
