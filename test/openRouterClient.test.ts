@@ -421,6 +421,17 @@ describe("pooled connections", () => {
       expect(fake.connections).toBe(1)
     }).pipe(Effect.provide(clientLayer())))
 
+  it.live("20 sequential streamed calls use exactly 1 TCP connection: the body is read to its end after [DONE]", () =>
+    Effect.gen(function*() {
+      const client = yield* OpenRouterClient
+      for (let i = 0; i < 20; i++) {
+        const completion = yield* client.complete(ask(`pool/stream-${i}`))
+        expect(completion.content).toBe(`Answer from pool/stream-${i}`)
+        yield* turn
+      }
+      expect(fake.connections).toBe(1)
+    }).pipe(Effect.provide(clientLayer({ stream: true }))))
+
   it.live("20 sequential calls back to back in one tick still reuse connections (at most 2)", () =>
     Effect.gen(function*() {
       const client = yield* OpenRouterClient

@@ -1,0 +1,93 @@
+import { HttpClient, type HttpClientResponse } from "@effect/platform"
+import { Effect, Either, Stream } from "effect"
+import { InvalidResponse, type ProviderError } from "../../domain/errors.js"
+import { Settings } from "../Settings.js"
+import { makeRedact } from "./redact.js"
+import { chatRequest, type CompletionRequest, modelsRequest, providerHttpClient } from "./request.js"
+import { type Completion, errorForStatus, interpretChatBody, type ModelInfo } from "./response.js"
+import { capBytes, readStreamedAnswer, transportError } from "./stream.js"
+import { decodeModels } from "./wire.js"
+
+const headerRecord = (response: HttpClientResponse.HttpClientResponse): Readonly<Record<string, string | undefined>> => response.headers
+
+const isOk = (status: number) => status >= 200 && status < 300
+
+const make = Effect.gen(function*() {
+  const settings = yield* Settings
+  const http = providerHttpClient(yield* HttpClient.HttpClient, settings)
+  // A provider or proxy may echo the key back (in an error, even in an answer): every string taken from
+  // a parsed body is scrubbed of it before it reaches a log, an error message or a file.
+  const redact = makeRedact(settings.apiKey)
+  const contextFor = (model: string, status: number) => ({ model, status, maxBytes: settings.maxResponseBytes, redact })
+
+  /** The whole body as text, up to the size cap. */
+  const bodyText = (model: string, response: HttpClientResponse.HttpClientResponse) =>
+    response.stream.pipe(
+      Stream.mapError((e) => transportError(model, e)),
+      capBytes(contextFor(model, response.status)),
+      Stream.decodeText(),
+      Stream.mkString
+    )
+
+  /** A status outside 2xx, typed by its status and body. */
+  const statusError = (model: string, response: HttpClientResponse.HttpClientResponse) =>
+    Effect.flatMap(bodyText(model, response), (text) => Effect.fail(errorForStatus(model, response.status, headerRecord(response), text, redact)))
+
+  const complete = Effect.fnUntraced(function*(request: CompletionRequest) {
+    const model = request.model
+    const response = yield* http.execute(chatRequest(request, settings.stream)).pipe(
+      Effect.mapError((e) => transportError(model, e))
+    )
+    if (!isOk(response.status)) return yield* statusError(model, response)
+    const contentType = response.headers["content-type"]
+    if ((contentType ?? "").includes("text/event-stream")) {
+      return yield* readStreamedAnswer(contextFor(model, response.status), response.stream, request.onDelta)
+    }
+    // Servers that answer a streamed request with one JSON body come here too.
+    const text = yield* bodyText(model, response)
+    return yield* Either.match(interpretChatBody(model, response.status, contentType, text, redact), {
+      onLeft: (error): Effect.Effect<Completion, ProviderError> => Effect.fail(error),
+      onRight: Effect.succeed
+    })
+  })
+
+  const listModels = Effect.fnUntraced(function*() {
+    const model = "(models)"
+    const response = yield* http.execute(modelsRequest).pipe(Effect.mapError((e) => transportError(model, e)))
+    if (!isOk(response.status)) return yield* statusError(model, response)
+    const decoded = decodeModels(yield* bodyText(model, response))
+    if (Either.isLeft(decoded)) {
+      const why = decoded.left._tag === "NotJson" ? "not JSON" : `wrong shape at ${decoded.left.path}`
+      return yield* new InvalidResponse({ model, message: `Invalid /models response: ${why}`, httpStatus: response.status })
+    }
+    const perMillion = (p: number | null | undefined) => (p == null ? undefined : p * 1_000_000)
+    return decoded.right.data.map((m): ModelInfo => ({
+      id: m.id,
+      name: m.name ?? undefined,
+      contextLength: m.context_length ?? undefined,
+      promptPrice: perMillion(m.pricing?.prompt),
+      completionPrice: perMillion(m.pricing?.completion)
+    }))
+  })
+
+  return {
+    /** One attempt at a chat completion: retries and the time budget belong to the caller's policy. */
+    complete: (request: CompletionRequest): Effect.Effect<Completion, ProviderError> => complete(request),
+    /** The provider's model catalogue (`GET /models`). */
+    listModels: (): Effect.Effect<ReadonlyArray<ModelInfo>, ProviderError> => listModels()
+  }
+})
+
+/**
+ * The OpenRouter (or any OpenAI-compatible) chat API over the process's one HTTP client. `Default`
+ * needs Settings and an HttpClient (the pooled undici client in production); tests provide their own
+ * double with `OpenRouterClient.make` (see test/support/scriptedClient.ts).
+ */
+export class OpenRouterClient extends Effect.Service<OpenRouterClient>()("parallel-llm/OpenRouterClient", { effect: make }) {}
+
+export type OpenRouterClientShape = Pick<OpenRouterClient, "complete" | "listModels">
+
+/** Builds the client from Settings and an HttpClient in the current context. */
+export const makeOpenRouterClient: Effect.Effect<OpenRouterClient, never, Settings | HttpClient.HttpClient> = Effect.map(make, OpenRouterClient.make)
+
+export const layerOpenRouterClient = OpenRouterClient.Default

@@ -1,0 +1,184 @@
+import type { HttpClientError } from "@effect/platform"
+import { Chunk, Deferred, Duration, Effect, Either, Stream } from "effect"
+import { ErrorInBody, InvalidResponse, NetworkError, type ProviderError, RateLimited, ResponseTooLarge } from "../../domain/errors.js"
+import { makeSseSplitter } from "../sseEvents.js"
+import type { Redact } from "./redact.js"
+import { type Completion, providerErrorOf, snippet, usageOf } from "./response.js"
+import { decodeStreamChunk, type Usage } from "./wire.js"
+
+/** How long the rest of a streamed body may take to end after `[DONE]` before the connection is dropped. */
+const DRAIN_AFTER_DONE = Duration.millis(500)
+
+export interface StreamContext {
+  readonly model: string
+  readonly status: number
+  readonly maxBytes: number
+  readonly redact: Redact
+}
+
+/** What one network read of an SSE answer adds: its text, and what the chunks said about the answer. */
+interface Part {
+  readonly text: string
+  readonly servedBy?: string | undefined
+  readonly finishReason?: string | undefined
+  readonly usage?: Usage | undefined
+  /** An error event, or a chunk that is not one: the answer ends here, with the text before it. */
+  readonly failure?: ProviderError | undefined
+}
+
+interface Answer {
+  readonly content: string
+  readonly servedBy: string | undefined
+  readonly finishReason: string | undefined
+  readonly usage: Usage | undefined
+  readonly failure: ProviderError | undefined
+}
+
+const emptyAnswer: Answer = { content: "", servedBy: undefined, finishReason: undefined, usage: undefined, failure: undefined }
+
+export const transportError = (model: string, error: HttpClientError.HttpClientError): NetworkError =>
+  new NetworkError({
+    model,
+    message: `${error._tag === "RequestError" ? "Network error" : "Network error while reading the answer"}: ${describeCause(error.cause) ?? error.reason}`
+  })
+
+const describeCause = (cause: unknown): string | undefined => {
+  if (!(cause instanceof Error)) return undefined
+  const inner: unknown = "cause" in cause ? cause.cause : undefined
+  const code: unknown = "code" in cause ? cause.code : undefined
+  return [cause.message, typeof code === "string" ? code : undefined, describeCause(inner)].filter(Boolean).join(": ")
+}
+
+export const tooLarge = (model: string, maxBytes: number, partialContent?: string) =>
+  new ResponseTooLarge({
+    model,
+    limitBytes: maxBytes,
+    message: `Response larger than ${maxBytes.toLocaleString("en-US")} bytes (--max-response-bytes): connection closed`,
+    ...(partialContent ? { partialContent } : {})
+  })
+
+/** Stage: the body's bytes up to the cap; past it the stream fails, which closes the connection. */
+export const capBytes = (context: StreamContext) => <E, R>(bytes: Stream.Stream<Uint8Array, E, R>) =>
+  Stream.suspend(() => {
+    let size = 0
+    return Stream.mapChunksEffect(bytes, (chunk) => {
+      Chunk.forEach(chunk, (piece) => (size += piece.length))
+      return size > context.maxBytes ? Effect.fail(tooLarge(context.model, context.maxBytes)) : Effect.succeed(chunk)
+    })
+  })
+
+/**
+ * Stage: text → the parts of the answer, one per network read. Events after `[DONE]` are ignored but the
+ * body is still read to its end, so that the connection goes back to the pool instead of being torn down.
+ */
+const toParts = (context: StreamContext, done: Deferred.Deferred<void>) => <E, R>(text: Stream.Stream<string, E, R>) =>
+  Stream.suspend(() => {
+    const splitter = makeSseSplitter({ maxEventChars: context.maxBytes })
+    let finished = false
+    const partOf = (events: ReadonlyArray<{ readonly data: string }> | undefined): Effect.Effect<Part, ProviderError> => {
+      if (events === undefined) return Effect.fail(tooLarge(context.model, context.maxBytes))
+      let text = ""
+      let servedBy: string | undefined
+      let finishReason: string | undefined
+      let usage: Usage | undefined
+      for (const event of events) {
+        if (finished) break
+        if (event.data === "[DONE]" || event.data.trim() === "[DONE]") {
+          finished = true
+          return Effect.as(Deferred.succeed(done, undefined), { text, servedBy, finishReason, usage })
+        }
+        const decoded = decodeStreamChunk(event.data)
+        if (Either.isLeft(decoded)) {
+          const failure = new InvalidResponse({
+            model: context.model,
+            message: `Invalid stream chunk: ${snippet(context.redact(event.data))}`,
+            httpStatus: context.status
+          })
+          return Effect.succeed({ text, servedBy, finishReason, usage, failure })
+        }
+        const chunk = decoded.right
+        const choice = chunk.choices?.[0]
+        const error = chunk.error ?? choice?.error
+        if (error || choice?.finish_reason === "error") {
+          const failure = providerErrorOf(context.model, error, "mid-stream", context.redact, { transientWithoutCode: true })
+          return Effect.succeed({ text, servedBy, finishReason, usage, failure })
+        }
+        if (chunk.model) servedBy = chunk.model
+        if (choice?.finish_reason) finishReason = choice.finish_reason
+        if (chunk.usage) usage = chunk.usage
+        const delta = choice?.delta?.content
+        if (delta) text += delta
+      }
+      return Effect.succeed({ text, servedBy, finishReason, usage })
+    }
+    return Stream.concat(
+      Stream.mapEffect(text, (piece) => partOf(splitter.push(piece))),
+      Stream.fromEffect(Effect.suspend(() => partOf(splitter.end())))
+    )
+  })
+
+const addPart = (answer: Answer, item: Either.Either<Part, ProviderError>): Answer => {
+  if (Either.isLeft(item)) return { ...answer, failure: item.left }
+  const part = item.right
+  return {
+    content: part.text === "" ? answer.content : answer.content + part.text,
+    servedBy: part.servedBy ?? answer.servedBy,
+    finishReason: part.finishReason ?? answer.finishReason,
+    usage: part.usage ?? answer.usage,
+    failure: part.failure
+  }
+}
+
+/** A failure keeps the text streamed before it, where its type can carry it. */
+const withPartial = (context: StreamContext, error: ProviderError, content: string): ProviderError => {
+  if (content === "" || ("partialContent" in error && error.partialContent !== undefined)) return error
+  switch (error._tag) {
+    case "NetworkError":
+      return new NetworkError({ model: error.model, message: error.message, partialContent: content })
+    case "ResponseTooLarge":
+      return tooLarge(context.model, context.maxBytes, content)
+    case "ErrorInBody":
+      return new ErrorInBody({ model: error.model, message: error.message, code: error.code, transient: error.transient, partialContent: content })
+    case "RateLimited":
+      return new RateLimited({ model: error.model, message: error.message, httpStatus: error.httpStatus, retryAfterMs: error.retryAfterMs, partialContent: content })
+    default:
+      return error
+  }
+}
+
+/**
+ * A streamed answer as a pipeline: bytes → capped bytes → text → SSE events → decoded chunks → one part
+ * per network read → one answer. Failures on the way become the answer's last part, so the text
+ * streamed before them is kept.
+ */
+export const readStreamedAnswer = (
+  context: StreamContext,
+  bytes: Stream.Stream<Uint8Array, HttpClientError.ResponseError>,
+  onDelta: ((text: string) => Effect.Effect<void>) | undefined
+): Effect.Effect<Completion, ProviderError> =>
+  Effect.flatMap(Deferred.make<void>(), (done) =>
+    bytes.pipe(
+      Stream.mapError((error) => transportError(context.model, error)),
+      capBytes(context),
+      Stream.decodeText(),
+      toParts(context, done),
+      onDelta === undefined ? (parts) => parts : Stream.tap((part) => (part.text === "" ? Effect.void : onDelta(context.redact(part.text)))),
+      // A server that keeps the response open after `[DONE]` gets a moment to end it, no more.
+      Stream.interruptWhen(Effect.zipRight(Deferred.await(done), Effect.sleep(DRAIN_AFTER_DONE))),
+      Stream.either,
+      Stream.takeUntil((item) => Either.isLeft(item) || item.right.failure !== undefined),
+      Stream.runFold(emptyAnswer, addPart),
+      Effect.flatMap((answer): Effect.Effect<Completion, ProviderError> => {
+        const content = context.redact(answer.content)
+        if (answer.failure !== undefined) return Effect.fail(withPartial(context, answer.failure, content))
+        if (content.trim() === "") {
+          return Effect.fail(new InvalidResponse({ model: context.model, message: "Invalid response: the stream carried no content", httpStatus: context.status }))
+        }
+        return Effect.succeed({
+          content,
+          servedBy: answer.servedBy !== undefined ? context.redact(answer.servedBy) : context.model,
+          usage: usageOf(answer.usage),
+          finishReason: answer.finishReason
+        })
+      })
+    ))
