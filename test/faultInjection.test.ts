@@ -118,10 +118,10 @@ describe("fault injection against the loopback fake (streaming)", () => {
       expectFailure(faultyRecord, { tag: "NetworkError", attempts: 3, message: /Network error/ })
     }))
 
-  it.live("malformed JSON: an invalid response, not retried", () =>
+  it.live("malformed JSON: an invalid response, retried like a 5xx", () =>
     Effect.gen(function*() {
       const { faultyRecord } = yield* runAgainstFake({ kind: "malformed" })
-      expectFailure(faultyRecord, { tag: "InvalidResponse", attempts: 1, message: /not a chat completion/ })
+      expectFailure(faultyRecord, { tag: "InvalidResponse", attempts: 3, message: /not a chat completion/ })
     }))
 
   it.live("an HTML error page from a proxy: says so, retried as a 502", () =>
@@ -133,13 +133,13 @@ describe("fault injection against the loopback fake (streaming)", () => {
   it.live("empty choices: an invalid response", () =>
     Effect.gen(function*() {
       const { faultyRecord } = yield* runAgainstFake({ kind: "emptyChoices" })
-      expectFailure(faultyRecord, { tag: "InvalidResponse", attempts: 1, message: /no (choices|content)/ })
+      expectFailure(faultyRecord, { tag: "InvalidResponse", attempts: 3, message: /no (choices|content)/ })
     }))
 
   it.live("null content: an invalid response", () =>
     Effect.gen(function*() {
       const { faultyRecord } = yield* runAgainstFake({ kind: "nullContent" })
-      expectFailure(faultyRecord, { tag: "InvalidResponse", attempts: 1, message: /null|no content/ })
+      expectFailure(faultyRecord, { tag: "InvalidResponse", attempts: 3, message: /null|no content/ })
     }))
 
   it.live("an error inside an HTTP 200: a transient code is retried", () =>

@@ -205,11 +205,19 @@ const failureCases: ReadonlyArray<FailureCase> = [
     message: /HTML/,
     check: (e) => expect(e.message).not.toContain("<html")
   },
-  { name: "200 with an HTML page", behavior: { kind: "html", status: 200 }, tag: "InvalidResponse", transient: false, message: /HTML/ },
-  { name: "200 with malformed JSON", behavior: { kind: "malformed" }, tag: "InvalidResponse", transient: false },
-  { name: "200 with empty choices", behavior: { kind: "emptyChoices" }, tag: "InvalidResponse", transient: false, message: /no choices/ },
-  { name: "200 with null content", behavior: { kind: "nullContent" }, tag: "InvalidResponse", transient: false, message: /null/ },
-  { name: "200 with empty content", behavior: { kind: "emptyContent" }, tag: "InvalidResponse", transient: false, message: /empty/ },
+  // Not a chat completion at HTTP 200: transient, like the 5xx a proxy would have sent instead.
+  { name: "200 with an HTML page", behavior: { kind: "html", status: 200 }, tag: "InvalidResponse", transient: true, message: /HTML/ },
+  { name: "200 with malformed JSON", behavior: { kind: "malformed" }, tag: "InvalidResponse", transient: true, message: /cut short/ },
+  { name: "200 with empty choices", behavior: { kind: "emptyChoices" }, tag: "InvalidResponse", transient: true, message: /no choices/ },
+  { name: "200 with null content", behavior: { kind: "nullContent" }, tag: "InvalidResponse", transient: true, message: /null/ },
+  { name: "200 with empty content", behavior: { kind: "emptyContent" }, tag: "InvalidResponse", transient: true, message: /empty/ },
+  {
+    name: "200 with JSON of the wrong shape: one short line naming the field, no dump of the schema",
+    behavior: { kind: "status", status: 200, body: { choices: [{ message: { content: 42 } }] } },
+    tag: "InvalidResponse",
+    transient: true,
+    message: /^Invalid response: a body that is not a chat completion \(wrong shape at choices\.0\.message\.content\)$/
+  },
   {
     name: "an error object with a 5xx code in a 200 body",
     behavior: { kind: "errorIn200", code: 502, message: "Upstream provider exploded" },
@@ -219,10 +227,13 @@ const failureCases: ReadonlyArray<FailureCase> = [
     check: (e) => expect(e._tag === "ErrorInBody" && e.code).toBe(502)
   },
   {
+    // A 429 is a rate limit wherever it arrives: the same tag and status as an HTTP 429.
     name: "an error object with code 429 in a 200 body",
     behavior: { kind: "errorIn200", code: 429, message: "slow down" },
-    tag: "ErrorInBody",
-    transient: true
+    tag: "RateLimited",
+    transient: true,
+    httpStatus: 429,
+    message: /slow down/
   },
   {
     name: "an error object with code 400 in a 200 body",
@@ -264,6 +275,26 @@ describe("OpenRouterClient.complete: each failure maps to its typed error", () =
         expect(chatCount(model)).toBe(1)
       }))
   })
+})
+
+describe("a 429 is typed by the provider's code wherever it arrives", () => {
+  for (const [where, behavior, stream] of [
+    ["the HTTP status", { kind: "status", status: 429 }, false],
+    ["a 200 body", { kind: "errorIn200", code: 429, message: "Rate limit exceeded" }, false],
+    ["a 200 body of a streamed request", { kind: "errorIn200", code: "429", message: "Rate limit exceeded" }, true],
+    ["an event mid-stream", { kind: "streamError", partial: "The first words", code: 429, message: "Rate limit exceeded" }, true]
+  ] satisfies ReadonlyArray<readonly [string, Behavior, boolean]>) {
+    it.live(`in ${where}: RateLimited with httpStatus 429, transient`, () =>
+      Effect.gen(function*() {
+        const model = `limited/${where.replace(/\W+/g, "-")}`
+        fake.setScript({ [model]: behavior })
+        const error = yield* complete(ask(model)).pipe(Effect.flip, Effect.provide(clientLayer({ stream })))
+        expect(error._tag).toBe("RateLimited")
+        expect(httpStatusOf(error)).toBe(429)
+        expect(isTransient(error)).toBe(true)
+        if (behavior.kind === "streamError") expect(error._tag === "RateLimited" && error.partialContent).toBe("The first words")
+      }))
+  }
 })
 
 describe("parseRetryAfter", () => {
@@ -340,6 +371,23 @@ describe("callModel with the real client and the real clock", () => {
       expect(call.attempts).toBe(3)
       expect(chatCount("down/always")).toBe(3)
     }))
+
+  for (const behavior of [
+    { kind: "malformed" },
+    { kind: "html", status: 200 },
+    { kind: "emptyChoices" },
+    { kind: "nullContent" }
+  ] satisfies ReadonlyArray<Behavior>) {
+    it.live(`a 200 that is not a chat completion (${behavior.kind}) is retried under the same schedule`, () =>
+      Effect.gen(function*() {
+        const model = `invalid/${behavior.kind}`
+        fake.setScript({ [model]: [behavior, { kind: "ok", content: "a real answer" }] })
+        const call = yield* callModel(ask(model), policy).pipe(Effect.provide(clientLayer()))
+        expect(Either.getOrThrow(call.result).content).toBe("a real answer")
+        expect(call.attempts).toBe(2)
+        expect(chatCount(model)).toBe(2)
+      }))
+  }
 
   for (const behavior of [
     { kind: "status", status: 401 },
@@ -546,6 +594,30 @@ describe("the API key is never logged", () => {
       expect(logText).not.toContain(KEY)
       // Not even a recognisable piece of it.
       expect(logText).not.toContain(KEY.slice(-16))
+    }))
+
+  it.live("a key echoed in another letter case or by its leading part is redacted from answers and errors", () =>
+    Effect.gen(function*() {
+      const echo = `upper ${KEY.toUpperCase()}, lower ${KEY.toLowerCase()}, cut ${KEY.slice(0, 20)}… and the rest of the answer`
+      const leaks = (text: string) => text.toLowerCase().includes(KEY.slice(0, 16).toLowerCase())
+      for (const stream of [false, true]) {
+        fake.setScript({ "echo/answer": { kind: "ok", content: echo } })
+        const completion = yield* complete(ask("echo/answer")).pipe(Effect.provide(clientLayer({ stream })))
+        expect(leaks(completion.content), completion.content).toBe(false)
+        expect(completion.content).toContain("and the rest of the answer")
+      }
+      const error = yield* failureOf("echo/error", { kind: "errorIn200", code: 400, message: `bad key ${KEY.toUpperCase().slice(0, 24)}` })
+      expect(leaks(error.message), error.message).toBe(false)
+    }))
+
+  it.live("a short key is redacted from nothing: it cannot corrupt the bodies it appears in", () =>
+    Effect.gen(function*() {
+      for (const stream of [false, true]) {
+        const completion = yield* complete(ask("short/key")).pipe(
+          Effect.provide(clientLayer({ stream, apiKey: Option.some(Redacted.make("e")) }))
+        )
+        expect(completion.content).toBe("Answer from short/key")
+      }
     }))
 
   // Some OpenAI-compatible servers and proxies quote the key they received in a 401/400 body

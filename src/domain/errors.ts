@@ -53,7 +53,10 @@ export class ProviderFailure extends Schema.TaggedError<ProviderFailure>()("Prov
   retryAfterMs: Schema.optional(Schema.Number)
 }) {}
 
-/** A 2xx answer we cannot use: not JSON, an HTML page, no choices, null or empty content. */
+/**
+ * A 2xx answer we cannot use: not JSON (or cut short), an HTML page, no choices, null or empty content.
+ * Transient: a proxy's page or a truncated body says nothing about the next attempt.
+ */
 export class InvalidResponse extends Schema.TaggedError<InvalidResponse>()("InvalidResponse", {
   ...common,
   httpStatus: Schema.optional(Schema.Number)
@@ -108,6 +111,7 @@ export const isTransient = (error: ProviderError): boolean => {
     case "RateLimited":
     case "ProviderFailure":
     case "NetworkError":
+    case "InvalidResponse":
       return true
     case "ErrorInBody":
       return error.transient
