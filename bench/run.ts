@@ -1,8 +1,9 @@
 /**
  * `npm run bench`: performance figures against the loopback fake (in a worker thread), printed as a
  * table and written to bench/results/latest.json. Each figure is the median of several runs.
- * `BENCH_QUICK=1` runs each measurement a few times on a small batch (the smoke test uses it).
- * Never part of `npm test`'s assertions: these are figures, and the machine decides them.
+ * `BENCH_QUICK=1` runs each measurement a few times on a small batch; `BENCH_ONLY=calls,events` runs only
+ * those; the 1,000-stream scale run needs `BENCH_SCALE=1` or `BENCH_ONLY=scale`. Never part of
+ * `npm test`: these are figures, and the machine decides them.
  */
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
@@ -21,7 +22,8 @@ import { layerSettings, loadSettings, type RawSettings, type SettingsValue } fro
 import type { Behavior, Script } from "../test/support/fakeOpenRouter.js"
 import { realHttpClientLayer } from "../test/support/realHttpClient.js"
 import type { FakeReply, FakeRequest, FakeStats } from "./fakeWorker.js"
-import { FIGURES, meetsTarget } from "./figures.js"
+import { FIGURES, meetsTarget, TARGETS } from "./figures.js"
+import { measureCallCpu, measureEventCpu, measureScale } from "./targets.js"
 
 const root = process.env.BENCH_ROOT ?? process.cwd()
 const quick = process.env.BENCH_QUICK === "1"
@@ -204,6 +206,7 @@ const cliEnv = (fake: Fake, outputDir: string): Record<string, string> => ({
 
 const figures: Record<string, number> = {}
 const details: Record<string, unknown> = {}
+const targetContext = { root, tmp, quick, figures, details, log }
 
 const measureOverhead = async (fake: Fake) => {
   await fake.setScript(overheadScript())
@@ -352,8 +355,12 @@ const measureStartup = async (fake: Fake) => {
       child.on("error", reject)
       child.on("exit", () => resolve(performance.now() - started))
     }))
-  figures["startup.askHelpMs"] = await repeat(times, async () => (await spawnCli(["ask", "--help"], {})).ms)
+  // The first run after an install has no code cache yet (it makes one in the user's cache directory).
+  fs.rmSync(path.join(tmp, ".cache"), { recursive: true, force: true })
+  figures["startup.serveInitColdMs"] = await serveInit(fake)
   figures["startup.serveInitMs"] = await repeat(times, () => serveInit(fake))
+  figures["startup.versionMs"] = await repeat(times, async () => (await spawnCli(["--version"], {})).ms)
+  figures["startup.askHelpMs"] = await repeat(times, async () => (await spawnCli(["ask", "--help"], {})).ms)
 }
 
 /** Spawn `serve`, send `initialize`, time to its answer (the first line on stdout). */
@@ -438,6 +445,27 @@ const printTable = () => {
   const header = ["figure", "value", "target"]
   const line = (cells: ReadonlyArray<string>) => cells.map((c, i) => (i === 1 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join("  ").trimEnd()
   process.stdout.write([line(header), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)].join("\n") + "\n")
+  printTargets()
+}
+
+/** Issue 16's targets: the project beside the bare-Node floor measured in the same run, and their ratio. */
+const printTargets = () => {
+  const number = (value: number | undefined) => (value === undefined ? "—" : value < 10 ? value.toFixed(2) : value.toFixed(0))
+  const rows = TARGETS.flatMap((t) => {
+    const project = figures[`${t.key}.project`]
+    if (project === undefined) return []
+    const floor = figures[`${t.key}.floor`]
+    const ratio = figures[`${t.key}.ratio`]
+    const judged = t.goal.ratio !== undefined ? ratio : project
+    const limit = t.goal.ratio ?? t.goal.max
+    const met = judged === undefined || limit === undefined ? "" : judged <= limit ? "met" : "MISSED"
+    return [[t.label, `${number(project)} ${t.unit}`, `${number(floor)} ${t.unit}`, ratio === undefined ? "—" : `${ratio.toFixed(2)}×`, t.goal.text, met]]
+  })
+  if (rows.length === 0) return
+  const all = [["target", "project", "floor", "ratio", "goal", ""], ...rows]
+  const widths = [0, 1, 2, 3, 4, 5].map((i) => Math.max(...all.map((r) => r[i]!.length)))
+  const line = (cells: ReadonlyArray<string>) => cells.map((c, i) => (i >= 1 && i <= 3 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join("  ").trimEnd()
+  process.stdout.write(["", line(all[0]!), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)].join("\n") + "\n")
 }
 
 const main = async () => {
@@ -452,9 +480,13 @@ const main = async () => {
       ["overhead", measureOverhead],
       ["connections", measureConnections],
       ["tail", measureTail],
-      ["throughput", measureThroughput]
+      ["throughput", measureThroughput],
+      ["calls", () => measureCallCpu(targetContext)],
+      ["events", () => measureEventCpu(targetContext)],
+      ["scale", () => measureScale(targetContext)]
     ] as const) {
-      if (only !== undefined && !only.includes(name)) continue
+      // The scale run is heavy (two ~20 s batches of 1,000 streams): only when asked for.
+      if (only === undefined ? name === "scale" && process.env.BENCH_SCALE !== "1" : !only.includes(name)) continue
       log(`${name}…`)
       await measure(fake)
     }
