@@ -1,5 +1,5 @@
 import type { HttpClientError } from "@effect/platform"
-import { Chunk, Deferred, Duration, Effect, Either, Stream } from "effect"
+import { Chunk, Duration, Effect, Either, Option, Stream } from "effect"
 import { ErrorInBody, InvalidResponse, NetworkError, type ProviderError, RateLimited, ResponseTooLarge } from "../../domain/errors.js"
 import { makeSseSplitter } from "../sseEvents.js"
 import type { Redact } from "./redact.js"
@@ -24,6 +24,8 @@ interface Part {
   readonly usage?: Usage | undefined
   /** An error event, or a chunk that is not one: the answer ends here, with the text before it. */
   readonly failure?: ProviderError | undefined
+  /** `[DONE]` came: what follows is only the end of the body. */
+  readonly done: boolean
 }
 
 interface Answer {
@@ -32,9 +34,10 @@ interface Answer {
   readonly finishReason: string | undefined
   readonly usage: Usage | undefined
   readonly failure: ProviderError | undefined
+  readonly done: boolean
 }
 
-const emptyAnswer: Answer = { content: "", servedBy: undefined, finishReason: undefined, usage: undefined, failure: undefined }
+const emptyAnswer: Answer = { content: "", servedBy: undefined, finishReason: undefined, usage: undefined, failure: undefined, done: false }
 
 export const transportError = (model: string, error: HttpClientError.HttpClientError): NetworkError =>
   new NetworkError({
@@ -68,15 +71,15 @@ export const capBytes = (context: StreamContext) => <E, R>(bytes: Stream.Stream<
   })
 
 /**
- * Stage: text → the parts of the answer, one per network read. Events after `[DONE]` are ignored but the
- * body is still read to its end, so that the connection goes back to the pool instead of being torn down.
+ * Stage: text → the parts of the answer, one per network read. After `[DONE]` the events are ignored but
+ * the body is still read to its end, so that the connection goes back to the pool instead of being torn down.
  */
-const toParts = (context: StreamContext, done: Deferred.Deferred<void>) => <E, R>(text: Stream.Stream<string, E, R>) =>
+const toParts = (context: StreamContext) => <E, R>(text: Stream.Stream<string, E, R>) =>
   Stream.suspend(() => {
     const splitter = makeSseSplitter({ maxEventChars: context.maxBytes })
     let finished = false
-    const partOf = (events: ReadonlyArray<{ readonly data: string }> | undefined): Effect.Effect<Part, ProviderError> => {
-      if (events === undefined) return Effect.fail(tooLarge(context.model, context.maxBytes))
+    const partOf = (events: ReadonlyArray<{ readonly data: string }> | undefined): Either.Either<Part, ProviderError> => {
+      if (events === undefined) return Either.left(tooLarge(context.model, context.maxBytes))
       let text = ""
       let servedBy: string | undefined
       let finishReason: string | undefined
@@ -85,7 +88,7 @@ const toParts = (context: StreamContext, done: Deferred.Deferred<void>) => <E, R
         if (finished) break
         if (event.data === "[DONE]" || event.data.trim() === "[DONE]") {
           finished = true
-          return Effect.as(Deferred.succeed(done, undefined), { text, servedBy, finishReason, usage })
+          break
         }
         const decoded = decodeStreamChunk(event.data)
         if (Either.isLeft(decoded)) {
@@ -94,14 +97,14 @@ const toParts = (context: StreamContext, done: Deferred.Deferred<void>) => <E, R
             message: `Invalid stream chunk: ${snippet(context.redact(event.data))}`,
             httpStatus: context.status
           })
-          return Effect.succeed({ text, servedBy, finishReason, usage, failure })
+          return Either.right({ text, servedBy, finishReason, usage, failure, done: false })
         }
         const chunk = decoded.right
         const choice = chunk.choices?.[0]
         const error = chunk.error ?? choice?.error
         if (error || choice?.finish_reason === "error") {
           const failure = providerErrorOf(context.model, error, "mid-stream", context.redact, { transientWithoutCode: true })
-          return Effect.succeed({ text, servedBy, finishReason, usage, failure })
+          return Either.right({ text, servedBy, finishReason, usage, failure, done: false })
         }
         if (chunk.model) servedBy = chunk.model
         if (choice?.finish_reason) finishReason = choice.finish_reason
@@ -109,7 +112,7 @@ const toParts = (context: StreamContext, done: Deferred.Deferred<void>) => <E, R
         const delta = choice?.delta?.content
         if (delta) text += delta
       }
-      return Effect.succeed({ text, servedBy, finishReason, usage })
+      return Either.right({ text, servedBy, finishReason, usage, done: finished })
     }
     return Stream.concat(
       Stream.mapEffect(text, (piece) => partOf(splitter.push(piece))),
@@ -117,17 +120,33 @@ const toParts = (context: StreamContext, done: Deferred.Deferred<void>) => <E, R
     )
   })
 
-const addPart = (answer: Answer, item: Either.Either<Part, ProviderError>): Answer => {
-  if (Either.isLeft(item)) return { ...answer, failure: item.left }
-  const part = item.right
-  return {
-    content: part.text === "" ? answer.content : answer.content + part.text,
-    servedBy: part.servedBy ?? answer.servedBy,
-    finishReason: part.finishReason ?? answer.finishReason,
-    usage: part.usage ?? answer.usage,
-    failure: part.failure
-  }
-}
+const addPart = (answer: Answer, part: Part): Answer => ({
+  content: part.text === "" ? answer.content : answer.content + part.text,
+  servedBy: part.servedBy ?? answer.servedBy,
+  finishReason: part.finishReason ?? answer.finishReason,
+  usage: part.usage ?? answer.usage,
+  failure: part.failure,
+  done: answer.done || part.done
+})
+
+/**
+ * Runs the parts into one answer. A failure ends it (keeping the text before it); after `[DONE]` the rest
+ * of the body gets a moment to end, no more, so a server that keeps the response open cannot hold the
+ * call. Only that last read is timed: the everyday call races nothing.
+ */
+const foldParts = (parts: Stream.Stream<Part, ProviderError>): Effect.Effect<Answer> =>
+  Effect.scoped(Effect.flatMap(Stream.toPull(parts), (pull) => {
+    const drain = Effect.timeoutFail(pull, { duration: DRAIN_AFTER_DONE, onTimeout: () => Option.none<ProviderError>() })
+    const loop = (answer: Answer): Effect.Effect<Answer> =>
+      Effect.matchEffect(answer.done ? drain : pull, {
+        onFailure: (end) => Effect.succeed(Option.isSome(end) ? { ...answer, failure: end.value } : answer),
+        onSuccess: (chunk) => {
+          const next = Chunk.reduce(chunk, answer, addPart)
+          return next.failure === undefined ? loop(next) : Effect.succeed(next)
+        }
+      })
+    return loop(emptyAnswer)
+  }))
 
 /** A failure keeps the text streamed before it, where its type can carry it. */
 const withPartial = (context: StreamContext, error: ProviderError, content: string): ProviderError => {
@@ -148,37 +167,32 @@ const withPartial = (context: StreamContext, error: ProviderError, content: stri
 
 /**
  * A streamed answer as a pipeline: bytes → capped bytes → text → SSE events → decoded chunks → one part
- * per network read → one answer. Failures on the way become the answer's last part, so the text
- * streamed before them is kept.
+ * per network read → one answer. A failure on the way ends the answer, and the text streamed before it
+ * is kept.
  */
 export const readStreamedAnswer = (
   context: StreamContext,
   bytes: Stream.Stream<Uint8Array, HttpClientError.ResponseError>,
   onDelta: ((text: string) => Effect.Effect<void>) | undefined
 ): Effect.Effect<Completion, ProviderError> =>
-  Effect.flatMap(Deferred.make<void>(), (done) =>
-    bytes.pipe(
-      Stream.mapError((error) => transportError(context.model, error)),
-      capBytes(context),
-      Stream.decodeText(),
-      toParts(context, done),
-      onDelta === undefined ? (parts) => parts : Stream.tap((part) => (part.text === "" ? Effect.void : onDelta(context.redact(part.text)))),
-      // A server that keeps the response open after `[DONE]` gets a moment to end it, no more.
-      Stream.interruptWhen(Effect.zipRight(Deferred.await(done), Effect.sleep(DRAIN_AFTER_DONE))),
-      Stream.either,
-      Stream.takeUntil((item) => Either.isLeft(item) || item.right.failure !== undefined),
-      Stream.runFold(emptyAnswer, addPart),
-      Effect.flatMap((answer): Effect.Effect<Completion, ProviderError> => {
-        const content = context.redact(answer.content)
-        if (answer.failure !== undefined) return Effect.fail(withPartial(context, answer.failure, content))
-        if (content.trim() === "") {
-          return Effect.fail(new InvalidResponse({ model: context.model, message: "Invalid response: the stream carried no content", httpStatus: context.status }))
-        }
-        return Effect.succeed({
-          content,
-          servedBy: answer.servedBy !== undefined ? context.redact(answer.servedBy) : context.model,
-          usage: usageOf(answer.usage),
-          finishReason: answer.finishReason
-        })
+  bytes.pipe(
+    Stream.mapError((error) => transportError(context.model, error)),
+    capBytes(context),
+    Stream.decodeText(),
+    toParts(context),
+    onDelta === undefined ? (parts) => parts : Stream.tap((part) => (part.text === "" ? Effect.void : onDelta(context.redact(part.text)))),
+    foldParts,
+    Effect.flatMap((answer): Effect.Effect<Completion, ProviderError> => {
+      const content = context.redact(answer.content)
+      if (answer.failure !== undefined) return Effect.fail(withPartial(context, answer.failure, content))
+      if (content.trim() === "") {
+        return Effect.fail(new InvalidResponse({ model: context.model, message: "Invalid response: the stream carried no content", httpStatus: context.status }))
+      }
+      return Effect.succeed({
+        content,
+        servedBy: answer.servedBy !== undefined ? context.redact(answer.servedBy) : context.model,
+        usage: usageOf(answer.usage),
+        finishReason: answer.finishReason
       })
-    ))
+    })
+  )
