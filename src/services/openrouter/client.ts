@@ -5,7 +5,7 @@ import { Settings } from "../Settings.js"
 import { makeRedact } from "./redact.js"
 import { chatRequest, type CompletionRequest, modelsRequest, providerHttpClient } from "./request.js"
 import { type Completion, errorForStatus, interpretChatBody, type ModelInfo } from "./response.js"
-import { capBytes, readStreamedAnswer, transportError } from "./stream.js"
+import { byteCap, readStreamedAnswer, transportError } from "./stream.js"
 import { decodeModels } from "./wire.js"
 
 const headerRecord = (response: HttpClientResponse.HttpClientResponse): Readonly<Record<string, string | undefined>> => response.headers
@@ -22,12 +22,18 @@ const make = Effect.gen(function*() {
 
   /** The whole body as text, up to the size cap. */
   const bodyText = (model: string, response: HttpClientResponse.HttpClientResponse) =>
-    response.stream.pipe(
-      Stream.mapError((e) => transportError(model, e)),
-      capBytes(contextFor(model, response.status)),
-      Stream.decodeText(),
-      Stream.mkString
-    )
+    Effect.suspend(() => {
+      const cap = byteCap(contextFor(model, response.status))
+      return response.stream.pipe(
+        Stream.mapError((e): ProviderError => transportError(model, e)),
+        Stream.mapEffect((bytes) => {
+          const failure = cap(bytes)
+          return failure === undefined ? Effect.succeed(bytes) : Effect.fail(failure)
+        }),
+        Stream.decodeText(),
+        Stream.mkString
+      )
+    })
 
   /** A status outside 2xx, typed by its status and body. */
   const statusError = (model: string, response: HttpClientResponse.HttpClientResponse) =>

@@ -1,7 +1,7 @@
 import type { HttpClientError } from "@effect/platform"
 import { Chunk, Duration, Effect, Either, Option, Stream } from "effect"
 import { ErrorInBody, InvalidResponse, NetworkError, type ProviderError, RateLimited, ResponseTooLarge } from "../../domain/errors.js"
-import { makeSseSplitter } from "../sseEvents.js"
+import { makeSseSplitter, type SseEvent } from "../sseEvents.js"
 import type { Redact } from "./redact.js"
 import { type Completion, providerErrorOf, snippet, usageOf } from "./response.js"
 import { decodeStreamChunk, type Usage } from "./wire.js"
@@ -60,64 +60,87 @@ export const tooLarge = (model: string, maxBytes: number, partialContent?: strin
     ...(partialContent ? { partialContent } : {})
   })
 
-/** Stage: the body's bytes up to the cap; past it the stream fails, which closes the connection. */
-export const capBytes = (context: StreamContext) => <E, R>(bytes: Stream.Stream<Uint8Array, E, R>) =>
-  Stream.suspend(() => {
-    let size = 0
-    return Stream.mapChunksEffect(bytes, (chunk) => {
-      Chunk.forEach(chunk, (piece) => (size += piece.length))
-      return size > context.maxBytes ? Effect.fail(tooLarge(context.model, context.maxBytes)) : Effect.succeed(chunk)
-    })
-  })
+/** Counts a body's bytes against the cap: past it, the answer ends and its connection is closed. */
+export const byteCap = (context: StreamContext) => {
+  let size = 0
+  return (bytes: Uint8Array): ProviderError | undefined => {
+    size += bytes.length
+    return size > context.maxBytes ? tooLarge(context.model, context.maxBytes) : undefined
+  }
+}
 
 /**
- * Stage: text → the parts of the answer, one per network read. After `[DONE]` the events are ignored but
- * the body is still read to its end, so that the connection goes back to the pool instead of being torn down.
+ * The stages of a streamed answer — the byte cap, bytes to text, text to SSE events, events to decoded
+ * chunks, chunks to one part of the answer — as plain functions of one network read. They run inside a
+ * single stream operator: as separate stream stages each cost a channel step per read, and a token
+ * stream brings one event per read (see README, Performance).
+ *
+ * After `[DONE]` the events are ignored but the body is still read to its end, so that the connection
+ * goes back to the pool instead of being torn down.
  */
-const toParts = (context: StreamContext) => <E, R>(text: Stream.Stream<string, E, R>) =>
-  Stream.suspend(() => {
-    const splitter = makeSseSplitter({ maxEventChars: context.maxBytes })
-    let finished = false
-    const partOf = (events: ReadonlyArray<{ readonly data: string }> | undefined): Either.Either<Part, ProviderError> => {
-      if (events === undefined) return Either.left(tooLarge(context.model, context.maxBytes))
-      let text = ""
-      let servedBy: string | undefined
-      let finishReason: string | undefined
-      let usage: Usage | undefined
-      for (const event of events) {
-        if (finished) break
-        if (event.data === "[DONE]" || event.data.trim() === "[DONE]") {
-          finished = true
-          break
-        }
-        const decoded = decodeStreamChunk(event.data)
-        if (Either.isLeft(decoded)) {
-          const failure = new InvalidResponse({
-            model: context.model,
-            message: `Invalid stream chunk: ${snippet(context.redact(event.data))}`,
-            httpStatus: context.status
-          })
-          return Either.right({ text, servedBy, finishReason, usage, failure, done: false })
-        }
-        const chunk = decoded.right
-        const choice = chunk.choices?.[0]
-        const error = chunk.error ?? choice?.error
-        if (error || choice?.finish_reason === "error") {
-          const failure = providerErrorOf(context.model, error, "mid-stream", context.redact, { transientWithoutCode: true })
-          return Either.right({ text, servedBy, finishReason, usage, failure, done: false })
-        }
-        if (chunk.model) servedBy = chunk.model
-        if (choice?.finish_reason) finishReason = choice.finish_reason
-        if (chunk.usage) usage = chunk.usage
-        const delta = choice?.delta?.content
-        if (delta) text += delta
+const answerStages = (context: StreamContext) => {
+  const cap = byteCap(context)
+  const text = new TextDecoder()
+  const splitter = makeSseSplitter({ maxEventChars: context.maxBytes })
+  let finished = false
+
+  const eventsToPart = (events: ReadonlyArray<SseEvent> | undefined): Part => {
+    if (events === undefined) return { text: "", failure: tooLarge(context.model, context.maxBytes), done: false }
+    let content = ""
+    let servedBy: string | undefined
+    let finishReason: string | undefined
+    let usage: Usage | undefined
+    const partial = (failure: ProviderError): Part => ({ text: content, servedBy, finishReason, usage, failure, done: false })
+    for (const event of events) {
+      if (finished) break
+      if (event.data === "[DONE]" || event.data.trim() === "[DONE]") {
+        finished = true
+        break
       }
-      return Either.right({ text, servedBy, finishReason, usage, done: finished })
+      const decoded = decodeStreamChunk(event.data)
+      if (Either.isLeft(decoded)) {
+        return partial(new InvalidResponse({ model: context.model, message: `Invalid stream chunk: ${snippet(context.redact(event.data))}`, httpStatus: context.status }))
+      }
+      const chunk = decoded.right
+      const choice = chunk.choices?.[0]
+      const error = chunk.error ?? choice?.error
+      if (error || choice?.finish_reason === "error") {
+        return partial(providerErrorOf(context.model, error, "mid-stream", context.redact, { transientWithoutCode: true }))
+      }
+      if (chunk.model) servedBy = chunk.model
+      if (choice?.finish_reason) finishReason = choice.finish_reason
+      if (chunk.usage) usage = chunk.usage
+      const delta = choice?.delta?.content
+      if (delta) content += delta
     }
-    return Stream.concat(
-      Stream.mapEffect(text, (piece) => partOf(splitter.push(piece))),
-      Stream.fromEffect(Effect.suspend(() => partOf(splitter.end())))
-    )
+    return { text: content, servedBy, finishReason, usage, done: finished }
+  }
+
+  return {
+    /** One network read (or the few that arrived together) → one part. */
+    read: (reads: Chunk.Chunk<Uint8Array>): Part => {
+      let decoded = ""
+      for (const bytes of reads) {
+        const failure = cap(bytes)
+        if (failure !== undefined) return { ...eventsToPart(splitter.push(decoded)), failure }
+        decoded += text.decode(bytes, { stream: true })
+      }
+      return eventsToPart(splitter.push(decoded))
+    },
+    /** The end of the body: text held back for a line end that never came. */
+    end: (): Part => {
+      const rest = splitter.push(text.decode())
+      const last = splitter.end()
+      return eventsToPart(rest === undefined || last === undefined ? undefined : [...rest, ...last])
+    }
+  }
+}
+
+/** The body as parts of the answer (see {@link answerStages}). */
+const toParts = (context: StreamContext) => <E, R>(bytes: Stream.Stream<Uint8Array, E, R>): Stream.Stream<Part, E, R> =>
+  Stream.suspend(() => {
+    const stages = answerStages(context)
+    return Stream.concat(Stream.mapChunks(bytes, (reads) => Chunk.of(stages.read(reads))), Stream.sync(stages.end))
   })
 
 const addPart = (answer: Answer, part: Part): Answer => ({
@@ -134,12 +157,12 @@ const addPart = (answer: Answer, part: Part): Answer => ({
  * of the body gets a moment to end, no more, so a server that keeps the response open cannot hold the
  * call. Only that last read is timed: the everyday call races nothing.
  */
-const foldParts = (parts: Stream.Stream<Part, ProviderError>): Effect.Effect<Answer> =>
+const foldParts = (model: string) => (parts: Stream.Stream<Part, HttpClientError.ResponseError>): Effect.Effect<Answer> =>
   Effect.scoped(Effect.flatMap(Stream.toPull(parts), (pull) => {
-    const drain = Effect.timeoutFail(pull, { duration: DRAIN_AFTER_DONE, onTimeout: () => Option.none<ProviderError>() })
+    const drain = Effect.timeoutFail(pull, { duration: DRAIN_AFTER_DONE, onTimeout: () => Option.none<HttpClientError.ResponseError>() })
     const loop = (answer: Answer): Effect.Effect<Answer> =>
       Effect.matchEffect(answer.done ? drain : pull, {
-        onFailure: (end) => Effect.succeed(Option.isSome(end) ? { ...answer, failure: end.value } : answer),
+        onFailure: (end) => Effect.succeed(Option.isSome(end) ? { ...answer, failure: transportError(model, end.value) } : answer),
         onSuccess: (chunk) => {
           const next = Chunk.reduce(chunk, answer, addPart)
           return next.failure === undefined ? loop(next) : Effect.succeed(next)
@@ -176,12 +199,9 @@ export const readStreamedAnswer = (
   onDelta: ((text: string) => Effect.Effect<void>) | undefined
 ): Effect.Effect<Completion, ProviderError> =>
   bytes.pipe(
-    Stream.mapError((error) => transportError(context.model, error)),
-    capBytes(context),
-    Stream.decodeText(),
     toParts(context),
     onDelta === undefined ? (parts) => parts : Stream.tap((part) => (part.text === "" ? Effect.void : onDelta(context.redact(part.text)))),
-    foldParts,
+    foldParts(context.model),
     Effect.flatMap((answer): Effect.Effect<Completion, ProviderError> => {
       const content = context.redact(answer.content)
       if (answer.failure !== undefined) return Effect.fail(withPartial(context, answer.failure, content))
