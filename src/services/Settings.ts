@@ -160,7 +160,7 @@ const settingsConfig = (home: string, defaultOutputDir: string) =>
     fallbackSynthesizers: Schema.Config("fallbackSynthesizers", FallbackList).pipe(
       Config.withDefault(DEFAULT_FALLBACK_SYNTHESIZERS)
     ),
-    concurrency: Schema.Config("concurrency", integerIn("concurrency", 1, 256)).pipe(Config.withDefault(5)),
+    concurrency: Schema.Config("concurrency", integerIn("concurrency", 1, 1024)).pipe(Config.withDefault(5)),
     timeoutMs: Schema.Config("timeout", numberIn("timeout", 0.001, 86_400)).pipe(
       Config.withDefault(240),
       Config.map((s) => Math.round(s * 1000))
