@@ -93,22 +93,23 @@ type Json = Readonly<Record<string, unknown>>
 const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value)
 
 /**
- * One SSE chunk. The everyday delta chunk (one choice whose delta carries text, no usage, no error, no
- * finish reason) is recognised by checking those same fields by hand; everything else goes through the
- * Schema, so both paths accept and refuse the same chunks.
+ * The everyday delta chunk: one choice whose delta carries text, no usage, no error, no finish reason.
+ * Checked by hand on the fields the answer reads, which the Schema would accept as they are.
  */
+const isEverydayChunk = (json: unknown): json is StreamChunk => {
+  if (!isObject(json) || json.error !== undefined || json.usage !== undefined) return false
+  const model = json.model
+  if (!(model === undefined || model === null || typeof model === "string")) return false
+  const choices = json.choices
+  if (!Array.isArray(choices) || choices.length !== 1) return false
+  const choice: unknown = choices[0]
+  return isObject(choice) && choice.error === undefined && (choice.finish_reason === undefined || choice.finish_reason === null) &&
+    isObject(choice.delta) && typeof choice.delta.content === "string"
+}
+
+/** One SSE chunk through the Schema alone (what the fast path must agree with). */
+export const decodeStreamChunkBySchema = (text: string) => Either.flatMap(parseJson(text), decodeChunkJson)
+
+/** One SSE chunk: the everyday delta chunk by the check above, everything else through the Schema. */
 export const decodeStreamChunk = (text: string): Either.Either<StreamChunk, Undecodable> =>
-  Either.flatMap(parseJson(text), (json): Either.Either<StreamChunk, Undecodable> => {
-    if (isObject(json) && json.error === undefined && json.usage === undefined && Array.isArray(json.choices) && json.choices.length === 1) {
-      const model = json.model
-      const choice: unknown = json.choices[0]
-      if (
-        (model === undefined || model === null || typeof model === "string") &&
-        isObject(choice) && choice.error === undefined && (choice.finish_reason === undefined || choice.finish_reason === null) &&
-        isObject(choice.delta) && typeof choice.delta.content === "string"
-      ) {
-        return Either.right({ model, choices: [{ delta: { content: choice.delta.content } }] })
-      }
-    }
-    return decodeChunkJson(json)
-  })
+  Either.flatMap(parseJson(text), (json) => (isEverydayChunk(json) ? Either.right(json) : decodeChunkJson(json)))
