@@ -1,4 +1,4 @@
-import { HttpClient, type HttpClientResponse } from "@effect/platform"
+import { HttpClient, HttpClientResponse } from "@effect/platform"
 import { Effect, Either, Stream } from "effect"
 import { InvalidResponse, type ProviderError } from "../../domain/errors.js"
 import { Settings } from "../Settings.js"
@@ -9,8 +9,6 @@ import { byteCap, readStreamedAnswer, transportError } from "./stream.js"
 import { decodeModels } from "./wire.js"
 
 const headerRecord = (response: HttpClientResponse.HttpClientResponse): Readonly<Record<string, string | undefined>> => response.headers
-
-const isOk = (status: number) => status >= 200 && status < 300
 
 const make = Effect.gen(function*() {
   const settings = yield* Settings
@@ -36,32 +34,30 @@ const make = Effect.gen(function*() {
     })
 
   /** A status outside 2xx, typed by its status and body. */
-  const statusError = (model: string, response: HttpClientResponse.HttpClientResponse) =>
+  const statusError = (model: string, response: HttpClientResponse.HttpClientResponse): Effect.Effect<never, ProviderError> =>
     Effect.flatMap(bodyText(model, response), (text) => Effect.fail(errorForStatus(model, response.status, headerRecord(response), text, redact)))
 
-  const complete = Effect.fnUntraced(function*(request: CompletionRequest) {
-    const model = request.model
-    const response = yield* http.execute(chatRequest(request, settings.stream)).pipe(
-      Effect.mapError((e) => transportError(model, e))
-    )
-    if (!isOk(response.status)) return yield* statusError(model, response)
+  /** A 2xx chat answer: a token stream, or one JSON body (also from servers that ignore `stream`). */
+  const chatAnswer = (request: CompletionRequest) => (response: HttpClientResponse.HttpClientResponse): Effect.Effect<Completion, ProviderError> => {
     const contentType = response.headers["content-type"]
     if ((contentType ?? "").includes("text/event-stream")) {
-      return yield* readStreamedAnswer(contextFor(model, response.status), response.stream, request.onDelta)
+      return readStreamedAnswer(contextFor(request.model, response.status), response.stream, request.onDelta)
     }
-    // Servers that answer a streamed request with one JSON body come here too.
-    const text = yield* bodyText(model, response)
-    return yield* Either.match(interpretChatBody(model, response.status, contentType, text, redact), {
-      onLeft: (error): Effect.Effect<Completion, ProviderError> => Effect.fail(error),
-      onRight: Effect.succeed
-    })
-  })
+    // An Either is an Effect: its Left is the failure.
+    return Effect.flatMap(bodyText(request.model, response), (text) => interpretChatBody(request.model, response.status, contentType, text, redact))
+  }
+
+  const complete = (request: CompletionRequest): Effect.Effect<Completion, ProviderError> =>
+    http.execute(chatRequest(request, settings.stream)).pipe(
+      Effect.mapError((e) => transportError(request.model, e)),
+      Effect.flatMap(HttpClientResponse.matchStatus({ "2xx": chatAnswer(request), orElse: (response) => statusError(request.model, response) }))
+    )
 
   const listModels = Effect.fnUntraced(function*() {
     const model = "(models)"
     const response = yield* http.execute(modelsRequest).pipe(Effect.mapError((e) => transportError(model, e)))
-    if (!isOk(response.status)) return yield* statusError(model, response)
-    const decoded = decodeModels(yield* bodyText(model, response))
+    const text = yield* HttpClientResponse.matchStatus(response, { "2xx": (ok) => bodyText(model, ok), orElse: (failed) => statusError(model, failed) })
+    const decoded = decodeModels(text)
     if (Either.isLeft(decoded)) {
       const why = decoded.left._tag === "NotJson" ? "not JSON" : `wrong shape at ${decoded.left.path}`
       return yield* new InvalidResponse({ model, message: `Invalid /models response: ${why}`, httpStatus: response.status })
@@ -78,7 +74,7 @@ const make = Effect.gen(function*() {
 
   return {
     /** One attempt at a chat completion: retries and the time budget belong to the caller's policy. */
-    complete: (request: CompletionRequest): Effect.Effect<Completion, ProviderError> => complete(request),
+    complete,
     /** The provider's model catalogue (`GET /models`). */
     listModels: (): Effect.Effect<ReadonlyArray<ModelInfo>, ProviderError> => listModels()
   }
