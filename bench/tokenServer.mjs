@@ -14,6 +14,8 @@ const interval = Number(values.interval)
 const delay = Number(values.delay)
 
 let served = 0
+let open = 0
+let mostOpen = 0
 const chunk = (model, delta, finish) =>
   `data: ${JSON.stringify({ id: "gen-bench", object: "chat.completion.chunk", created: 1, model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`
 
@@ -27,6 +29,8 @@ const server = http.createServer((req, res) => {
     const request = JSON.parse(body)
     const model = request.model
     served++
+    mostOpen = Math.max(mostOpen, ++open)
+    res.once("close", () => open--)
     setTimeout(() => {
       if (!request.stream) {
         const content = Array.from({ length: events }, (_, i) => `word${i}`).join(" ")
@@ -58,6 +62,6 @@ server.listen(0, "127.0.0.1", () => {
   process.stdout.write(`http://127.0.0.1:${server.address().port}/api/v1\n`)
 })
 process.on("SIGTERM", () => {
-  process.stderr.write(`tokenServer: ${served} requests\n`)
+  process.stderr.write(`tokenServer: ${served} requests, at most ${mostOpen} open at once\n`)
   process.exit(0)
 })
