@@ -5,7 +5,8 @@ import { Settings } from "../Settings.js"
 import { makeRedact } from "./redact.js"
 import { chatRequest, type CompletionRequest, modelsRequest, providerHttpClient } from "./request.js"
 import { type Completion, errorForStatus, interpretChatBody, type ModelInfo } from "./response.js"
-import { byteCap, readStreamedAnswer, transportError } from "./stream.js"
+import { byteCap, transportError } from "./body.js"
+import { readStreamedAnswer } from "./stream.js"
 import { decodeModels } from "./wire.js"
 
 const headerRecord = (response: HttpClientResponse.HttpClientResponse): Readonly<Record<string, string | undefined>> => response.headers

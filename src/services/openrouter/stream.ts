@@ -1,7 +1,8 @@
 import type { HttpClientError } from "@effect/platform"
 import { Chunk, Duration, Effect, Either, Option, Stream } from "effect"
-import { ErrorInBody, InvalidResponse, NetworkError, type ProviderError, RateLimited, ResponseTooLarge } from "../../domain/errors.js"
+import { ErrorInBody, InvalidResponse, NetworkError, type ProviderError, RateLimited } from "../../domain/errors.js"
 import { makeSseSplitter, type SseEvent } from "../sseEvents.js"
+import { byteCap, tooLarge, transportError } from "./body.js"
 import type { Redact } from "./redact.js"
 import { type Completion, providerErrorOf, snippet, usageOf } from "./response.js"
 import { decodeStreamChunk, type Usage } from "./wire.js"
@@ -38,36 +39,6 @@ interface Answer {
 }
 
 const emptyAnswer: Answer = { content: "", servedBy: undefined, finishReason: undefined, usage: undefined, failure: undefined, done: false }
-
-export const transportError = (model: string, error: HttpClientError.HttpClientError): NetworkError =>
-  new NetworkError({
-    model,
-    message: `${error._tag === "RequestError" ? "Network error" : "Network error while reading the answer"}: ${describeCause(error.cause) ?? error.reason}`
-  })
-
-const describeCause = (cause: unknown): string | undefined => {
-  if (!(cause instanceof Error)) return undefined
-  const inner: unknown = "cause" in cause ? cause.cause : undefined
-  const code: unknown = "code" in cause ? cause.code : undefined
-  return [cause.message, typeof code === "string" ? code : undefined, describeCause(inner)].filter(Boolean).join(": ")
-}
-
-export const tooLarge = (model: string, maxBytes: number, partialContent?: string) =>
-  new ResponseTooLarge({
-    model,
-    limitBytes: maxBytes,
-    message: `Response larger than ${maxBytes.toLocaleString("en-US")} bytes (--max-response-bytes): connection closed`,
-    ...(partialContent ? { partialContent } : {})
-  })
-
-/** Counts a body's bytes against the cap: past it, the answer ends and its connection is closed. */
-export const byteCap = (context: StreamContext) => {
-  let size = 0
-  return (bytes: Uint8Array): ProviderError | undefined => {
-    size += bytes.length
-    return size > context.maxBytes ? tooLarge(context.model, context.maxBytes) : undefined
-  }
-}
 
 /**
  * The stages of a streamed answer — the byte cap, bytes to text, text to SSE events, events to decoded
