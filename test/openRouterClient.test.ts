@@ -481,6 +481,26 @@ describe("pooled connections", () => {
       expect(fake.connections).toBe(1)
     }).pipe(Effect.provide(clientLayer({ stream: true }))))
 
+  it.live("a response that ends a moment after [DONE]: waited for, and its connection reused", () =>
+    Effect.gen(function*() {
+      fake.setDefault({ kind: "ok", endAfterDoneMs: 50 })
+      const client = yield* OpenRouterClient
+      for (let i = 0; i < 5; i++) {
+        expect((yield* client.complete(ask(`pool/late-end-${i}`))).content).toBe(`Answer from pool/late-end-${i}`)
+        yield* turn
+      }
+      expect(fake.connections).toBe(1)
+      expect(fake.abortedRequests()).toHaveLength(0)
+    }).pipe(Effect.provide(clientLayer({ stream: true }))))
+
+  it.live("a response kept open after [DONE]: the answer is returned and only that connection is dropped", () =>
+    Effect.gen(function*() {
+      fake.setScript({ "pool/never-ends": { kind: "ok", content: "complete anyway", endAfterDoneMs: 600_000 } })
+      const completion = yield* complete(ask("pool/never-ends")).pipe(Effect.provide(clientLayer({ stream: true })))
+      expect(completion.content).toBe("complete anyway")
+      yield* Effect.promise(() => waitUntil(() => fake.abortedRequests().length === 1, "the open response to be dropped"))
+    }))
+
   it.live("20 sequential calls back to back in one tick still reuse connections (at most 2)", () =>
     Effect.gen(function*() {
       const client = yield* OpenRouterClient
