@@ -83,7 +83,10 @@ const runOne = (prompt, index) =>
     }))
     const synthesis = await complete(values.synth, answers.map((a, i) => `Answer ${i + 1}:\n${a.text}`).join("\n\n"))
     await writeAtomic(path.join(dir, "final.md"), synthesis.text)
-    await writeAtomic(path.join(dir, "run.json"), JSON.stringify({ prompt, candidates: answers.map((a) => ({ model: a.model, usage: a.usage })), status: "ok" }, null, 2))
+    await writeAtomic(
+      path.join(dir, "run.json"),
+      JSON.stringify({ prompt, candidates: answers.map((a) => ({ model: a.model, usage: a.usage })), status: "ok" }, null, 2)
+    )
     return JSON.stringify({ index, status: "ok", final: synthesis.text.length }) + "\n"
   })
 

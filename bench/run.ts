@@ -57,7 +57,9 @@ interface Fake {
   readonly close: () => Promise<void>
 }
 
-type Command = { readonly type: "setScript"; readonly script: Script; readonly default?: Behavior } | { readonly type: "reset" | "stats" | "close" }
+type Command = { readonly type: "setScript"; readonly script: Script; readonly default?: Behavior } | {
+  readonly type: "reset" | "stats" | "close"
+}
 
 const startFake = (): Promise<Fake> =>
   new Promise((resolve, reject) => {
@@ -105,7 +107,9 @@ const SYNTH_MS = 100
 const IDEAL_MS = Math.max(...CANDIDATE_MS) + SYNTH_MS
 
 const overheadScript = (): Script => ({
-  ...Object.fromEntries(CANDIDATES.map((m, i) => [m, { kind: "ok", delayMs: CANDIDATE_MS[i]!, content: answerText(m) } satisfies Behavior])),
+  ...Object.fromEntries(
+    CANDIDATES.map((m, i) => [m, { kind: "ok", delayMs: CANDIDATE_MS[i]!, content: answerText(m) } satisfies Behavior])
+  ),
   [SYNTH]: { kind: "ok", delayMs: SYNTH_MS, content: answerText(SYNTH) }
 })
 
@@ -155,7 +159,10 @@ interface Spawned {
 const spawnCli = (args: ReadonlyArray<string>, env: Record<string, string>, options: { readonly rss?: boolean } = {}): Promise<Spawned> =>
   new Promise((resolve, reject) => {
     const started = performance.now()
-    const child = spawn(process.execPath, [cliEntry, ...args], { env: { PATH: process.env.PATH ?? "", HOME: tmp, ...env }, stdio: ["ignore", "ignore", "pipe"] })
+    const child = spawn(process.execPath, [cliEntry, ...args], {
+      env: { PATH: process.env.PATH ?? "", HOME: tmp, ...env },
+      stdio: ["ignore", "ignore", "pipe"]
+    })
     let stderr = ""
     child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr = (stderr + chunk).slice(-20_000)))
     let peak: number | undefined
@@ -233,7 +240,13 @@ const measureOverhead = async (fake: Fake) => {
   const target = new URL(`${fake.url}/chat/completions`)
   const call = async (model: string) => {
     const body = JSON.stringify({ model, messages: [{ role: "user", content: request.prompt }], stream: true })
-    const response = await agent.request({ origin: target.origin, path: target.pathname, method: "POST", body, headers: { "content-type": "application/json" } })
+    const response = await agent.request({
+      origin: target.origin,
+      path: target.pathname,
+      method: "POST",
+      body,
+      headers: { "content-type": "application/json" }
+    })
     await response.body.text()
   }
   const floorOnce = async () => {
@@ -287,7 +300,10 @@ const batchOnce = async (fake: Fake, prompts: number, args: ReadonlyArray<string
   await fake.setScript({}, { kind: "ok", delayMs: 50, content: SHORT_ANSWER })
   const dir = fs.mkdtempSync(path.join(tmp, "batch-"))
   const input = path.join(dir, "prompts.jsonl")
-  fs.writeFileSync(input, Array.from({ length: prompts }, (_, i) => JSON.stringify({ prompt: `Question number ${i + 1}?` })).join("\n") + "\n")
+  fs.writeFileSync(
+    input,
+    Array.from({ length: prompts }, (_, i) => JSON.stringify({ prompt: `Question number ${i + 1}?` })).join("\n") + "\n"
+  )
   const run = await spawnCli(
     ["batch", input, ...CANDIDATES.flatMap((m) => ["-m", m]), "-s", SYNTH, ...args],
     cliEnv(fake, path.join(dir, "runs")),
@@ -296,7 +312,9 @@ const batchOnce = async (fake: Fake, prompts: number, args: ReadonlyArray<string
   const stats = await fake.stats()
   const results = fs.readFileSync(path.join(dir, "prompts.results.jsonl"), "utf8").trim().split("\n")
   const ok = results.filter((line) => JSON.parse(line).status === "ok").length
-  if (run.code !== 0 || ok !== prompts) throw new Error(`batch (${label}) exited ${run.code} with ${ok}/${prompts} ok: ${run.stderr.slice(-2000)}`)
+  if (run.code !== 0 || ok !== prompts) {
+    throw new Error(`batch (${label}) exited ${run.code} with ${ok}/${prompts} ok: ${run.stderr.slice(-2000)}`)
+  }
   fs.rmSync(dir, { recursive: true, force: true })
   return { ms: run.ms, peakRssKb: run.peakRssKb ?? Number.NaN, cpuMs: run.cpuMs ?? Number.NaN, stats }
 }
@@ -333,7 +351,13 @@ const measureThroughput = async (fake: Fake) => {
   await Promise.all(Array.from({ length: concurrency }, async () => {
     while (sent < calls) {
       sent++
-      const response = await agent.request({ origin: target.origin, path: target.pathname, method: "POST", body, headers: { "content-type": "application/json" } })
+      const response = await agent.request({
+        origin: target.origin,
+        path: target.pathname,
+        method: "POST",
+        body,
+        headers: { "content-type": "application/json" }
+      })
       await response.body.text()
     }
   }))
@@ -373,7 +397,14 @@ const serveInit = (fake: Fake): Promise<number> =>
     })
     child.on("error", reject)
     child.stdin.write(
-      `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "bench", version: "1" } } })}\n`
+      `${
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "initialize",
+          params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "bench", version: "1" } }
+        })
+      }\n`
     )
     let out = ""
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
@@ -399,7 +430,9 @@ interface OriginalRun {
 }
 
 const measureTail = async (fake: Fake) => {
-  const data = JSON.parse(fs.readFileSync(path.join(root, "bench", "data", "original-latencies.json"), "utf8")) as { runs: ReadonlyArray<OriginalRun> }
+  const data = JSON.parse(fs.readFileSync(path.join(root, "bench", "data", "original-latencies.json"), "utf8")) as {
+    runs: ReadonlyArray<OriginalRun>
+  }
   const settings = await settingsFor(fake)
   for (const name of ["C", "B"]) {
     const run = data.runs.find((r) => r.name === name)!
@@ -407,7 +440,11 @@ const measureTail = async (fake: Fake) => {
     const synth = "tail/synthesizer"
     // Seconds in the original become tens of milliseconds here: 100× faster.
     await fake.setScript({
-      ...Object.fromEntries(models.map((m) => [m, { kind: "ok", delayMs: Math.round((run.candidates[m] ?? 0) * 10), content: answerText(m) } satisfies Behavior])),
+      ...Object.fromEntries(
+        models.map((
+          m
+        ) => [m, { kind: "ok", delayMs: Math.round((run.candidates[m] ?? 0) * 10), content: answerText(m) } satisfies Behavior])
+      ),
       [synth]: { kind: "ok", delayMs: Math.round((run.synthesis ?? 0) * 10), content: answerText(synth) }
     })
     const runtime = makeRuntime(settings)
@@ -438,12 +475,15 @@ const printTable = () => {
     const text = value === undefined ? "—" : Number.isInteger(value) ? String(value) : value < 10 ? value.toFixed(3) : value.toFixed(0)
     const target = spec.target === undefined
       ? ""
-      : `${spec.target.max !== undefined ? `≤ ${spec.target.max}` : `≥ ${spec.target.min}`} ${value === undefined ? "" : meetsTarget(spec, value) ? "met" : "MISSED"}`
+      : `${spec.target.max !== undefined ? `≤ ${spec.target.max}` : `≥ ${spec.target.min}`} ${
+        value === undefined ? "" : meetsTarget(spec, value) ? "met" : "MISSED"
+      }`
     return [spec.label, `${text} ${spec.unit}`.trim(), target]
   })
   const widths = [0, 1, 2].map((i) => Math.max(...rows.map((r) => r[i]!.length), 6))
   const header = ["figure", "value", "target"]
-  const line = (cells: ReadonlyArray<string>) => cells.map((c, i) => (i === 1 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join("  ").trimEnd()
+  const line = (cells: ReadonlyArray<string>) =>
+    cells.map((c, i) => (i === 1 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join("  ").trimEnd()
   process.stdout.write([line(header), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)].join("\n") + "\n")
   printTargets()
 }
@@ -459,12 +499,20 @@ const printTargets = () => {
     const judged = t.goal.ratio !== undefined ? ratio : project
     const limit = t.goal.ratio ?? t.goal.max
     const met = judged === undefined || limit === undefined ? "" : judged <= limit ? "met" : "MISSED"
-    return [[t.label, `${number(project)} ${t.unit}`, `${number(floor)} ${t.unit}`, ratio === undefined ? "—" : `${ratio.toFixed(2)}×`, t.goal.text, met]]
+    return [[
+      t.label,
+      `${number(project)} ${t.unit}`,
+      `${number(floor)} ${t.unit}`,
+      ratio === undefined ? "—" : `${ratio.toFixed(2)}×`,
+      t.goal.text,
+      met
+    ]]
   })
   if (rows.length === 0) return
   const all = [["target", "project", "floor", "ratio", "goal", ""], ...rows]
   const widths = [0, 1, 2, 3, 4, 5].map((i) => Math.max(...all.map((r) => r[i]!.length)))
-  const line = (cells: ReadonlyArray<string>) => cells.map((c, i) => (i >= 1 && i <= 3 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join("  ").trimEnd()
+  const line = (cells: ReadonlyArray<string>) =>
+    cells.map((c, i) => (i >= 1 && i <= 3 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join("  ").trimEnd()
   process.stdout.write(["", line(all[0]!), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)].join("\n") + "\n")
 }
 
@@ -475,16 +523,18 @@ const main = async () => {
   // BENCH_ONLY=overhead,throughput runs only those measurements (while working on one figure).
   const only = process.env.BENCH_ONLY?.split(",").map((name) => name.trim())
   try {
-    for (const [name, measure] of [
-      ["start-up", measureStartup],
-      ["overhead", measureOverhead],
-      ["connections", measureConnections],
-      ["tail", measureTail],
-      ["throughput", measureThroughput],
-      ["calls", () => measureCallCpu(targetContext)],
-      ["events", () => measureEventCpu(targetContext)],
-      ["scale", () => measureScale(targetContext)]
-    ] as const) {
+    for (
+      const [name, measure] of [
+        ["start-up", measureStartup],
+        ["overhead", measureOverhead],
+        ["connections", measureConnections],
+        ["tail", measureTail],
+        ["throughput", measureThroughput],
+        ["calls", () => measureCallCpu(targetContext)],
+        ["events", () => measureEventCpu(targetContext)],
+        ["scale", () => measureScale(targetContext)]
+      ] as const
+    ) {
       // The scale run is heavy (two ~20 s batches of 1,000 streams): only when asked for.
       if (only === undefined ? name === "scale" && process.env.BENCH_SCALE !== "1" : !only.includes(name)) continue
       log(`${name}…`)

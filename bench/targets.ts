@@ -43,12 +43,17 @@ const startTokenServer = (ctx: TargetContext, options: { events: number; interva
     child.stdout.setEncoding("utf8").once("data", (line: string) =>
       resolve({
         url: line.trim(),
-        stop: () => new Promise<void>((done) => (child.exitCode !== null ? done() : (child.once("exit", () => done()), child.kill("SIGTERM"))))
+        stop: () =>
+          new Promise<void>((done) => (child.exitCode !== null ? done() : (child.once("exit", () => done()), child.kill("SIGTERM"))))
       }))
   })
 
 /** Runs `node args` under /usr/bin/time: wall, user + system CPU, peak RSS of that process alone. */
-const timed = (ctx: TargetContext, args: ReadonlyArray<string>, env: Record<string, string> = {}): Promise<Measured & { code: number | null; stderr: string }> =>
+const timed = (
+  ctx: TargetContext,
+  args: ReadonlyArray<string>,
+  env: Record<string, string> = {}
+): Promise<Measured & { code: number | null; stderr: string }> =>
   new Promise((resolve, reject) => {
     const report = path.join(ctx.tmp, `time-${process.hrtime.bigint()}.txt`)
     const child: ChildProcess = spawn("/usr/bin/time", ["-f", "%e %U %S %M", "-o", report, process.execPath, ...args], {
@@ -77,22 +82,56 @@ interface BatchShape {
 const pair = async (ctx: TargetContext, url: string, shape: BatchShape, label: string) => {
   const dir = fs.mkdtempSync(path.join(ctx.tmp, `${label}-`))
   const input = path.join(dir, "prompts.jsonl")
-  fs.writeFileSync(input, Array.from({ length: shape.prompts }, (_, i) => JSON.stringify({ prompt: `Question ${i + 1}?` })).join("\n") + "\n")
+  fs.writeFileSync(
+    input,
+    Array.from({ length: shape.prompts }, (_, i) => JSON.stringify({ prompt: `Question ${i + 1}?` })).join("\n") + "\n"
+  )
   const project = await timed(ctx, [
-    path.join(ctx.root, "dist", "main.js"), "batch", input, ...CANDIDATES.flatMap((m) => ["-m", m]), "-s", SYNTH,
-    "--concurrency", String(shape.concurrency), "--runs", String(shape.runs)
-  ], { OPENROUTER_BASE_URL: url, PARALLEL_LLM_OUTPUT_DIR: path.join(dir, "runs"), PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none", PARALLEL_LLM_LOG_LEVEL: "warning" })
-  const ok = fs.readFileSync(path.join(dir, "prompts.results.jsonl"), "utf8").trim().split("\n").filter((l) => JSON.parse(l).status === "ok").length
-  if (project.code !== 0 || ok !== shape.prompts) throw new Error(`${label}: batch exited ${project.code} with ${ok}/${shape.prompts} ok: ${project.stderr}`)
+    path.join(ctx.root, "dist", "main.js"),
+    "batch",
+    input,
+    ...CANDIDATES.flatMap((m) => ["-m", m]),
+    "-s",
+    SYNTH,
+    "--concurrency",
+    String(shape.concurrency),
+    "--runs",
+    String(shape.runs)
+  ], {
+    OPENROUTER_BASE_URL: url,
+    PARALLEL_LLM_OUTPUT_DIR: path.join(dir, "runs"),
+    PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none",
+    PARALLEL_LLM_LOG_LEVEL: "warning"
+  })
+  const ok =
+    fs.readFileSync(path.join(dir, "prompts.results.jsonl"), "utf8").trim().split("\n").filter((l) => JSON.parse(l).status === "ok").length
+  if (project.code !== 0 || ok !== shape.prompts) {
+    throw new Error(`${label}: batch exited ${project.code} with ${ok}/${shape.prompts} ok: ${project.stderr}`)
+  }
   await sleep(200)
   const floorOut = path.join(dir, "floor")
   fs.mkdirSync(floorOut)
   const floor = await timed(ctx, [
-    path.join(ctx.root, "bench", "floor.mjs"), "--url", url, "--input", input, "--out", floorOut, "--models", CANDIDATES.join(","),
-    "--synth", SYNTH, "--concurrency", String(shape.concurrency), "--runs", String(shape.runs)
+    path.join(ctx.root, "bench", "floor.mjs"),
+    "--url",
+    url,
+    "--input",
+    input,
+    "--out",
+    floorOut,
+    "--models",
+    CANDIDATES.join(","),
+    "--synth",
+    SYNTH,
+    "--concurrency",
+    String(shape.concurrency),
+    "--runs",
+    String(shape.runs)
   ])
   const floorOk = fs.readFileSync(path.join(floorOut, "results.jsonl"), "utf8").trim().split("\n").length
-  if (floor.code !== 0 || floorOk !== shape.prompts) throw new Error(`${label}: floor exited ${floor.code} with ${floorOk}/${shape.prompts}: ${floor.stderr}`)
+  if (floor.code !== 0 || floorOk !== shape.prompts) {
+    throw new Error(`${label}: floor exited ${floor.code} with ${floorOk}/${shape.prompts}: ${floor.stderr}`)
+  }
   fs.rmSync(dir, { recursive: true, force: true })
   return { project, floor }
 }
@@ -109,7 +148,11 @@ const record = (ctx: TargetContext, key: string, pairs: ReadonlyArray<Pair>, pic
   ctx.figures[`${key}.project`] = project
   ctx.figures[`${key}.floor`] = floor
   ctx.figures[`${key}.ratio`] = median(ratios)
-  ctx.details[key] = { ratios: ratios.map((r) => Number(r.toFixed(3))), project: pairs.map((p) => p.project), floor: pairs.map((p) => p.floor) }
+  ctx.details[key] = {
+    ratios: ratios.map((r) => Number(r.toFixed(3))),
+    project: pairs.map((p) => p.project),
+    floor: pairs.map((p) => p.floor)
+  }
 }
 
 /** Target 1: CPU per call, 200 prompts × 6 calls of short answers at 50 ms, 50 calls in flight. */
@@ -142,7 +185,9 @@ export const measureEventCpu = async (ctx: TargetContext) => {
     const b = await pair(ctx, short.url, shape, "events-base")
     const diff = (x: Measured, y: Measured): Measured => ({ wallMs: x.wallMs - y.wallMs, cpuMs: x.cpuMs - y.cpuMs, peakRssMb: x.peakRssMb })
     pairs.push({ project: diff(a.project, b.project), floor: diff(a.floor, b.floor) })
-    ctx.log(`events ${i + 1}: project +${Math.round(pairs.at(-1)!.project.cpuMs)} ms CPU, floor +${Math.round(pairs.at(-1)!.floor.cpuMs)} ms`)
+    ctx.log(
+      `events ${i + 1}: project +${Math.round(pairs.at(-1)!.project.cpuMs)} ms CPU, floor +${Math.round(pairs.at(-1)!.floor.cpuMs)} ms`
+    )
   }
   await long.stop()
   await short.stop()
@@ -158,7 +203,11 @@ export const measureScale = async (ctx: TargetContext) => {
   for (let i = 0; i < (ctx.quick ? 1 : 2); i++) {
     pairs.push(await pair(ctx, server.url, shape, "scale"))
     const last = pairs.at(-1)!
-    ctx.log(`scale ${i + 1}: project ${Math.round(last.project.cpuMs)} ms CPU ${Math.round(last.project.wallMs)} ms wall, floor ${Math.round(last.floor.cpuMs)} / ${Math.round(last.floor.wallMs)}`)
+    ctx.log(
+      `scale ${i + 1}: project ${Math.round(last.project.cpuMs)} ms CPU ${Math.round(last.project.wallMs)} ms wall, floor ${
+        Math.round(last.floor.cpuMs)
+      } / ${Math.round(last.floor.wallMs)}`
+    )
   }
   await server.stop()
   record(ctx, "targets.scaleCpu", pairs, (m) => m.cpuMs)

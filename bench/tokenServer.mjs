@@ -7,7 +7,11 @@ import * as http from "node:http"
 import { parseArgs } from "node:util"
 
 const { values } = parseArgs({
-  options: { events: { type: "string", default: "20" }, interval: { type: "string", default: "0" }, delay: { type: "string", default: "50" } }
+  options: {
+    events: { type: "string", default: "20" },
+    interval: { type: "string", default: "0" },
+    delay: { type: "string", default: "50" }
+  }
 })
 const events = Number(values.events)
 const interval = Number(values.interval)
@@ -17,7 +21,15 @@ let served = 0
 let open = 0
 let mostOpen = 0
 const chunk = (model, delta, finish) =>
-  `data: ${JSON.stringify({ id: "gen-bench", object: "chat.completion.chunk", created: 1, model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`
+  `data: ${
+    JSON.stringify({
+      id: "gen-bench",
+      object: "chat.completion.chunk",
+      created: 1,
+      model,
+      choices: [{ index: 0, delta, finish_reason: finish }]
+    })
+  }\n\n`
 
 const server = http.createServer((req, res) => {
   if (req.method !== "POST") {
@@ -35,7 +47,14 @@ const server = http.createServer((req, res) => {
       if (!request.stream) {
         const content = Array.from({ length: events }, (_, i) => `word${i}`).join(" ")
         res.writeHead(200, { "content-type": "application/json" })
-        res.end(JSON.stringify({ id: "gen-bench", model, choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }], usage: { prompt_tokens: 10, completion_tokens: events, cost: 0.0001 } }))
+        res.end(
+          JSON.stringify({
+            id: "gen-bench",
+            model,
+            choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
+            usage: { prompt_tokens: 10, completion_tokens: events, cost: 0.0001 }
+          })
+        )
         return
       }
       res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
@@ -50,7 +69,11 @@ const server = http.createServer((req, res) => {
           return
         }
         res.write(chunk(model, {}, "stop"))
-        res.write(`data: ${JSON.stringify({ id: "gen-bench", model, choices: [], usage: { prompt_tokens: 10, completion_tokens: events, cost: 0.0001 } })}\n\n`)
+        res.write(
+          `data: ${
+            JSON.stringify({ id: "gen-bench", model, choices: [], usage: { prompt_tokens: 10, completion_tokens: events, cost: 0.0001 } })
+          }\n\n`
+        )
         res.end("data: [DONE]\n\n")
       }
       next()

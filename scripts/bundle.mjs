@@ -4,8 +4,8 @@
 //   dist/parallel-llm.cjs   src/main.ts and its dependencies, tree-shaken, whitespace and syntax minified (esbuild)
 //   dist/main.js            the bin: a small loader that runs the bundle with a V8 code cache made on the
 //                           user's machine (see the loader's own comment; README, Performance)
-import * as crypto from "node:crypto"
 import * as esbuild from "esbuild"
+import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -30,8 +30,13 @@ const writeAtomic = (file, data) => {
 const slimUndici = {
   name: "slim-undici",
   setup(build) {
-    build.onResolve({ filter: /^undici$/ }, (args) =>
-      args.importer.includes(`${path.sep}@effect${path.sep}platform-node${path.sep}`) ? { path: "undici", namespace: "slim-undici" } : undefined)
+    build.onResolve(
+      { filter: /^undici$/ },
+      (args) =>
+        args.importer.includes(`${path.sep}@effect${path.sep}platform-node${path.sep}`)
+          ? { path: "undici", namespace: "slim-undici" }
+          : undefined
+    )
     build.onLoad({ filter: /.*/, namespace: "slim-undici" }, () => ({
       resolveDir: root,
       loader: "js",

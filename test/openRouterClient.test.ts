@@ -19,9 +19,9 @@ import {
 } from "../src/services/OpenRouterClient.js"
 import { layerRunStore } from "../src/services/RunStore.js"
 import { layerSettings, type SettingsValue } from "../src/services/Settings.js"
-import { makeTestSettings } from "./support/testSettings.js"
 import { type Behavior, type FakeOpenRouter, startFakeOpenRouter } from "./support/fakeOpenRouter.js"
 import { realHttpClientLayer, waitUntil } from "./support/realHttpClient.js"
+import { makeTestSettings } from "./support/testSettings.js"
 
 /** Distinctive, so that a leak anywhere is unmistakable. */
 const KEY = "sk-or-v1-SECRET-5f3c9a1e7d2b4c6a8e0f1a2b3c4d5e6f"
@@ -86,7 +86,11 @@ describe("OpenRouterClient.complete: a good answer", () => {
         }
       })
       const completion = yield* complete(
-        ask("good/model", { messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "Meaning of life?" }], temperature: 0.3, maxTokens: 256 })
+        ask("good/model", {
+          messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "Meaning of life?" }],
+          temperature: 0.3,
+          maxTokens: 256
+        })
       ).pipe(Effect.provide(clientLayer()))
       expect(completion.content).toBe("The answer is 42.")
       expect(completion.servedBy).toBe("good/model-2025-06-01")
@@ -279,12 +283,14 @@ describe("OpenRouterClient.complete: each failure maps to its typed error", () =
 })
 
 describe("a 429 is typed by the provider's code wherever it arrives", () => {
-  for (const [where, behavior, stream] of [
-    ["the HTTP status", { kind: "status", status: 429 }, false],
-    ["a 200 body", { kind: "errorIn200", code: 429, message: "Rate limit exceeded" }, false],
-    ["a 200 body of a streamed request", { kind: "errorIn200", code: "429", message: "Rate limit exceeded" }, true],
-    ["an event mid-stream", { kind: "streamError", partial: "The first words", code: 429, message: "Rate limit exceeded" }, true]
-  ] satisfies ReadonlyArray<readonly [string, Behavior, boolean]>) {
+  for (
+    const [where, behavior, stream] of [
+      ["the HTTP status", { kind: "status", status: 429 }, false],
+      ["a 200 body", { kind: "errorIn200", code: 429, message: "Rate limit exceeded" }, false],
+      ["a 200 body of a streamed request", { kind: "errorIn200", code: "429", message: "Rate limit exceeded" }, true],
+      ["an event mid-stream", { kind: "streamError", partial: "The first words", code: 429, message: "Rate limit exceeded" }, true]
+    ] satisfies ReadonlyArray<readonly [string, Behavior, boolean]>
+  ) {
     it.live(`in ${where}: RateLimited with httpStatus 429, transient`, () =>
       Effect.gen(function*() {
         const model = `limited/${where.replace(/\W+/g, "-")}`
@@ -373,12 +379,14 @@ describe("callModel with the real client and the real clock", () => {
       expect(chatCount("down/always")).toBe(3)
     }))
 
-  for (const behavior of [
-    { kind: "malformed" },
-    { kind: "html", status: 200 },
-    { kind: "emptyChoices" },
-    { kind: "nullContent" }
-  ] satisfies ReadonlyArray<Behavior>) {
+  for (
+    const behavior of [
+      { kind: "malformed" },
+      { kind: "html", status: 200 },
+      { kind: "emptyChoices" },
+      { kind: "nullContent" }
+    ] satisfies ReadonlyArray<Behavior>
+  ) {
     it.live(`a 200 that is not a chat completion (${behavior.kind}) is retried under the same schedule`, () =>
       Effect.gen(function*() {
         const model = `invalid/${behavior.kind}`
@@ -390,13 +398,15 @@ describe("callModel with the real client and the real clock", () => {
       }))
   }
 
-  for (const behavior of [
-    { kind: "status", status: 401 },
-    { kind: "status", status: 400 },
-    { kind: "status", status: 402 },
-    { kind: "status", status: 403 },
-    { kind: "errorIn200", code: 400 }
-  ] satisfies ReadonlyArray<Behavior>) {
+  for (
+    const behavior of [
+      { kind: "status", status: 401 },
+      { kind: "status", status: 400 },
+      { kind: "status", status: 402 },
+      { kind: "status", status: 403 },
+      { kind: "errorIn200", code: 400 }
+    ] satisfies ReadonlyArray<Behavior>
+  ) {
     const label = behavior.kind === "status" ? `HTTP ${behavior.status}` : `ErrorInBody code ${behavior.code}`
     it.live(`${label}: exactly 1 request, never retried`, () =>
       Effect.gen(function*() {
@@ -647,11 +657,13 @@ describe("the API key is never logged", () => {
   it.live("a provider that echoes the key in its error body does not get it into the error message", () =>
     Effect.gen(function*() {
       const echoed = { error: { code: 401, message: `Authentication Error, invalid key. Received API Key = ${KEY}` } }
-      for (const [model, behavior] of [
-        ["echo/json", { kind: "status", status: 401, body: echoed }],
-        ["echo/text", { kind: "status", status: 400, body: `bad request from key ${KEY}` }],
-        ["echo/in200", { kind: "errorIn200", code: 400, message: `Received API Key = ${KEY}` }]
-      ] as const) {
+      for (
+        const [model, behavior] of [
+          ["echo/json", { kind: "status", status: 401, body: echoed }],
+          ["echo/text", { kind: "status", status: 400, body: `bad request from key ${KEY}` }],
+          ["echo/in200", { kind: "errorIn200", code: 400, message: `Received API Key = ${KEY}` }]
+        ] as const
+      ) {
         const error = yield* failureOf(model, behavior)
         expect(error.message, `${model}: ${error._tag}`).not.toContain(KEY)
       }

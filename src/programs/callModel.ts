@@ -74,7 +74,9 @@ export const callModel = Effect.fnUntraced(function*(
       Effect.flatMap((n) =>
         client.complete(request).pipe(
           Effect.tapError((error) =>
-            Effect.logDebug(`${request.model}: attempt ${n} failed: ${error.message}${isTransient(error) && n <= policy.retries ? " (will retry)" : ""}`)
+            Effect.logDebug(
+              `${request.model}: attempt ${n} failed: ${error.message}${isTransient(error) && n <= policy.retries ? " (will retry)" : ""}`
+            )
           )
         )
       )

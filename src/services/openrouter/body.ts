@@ -10,7 +10,9 @@ export interface BodyContext {
 export const transportError = (model: string, error: HttpClientError.HttpClientError): NetworkError =>
   new NetworkError({
     model,
-    message: `${error._tag === "RequestError" ? "Network error" : "Network error while reading the answer"}: ${describeCause(error.cause) ?? error.reason}`
+    message: `${error._tag === "RequestError" ? "Network error" : "Network error while reading the answer"}: ${
+      describeCause(error.cause) ?? error.reason
+    }`
   })
 
 const describeCause = (cause: unknown): string | undefined => {

@@ -2,10 +2,10 @@ import { HttpClient, HttpClientResponse } from "@effect/platform"
 import { Effect, Either, Stream } from "effect"
 import { InvalidResponse, type ProviderError } from "../../domain/errors.js"
 import { Settings } from "../Settings.js"
+import { byteCap, transportError } from "./body.js"
 import { makeRedact } from "./redact.js"
 import { chatRequest, type CompletionRequest, modelsRequest, providerHttpClient } from "./request.js"
 import { type Completion, errorForStatus, interpretChatBody, type ModelInfo } from "./response.js"
-import { byteCap, transportError } from "./body.js"
 import { readStreamedAnswer } from "./stream.js"
 import { decodeModels } from "./wire.js"
 
@@ -36,28 +36,40 @@ const make = Effect.gen(function*() {
 
   /** A status outside 2xx, typed by its status and body. */
   const statusError = (model: string, response: HttpClientResponse.HttpClientResponse): Effect.Effect<never, ProviderError> =>
-    Effect.flatMap(bodyText(model, response), (text) => Effect.fail(errorForStatus(model, response.status, headerRecord(response), text, redact)))
+    Effect.flatMap(
+      bodyText(model, response),
+      (text) => Effect.fail(errorForStatus(model, response.status, headerRecord(response), text, redact))
+    )
 
   /** A 2xx chat answer: a token stream, or one JSON body (also from servers that ignore `stream`). */
-  const chatAnswer = (request: CompletionRequest) => (response: HttpClientResponse.HttpClientResponse): Effect.Effect<Completion, ProviderError> => {
-    const contentType = response.headers["content-type"]
-    if ((contentType ?? "").includes("text/event-stream")) {
-      return readStreamedAnswer(contextFor(request.model, response.status), response.stream, request.onDelta)
+  const chatAnswer =
+    (request: CompletionRequest) => (response: HttpClientResponse.HttpClientResponse): Effect.Effect<Completion, ProviderError> => {
+      const contentType = response.headers["content-type"]
+      if ((contentType ?? "").includes("text/event-stream")) {
+        return readStreamedAnswer(contextFor(request.model, response.status), response.stream, request.onDelta)
+      }
+      // An Either is an Effect: its Left is the failure.
+      return Effect.flatMap(
+        bodyText(request.model, response),
+        (text) => interpretChatBody(request.model, response.status, contentType, text, redact)
+      )
     }
-    // An Either is an Effect: its Left is the failure.
-    return Effect.flatMap(bodyText(request.model, response), (text) => interpretChatBody(request.model, response.status, contentType, text, redact))
-  }
 
   const complete = (request: CompletionRequest): Effect.Effect<Completion, ProviderError> =>
     http.execute(chatRequest(request, settings.stream)).pipe(
       Effect.mapError((e) => transportError(request.model, e)),
-      Effect.flatMap(HttpClientResponse.matchStatus({ "2xx": chatAnswer(request), orElse: (response) => statusError(request.model, response) }))
+      Effect.flatMap(
+        HttpClientResponse.matchStatus({ "2xx": chatAnswer(request), orElse: (response) => statusError(request.model, response) })
+      )
     )
 
   const listModels = Effect.fnUntraced(function*() {
     const model = "(models)"
     const response = yield* http.execute(modelsRequest).pipe(Effect.mapError((e) => transportError(model, e)))
-    const text = yield* HttpClientResponse.matchStatus(response, { "2xx": (ok) => bodyText(model, ok), orElse: (failed) => statusError(model, failed) })
+    const text = yield* HttpClientResponse.matchStatus(response, {
+      "2xx": (ok) => bodyText(model, ok),
+      orElse: (failed) => statusError(model, failed)
+    })
     const decoded = decodeModels(text)
     if (Either.isLeft(decoded)) {
       const why = decoded.left._tag === "NotJson" ? "not JSON" : `wrong shape at ${decoded.left.path}`
@@ -91,6 +103,9 @@ export class OpenRouterClient extends Effect.Service<OpenRouterClient>()("parall
 export type OpenRouterClientShape = Pick<OpenRouterClient, "complete" | "listModels">
 
 /** Builds the client from Settings and an HttpClient in the current context. */
-export const makeOpenRouterClient: Effect.Effect<OpenRouterClient, never, Settings | HttpClient.HttpClient> = Effect.map(make, OpenRouterClient.make)
+export const makeOpenRouterClient: Effect.Effect<OpenRouterClient, never, Settings | HttpClient.HttpClient> = Effect.map(
+  make,
+  OpenRouterClient.make
+)
 
 export const layerOpenRouterClient = OpenRouterClient.Default

@@ -96,7 +96,9 @@ export const errorForStatus = (
   redact: Redact
 ): ProviderError => {
   const providerMessage = Either.match(decodeErrorBody(text), {
-    onLeft: () => (looksLikeHtml(headers["content-type"], text) ? "an HTML error page (a proxy or gateway answered)" : snippet(redact(text)) || "no body"),
+    onLeft: () => (looksLikeHtml(headers["content-type"], text)
+      ? "an HTML error page (a proxy or gateway answered)"
+      : snippet(redact(text)) || "no body"),
     onRight: (b) => (b.error.message != null ? redact(b.error.message) : `error code ${String(b.error.code)}`)
   })
   const message = `HTTP ${status}: ${providerMessage}`
@@ -119,7 +121,8 @@ export const describeUndecodable = (reason: Undecodable, contentType: string | u
     ? "a body that is not a chat completion (not JSON, or cut short)"
     : `a body that is not a chat completion (wrong shape at ${reason.path})`
 
-const invalid = (model: string, status: number, what: string) => new InvalidResponse({ model, message: `Invalid response: ${what}`, httpStatus: status })
+const invalid = (model: string, status: number, what: string) =>
+  new InvalidResponse({ model, message: `Invalid response: ${what}`, httpStatus: status })
 
 /** Turns a 2xx body into a Completion, or the precise reason it cannot be one. */
 export const interpretChatBody = (
@@ -135,7 +138,9 @@ export const interpretChatBody = (
   if (body.error) return Either.left(providerErrorOf(model, body.error, `in a ${status} body`, redact, { transientWithoutCode: false }))
   const choice = body.choices?.[0]
   if (!choice) return Either.left(invalid(model, status, "no choices"))
-  if (choice.error || choice.finish_reason === "error") return Either.left(providerErrorOf(model, choice.error, "in the answer", redact, { transientWithoutCode: true }))
+  if (choice.error || choice.finish_reason === "error") {
+    return Either.left(providerErrorOf(model, choice.error, "in the answer", redact, { transientWithoutCode: true }))
+  }
   const content = choice.message?.content
   if (content == null) return Either.left(invalid(model, status, "content is null"))
   if (content.trim() === "") return Either.left(invalid(model, status, "content is empty"))

@@ -70,7 +70,13 @@ const answerStages = (context: StreamContext) => {
       }
       const decoded = decodeStreamChunk(event.data)
       if (Either.isLeft(decoded)) {
-        return partial(new InvalidResponse({ model: context.model, message: `Invalid stream chunk: ${snippet(context.redact(event.data))}`, httpStatus: context.status }))
+        return partial(
+          new InvalidResponse({
+            model: context.model,
+            message: `Invalid stream chunk: ${snippet(context.redact(event.data))}`,
+            httpStatus: context.status
+          })
+        )
       }
       const chunk = decoded.right
       const choice = chunk.choices?.[0]
@@ -151,9 +157,21 @@ const withPartial = (context: StreamContext, error: ProviderError, content: stri
     case "ResponseTooLarge":
       return tooLarge(context.model, context.maxBytes, content)
     case "ErrorInBody":
-      return new ErrorInBody({ model: error.model, message: error.message, code: error.code, transient: error.transient, partialContent: content })
+      return new ErrorInBody({
+        model: error.model,
+        message: error.message,
+        code: error.code,
+        transient: error.transient,
+        partialContent: content
+      })
     case "RateLimited":
-      return new RateLimited({ model: error.model, message: error.message, httpStatus: error.httpStatus, retryAfterMs: error.retryAfterMs, partialContent: content })
+      return new RateLimited({
+        model: error.model,
+        message: error.message,
+        httpStatus: error.httpStatus,
+        retryAfterMs: error.retryAfterMs,
+        partialContent: content
+      })
     default:
       return error
   }
@@ -177,7 +195,13 @@ export const readStreamedAnswer = (
       const content = context.redact(answer.content)
       if (answer.failure !== undefined) return Effect.fail(withPartial(context, answer.failure, content))
       if (content.trim() === "") {
-        return Effect.fail(new InvalidResponse({ model: context.model, message: "Invalid response: the stream carried no content", httpStatus: context.status }))
+        return Effect.fail(
+          new InvalidResponse({
+            model: context.model,
+            message: "Invalid response: the stream carried no content",
+            httpStatus: context.status
+          })
+        )
       }
       return Effect.succeed({
         content,

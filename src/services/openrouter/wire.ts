@@ -73,7 +73,8 @@ const wrongShape = (error: ParseResult.ParseError): Undecodable => {
   return { _tag: "WrongShape", path: path === "" ? "(top level)" : path }
 }
 
-const parseJson = (text: string): Either.Either<unknown, Undecodable> => Either.try({ try: () => JSON.parse(text) as unknown, catch: () => notJson })
+const parseJson = (text: string): Either.Either<unknown, Undecodable> =>
+  Either.try({ try: () => JSON.parse(text) as unknown, catch: () => notJson })
 
 const decoderOf = <A, I>(schema: Schema.Schema<A, I>) => {
   const decode = Schema.decodeUnknownEither(schema)
