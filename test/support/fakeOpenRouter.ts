@@ -23,7 +23,8 @@ import type { AddressInfo, Socket } from "node:net";
 export interface FakeUsage {
   prompt_tokens: number;
   completion_tokens: number;
-  cost?: number;
+  /** null: no cost in the usage (a server that does not report costs). */
+  cost?: number | null;
 }
 
 export type Behavior =
@@ -34,6 +35,8 @@ export type Behavior =
       servedBy?: string;
       usage?: FakeUsage;
       finishReason?: string;
+      /** stream:true: how long the response stays open after `[DONE]` before it ends (default: ends at once). */
+      endAfterDoneMs?: number;
     }
   /** JSON error body, default `{error:{code:status,message:"..."}}`. A string `body` is sent verbatim. */
   | { kind: "status"; status: number; body?: unknown; retryAfter?: number | string; delayMs?: number }
@@ -138,7 +141,7 @@ export interface FakeOpenRouter {
 
 const PREFIX = "/api/v1";
 const KEEP_ALIVE_COMMENT = ": OPENROUTER PROCESSING\n\n";
-const DEFAULT_USAGE: Required<FakeUsage> = { prompt_tokens: 10, completion_tokens: 20, cost: 0.0001 };
+const DEFAULT_USAGE: { prompt_tokens: number; completion_tokens: number; cost: number } = { prompt_tokens: 10, completion_tokens: 20, cost: 0.0001 };
 const WRITE_CHUNK = 64 * 1024;
 
 const STATUS_MESSAGES: Readonly<Record<number, string>> = {
@@ -372,7 +375,8 @@ export function startFakeOpenRouter(options: FakeOpenRouterOptions = {}): Promis
   const usageOf = (u: FakeUsage | undefined): Record<string, number> => {
     const prompt = u?.prompt_tokens ?? DEFAULT_USAGE.prompt_tokens;
     const completion = u?.completion_tokens ?? DEFAULT_USAGE.completion_tokens;
-    return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, cost: u?.cost ?? DEFAULT_USAGE.cost };
+    const base = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+    return u?.cost === null ? base : { ...base, cost: u?.cost ?? DEFAULT_USAGE.cost };
   };
 
   const completion = (
@@ -418,10 +422,12 @@ export function startFakeOpenRouter(options: FakeOpenRouterOptions = {}): Promis
     model: string,
     finishReason: string,
     usage: FakeUsage | undefined,
+    endAfterDoneMs?: number,
   ): Promise<void> => {
     if (!(await write(ctx, res, chunk(id, model, { choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: finishReason }] })))) return;
     if (!(await write(ctx, res, chunk(id, model, { choices: [], usage: usageOf(usage) })))) return;
     if (!(await write(ctx, res, "data: [DONE]\n\n"))) return;
+    if (endAfterDoneMs !== undefined && !(await sleep(ctx, endAfterDoneMs))) return;
     res.end();
   };
 
@@ -469,7 +475,7 @@ export function startFakeOpenRouter(options: FakeOpenRouterOptions = {}): Promis
         }
         if (!(await startSse(ctx, res))) return;
         for (const piece of splitWords(content)) if (!(await write(ctx, res, deltaChunk(id, served, piece)))) return;
-        await finishSse(ctx, res, id, served, finishReason, b.usage);
+        await finishSse(ctx, res, id, served, finishReason, b.usage, b.endAfterDoneMs);
         return;
       }
       case "status": {

@@ -5,7 +5,7 @@ import { optional, perCall, secondsToMs, withDefault } from "../setting.js"
 export const runSettings = {
   concurrency: withDefault({
     field: "concurrency",
-    kind: integerIn(1, 256),
+    kind: integerIn(1, 1024),
     flag: "concurrency",
     env: "PARALLEL_LLM_CONCURRENCY",
     doc: "HTTP calls in flight: for one run; in `batch`, for the whole process",
@@ -158,6 +158,24 @@ export const runSettings = {
     doc: "Check every model id against the provider's model list (`GET /models`) before any paid call",
     default: false,
     defaultDoc: "off"
+  }),
+  maxModels: withDefault({
+    field: "maxModels",
+    kind: integerIn(1, 1000),
+    flag: "max-models",
+    env: "PARALLEL_LLM_MAX_MODELS",
+    doc: "Most candidate models in one run; a run with more is refused before any call",
+    default: 16,
+    defaultDoc: "16"
+  }),
+  maxInFlight: withDefault({
+    field: "maxInFlight",
+    kind: integerIn(1, 4096),
+    flag: "max-in-flight",
+    env: "PARALLEL_LLM_MAX_IN_FLIGHT",
+    doc: "Upstream calls in flight for the whole process, every run together (`serve`; in `batch`, its `--concurrency` is this bound)",
+    default: 16,
+    defaultDoc: "16"
   }),
   maxCost: optional({
     field: "maxCost",
