@@ -9,6 +9,7 @@ import * as fs from "node:fs"
 import { makeAskCommand } from "./cli/askCommand.js"
 import { makeBatchCommand } from "./cli/batchCommand.js"
 import { makeConfigCommand } from "./cli/configCommand.js"
+import { makeEvalCommand } from "./cli/evalCommand.js"
 import { makeResynthCommand } from "./cli/resynthCommand.js"
 import { makeRunsCommand } from "./cli/runsCommand.js"
 import { makeModelsCommand } from "./cli/modelsCommand.js"
@@ -44,6 +45,7 @@ const root = Command.make("parallel-llm").pipe(
     makeModelsCommand(servicesFor),
     makeRunsCommand(servicesFor),
     makeResynthCommand(servicesFor),
+    makeEvalCommand(servicesFor),
     makeConfigCommand()
   ])
 )

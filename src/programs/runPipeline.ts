@@ -40,9 +40,10 @@ export interface RunRequest {
   readonly graceMs?: number | undefined
   /**
    * Re-synthesis: the candidates' outcomes of an earlier run (in model order), copied into this run
-   * instead of asking the models again.
+   * instead of asking the models again; or answers given by the caller (an eval's frozen candidates), with
+   * no source run.
    */
-  readonly reuse?: { readonly sourceRunId: string; readonly outcomes: ReadonlyArray<CandidateOutcome> } | undefined
+  readonly reuse?: { readonly sourceRunId?: string | undefined; readonly outcomes: ReadonlyArray<CandidateOutcome> } | undefined
   readonly onEvent?: ((event: RunEvent) => Effect.Effect<void>) | undefined
 }
 
@@ -196,7 +197,7 @@ export const runPipeline = Effect.fn("runPipeline")(function*(request: RunReques
       ...(synthesis ? { synthesis } : {}),
       // A re-synthesis paid only for its synthesis: the candidates' usage stays with the source run.
       usage: sumUsage(request.reuse ? [synthesis] : [...candidates, synthesis]),
-      ...(request.reuse ? { source: request.reuse.sourceRunId } : {}),
+      ...(request.reuse?.sourceRunId !== undefined ? { source: request.reuse.sourceRunId } : {}),
       ...(error !== undefined ? { error } : {})
     }
     return manifest
@@ -223,7 +224,7 @@ export const runPipeline = Effect.fn("runPipeline")(function*(request: RunReques
   const body = Effect.gen(function*() {
     yield* Effect.logInfo(
       request.reuse
-        ? `run ${run.id}: synthesizing again the answers of run ${request.reuse.sourceRunId}, files in ${run.dir}`
+        ? `run ${run.id}: synthesizing ${request.reuse.sourceRunId !== undefined ? `again the answers of run ${request.reuse.sourceRunId}` : `${request.reuse.outcomes.length} given answers`}, files in ${run.dir}`
         : `run ${run.id}: asking ${models.length} model${models.length === 1 ? "" : "s"} (at most ${settings.concurrency} at a time), files in ${run.dir}`
     )
     yield* emit({ _tag: "RunStarted", run, models })
