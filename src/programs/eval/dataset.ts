@@ -59,6 +59,8 @@ const oneLine = (text: string) => text.replace(/\s+/g, " ").trim()
 
 const issuesText = (error: ParseResult.ParseError): string =>
   ParseResult.ArrayFormatter.formatErrorSync(error)
+    // An optional field's other branch ("Expected undefined") says nothing the first issue does not.
+    .filter((issue, i, all) => i === 0 || all.length === 1 || !issue.message.startsWith("Expected undefined"))
     .map((issue) => `${issue.path.length > 0 ? `${issue.path.map(String).join(".")}: ` : ""}${oneLine(issue.message)}`)
     .join("; ")
 

@@ -30,15 +30,12 @@ const markedAnswer = (text: string): string | undefined => {
 /** Commas between digits go ("1,234" → "1234"); a minus counts only where it is not a subtraction ("16-3"). */
 const NUMBER = /(?:(?<![\d)\]])-)?\d+(?:\.\d+)?/g
 
-/** GSM8K style: the last number of the marked final-answer line, else the last number of the whole text. */
+/** GSM8K style: the first number after the last final-answer marker (`#### 18`), else the last number of the text. */
 export const finalNumber = (text: string): number | undefined => {
-  const pick = (segment: string): number | undefined => {
-    const numbers = segment.replace(/(?<=\d),(?=\d)/g, "").match(NUMBER)
-    const last = numbers?.[numbers.length - 1]
-    return last === undefined ? undefined : Number(last)
-  }
+  const numbers = (segment: string) => segment.replace(/(?<=\d),(?=\d)/g, "").match(NUMBER) ?? []
   const marked = markedAnswer(text)
-  return (marked !== undefined ? pick(marked) : undefined) ?? pick(text)
+  const found = (marked !== undefined ? numbers(marked)[0] : undefined) ?? numbers(text).at(-1)
+  return found === undefined ? undefined : Number(found)
 }
 
 /** Case, surrounding space, Markdown emphasis, quotes and a closing full stop do not count. */
