@@ -95,6 +95,24 @@ describe("parallel-llm eval --baselines-only", () => {
     expect(unknown.stderr).toBe(`parallel-llm: --strategies: unknown strategy "borda" (known: synthesize)\n`)
   })
 
+  it("the converter script turns upstream GSM8K lines into an eval dataset that scores the same as the built-in one", async () => {
+    const dir = freshDir("convert")
+    const upstream = path.join(dir, "upstream.jsonl")
+    const lines = fs.readFileSync(path.join(repoRoot, "data", "gsm8k-frozen-candidates.jsonl"), "utf8").split("\n").slice(0, 20)
+    fs.writeFileSync(upstream, `${lines.join("\n")}\n`)
+    const converted = path.join(dir, "gsm8k-20.jsonl")
+    fs.writeFileSync(converted, execFileSync(process.execPath, [path.join(repoRoot, "scripts", "gsm8k-to-eval.mjs"), upstream], { encoding: "utf8" }))
+    expect(Object.keys(JSON.parse(fs.readFileSync(converted, "utf8").split("\n")[0]!))).toEqual(["question", "answer", "candidates"])
+
+    const env = { PATH: process.env.PATH, HOME: tmp }
+    const [fromFile, builtin] = await Promise.all([
+      runCli(["eval", converted, "--baselines-only", "--json"], { env }),
+      runCli(["eval", "--dataset", "gsm8k", "--limit", "20", "--baselines-only", "--json"], { env })
+    ])
+    expect(fromFile.code, fromFile.stderr).toBe(0)
+    expect(JSON.parse(fromFile.stdout).baselines).toEqual(JSON.parse(builtin.stdout).baselines)
+  })
+
   it("refuses a bad dataset line before any call, naming the line and the field", async () => {
     const dir = freshDir("bad")
     const file = path.join(dir, "bad.jsonl")

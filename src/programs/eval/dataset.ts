@@ -162,3 +162,15 @@ export const selectItems = <A>(
 
 /** What a result was computed from: a result with another fingerprint is not reused. */
 export const fingerprintOf = (parts: unknown): string => crypto.createHash("sha256").update(JSON.stringify(parts)).digest("hex").slice(0, 32)
+
+/** Items as an eval dataset file (what the GSM8K converter writes): one `{question, answer, candidates?}` per line. */
+export const toEvalJsonl = (items: ReadonlyArray<EvalItem>): string =>
+  items.map((item) =>
+    `${
+      JSON.stringify({
+        question: item.question,
+        answer: item.answer,
+        ...(item.candidates ? { candidates: Object.fromEntries(item.candidates.map((c) => [c.model, c.content])) } : {})
+      })
+    }\n`
+  ).join("")
