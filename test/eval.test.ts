@@ -171,5 +171,12 @@ describe("parallel-llm eval (paid, against the loopback fake)", () => {
     expect(JSON.parse(second.stdout)).toEqual({ ...report })
     expect(fs.readdirSync(runs)).toHaveLength(3)
     expect(fs.readFileSync(path.join(dir, "math.eval.jsonl"), "utf8").trim().split("\n")).toHaveLength(3)
+
+    // A corrected answer rescores the earlier run from its final.md, still without a call.
+    fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace(`"answer":"18"`, `"answer":"26"`))
+    const third = await runCli(args, { env: envFor(runs) })
+    expect(third.code, third.stderr).toBe(0)
+    expect([count("ev/synth"), count("ev/one"), count("ev/two")]).toEqual([before.synth + 3, before.one + 1, before.two + 1])
+    expect((JSON.parse(third.stdout) as Report).strategies[0]).toMatchObject({ correct: 1, n: 3 })
   })
 })

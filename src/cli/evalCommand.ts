@@ -4,7 +4,7 @@ import * as path from "node:path"
 import { UsageError } from "../domain/errors.js"
 import { computeBaselines } from "../programs/eval/baselines.js"
 import { builtinDatasets, loadDataset, selectItems } from "../programs/eval/dataset.js"
-import { type EvalReport, markdownReport, strategyRows } from "../programs/eval/report.js"
+import { type EvalReport, markdownReport, printable, strategyRows } from "../programs/eval/report.js"
 import { defaultEvalResultsPath, type EvalProgress, type EvalResult, runEval } from "../programs/eval/runEval.js"
 import { scorers } from "../programs/eval/scorers.js"
 import { knownStrategies, StrategyList } from "../programs/eval/strategies.js"
@@ -26,8 +26,8 @@ const optionalCount = (flag: string, value: Option.Option<number>) =>
   Option.match(value, { onNone: () => Either.right(undefined), onSome: (n) => decodeFlag(flag, Count, n) })
 
 const resultText = (r: EvalResult): string =>
-  `${r.strategy} ${r.id} (line ${r.line}) ${r.status}${r.correct ? " ✓" : " ✗"}${r.cost !== null ? ` $${r.cost.toFixed(4)}` : ""}` +
-  `${r.error !== undefined ? `: ${r.error}` : ""}`
+  printable(`${r.strategy} ${r.id} (line ${r.line}) ${r.status}${r.correct ? " ✓" : " ✗"}${r.cost !== null ? ` $${r.cost.toFixed(4)}` : ""}` +
+  `${r.error !== undefined ? `: ${r.error}` : ""}`)
 
 const statusText = (p: EvalProgress) => `parallel-llm eval: ${progressText(p)} · ${p.correct} correct`
 
