@@ -6,13 +6,17 @@ import { type Accuracy, accuracyOf } from "./stats.js"
 // (chosen in hindsight, on these very items), a majority vote of their final answers, and the oracle (at
 // least one of them right: the ceiling of any method that picks one of their answers).
 
+/** What a baseline costs: nothing, it is read off the frozen answers. */
+const free = { cost: 0, tokens: { prompt: 0, completion: 0 }, latencyMs: null } as const
+type Row = Accuracy & typeof free
+
 export interface Baselines {
   /** Items that have frozen candidates (the others do not count here). */
   readonly items: number
-  readonly candidates: ReadonlyArray<{ readonly model: string } & Accuracy>
-  readonly bestSingle: { readonly model: string } & Accuracy
-  readonly majority: Accuracy
-  readonly oracle: Accuracy
+  readonly candidates: ReadonlyArray<{ readonly model: string } & Row>
+  readonly bestSingle: { readonly model: string } & Row
+  readonly majority: Row
+  readonly oracle: Row
 }
 
 /**
@@ -54,13 +58,13 @@ export const computeBaselines = (items: ReadonlyArray<EvalItem>, scorer: Scorer)
     if (voted !== undefined && scorer.correct(voted, item.answer)) majority++
   }
   // A model missing from some items counts as wrong there: every figure is over the same items.
-  const candidates = [...perModel].map(([model, correct]) => ({ model, ...accuracyOf(correct, frozen.length) }))
+  const candidates = [...perModel].map(([model, correct]) => ({ model, ...accuracyOf(correct, frozen.length), ...free }))
   const bestSingle = candidates.reduce((best, c) => (c.correct > best.correct ? c : best))
   return {
     items: frozen.length,
     candidates,
     bestSingle,
-    majority: accuracyOf(majority, frozen.length),
-    oracle: accuracyOf(oracle, frozen.length)
+    majority: { ...accuracyOf(majority, frozen.length), ...free },
+    oracle: { ...accuracyOf(oracle, frozen.length), ...free }
   }
 }
