@@ -179,4 +179,17 @@ describe("parallel-llm eval (paid, against the loopback fake)", () => {
     expect([count("ev/synth"), count("ev/one"), count("ev/two")]).toEqual([before.synth + 3, before.one + 1, before.two + 1])
     expect((JSON.parse(third.stdout) as Report).strategies[0]).toMatchObject({ correct: 1, n: 3 })
   })
+
+  it("--check-models checks the models once for the whole eval, before any paid call", async () => {
+    const dir = freshDir("check")
+    const file = path.join(dir, "few.jsonl")
+    const line = (id: number) => JSON.stringify({ question: `q${id}`, answer: "1", candidates: { a: "A: 1" } })
+    fs.writeFileSync(file, `${[1, 2, 3].map(line).join("\n")}\n`)
+    fake.reset()
+    const result = await runCli(["eval", file, "-s", "nope/synth", "--check-models"], { env: envFor(path.join(dir, "runs")) })
+    expect(result.code).toBe(2)
+    expect(result.stderr).toContain("unknown model at")
+    expect(result.stderr).toContain("nope/synth")
+    expect(fake.requests.map((r) => r.path)).toEqual(["/api/v1/models"])
+  })
 })

@@ -4,6 +4,7 @@ import * as path from "node:path"
 import { StoreError, UsageError } from "../../domain/errors.js"
 import { RunStatus } from "../../domain/manifest.js"
 import { Settings } from "../../services/Settings.js"
+import { checkRunRequest } from "../checkRunRequest.js"
 import type { BatchProgress } from "../runBatch.js"
 import type { RunEvent, RunResult } from "../runPipeline.js"
 import { type EvalItem, fingerprintOf } from "./dataset.js"
@@ -129,6 +130,14 @@ export const runEval = Effect.fn("runEval")(function*(options: EvalOptions) {
     if (rescored !== undefined) reused.set(keyOf(pair.strategy, pair.item.id), rescored)
   }
   const todo = pairs.filter((pair) => !reused.has(keyOf(pair.strategy, pair.item.id)))
+  // --check-models once for the whole eval, not once per run: the synthesizers, and the candidates if any are asked.
+  if (settings.checkModels && todo.length > 0) {
+    yield* checkRunRequest({
+      prompt: "",
+      models: todo.some((pair) => pair.item.candidates === undefined) ? settings.models : [],
+      synthesizers: [settings.synthesizer, ...settings.fallbackSynthesizers]
+    })
+  }
 
   const file = yield* fs.open(options.output, { flag: "a" }).pipe(
     Effect.mapError((e) => new StoreError({ path: options.output, message: `cannot open ${options.output}: ${e.message}` }))
@@ -189,7 +198,7 @@ export const runEval = Effect.fn("runEval")(function*(options: EvalOptions) {
         const onEvent = (event: RunEvent) => (event._tag === "RunStarted" ? Ref.set(startedDir, event.run.dir) : Effect.void)
         const models = pair.item.candidates === undefined ? settings.models : []
         // The process-wide gate bounds the calls: a run's own fan-out does not hold its candidates back.
-        const runSettings = { ...settings, concurrency: Math.max(1, models.length) }
+        const runSettings = { ...settings, concurrency: Math.max(1, models.length), checkModels: false }
         yield* Ref.update(progress, (p) => ({ ...p, inFlight: p.inFlight + 1 }))
         const exit = yield* restore(runStrategy(pair.strategy, pair.item, onEvent).pipe(Effect.provideService(Settings, runSettings))).pipe(
           Effect.exit
