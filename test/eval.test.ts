@@ -20,7 +20,8 @@ beforeAll(async () => {
     script: {
       "ev/synth": { kind: "ok", content: "Both agree.\n\n#### 18", usage: { prompt_tokens: 100, completion_tokens: 10, cost: 0.002 } },
       "ev/one": { kind: "ok", content: "It is 18.", usage: { prompt_tokens: 5, completion_tokens: 3, cost: 0.001 } },
-      "ev/two": { kind: "ok", content: "A: 17", usage: { prompt_tokens: 5, completion_tokens: 3, cost: 0.001 } }
+      "ev/two": { kind: "ok", content: "A: 17", usage: { prompt_tokens: 5, completion_tokens: 3, cost: 0.001 } },
+      "ev/down": { kind: "status", status: 400 }
     }
   })
 })
@@ -191,5 +192,22 @@ describe("parallel-llm eval (paid, against the loopback fake)", () => {
     expect(result.stderr).toContain("unknown model at")
     expect(result.stderr).toContain("nope/synth")
     expect(fake.requests.map((r) => r.path)).toEqual(["/api/v1/models"])
+  })
+
+  it("a run whose synthesis failed (the answer fell back to a candidate's) is failed and not scored, and is retried", async () => {
+    const dir = freshDir("fallback")
+    const file = path.join(dir, "one.jsonl")
+    fs.writeFileSync(file, `${JSON.stringify({ question: "q", answer: "1", candidates: { a: "A: 1" } })}\n`)
+    const args = ["eval", file, "-s", "ev/down", "--json"]
+    const first = await runCli(args, { env: envFor(path.join(dir, "runs")) })
+    expect(first.code, first.stderr).toBe(1)
+    expect(JSON.parse(first.stdout).strategies[0]).toMatchObject({ correct: 0, n: 1, runs: { ok: 0, partial: 0, failed: 1 } })
+    const [result] = fs.readFileSync(path.join(dir, "one.eval.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l))
+    expect(result).toMatchObject({ status: "failed", correct: false })
+    expect(result.error).toMatch(/^the synthesis failed \(.*\): not scored$/)
+    const asked = fake.chatRequests().filter((r) => r.model === "ev/down").length
+    const second = await runCli(args, { env: envFor(path.join(dir, "runs")) })
+    expect(second.code).toBe(1)
+    expect(fake.chatRequests().filter((r) => r.model === "ev/down").length).toBe(asked + 1)
   })
 })

@@ -80,18 +80,25 @@ const resultOf = (
   run: RunResult,
   scorer: Scorer
 ): EvalResult => {
-  const extracted = run.final === undefined ? undefined : scorer.extract(run.final)
+  // Every synthesizer failed and the run fell back to a candidate's answer: that is no answer of the strategy.
+  const fellBack = run.manifest.synthesis?.fallbackToCandidate !== undefined
+  const final = fellBack ? undefined : run.final
+  const extracted = final === undefined ? undefined : scorer.extract(final)
   return {
     ...base,
     runDir: run.runDir,
-    status: run.manifest.status,
-    correct: run.final !== undefined && scorer.correct(run.final, base.answer),
+    status: fellBack ? "failed" : run.manifest.status,
+    correct: final !== undefined && scorer.correct(final, base.answer),
     ...(extracted !== undefined ? { extracted: oneLine(extracted).slice(0, 200) } : {}),
     cost: run.manifest.usage.cost ?? null,
     promptTokens: run.manifest.usage.promptTokens,
     completionTokens: run.manifest.usage.completionTokens,
     durationMs: run.manifest.durationMs,
-    ...(run.manifest.error !== undefined ? { error: run.manifest.error } : {})
+    ...(fellBack
+      ? { error: `the synthesis failed (${run.manifest.synthesis?.error?.message ?? "no synthesizer answered"}): not scored` }
+      : run.manifest.error !== undefined
+      ? { error: run.manifest.error }
+      : {})
   }
 }
 
