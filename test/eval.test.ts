@@ -91,7 +91,7 @@ describe("parallel-llm eval --baselines-only", () => {
     expect(table.stdout).toMatch(/^\| majority vote \|/m)
     expect(table.stdout).toMatch(/^\| oracle \(any candidate right\) \|/m)
 
-    const unknown = await runCli(["eval", "--dataset", "gsm8k", "--strategies", "synthesize,borda"], { env })
+    const unknown = await runCli(["eval", "--dataset", "gsm8k", "--strategies", "synthesize,borda"], { env: envFor(freshDir("unknown")) })
     expect(unknown.code).toBe(2)
     expect(unknown.stderr).toBe(`parallel-llm: --strategies: unknown strategy "borda" (known: synthesize)\n`)
   })
