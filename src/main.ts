@@ -1,54 +1,61 @@
 #!/usr/bin/env node
 import { Command, ValidationError } from "@effect/cli"
 import * as NodeContext from "@effect/platform-node/NodeContext"
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import * as NodePath from "@effect/platform-node/NodePath"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Cause, Effect, Exit, Layer, Logger } from "effect"
+import { Cause, Console, Effect, Exit, Layer, Logger, Ref } from "effect"
 import * as fs from "node:fs"
-import { makeAskCommand } from "./cli/askCommand.js"
-import { makeBatchCommand } from "./cli/batchCommand.js"
-import { makeConfigCommand } from "./cli/configCommand.js"
-import { makeEvalCommand } from "./cli/evalCommand.js"
-import { makeResynthCommand } from "./cli/resynthCommand.js"
-import { makeRunsCommand } from "./cli/runsCommand.js"
-import { makeModelsCommand } from "./cli/modelsCommand.js"
-import { makeServeCommand } from "./cli/serveCommand.js"
-import type { ServicesFor } from "./cli/services.js"
-import { layerLogging } from "./services/Logging.js"
-import { layerPooledHttpClient } from "./services/HttpClientPool.js"
-import { layerOpenRouterClient } from "./services/OpenRouterClient.js"
-import { layerRunStore } from "./services/RunStore.js"
-import { layerSettings } from "./services/Settings.js"
-
-/** Every service the programs use, for settings read from the command line. */
-const servicesFor: ServicesFor = (settings, extraLogSinks = [], stderr) =>
-  Layer.mergeAll(layerOpenRouterClient, layerRunStore).pipe(
-    Layer.provideMerge(layerSettings(settings)),
-    Layer.provide(Layer.mergeAll(layerPooledHttpClient, NodeFileSystem.layer, NodePath.layer)),
-    Layer.merge(layerLogging(settings, extraLogSinks, stderr))
-  )
+import { appLayer, batchLayer } from "./AppLayer.js"
+import { ask, askCommand } from "./cli/askCommand.js"
+import { batch, BATCH_DEFAULTS, batchCommand } from "./cli/batchCommand.js"
+import { config, configCommand } from "./cli/configCommand.js"
+import { evalCommand, evalSettings, evaluate } from "./cli/evalCommand.js"
+import { models, modelsCommand } from "./cli/modelsCommand.js"
+import type { Outcome } from "./cli/outcome.js"
+import { resynth, resynthCommand } from "./cli/resynthCommand.js"
+import { runs, runsCommand, show, showCommand } from "./cli/runsCommand.js"
+import { serve, serveCommand } from "./cli/serveCommand.js"
+import { type SettingsFlags, settingsLayer } from "./cli/settingsOptions.js"
 
 const version = (): string => {
   const pkg: unknown = JSON.parse(fs.readFileSync(new URL("../package.json", import.meta.url), "utf8"))
   return typeof pkg === "object" && pkg !== null && "version" in pkg && typeof pkg.version === "string" ? pkg.version : "0.0.0"
 }
 
-const root = Command.make("parallel-llm").pipe(
-  Command.withDescription(
-    "Ask several LLMs the same question at once through OpenRouter, keep every answer, and have a synthesizer merge them."
-  ),
-  Command.withSubcommands([
-    makeAskCommand(servicesFor),
-    makeBatchCommand(servicesFor),
-    makeServeCommand(servicesFor),
-    makeModelsCommand(servicesFor),
-    makeRunsCommand(servicesFor),
-    makeResynthCommand(servicesFor),
-    makeEvalCommand(servicesFor),
-    makeConfigCommand()
-  ])
-)
+// Each command's services, for settings built from its own flags: the graph of AppLayer.ts, provided once.
+const app = (args: SettingsFlags) => appLayer(settingsLayer(args))
+// Commands that make no paid call work without a key.
+const appWithoutKey = (args: SettingsFlags) => appLayer(settingsLayer(args, { requireApiKey: false }))
+
+/** The command tree; each command's outcome goes to `exitCode`, the one place that turns it into the process's. */
+const commands = (exitCode: Ref.Ref<number>) => {
+  const record = <A, E, R>(run: (args: A) => Effect.Effect<Outcome, E, R>) => (args: A) =>
+    Effect.flatMap(run(args), (outcome) => Ref.set(exitCode, outcome.exitCode))
+  const provide = <LA, LE, LR>(layerOf: (args: SettingsFlags) => Layer.Layer<LA, LE, LR>) =>
+  <Name extends string, R, E, A extends SettingsFlags>(command: Command.Command<Name, R, E, A>) =>
+    Command.provide(command, (args: A) => layerOf(args))
+  return Command.make("parallel-llm").pipe(
+    Command.withDescription(
+      "Ask several LLMs the same question at once through OpenRouter, keep every answer, and have a synthesizer merge them."
+    ),
+    Command.withSubcommands([
+      askCommand.pipe(Command.withHandler(record(ask)), provide(app)),
+      batchCommand.pipe(
+        Command.withHandler(record(batch)),
+        provide((args) => batchLayer(settingsLayer(args, { defaults: BATCH_DEFAULTS })))
+      ),
+      serveCommand.pipe(Command.withHandler(record(serve)), provide(app)),
+      modelsCommand.pipe(Command.withHandler(record(models)), provide(appWithoutKey)),
+      runsCommand.pipe(
+        Command.withHandler(record(runs)),
+        provide(appWithoutKey),
+        Command.withSubcommands([showCommand.pipe(Command.withHandler(record(show)), provide(appWithoutKey))])
+      ),
+      resynthCommand.pipe(Command.withHandler(record(resynth)), provide(app)),
+      evalCommand.pipe(Command.withHandler(record(evaluate)), Command.provide((args) => batchLayer(evalSettings(args)))),
+      configCommand.pipe(Command.withHandler(record(config)))
+    ])
+  )
+}
 
 const fail = (code: number, message: string) =>
   Effect.sync(() => {
@@ -63,10 +70,33 @@ const fail = (code: number, message: string) =>
 const withoutLogLevel = (argv: ReadonlyArray<string>): Array<string> =>
   argv.filter((arg, i) => arg !== "--log-level" && argv[i - 1] !== "--log-level" && !arg.startsWith("--log-level="))
 
-const program = Effect.suspend(() =>
-  Command.run(root, { name: "parallel-llm", version: version() })(withoutLogLevel(process.argv))
-).pipe(
-  Effect.map(() => Number(process.exitCode ?? 0)),
+const ANSI = /\x1b\[[0-9;]*m/g
+
+/** @effect/cli colours its help and messages always: only on a terminal here, and never with NO_COLOR. */
+const withColoursWhereWanted = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.flatMap(Effect.console, (console) => {
+    const noColor = (process.env.NO_COLOR ?? "") !== ""
+    const plainOut = noColor || !process.stdout.isTTY
+    const plainErr = noColor || !process.stderr.isTTY
+    if (!plainOut && !plainErr) return effect
+    const strip = (plain: boolean) => (args: ReadonlyArray<unknown>) =>
+      plain ? args.map((a) => (typeof a === "string" ? a.replace(ANSI, "") : a)) : args
+    const out = strip(plainOut)
+    const err = strip(plainErr)
+    return Effect.withConsole(effect, {
+      ...console,
+      log: (...args) => console.log(...out(args)),
+      error: (...args) => console.error(...err(args)),
+      unsafe: { ...console.unsafe, log: (...args) => console.unsafe.log(...out(args)), error: (...args) => console.unsafe.error(...err(args)) }
+    } satisfies Console.Console)
+  })
+
+const program = Effect.gen(function*() {
+  const exitCode = yield* Ref.make(0)
+  yield* Command.run(commands(exitCode), { name: "parallel-llm", version: version() })(withoutLogLevel(process.argv))
+  return yield* Ref.get(exitCode)
+}).pipe(
+  withColoursWhereWanted,
   Effect.catchTags({
     SettingsError: (e) => fail(2, e.message),
     UsageError: (e) => fail(2, e.message),
@@ -78,6 +108,10 @@ const program = Effect.suspend(() =>
   Effect.catchAllDefect((defect) => fail(1, `internal error: ${Cause.pretty(Cause.die(defect))}`)),
   Effect.provide(Layer.merge(NodeContext.layer, Logger.remove(Logger.defaultLogger)))
 )
+
+// A closed terminal or a hung-up session (SIGHUP) ends the work like Ctrl-C or SIGTERM: the runs are
+// interrupted and write their manifests, instead of the process dying where it stands.
+process.on("SIGHUP", () => process.emit("SIGTERM", "SIGTERM"))
 
 NodeRuntime.runMain(program, {
   disableErrorReporting: true,

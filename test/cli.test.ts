@@ -379,6 +379,15 @@ describe.concurrent("parallel-llm CLI", () => {
       await refused(["ask", "--no-such-flag"], ["--no-such-flag"])
     })
 
+    it("an empty --model is refused by name, not dropped", async () => {
+      await refused(["ask", "hi", "-m", ""], ["--model", "must not be empty"])
+    })
+
+    it("a base URL with a password is refused, the password never printed", async () => {
+      const line = await refused(["ask", "hi", "--base-url", "http://me:url-secret-pw@127.0.0.1:1/v1"], ["--base-url"])
+      expect(line).not.toContain("url-secret-pw")
+    })
+
     it("no prompt at all, stdin empty and not a terminal", async () => {
       await refused(["ask"], ["the prompt is empty"], {}, "ignore")
     })
@@ -406,9 +415,10 @@ describe.concurrent("parallel-llm CLI", () => {
       expect(listing.models[0]).toMatchObject({ id: "mod/one", contextLength: 100_000 })
     })
 
-    it("--help exits 0 with the usage on stdout", async () => {
+    it("--help exits 0 with the usage on stdout, without colours in a pipe", async () => {
       const r = await cli(["--help"], envFor(freshDir("help"), { OPENROUTER_API_KEY: undefined }))
       expect(r.code, r.stderr).toBe(0)
+      expect(r.stdout).not.toContain("\x1b[")
       expect(r.stdout).toContain("USAGE")
       expect(r.stdout).toContain("ask")
       expect(r.stdout).toContain("models")
@@ -417,6 +427,11 @@ describe.concurrent("parallel-llm CLI", () => {
     it("ask --help exits 0 with the usage on stdout", async () => {
       const r = await cli(["ask", "--help"], envFor(freshDir("help"), { OPENROUTER_API_KEY: undefined }))
       expect(r.code, r.stderr).toBe(0)
+      expect(r.stdout).not.toContain("\x1b[")
+      // Numeric settings say so, and repeatable ones are shown as optional.
+      expect(r.stdout).toContain("--concurrency integer")
+      expect(r.stdout).toContain("--timeout number")
+      expect(r.stdout).toContain("[(-m, --model text)...]")
       expect(r.stdout).toContain("USAGE")
       expect(r.stdout).toContain("--model")
       expect(r.stdout).toContain("--file")
@@ -465,6 +480,12 @@ describe.concurrent("parallel-llm CLI", () => {
       expect(line("models")).toMatch(/mod\/one\s+flag --model$/)
       expect(line("concurrency")).toMatch(/5\s+default$/)
       expect(line("apiKey")).toMatch(/<redacted>\s+env OPENROUTER_API_KEY$/)
+    })
+
+    it("config --config /dev/zero is refused at once with one line (the file is read with a size cap)", async () => {
+      const r = await cli(["config", "--config", "/dev/zero"], envFor(freshDir("config-zero")), "ignore")
+      expect(r.code, r.stderr).toBe(2)
+      expect(r.stderr).toMatch(/^parallel-llm: \/dev\/zero: larger than \d+ bytes; not a config file\n$/)
     })
 
     it("--max-cost refuses before any call a run over the budget, and says by how much", async () => {

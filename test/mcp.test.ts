@@ -73,7 +73,10 @@ interface Structured {
   readonly status: string
   readonly final: string | null
   readonly runDir: string
-  readonly candidates: ReadonlyArray<{ model: string; status: string; latencyMs?: number; error?: { message: string; httpStatus?: number }; uri?: string }>
+  readonly summary: string
+  readonly next?: string
+  readonly files: Readonly<Record<string, string>>
+  readonly candidates: ReadonlyArray<{ model: string; status: string; latencyMs?: number; error?: { message: string; httpStatus?: number } }>
 }
 
 const structuredOf = (result: CallToolResult): Structured => result.structuredContent as unknown as Structured
@@ -99,7 +102,7 @@ describe("MCP server over stdio (one server, several calls)", () => {
 
   it("lists the tools with object JSON Schemas for input and output", async () => {
     const { tools } = await mcp.client.listTools()
-    expect(tools.map((t) => t.name).sort()).toEqual(["get_config", "list_models", "list_runs", "process_prompt", "resynthesize"])
+    expect(tools.map((t) => t.name)).toEqual(["process_prompt", "get_run", "cancel_run", "resynthesize", "list_runs", "list_models", "get_config"])
     for (const tool of tools) {
       expect(tool.inputSchema.type).toBe("object")
       expect(tool.outputSchema?.type).toBe("object")
@@ -107,9 +110,14 @@ describe("MCP server over stdio (one server, several calls)", () => {
     }
     const pp = tools.find((t) => t.name === "process_prompt")!
     expect(pp.inputSchema.required).toEqual(["prompt"])
-    expect(Object.keys(pp.inputSchema.properties ?? {}).sort()).toEqual(["deadline", "grace", "models", "prompt", "quorum", "synthesizer"])
+    expect(Object.keys(pp.inputSchema.properties ?? {}).sort()).toEqual(["deadline", "grace", "models", "prompt", "quorum", "synthesizer", "wait"])
     expect(pp.inputSchema.additionalProperties).toBe(false)
-    expect(pp.outputSchema?.required).toEqual(expect.arrayContaining(["runId", "status", "final", "runDir", "candidates"]))
+    expect(pp.outputSchema?.required).toEqual(expect.arrayContaining(["runId", "status", "final", "summary", "runDir", "files", "candidates"]))
+    // Read by a model: the answer first, then the summary and the next step, then the facts.
+    expect(Object.keys(pp.outputSchema?.properties ?? {}).slice(0, 3)).toEqual(["final", "summary", "next"])
+    expect(pp.execution).toEqual({ taskSupport: "optional" })
+    // Compact enough for a model's context: all tools together well under 12 KB of JSON (~3,000 tokens).
+    expect(JSON.stringify(tools).length).toBeLessThan(12_000)
     const candidates = (pp.outputSchema?.properties as Record<string, { items: { required: Array<string> } }>)["candidates"]
     expect(candidates?.items.required).toEqual(expect.arrayContaining(["model", "status"]))
     expect(tools.find((t) => t.name === "resynthesize")!.inputSchema.required).toEqual(["runId"])
@@ -141,7 +149,7 @@ describe("MCP server over stdio (one server, several calls)", () => {
     expect(JSON.stringify(models)).not.toContain(API_KEY)
   })
 
-  it("process_prompt answers with the final text, structured content, resource links and progress", async () => {
+  it("process_prompt answers with the final text, a summary, structured content with the files, and progress", async () => {
     const progress: Array<Progress> = []
     const result = await callTool(mcp.client, "process_prompt", { prompt: "What is 2 + 2?" }, { onprogress: (p) => progress.push(p) })
 
@@ -155,14 +163,18 @@ describe("MCP server over stdio (one server, several calls)", () => {
     expect(run.candidates.map((c) => [c.model, c.status])).toEqual(MODELS.map((m) => [m, "ok"]))
     for (const c of run.candidates) expect(typeof c.latencyMs).toBe("number")
 
-    const links = result.content.filter((c) => c.type === "resource_link")
-    const uris = links.map((l) => (l.type === "resource_link" ? l.uri : ""))
-    expect(uris).toEqual(expect.arrayContaining([
-      `parallel-llm://runs/${run.runId}/final.md`,
-      `parallel-llm://runs/${run.runId}/responses%2F01-mcp-alpha.md`,
-      `parallel-llm://runs/${run.runId}/responses%2F03-mcp-gamma.md`,
-      `parallel-llm://runs/${run.runId}/run.json`
-    ]))
+    // Text only by default (some clients fail a whole call on a resource_link block); the files as URIs.
+    expect(result.content.map((c) => c.type)).toEqual(["text", "text"])
+    expect(textOf(result, 1)).toContain(`Run ${run.runId}: ok; 3/3 candidates answered`)
+    expect(Object.keys(result.structuredContent ?? {}).slice(0, 2)).toEqual(["final", "summary"])
+    expect(run.summary).toBe(textOf(result, 1))
+    expect(run.files).toMatchObject({
+      "final.md": `parallel-llm://runs/${run.runId}/final.md`,
+      "responses/01-mcp-alpha.md": `parallel-llm://runs/${run.runId}/responses%2F01-mcp-alpha.md`,
+      "responses/03-mcp-gamma.md": `parallel-llm://runs/${run.runId}/responses%2F03-mcp-gamma.md`,
+      "run.json": `parallel-llm://runs/${run.runId}/run.json`
+    })
+    expect(JSON.stringify(result.structuredContent)).not.toContain("alpha says 4")
 
     // On disk, as the manifest says.
     expect(fs.readFileSync(path.join(run.runDir, "final.md"), "utf8")).toBe(SYNTH_ANSWER)
@@ -195,7 +207,7 @@ describe("MCP server over stdio (one server, several calls)", () => {
     expect(final.contents[0]).toMatchObject({ text: SYNTH_ANSWER, mimeType: "text/markdown" })
 
     // A candidate's file, in the encoded form the server hands out and with a literal slash.
-    const encoded = run.candidates.find((c) => c.model === "mcp/beta")!.uri!
+    const encoded = run.files["responses/02-mcp-beta.md"]!
     expect(encoded).toBe(`parallel-llm://runs/${run.runId}/responses%2F02-mcp-beta.md`)
     for (const uri of [encoded, `parallel-llm://runs/${run.runId}/responses/02-mcp-beta.md`]) {
       const read = await mcp.client.readResource({ uri })
@@ -313,7 +325,7 @@ describe("MCP server over stdio (one server, several calls)", () => {
       onprogress: (p) => progress.push(p)
     })
     const runId = await waitFor("the run id in a progress message", () => progress.map((p) => runIdIn(p.message ?? "")).find(Boolean))
-    await waitFor("alpha's answer", () => progress.some((p) => (p.message ?? "").includes("1/3 answered: mcp/alpha")))
+    await waitFor("alpha's answer", () => progress.some((p) => (p.message ?? "").includes("1/3 answered (mcp/alpha in")))
     await waitFor("both hanging requests in flight", () =>
       fake.requests.filter((r) => r.model?.startsWith("mcp/hang") && r.endedAt === undefined).length === 2)
     controller.abort("test cancels")
@@ -364,10 +376,12 @@ describe("MCP server: a run without an answer", () => {
       const result = await callTool(mcp.client, "process_prompt", { prompt: "Nobody will answer" }, { onprogress: (p) => progress.push(p) })
       expect(result.isError).toBe(true)
       const text = textOf(result)
-      expect(text).toMatch(/^No answer: no candidate answered/)
-      expect(text).toMatch(/fail\/limited: HTTP 429/)
-      expect(text).toMatch(/fail\/denied: HTTP 401/)
-      expect(text).toMatch(/fail\/hang: Timed out/)
+      expect(text).toMatch(/^No answer from run \d{8}-\d{6}-\d{3}-[0-9a-f]{8}: no candidate answered \(failed after/)
+      // One line per model's failure, then what to try next.
+      expect(text).toMatch(/^- fail\/limited: HTTP 429.*$/m)
+      expect(text).toMatch(/^- fail\/denied: HTTP 401.*$/m)
+      expect(text).toMatch(/^- fail\/hang: Timed out.*$/m)
+      expect(text).toMatch(/call process_prompt again/)
       const run = structuredOf(result)
       expect(run.status).toBe("failed")
       expect(run.final).toBeNull()
@@ -412,8 +426,8 @@ describe("MCP server process", () => {
       .map((n) => n.params as { progress: number; total: number; message: string })
     expect(fullProgress.map((p) => p.progress)).toEqual([0, 1, 2, 3, 4, 5])
     for (const p of fullProgress) expect(p.total).toBe(5)
-    expect(fullProgress[4]!.message).toBe(`synthesizing 3 answers with ${SYNTH}`)
-    expect(fullProgress[5]!.message).toMatch(/^run ok in [\d.]+ s: 3\/3 answered$/)
+    expect(fullProgress[4]!.message).toMatch(new RegExp(`: 3/3 answered \\(.*\\); synthesizing with ${SYNTH}; [\\d.]+ s so far$`))
+    expect(fullProgress[5]!.message).toMatch(/^run \S+ ok in [\d.]+ s: 3\/3 answered$/)
     const responseLine = server.stdoutLines().findIndex((l) => l.includes(`"id":${String(done.id)}`) && l.includes('"result"'))
     const lastProgressLine = server.stdoutLines().findIndex((l) => l.includes('"progressToken":"full"') && l.includes('"progress":5'))
     expect(lastProgressLine).toBeGreaterThanOrEqual(0)
@@ -424,7 +438,7 @@ describe("MCP server process", () => {
     const progressOf = (token: string) =>
       server.notifications().filter((n) => n.method === "notifications/progress" && n.params?.progressToken === token).map((n) => String(n.params?.message))
     const runId = await waitFor("the run id", () => progressOf("hang").map(runIdIn).find(Boolean))
-    await waitFor("alpha's answer", () => progressOf("hang").some((m) => m.includes("answered: mcp/alpha")))
+    await waitFor("alpha's answer", () => progressOf("hang").some((m) => m.includes("answered (mcp/alpha in")))
     server.child.stdin!.end()
 
     const exit = await Promise.race([
@@ -445,13 +459,38 @@ describe("MCP server process", () => {
     expect(lines.join("\n")).not.toContain(API_KEY)
   })
 
+  it("answers every malformed request that has an id with -32602 and one line naming the field", async () => {
+    const server = await spawnRawServer(envFor(freshDir()))
+    try {
+      const cases: Array<[string, Record<string, unknown> | undefined, string]> = [
+        ["tools/call", {}, "params.name"],
+        ["tools/call", { name: 42 }, "params.name"],
+        ["tools/call", { name: "get_config", arguments: "x" }, "params.arguments"],
+        ["resources/read", {}, "params.uri"],
+        ["tasks/get", {}, "params.taskId"],
+        ["tools/call", undefined, "params"]
+      ]
+      for (const [method, params, field] of cases) {
+        const reply = await server.request(method, params)
+        expect(reply.error, `${method} ${JSON.stringify(params)}`).toMatchObject({ code: -32602 })
+        expect(reply.error?.message).toMatch(new RegExp(`^Invalid params: ${field.replace(/[.[\]]/g, "\\$&")}: `))
+        expect(reply.error?.message).not.toContain("\n")
+      }
+      // Still serving.
+      expect((await server.request("tools/list", {})).result?.tools).toBeDefined()
+    } finally {
+      server.child.kill("SIGTERM")
+      await server.exited
+    }
+  })
+
   it("SIGINT cancels the runs in flight, writes their manifests and exits 130", async () => {
     const outputDir = freshDir()
     const server = await spawnRawServer(envFor(outputDir))
     server.send("tools/call", { name: "process_prompt", arguments: { prompt: "Interrupted", models: ["mcp/alpha", "mcp/hang"] }, _meta: { progressToken: 1 } })
     const progress = () => server.notifications().filter((n) => n.method === "notifications/progress").map((n) => String(n.params?.message))
     const runId = await waitFor("the run id", () => progress().map(runIdIn).find(Boolean))
-    await waitFor("alpha's answer", () => progress().some((m) => m.includes("answered: mcp/alpha")))
+    await waitFor("alpha's answer", () => progress().some((m) => m.includes("answered (mcp/alpha in")))
     server.child.kill("SIGINT")
     const exit = await Promise.race([
       server.exited,

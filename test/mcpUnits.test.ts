@@ -2,19 +2,21 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import type { ServerNotification } from "@modelcontextprotocol/sdk/types.js"
-import { Effect, Either, Layer, Option, Redacted } from "effect"
+import { Deferred, Effect, Either, Layer, Option, Redacted, TestClock } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import type { Manifest } from "../src/domain/manifest.js"
-import { makeProgressReporter } from "../src/mcp/progress.js"
+import { makeLiveRuns } from "../src/mcp/liveRuns.js"
+import { makeProgress } from "../src/mcp/progress.js"
 import { makeRedactor } from "../src/mcp/redact.js"
 import { parseRunResourceUri, runResourceUri } from "../src/mcp/resources.js"
 import { decodeArguments, NoArguments, ProcessPromptInput } from "../src/mcp/toolSchemas.js"
-import { toolDefinitions } from "../src/mcp/tools.js"
+import { tools } from "../src/mcp/tools/index.js"
 import type { RunEvent } from "../src/programs/runPipeline.js"
 import { layerRunStore, PROMPT_PREVIEW_CHARS, RunStore } from "../src/services/RunStore.js"
-import { layerSettings, makeTestSettings } from "../src/services/Settings.js"
+import { layerSettings } from "../src/services/Settings.js"
+import { makeTestSettings } from "./support/testSettings.js"
 
 // The MCP server's parts without a process: schemas, resource URIs, the run store's reading side, progress.
 
@@ -45,7 +47,7 @@ const manifestFor = (id: string, status: Manifest["status"]): Manifest => ({
 
 describe("tool schemas", () => {
   it("advertise an object at the root of every input and output schema", () => {
-    for (const tool of toolDefinitions) {
+    for (const tool of tools.map((t) => t.definition)) {
       expect(tool.inputSchema.type, tool.name).toBe("object")
       expect(tool.outputSchema?.type, tool.name).toBe("object")
       expect(JSON.stringify(tool.inputSchema), tool.name).not.toContain("$ref")
@@ -106,7 +108,7 @@ describe("RunStore writing side", () => {
       const error = yield* store.writeFinal(bad, "the answer", manifestFor(bad.id, "ok")).pipe(Effect.flip)
       expect(error._tag).toBe("StoreError")
       expect(error.message).toContain(path.join(bad.dir, "final.md"))
-      expect(fs.readdirSync(bad.dir).sort()).toEqual(["final.md", "responses"])
+      expect(fs.readdirSync(bad.dir).sort()).toEqual(["final.md", "owner.json", "responses"])
     }).pipe(Effect.provide(storeFor(dir)))
   })
 
@@ -185,49 +187,75 @@ describe("progress notifications", () => {
     ok
       ? { model, status: "ok" as const, attempts: 1, latencyMs: 1200 }
       : { model, status: "error" as const, attempts: 2, latencyMs: 300, error: { tag: "RateLimited", message: "HTTP 429: slow down", httpStatus: 429 } }
-  const finished = (index: number, model: string, ok: boolean, done: number): RunEvent => ({
+  const finished = (index: number, model: string, ok: boolean): RunEvent => ({
     _tag: "CandidateFinished",
     outcome: { index, model, content: ok ? "x" : undefined, record: record(model, ok) },
-    finished: done,
+    finished: 0,
     answered: 0,
     total: 3
   })
+  const run = { id: "20250101-000000-000-0123abcd", dir: "/runs/x", createdAt: new Date(0) }
 
-  it.effect("number the events strictly upward, with the total, whatever order they arrive in", () =>
+  /** A run held open by the test, which emits its events by hand. */
+  const heldRun = Effect.gen(function*() {
+    const runs = yield* makeLiveRuns
+    const release = yield* Deferred.make<void>()
+    let emit: (event: RunEvent) => Effect.Effect<void> = () => Effect.void
+    const live = yield* runs.start((onEvent) =>
+      Effect.gen(function*() {
+        emit = onEvent
+        yield* onEvent({ _tag: "RunStarted", run, models: ["a/one", "a/two", "a/three"] })
+        yield* Deferred.await(release)
+        return { manifest: manifestFor(run.id, "partial"), final: "x", runDir: run.dir }
+      })
+    )
+    return { live, emit: (event: RunEvent) => emit(event) }
+  })
+
+  it.scoped("report each step and a heartbeat at least every 10 s while a step lasts, strictly upward", () =>
     Effect.gen(function*() {
       const sent: Array<ServerNotification> = []
-      const onEvent = yield* makeProgressReporter("token-1", (n) => {
+      const { live, emit } = yield* heldRun
+      const progress = yield* makeProgress("token-1", (n) => {
         sent.push(n)
         return Promise.resolve()
       })
-      const run = { id: "20250101-000000-000-0123abcd", dir: "/runs/x", createdAt: new Date(0) }
-      yield* onEvent({ _tag: "RunStarted", run, models: ["a/one", "a/two", "a/three"] })
-      // Two candidates finishing at once report their counts out of order.
-      yield* Effect.all([onEvent(finished(1, "a/two", true, 2)), onEvent(finished(0, "a/one", false, 1))], { concurrency: 2 })
-      yield* onEvent(finished(2, "a/three", true, 3))
-      yield* onEvent({ _tag: "SynthesisStarted", model: "a/synth", candidates: 2 })
-      yield* onEvent({ _tag: "SynthesisStarted", model: "a/fallback", candidates: 2 })
-      yield* onEvent({ _tag: "RunFinished", manifest: manifestFor(run.id, "partial"), runDir: run.dir })
+      yield* Effect.fork(progress.watch(live))
+      yield* TestClock.adjust("1 millis")
+      yield* emit(finished(1, "a/two", true))
+      yield* TestClock.adjust("1 millis")
+      yield* emit(finished(0, "a/one", false))
+      yield* TestClock.adjust("35 seconds")
+      yield* emit(finished(2, "a/three", true))
+      yield* TestClock.adjust("1 millis")
+      yield* emit({ _tag: "SynthesisStarted", model: "a/synth", candidates: 2 })
+      yield* TestClock.adjust("21 seconds")
 
       const params = sent.map((n) => n.params as { progressToken: string; progress: number; total: number; message: string })
-      expect(params.map((p) => p.progress)).toEqual([0, 1, 2, 3, 4, 4.5, 5])
+      const values = params.map((p) => p.progress)
+      for (let i = 1; i < values.length; i++) expect(values[i]!, `notification ${i}`).toBeGreaterThan(values[i - 1]!)
       for (const p of params) expect(p).toMatchObject({ progressToken: "token-1", total: 5 })
+      // Heartbeats while the third candidate takes 35 s: at least three, each below the next step.
+      expect(values.filter((v) => v > 2 && v < 3).length).toBeGreaterThanOrEqual(3)
+      expect(values.filter((v) => v > 4 && v < 5).length).toBeGreaterThanOrEqual(2)
       const messages = params.map((p) => p.message)
       expect(messages[0]).toContain(run.id)
-      expect(messages).toContainEqual(expect.stringMatching(/a\/one failed after 0\.3 s \(HTTP 429: slow down\)/))
-      expect(messages).toContainEqual("2/3 answered: a/three in 1.2 s")
-      expect(messages[4]).toBe("synthesizing 2 answers with a/synth")
-      expect(messages[5]).toContain("a/fallback")
+      expect(messages).toContainEqual(expect.stringContaining("a/one failed (HTTP 429: slow down)"))
+      expect(messages).toContainEqual(expect.stringContaining("2/3 answered (a/two in 1.2 s, a/three in 1.2 s)"))
+      expect(messages[messages.length - 1]).toContain("synthesizing with a/synth")
     }))
 
-  it.effect("send nothing without a progress token", () =>
+  it.scoped("send nothing without a progress token", () =>
     Effect.gen(function*() {
       const sent: Array<ServerNotification> = []
-      const onEvent = yield* makeProgressReporter(undefined, (n) => {
+      const { live, emit } = yield* heldRun
+      const progress = yield* makeProgress(undefined, (n) => {
         sent.push(n)
         return Promise.resolve()
       })
-      yield* onEvent({ _tag: "SynthesisStarted", model: "a/synth", candidates: 2 })
+      yield* Effect.fork(progress.watch(live))
+      yield* emit({ _tag: "SynthesisStarted", model: "a/synth", candidates: 2 })
+      yield* TestClock.adjust("30 seconds")
       expect(sent).toEqual([])
     }))
 })

@@ -18,7 +18,8 @@ import {
   parseRetryAfter
 } from "../src/services/OpenRouterClient.js"
 import { layerRunStore } from "../src/services/RunStore.js"
-import { layerSettings, makeTestSettings, type SettingsValue } from "../src/services/Settings.js"
+import { layerSettings, type SettingsValue } from "../src/services/Settings.js"
+import { makeTestSettings } from "./support/testSettings.js"
 import { type Behavior, type FakeOpenRouter, startFakeOpenRouter } from "./support/fakeOpenRouter.js"
 import { realHttpClientLayer, waitUntil } from "./support/realHttpClient.js"
 

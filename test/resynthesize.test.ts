@@ -9,7 +9,8 @@ import { BadRequest } from "../src/domain/errors.js"
 import { resynthesize } from "../src/programs/resynthesize.js"
 import { runPipeline } from "../src/programs/runPipeline.js"
 import { layerRunStore, RunStore } from "../src/services/RunStore.js"
-import { layerSettings, makeTestSettings } from "../src/services/Settings.js"
+import { layerSettings } from "../src/services/Settings.js"
+import { makeTestSettings } from "./support/testSettings.js"
 import { makeScriptedClient } from "./support/scriptedClient.js"
 
 const setup = Effect.gen(function*() {

@@ -10,7 +10,8 @@ import { Manifest } from "../src/domain/manifest.js"
 import { SYNTHESIZER_INSTRUCTIONS } from "../src/programs/buildSynthesisPrompt.js"
 import { type RunEvent, runPipeline } from "../src/programs/runPipeline.js"
 import { layerRunStore, RunStore, type RunStoreShape } from "../src/services/RunStore.js"
-import { layerSettings, makeTestSettings, type SettingsValue } from "../src/services/Settings.js"
+import { layerSettings, type SettingsValue } from "../src/services/Settings.js"
+import { makeTestSettings } from "./support/testSettings.js"
 import { makeScriptedClient, type Step } from "./support/scriptedClient.js"
 
 const tempDir = () => fs.mkdtempSync(path.join(os.tmpdir(), "parallel-llm-pipeline-"))

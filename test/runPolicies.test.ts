@@ -1,7 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Option, TestClock } from "effect"
 import { runPipeline } from "../src/programs/runPipeline.js"
-import { layerSettings, makeTestSettings, type SettingsValue } from "../src/services/Settings.js"
+import { layerSettings, type SettingsValue } from "../src/services/Settings.js"
+import { makeTestSettings } from "./support/testSettings.js"
 import { makeMemoryRunStore } from "./support/memoryRunStore.js"
 import { makeScriptedClient, type Step } from "./support/scriptedClient.js"
 

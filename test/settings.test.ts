@@ -1,6 +1,6 @@
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Option, Redacted } from "effect"
+import { Effect, Either, Option, Redacted, Schema } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -15,8 +15,11 @@ import {
   describeSettings,
   isLoopbackUrl,
   loadSettings,
-  type RawSettings
+  MAX_CONFIG_FILE_BYTES,
+  type RawSettings,
+  settingsTable
 } from "../src/services/Settings.js"
+import { McpOverrides } from "../src/settings/mcpOverrides.js"
 
 const KEY = "sk-or-v1-SETTINGS-SECRET-0123456789abcdef"
 
@@ -450,5 +453,68 @@ describe("defaultOutputDir", () => {
       expect(dir).not.toBe(process.cwd())
       expect(dir.endsWith(path.join("parallel-llm-mcp", "runs"))).toBe(true)
     }
+  })
+})
+
+describe("loadSettings: the config file's paths, size, and URLs with credentials", () => {
+  it.effect("relative paths in a config file resolve against the file's own directory; on the command line, the working directory", () =>
+    Effect.gen(function*() {
+      const dir = path.join(tmp, "nested", "conf")
+      fs.mkdirSync(dir, { recursive: true })
+      const file = path.join(dir, "config.json")
+      fs.writeFileSync(file, JSON.stringify({ outputDir: "runs", logFile: "../logs/pllm.log" }))
+      const { settings } = yield* load({ configFlag: file })
+      expect(settings.outputDir).toBe(path.join(dir, "runs"))
+      expect(settings.logFile).toEqual(Option.some(path.join(tmp, "nested", "logs", "pllm.log")))
+      const overridden = yield* load({ configFlag: file, flags: { outputDir: "runs" } })
+      expect(overridden.settings.outputDir).toBe(path.resolve("runs"))
+    }))
+
+  it.effect("a config file past the size cap is refused with its size named, without reading it all (/dev/zero)", () =>
+    Effect.gen(function*() {
+      const big = configFile(`{"retries": 1${" ".repeat(MAX_CONFIG_FILE_BYTES)}}`)
+      const error = yield* loadError({ configFlag: big })
+      expect(error.message).toContain(big)
+      expect(error.message).toContain(`larger than ${MAX_CONFIG_FILE_BYTES} bytes`)
+      if (fs.existsSync("/dev/zero")) {
+        const zero = yield* loadError({ configFlag: "/dev/zero" })
+        expect(zero.message).toContain("/dev/zero")
+      }
+    }))
+
+  it.effect("a base URL with a user name or password is refused, and the password is never printed", () =>
+    Effect.gen(function*() {
+      const secret = "hunter2-url-password"
+      const viaFlag = yield* loadError({ flags: { baseUrl: `https://user:${secret}@llm.example.com/v1` } })
+      expect(viaFlag.setting).toBe("--base-url")
+      expect(viaFlag.message).not.toContain(secret)
+      const viaEnv = yield* loadError({ env: { OPENROUTER_API_KEY: KEY, OPENROUTER_BASE_URL: `http://user:${secret}@127.0.0.1:1/v1` } })
+      expect(viaEnv.setting).toBe("OPENROUTER_BASE_URL")
+      expect(viaEnv.message).not.toContain(secret)
+      const viaFile = yield* loadError({ configFlag: configFile({ baseUrl: `http://${secret}@localhost:1/v1` }) })
+      expect(viaFile.message).toContain("baseUrl")
+      expect(viaFile.message).not.toContain(secret)
+      // Not a URL at all, credentials and all: the message still leaves them out.
+      const broken = yield* loadError({ flags: { baseUrl: `ftp://user:${secret}@example.com` } })
+      expect(broken.message).not.toContain(secret)
+    }))
+})
+
+describe("the settings table", () => {
+  it("every setting has its own flag, environment variable and field; describeSettings shows each of them", () => {
+    const entries = Object.entries(settingsTable)
+    for (const pick of [(e: (typeof entries)[number]) => e[1].flag, (e: (typeof entries)[number]) => e[1].env, (e: (typeof entries)[number]) => e[1].field]) {
+      expect(new Set(entries.map(pick)).size).toBe(entries.length)
+    }
+  })
+
+  it("the MCP per-call overrides are deadline, quorum and grace, within their bounds", () => {
+    expect(Object.keys(McpOverrides.fields).sort()).toEqual(["deadline", "grace", "quorum"])
+    const decode = Schema.decodeUnknownEither(McpOverrides)
+    expect(Either.isRight(decode({ deadline: 30, quorum: 2, grace: 1.5 }))).toBe(true)
+    expect(Either.isLeft(decode({ quorum: 17 }))).toBe(true)
+    expect(Either.isLeft(decode({ quorum: 1.5 }))).toBe(true)
+    expect(Either.isLeft(decode({ deadline: 0 }))).toBe(true)
+    expect(Either.isLeft(decode({ grace: -1 }))).toBe(true)
   })
 })

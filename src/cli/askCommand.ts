@@ -6,10 +6,11 @@ import { UsageError } from "../domain/errors.js"
 import type { Manifest } from "../domain/manifest.js"
 import { formatSeconds } from "../programs/callModel.js"
 import { type RunEvent, runPipeline } from "../programs/runPipeline.js"
-import type { StderrWriter } from "../services/Logging.js"
+import { Logging } from "../services/Logging.js"
+import { Settings } from "../services/Settings.js"
+import { type Outcome, outcomeIf } from "./outcome.js"
 import { makeProgressDisplay } from "./progressDisplay.js"
-import type { ServicesFor } from "./services.js"
-import { settingsFromOptions, settingsOptions } from "./settingsOptions.js"
+import { settingsOptions } from "./settingsOptions.js"
 
 /** The one-line summary printed on stderr when a run ends, however it ends. */
 export const summaryLine = (manifest: Manifest, runDir: string): string => {
@@ -51,59 +52,59 @@ const readPrompt = Effect.fn("readPrompt")(function*(argument: Option.Option<str
 
 const writeStdout = (text: string) => Effect.sync(() => process.stdout.write(text.endsWith("\n") ? text : `${text}\n`))
 
-export const makeAskCommand = (servicesFor: ServicesFor) =>
-  Command.make(
-    "ask",
-    {
-      prompt: Args.text({ name: "prompt" }).pipe(
-        Args.withDescription("The prompt. Without it, --file or standard input is read."),
-        Args.optional
-      ),
-      file: Options.text("file").pipe(
-        Options.withAlias("f"),
-        Options.withDescription("Read the prompt from this file."),
-        Options.optional
-      ),
-      json: Options.boolean("json").pipe(
-        Options.withDescription("Print the run manifest with a `final` field (the answer) as JSON on stdout instead of the answer.")
-      ),
-      ...settingsOptions
-    },
-    (args) =>
-      Effect.gen(function*() {
-        const { settings } = yield* settingsFromOptions(args)
-        const prompt = yield* readPrompt(args.prompt, args.file)
-        // On a terminal, a live line per model; elsewhere (pipes, CI, files) plain log lines.
-        const display = process.stderr.isTTY ? makeProgressDisplay(process.stderr) : undefined
-        const stderr: StderrWriter | undefined = display &&
-          ((line, entry) => {
-            if (settings.logLevel === "debug" || entry.level === "warning" || entry.level === "error") display.log(line)
-          })
-        const onEvent = (event: RunEvent) =>
-          Effect.sync(() => {
-            display?.onEvent(event)
-            if (event._tag === "RunFinished") {
-              display?.close()
-              process.stderr.write(`${summaryLine(event.manifest, event.runDir)}\n`)
-            }
-          })
-        // Spinners and elapsed times move between events too; the ticker ends with the run.
-        const ticker = display
-          ? Effect.forkScoped(Effect.repeat(Effect.sync(display.tick), Schedule.spaced("250 millis")))
-          : Effect.void
-        const result = yield* Effect.scoped(Effect.zipRight(ticker, runPipeline({ prompt, onEvent }))).pipe(
-          Effect.provide(servicesFor(settings, [], stderr))
-        )
-        if (args.json) {
-          yield* writeStdout(JSON.stringify({ ...result.manifest, final: result.final ?? null, runDir: result.runDir }, null, 2))
-        } else if (result.final !== undefined) {
-          yield* writeStdout(result.final)
-        }
-        if (result.final === undefined) process.exitCode = 1
-      })
-  ).pipe(
-    Command.withDescription(
-      "Ask every candidate model the prompt at once, then have the synthesizer merge their answers. " +
-        "The answer goes to stdout; progress and logs to stderr; every file of the run to its run directory."
-    )
+const askOptions = {
+  prompt: Args.text({ name: "prompt" }).pipe(
+    Args.withDescription("The prompt. Without it, --file or standard input is read."),
+    Args.optional
+  ),
+  file: Options.text("file").pipe(
+    Options.withAlias("f"),
+    Options.withDescription("Read the prompt from this file."),
+    Options.optional
+  ),
+  json: Options.boolean("json").pipe(
+    Options.withDescription("Print the run manifest with a `final` field (the answer) as JSON on stdout instead of the answer.")
+  ),
+  ...settingsOptions
+}
+
+export const askCommand = Command.make("ask", askOptions).pipe(
+  Command.withDescription(
+    "Ask every candidate model the prompt at once, then have the synthesizer merge their answers. " +
+      "The answer goes to stdout; progress and logs to stderr; every file of the run to its run directory."
   )
+)
+
+/** `ask`: exit code 1 when the run produced no answer. */
+export const ask = Effect.fn("ask")(function*(args: Command.Command.ParseConfig<typeof askOptions>) {
+  const settings = yield* Settings
+  const logging = yield* Logging
+  const prompt = yield* readPrompt(args.prompt, args.file)
+  // On a terminal, a live line per model; elsewhere (pipes, CI, files) plain log lines.
+  const display = process.stderr.isTTY ? makeProgressDisplay(process.stderr) : undefined
+  const onEvent = (event: RunEvent) =>
+    Effect.sync(() => {
+      display?.onEvent(event)
+      if (event._tag === "RunFinished") {
+        display?.close()
+        process.stderr.write(`${summaryLine(event.manifest, event.runDir)}\n`)
+      }
+    })
+  // Spinners and elapsed times move between events too; the ticker ends with the run.
+  const ticker = display
+    ? Effect.forkScoped(Effect.repeat(Effect.sync(display.tick), Schedule.spaced("250 millis")))
+    : Effect.void
+  // The display draws log lines above its own; only warnings and errors, unless debugging.
+  const drawLogs = display
+    ? logging.useStderr((line, entry) => {
+      if (settings.logLevel === "debug" || entry.level === "warning" || entry.level === "error") display.log(line)
+    })
+    : Effect.void
+  const result = yield* Effect.scoped(drawLogs.pipe(Effect.zipRight(ticker), Effect.zipRight(runPipeline({ prompt, onEvent }))))
+  if (args.json) {
+    yield* writeStdout(JSON.stringify({ ...result.manifest, final: result.final ?? null, runDir: result.runDir }, null, 2))
+  } else if (result.final !== undefined) {
+    yield* writeStdout(result.final)
+  }
+  return outcomeIf(result.final !== undefined) satisfies Outcome
+})

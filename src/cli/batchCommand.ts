@@ -1,16 +1,23 @@
 import { Args, Command, Options } from "@effect/cli"
-import { Effect, Layer, Option, Schedule } from "effect"
+import { Effect, Option, Schedule } from "effect"
 import * as path from "node:path"
 import * as v8 from "node:v8"
 import { UsageError } from "../domain/errors.js"
 import { type BatchProgress, type BatchResult, defaultResultsPath, remainingOf, runBatch } from "../programs/runBatch.js"
-import { layerCallGate } from "../services/CallGate.js"
-import type { ServicesFor } from "./services.js"
-import { settingsFromOptions, settingsOptions } from "./settingsOptions.js"
+import { Logging } from "../services/Logging.js"
+import type { RawSettings } from "../services/Settings.js"
+import { outcomeIf } from "./outcome.js"
+import { settingsOptions } from "./settingsOptions.js"
 
 /** In `batch`, `--concurrency` is process-wide: the bound on HTTP calls in flight across all runs. */
 export const BATCH_DEFAULT_CONCURRENCY = 16
 export const BATCH_DEFAULT_RUNS = 4
+
+/**
+ * `batch`'s own defaults: a process-wide concurrency, and warnings and errors only (every run's info
+ * lines would drown the progress). A flag, the environment or the config file still wins.
+ */
+export const BATCH_DEFAULTS: RawSettings = { concurrency: String(BATCH_DEFAULT_CONCURRENCY), logLevel: "warning" }
 
 const duration = (ms: number): string => {
   const s = Math.round(ms / 1000)
@@ -92,76 +99,70 @@ const makeProgressView = (out: NodeJS.WriteStream) => {
   }
 }
 
-export const makeBatchCommand = (servicesFor: ServicesFor) =>
-  Command.make(
-    "batch",
-    {
-      file: Args.text({ name: "FILE.jsonl" }).pipe(
-        Args.withDescription(`One JSON object per line: {"id"?, "prompt", "models"?, "synthesizer"?}; the id defaults to the line number.`)
-      ),
-      runs: Options.integer("runs").pipe(
-        Options.withDescription(`Runs (prompts) in flight at once (default ${BATCH_DEFAULT_RUNS}).`),
-        Options.withDefault(BATCH_DEFAULT_RUNS)
-      ),
-      out: Options.text("out").pipe(
-        Options.withAlias("o"),
-        Options.withDescription("The results file, one JSON line per prompt, appended as each ends (default: FILE.results.jsonl)."),
-        Options.optional
-      ),
-      ...settingsOptions
-    },
-    (args) =>
-      Effect.gen(function*() {
-        // A batch runs long and allocates fast: let the heap grow by half (not V8's default of up to 4×)
-        // between full collections. Same speed, and a 1,000-prompt batch peaks ~60 MB lower (README, Performance).
-        v8.setFlagsFromString("--heap-growing-percent=50")
-        const loaded = yield* settingsFromOptions(args)
-        if (!Number.isInteger(args.runs) || args.runs < 1 || args.runs > 1024) {
-          return yield* new UsageError({ message: `--runs must be a whole number from 1 to 1024, got ${args.runs}` })
-        }
-        const settings = {
-          ...loaded.settings,
-          // Process-wide here, so a larger default than one run's.
-          concurrency: loaded.sources.concurrency === "default" ? BATCH_DEFAULT_CONCURRENCY : loaded.settings.concurrency,
-          // Every run's info lines would drown the progress: warnings and errors only, unless asked.
-          logLevel: loaded.sources.logLevel === "default" ? "warning" as const : loaded.settings.logLevel
-        }
-        const input = path.resolve(args.file)
-        const output = path.resolve(Option.getOrElse(args.out, () => defaultResultsPath(args.file)))
-        if (output === input) return yield* new UsageError({ message: "--out must not be the input file" })
+const batchOptions = {
+  file: Args.text({ name: "FILE.jsonl" }).pipe(
+    Args.withDescription(`One JSON object per line: {"id"?, "prompt", "models"?, "synthesizer"?}; the id defaults to the line number.`)
+  ),
+  runs: Options.integer("runs").pipe(
+    Options.withDescription(`Runs (prompts) in flight at once (default ${BATCH_DEFAULT_RUNS}).`),
+    Options.withDefault(BATCH_DEFAULT_RUNS)
+  ),
+  out: Options.text("out").pipe(
+    Options.withAlias("o"),
+    Options.withDescription("The results file, one JSON line per prompt, appended as each ends (default: FILE.results.jsonl)."),
+    Options.optional
+  ),
+  ...settingsOptions
+}
 
-        const view = makeProgressView(process.stderr)
-        const layer = Layer.merge(servicesFor(settings, [], (line) => view.log(line)), layerCallGate(settings.concurrency))
-        const ticker = view.tty ? Effect.sync(() => view.tick()).pipe(Effect.repeat(Schedule.spaced("1 second"))) : Effect.never
-
-        const final = yield* runBatch({
-          input,
-          output,
-          runs: args.runs,
-          onProgress: (p, last) => Effect.sync(() => view.update(p, last))
-        }).pipe(
-          // Spans are only ever looked at in error reports, and a batch records its failures as text: thousands
-          // of calls are cheaper without them.
-          Effect.withTracerEnabled(false),
-          Effect.raceFirst(Effect.andThen(ticker, Effect.never)),
-          Effect.ensuring(Effect.sync(() => view.end())),
-          Effect.onInterrupt(() =>
-            Effect.sync(() => {
-              const p = view.latest()
-              process.stderr.write(
-                `parallel-llm: batch interrupted${p ? `: ${progressText(p)}` : ""} · results so far in ${output}; run the same command again to resume\n`
-              )
-            })
-          ),
-          Effect.provide(layer)
-        )
-        process.stderr.write(`parallel-llm: batch ${remainingOf(final) === 0 ? "done" : "stopped"}: ${progressText(final)} · ${output}\n`)
-        if (final.failed > 0 || final.cancelled > 0) process.exitCode = 1
-      })
-  ).pipe(
-    Command.withDescription(
-      "Run every prompt of a JSONL file through the pipeline, a few runs at a time, with one bound on HTTP calls " +
-        "in flight for the whole batch (--concurrency, default 16). Each prompt's result (id, runDir, status, cost) is " +
-        "appended to the results file as it ends; run again on the same file to skip what is answered and retry the rest."
-    )
+export const batchCommand = Command.make("batch", batchOptions).pipe(
+  Command.withDescription(
+    "Run every prompt of a JSONL file through the pipeline, a few runs at a time, with one bound on HTTP calls " +
+      `in flight for the whole batch (--concurrency, default ${BATCH_DEFAULT_CONCURRENCY}). Each prompt's result (id, runDir, status, cost) is ` +
+      "appended to the results file as it ends; run again on the same file to skip what is answered and retry the rest."
   )
+)
+
+/** `batch`: exit code 1 when a prompt failed or was cancelled. Needs the CallGate of `batchLayer`. */
+export const batch = Effect.fn("batch")(function*(args: Command.Command.ParseConfig<typeof batchOptions>) {
+  // A batch runs long and allocates fast: let the heap grow by half (not V8's default of up to 4×)
+  // between full collections (README, Performance).
+  v8.setFlagsFromString("--heap-growing-percent=50")
+  if (!Number.isInteger(args.runs) || args.runs < 1 || args.runs > 1024) {
+    return yield* new UsageError({ message: `--runs must be a whole number from 1 to 1024, got ${args.runs}` })
+  }
+  const input = path.resolve(args.file)
+  const output = path.resolve(Option.getOrElse(args.out, () => defaultResultsPath(args.file)))
+  if (output === input) return yield* new UsageError({ message: "--out must not be the input file" })
+
+  const view = makeProgressView(process.stderr)
+  const logging = yield* Logging
+  const ticker = view.tty ? Effect.sync(() => view.tick()).pipe(Effect.repeat(Schedule.spaced("1 second"))) : Effect.never
+
+  const final = yield* Effect.zipRight(
+    logging.useStderr((line) => view.log(line)),
+    runBatch({
+      input,
+      output,
+      runs: args.runs,
+      onProgress: (p, last) => Effect.sync(() => view.update(p, last))
+    })
+  ).pipe(
+    // Spans are only ever looked at in error reports, and a batch records its failures as text: thousands
+    // of calls are cheaper without them.
+    Effect.withTracerEnabled(false),
+    Effect.raceFirst(Effect.andThen(ticker, Effect.never)),
+    Effect.ensuring(Effect.sync(() => view.end())),
+    Effect.onInterrupt(() =>
+      Effect.sync(() => {
+        const p = view.latest()
+        process.stderr.write(
+          `parallel-llm: batch interrupted${p ? `: ${progressText(p)}` : ""} · results so far in ${output}; run the same command again to resume\n`
+        )
+      })
+    ),
+    Effect.scoped
+  )
+  process.stderr.write(`parallel-llm: batch ${remainingOf(final) === 0 ? "done" : "stopped"}: ${progressText(final)} · ${output}\n`)
+  return outcomeIf(final.failed === 0 && final.cancelled === 0)
+})

@@ -1,38 +1,35 @@
 import { Args, Command, Options } from "@effect/cli"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { resynthesize } from "../programs/resynthesize.js"
 import type { RunEvent } from "../programs/runPipeline.js"
 import { summaryLine } from "./askCommand.js"
-import type { ServicesFor } from "./services.js"
-import { settingsFromOptions, settingsOptions } from "./settingsOptions.js"
+import { outcomeIf } from "./outcome.js"
+import { settingsOptions } from "./settingsOptions.js"
 
-export const makeResynthCommand = (servicesFor: ServicesFor) =>
-  Command.make(
-    "resynth",
-    {
-      runId: Args.text({ name: "run-id" }).pipe(Args.withDescription("The run whose answers to synthesize again.")),
-      json: Options.boolean("json").pipe(Options.withDescription("Print the new run's manifest with a `final` field as JSON.")),
-      ...settingsOptions
-    },
-    (args) =>
-      Effect.gen(function*() {
-        const { settings, flags } = yield* settingsFromOptions(args)
-        const onEvent = (event: RunEvent) =>
-          event._tag === "RunFinished"
-            ? Effect.sync(() => process.stderr.write(`${summaryLine(event.manifest, event.runDir)}\n`))
-            : Effect.void
-        // The source run's synthesizer unless one is named here.
-        const result = yield* resynthesize({ runId: args.runId, synthesizer: flags.synthesizer, onEvent }).pipe(
-          Effect.provide(servicesFor(settings))
-        )
-        const out = args.json
-          ? JSON.stringify({ ...result.manifest, final: result.final ?? null, runDir: result.runDir }, null, 2)
-          : result.final
-        if (out !== undefined) process.stdout.write(out.endsWith("\n") ? out : `${out}\n`)
-        if (result.final === undefined) process.exitCode = 1
-      })
-  ).pipe(
-    Command.withDescription(
-      "Synthesize a past run's answers again (say, with --synthesizer X) without asking the candidates again: a new run that names its source."
-    )
+const resynthOptions = {
+  runId: Args.text({ name: "run-id" }).pipe(Args.withDescription("The run whose answers to synthesize again.")),
+  json: Options.boolean("json").pipe(Options.withDescription("Print the new run's manifest with a `final` field as JSON.")),
+  ...settingsOptions
+}
+
+export const resynthCommand = Command.make("resynth", resynthOptions).pipe(
+  Command.withDescription(
+    "Synthesize a past run's answers again (say, with --synthesizer X) without asking the candidates again: a new run that names its source."
   )
+)
+
+/** `resynth`: exit code 1 when the new run produced no answer. */
+export const resynth = Effect.fn("resynth")(function*(args: Command.Command.ParseConfig<typeof resynthOptions>) {
+  const onEvent = (event: RunEvent) =>
+    event._tag === "RunFinished"
+      ? Effect.sync(() => process.stderr.write(`${summaryLine(event.manifest, event.runDir)}\n`))
+      : Effect.void
+  // The source run's synthesizer unless one is named here (on the command line: not the configured default).
+  const synthesizer = Option.getOrUndefined(Option.filter(args.synthesizer, (s): s is string => typeof s === "string"))
+  const result = yield* resynthesize({ runId: args.runId, synthesizer, onEvent })
+  const out = args.json
+    ? JSON.stringify({ ...result.manifest, final: result.final ?? null, runDir: result.runDir }, null, 2)
+    : result.final
+  if (out !== undefined) process.stdout.write(out.endsWith("\n") ? out : `${out}\n`)
+  return outcomeIf(result.final !== undefined)
+})

@@ -1,89 +1,110 @@
 import { Args, Command, Options } from "@effect/cli"
 import { Effect, Option } from "effect"
 import * as path from "node:path"
-import { RunRefused } from "../domain/errors.js"
+import { RunRefused, type StoreError } from "../domain/errors.js"
 import type { Manifest } from "../domain/manifest.js"
+import { readRunWithManifest } from "../programs/recoverRun.js"
 import { RunStore } from "../services/RunStore.js"
 import { summaryLine } from "./askCommand.js"
-import type { ServicesFor } from "./services.js"
-import { type SettingsFlags, settingsFromOptions, settingsOptions } from "./settingsOptions.js"
+import { type Outcome, succeeded } from "./outcome.js"
+import { settingsOptions } from "./settingsOptions.js"
 
 const write = (text: string) => Effect.sync(() => process.stdout.write(text.endsWith("\n") ? text : `${text}\n`))
 
-const withStore = <A, E>(servicesFor: ServicesFor, args: SettingsFlags, use: Effect.Effect<A, E, RunStore>) =>
-  Effect.gen(function*() {
-    const { settings } = yield* settingsFromOptions(args, { requireApiKey: false })
-    return yield* use.pipe(Effect.provide(servicesFor(settings)))
-  })
-
 const answeredOf = (m: Manifest) => `${m.candidates.filter((c) => c.status === "ok").length}/${m.candidates.length}`
 
-const showCommand = (servicesFor: ServicesFor) =>
-  Command.make(
-    "show",
-    {
-      runId: Args.text({ name: "run-id" }).pipe(Args.withDescription("The run's id, as `parallel-llm runs` lists it.")),
-      json: Options.boolean("json").pipe(Options.withDescription("Print the manifest with a `final` field as JSON.")),
-      ...settingsOptions
-    },
-    (args) =>
-      withStore(servicesFor, args, Effect.gen(function*() {
-        const store = yield* RunStore
-        const notFound = (e: { readonly message: string }) => new RunRefused({ message: e.message })
-        const manifest = yield* store.readManifest(args.runId).pipe(
-          Effect.catchTags({ InvalidRunPath: (e) => Effect.fail(notFound(e)), RunFileNotFound: (e) => Effect.fail(notFound(e)) })
-        )
-        const final = yield* store.readRunFile(args.runId, "final.md").pipe(Effect.option, Effect.map(Option.getOrUndefined))
-        if (args.json) return yield* write(JSON.stringify({ ...manifest, final: final ?? null }, null, 2))
-        const candidates = manifest.candidates.map((c) =>
-          `  ${c.status.padEnd(9)} ${c.model}${c.latencyMs !== undefined ? ` · ${(c.latencyMs / 1000).toFixed(1)} s` : ""}` +
-          `${c.error ? ` · ${c.error.message}` : ""}${c.reason ? ` · ${c.reason}` : ""}`
-        )
-        const synthesis = manifest.synthesis
-          ? [`  synthesis ${manifest.synthesis.model}: ${manifest.synthesis.status}${manifest.synthesis.fallbackToCandidate ? ` (answer of ${manifest.synthesis.fallbackToCandidate})` : ""}`]
-          : []
-        yield* write([
-          summaryLine(manifest, path.join(store.root, manifest.id)),
-          ...(manifest.source ? [`  re-synthesis of run ${manifest.source}`] : []),
-          ...candidates,
-          ...synthesis,
-          "",
-          final ?? `(no answer${manifest.error ? `: ${manifest.error}` : ""})`
-        ].join("\n"))
-      }))
-  ).pipe(Command.withDescription("Print a run's summary and its final answer."))
+const showOptions = {
+  runId: Args.text({ name: "run-id" }).pipe(Args.withDescription("The run's id, as `parallel-llm runs` lists it.")),
+  json: Options.boolean("json").pipe(Options.withDescription("Print the manifest with a `final` field as JSON.")),
+  ...settingsOptions
+}
 
-export const makeRunsCommand = (servicesFor: ServicesFor) =>
-  Command.make(
-    "runs",
-    {
-      limit: Options.integer("limit").pipe(Options.withDescription("How many runs to list, newest first."), Options.withDefault(20)),
-      json: Options.boolean("json").pipe(Options.withDescription("Print the list as JSON.")),
-      ...settingsOptions
-    },
-    (args) =>
-      withStore(servicesFor, args, Effect.gen(function*() {
-        const store = yield* RunStore
-        const runs = yield* store.listRuns(Math.max(1, args.limit))
-        const rows = runs.map((r) => ({
-          id: r.id,
-          time: (r.manifest?.createdAt ?? "").replace("T", " ").slice(0, 19),
-          status: r.manifest?.status ?? "running",
-          answered: r.manifest ? answeredOf(r.manifest) : "-",
-          seconds: r.manifest ? (r.manifest.durationMs / 1000).toFixed(1) : "-",
-          cost: r.manifest?.usage.cost !== undefined ? `$${r.manifest.usage.cost.toFixed(4)}` : "-",
-          prompt: r.promptPreview.replace(/\s+/g, " ").trim()
-        }))
-        if (args.json) return yield* write(JSON.stringify(rows.map((row, i) => ({ ...row, runDir: runs[i]!.dir })), null, 2))
-        if (rows.length === 0) return yield* write(`no runs yet in ${store.root}`)
-        const header = { id: "id", time: "time", status: "status", answered: "answered", seconds: "seconds", cost: "cost", prompt: "prompt" }
-        const columns = ["id", "time", "status", "answered", "seconds", "cost"] as const
-        const widths = columns.map((c) => Math.max(header[c].length, ...rows.map((r) => r[c].length)))
-        const line = (r: typeof header) =>
-          [...columns.map((c, i) => r[c].padEnd(widths[i]!)), r.prompt.slice(0, 60)].join("  ").trimEnd()
-        yield* write([header, ...rows].map(line).join("\n"))
+export const showCommand = Command.make("show", showOptions).pipe(Command.withDescription("Print a run's summary and its final answer."))
+
+/** `runs show ID`: an unknown run is refused (exit 2). */
+export const show = (args: Command.Command.ParseConfig<typeof showOptions>): Effect.Effect<Outcome, RunRefused | StoreError, RunStore> =>
+  Effect.as(
+    Effect.gen(function*() {
+      const store = yield* RunStore
+      const notFound = (e: { readonly message: string }) => new RunRefused({ message: e.message })
+      const { view, manifest: found } = yield* readRunWithManifest(args.runId).pipe(
+        Effect.catchTags({ InvalidRunPath: (e) => Effect.fail(notFound(e)), RunFileNotFound: (e) => Effect.fail(notFound(e)) })
+      )
+      if (found === undefined) {
+        const owner = view.owner ? ` (process ${view.owner.pid} on ${view.owner.host})` : ""
+        return yield* new RunRefused({
+          message: view.state === "running"
+            ? `run ${args.runId} is still going${owner}; answers so far: ${view.answers.join(", ") || "none"}`
+            : `run ${args.runId} has no readable run.json`
+        })
+      }
+      const manifest = found
+      const final = yield* store.readRunFile(args.runId, "final.md").pipe(Effect.option, Effect.map(Option.getOrUndefined))
+      if (args.json) return yield* write(JSON.stringify({ ...manifest, final: final ?? null }, null, 2))
+      const candidates = manifest.candidates.map((c) =>
+        `  ${c.status.padEnd(9)} ${c.model}${c.latencyMs !== undefined ? ` · ${(c.latencyMs / 1000).toFixed(1)} s` : ""}` +
+        `${c.error ? ` · ${c.error.message}` : ""}${c.reason ? ` · ${c.reason}` : ""}`
+      )
+      const interrupted = manifest.status === "interrupted"
+        ? [
+          `  ${manifest.error ?? "interrupted"}`,
+          `  answers on disk: ${view.answers.join(", ") || "none"}`,
+          ...(view.answers.some((a) => !a.endsWith(".partial.md")) ? [`  to synthesize them: parallel-llm resynth ${manifest.id}`] : [])
+        ]
+        : []
+      const synthesis = manifest.synthesis
+        ? [`  synthesis ${manifest.synthesis.model}: ${manifest.synthesis.status}${manifest.synthesis.fallbackToCandidate ? ` (answer of ${manifest.synthesis.fallbackToCandidate})` : ""}`]
+        : []
+      yield* write([
+        summaryLine(manifest, path.join(store.root, manifest.id)),
+        ...(manifest.source ? [`  re-synthesis of run ${manifest.source}`] : []),
+        ...interrupted,
+        ...candidates,
+        ...synthesis,
+        "",
+        final ?? `(no answer${manifest.error ? `: ${manifest.error}` : ""})`
+      ].join("\n"))
+    }),
+    succeeded
+  )
+
+const runsOptions = {
+  limit: Options.integer("limit").pipe(Options.withDescription("How many runs to list, newest first."), Options.withDefault(20)),
+  json: Options.boolean("json").pipe(Options.withDescription("Print the list as JSON.")),
+  ...settingsOptions
+}
+
+export const runsCommand = Command.make("runs", runsOptions).pipe(
+  Command.withDescription("List recent runs, newest first: id, time, status, answered/total, seconds, cost, prompt.")
+)
+
+/** `runs`: the list. */
+export const runs = (args: Command.Command.ParseConfig<typeof runsOptions>): Effect.Effect<Outcome, StoreError, RunStore> =>
+  Effect.as(
+    Effect.gen(function*() {
+      const store = yield* RunStore
+      const runs = yield* store.listRuns(Math.max(1, args.limit))
+      const rows = runs.map((r) => ({
+        id: r.id,
+        time: (r.manifest?.createdAt ?? "").replace("T", " ").slice(0, 19),
+        status: r.manifest?.status ?? r.state,
+        answered: r.manifest
+          ? answeredOf(r.manifest)
+          : r.owner?.settings
+          ? `${r.answers.filter((a) => !a.endsWith(".partial.md")).length}/${r.owner.settings.models.length}`
+          : "-",
+        seconds: r.manifest ? (r.manifest.durationMs / 1000).toFixed(1) : "-",
+        cost: r.manifest?.usage.cost !== undefined ? `$${r.manifest.usage.cost.toFixed(4)}` : "-",
+        prompt: r.promptPreview.replace(/\s+/g, " ").trim()
       }))
-  ).pipe(
-    Command.withDescription("List recent runs, newest first: id, time, status, answered/total, seconds, cost, prompt."),
-    Command.withSubcommands([showCommand(servicesFor)])
+      if (args.json) return yield* write(JSON.stringify(rows.map((row, i) => ({ ...row, runDir: runs[i]!.dir })), null, 2))
+      if (rows.length === 0) return yield* write(`no runs yet in ${store.root}`)
+      const header = { id: "id", time: "time", status: "status", answered: "answered", seconds: "seconds", cost: "cost", prompt: "prompt" }
+      const columns = ["id", "time", "status", "answered", "seconds", "cost"] as const
+      const widths = columns.map((c) => Math.max(header[c].length, ...rows.map((r) => r[c].length)))
+      const line = (r: typeof header) =>
+        [...columns.map((c, i) => r[c].padEnd(widths[i]!)), r.prompt.slice(0, 60)].join("  ").trimEnd()
+      yield* write([header, ...rows].map(line).join("\n"))
+    }),
+    succeeded
   )

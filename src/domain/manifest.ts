@@ -16,8 +16,11 @@ export const ErrorInfo = Schema.Struct({
 })
 export type ErrorInfo = typeof ErrorInfo.Type
 
-export const RunStatus = Schema.Literal("ok", "partial", "failed", "cancelled")
+/** `interrupted` is never written by a run: readers give it to a run whose owner died before its manifest (see runState.ts). */
+export const RunStatus = Schema.Literal("ok", "partial", "failed", "cancelled", "interrupted")
 export type RunStatus = typeof RunStatus.Type
+/** The statuses a run gives itself when it ends. */
+export type FinishedRunStatus = Exclude<RunStatus, "interrupted">
 
 export const CallStatus = Schema.Literal("ok", "error", "timeout", "cancelled")
 export type CallStatus = typeof CallStatus.Type
@@ -72,6 +75,7 @@ export const RunSettings = Schema.Struct({
   quorum: Schema.optional(Schema.Number),
   graceMs: Schema.optional(Schema.Number)
 })
+export type RunSettings = typeof RunSettings.Type
 
 export const Manifest = Schema.Struct({
   id: Schema.String,

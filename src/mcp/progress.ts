@@ -1,98 +1,69 @@
 import type { ProgressToken, ServerNotification } from "@modelcontextprotocol/sdk/types.js"
-import { Effect, Ref } from "effect"
-import type { ErrorInfo } from "../domain/manifest.js"
-import { formatSeconds } from "../programs/callModel.js"
-import type { RunEvent } from "../programs/runPipeline.js"
+import { Clock, Duration, Effect, Ref, Stream } from "effect"
+import type { LiveRun } from "./liveRuns.js"
+import { progressLine } from "./results.js"
+import { type RunningView, viewOf } from "./runView.js"
 
 /** How a tool call sends a notification to its client (the SDK's `extra.sendNotification`). */
 export type SendNotification = (notification: ServerNotification) => Promise<void>
 
-interface ProgressState {
-  readonly progress: number
-  readonly total: number
-  readonly finished: number
-  readonly answered: number
-  readonly synthesizers: number
+/**
+ * The longest silence while a call waits: clients that reset their request timeout on progress (the SDK's
+ * `resetTimeoutOnProgress`, Claude Code) keep a long call alive only if progress keeps coming.
+ */
+export const HEARTBEAT = Duration.seconds(10)
+
+export interface Progress {
+  /** Reports on `live` while the caller waits: now, at each step of the run, and at least every HEARTBEAT. */
+  readonly watch: (live: LiveRun) => Effect.Effect<never>
+  /** The last notification, at `total`, once the run ended while the caller waited. */
+  readonly finish: (message: string) => Effect.Effect<void>
 }
 
-/**
- * Why a call failed, in a few words. The provider errors already lead with what matters
- * ("HTTP 429: Rate limit exceeded", "Timed out after 240.0 s (retries included)", "Network error: …").
- */
-export const failureOf = (record: { readonly status: string; readonly error?: ErrorInfo | undefined }): string =>
-  record.status === "cancelled" ? "cancelled" : record.error?.message ?? record.status
+const none: Progress = { watch: () => Effect.never, finish: () => Effect.void }
 
 /**
- * A run's events as MCP progress notifications, for a call that carried a progress token. Scale: `total` is
- * the number of candidates + 2; each finished candidate (answered or failed) adds 1, the synthesis starting
- * adds 1 (a fallback synthesizer adds a fraction of what is left), the run finishing reaches `total`. Events
- * come from concurrent fibers, so they are numbered and sent one at a time: `progress` strictly increases.
- * A failed send (client gone) never disturbs the run.
+ * Progress notifications for one tool call that carried a progress token. Scale: `total` is the number
+ * of candidates + 2; each finished candidate is a step, the synthesis starting another, the end the last.
+ * A heartbeat between steps moves `progress` a little towards the next step, so it strictly increases
+ * however long a step takes. Notifications are sent one at a time; a failed send never disturbs the run.
  */
-export const makeProgressReporter = Effect.fn("mcp.makeProgressReporter")(function*(
-  token: ProgressToken | undefined,
-  send: SendNotification
-) {
-  if (token === undefined) return (_event: RunEvent) => Effect.void
-  const state = yield* Ref.make<ProgressState>({ progress: 0, total: 2, finished: 0, answered: 0, synthesizers: 0 })
-  const lock = yield* Effect.makeSemaphore(1)
+export const makeProgress = (token: ProgressToken | undefined, send: SendNotification) =>
+  Effect.gen(function*() {
+    if (token === undefined) return none
+    // Nothing sent yet: the first notification may be 0.
+    const last = yield* Ref.make({ progress: -1, total: 0 })
+    const lock = yield* Effect.makeSemaphore(1)
 
-  const notify = (s: ProgressState, message: string) =>
-    Effect.tryPromise(() =>
-      send({ method: "notifications/progress", params: { progressToken: token, progress: s.progress, total: s.total, message } })
-    ).pipe(Effect.catchAll((e) => Effect.logDebug(`progress notification not sent: ${e.message}`)))
+    const sendOne = (progress: number, total: number, message: string) =>
+      Effect.tryPromise(() => send({ method: "notifications/progress", params: { progressToken: token, progress, total, message } })).pipe(
+        Effect.catchAll((e) => Effect.logDebug(`progress notification not sent: ${e.message}`))
+      )
 
-  const next = (update: (s: ProgressState) => ProgressState, message: (s: ProgressState) => string) =>
-    Ref.updateAndGet(state, update).pipe(Effect.flatMap((s) => notify(s, message(s))))
+    const notify = (view: RunningView) =>
+      lock.withPermits(1)(Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const total = view.models.length + 2
+        const steps = view.candidates.filter((c) => c !== undefined).length + (view.synthesizer !== undefined ? 1 : 0)
+        const previous = (yield* Ref.get(last)).progress
+        const progress = steps > previous ? steps : previous + (Math.floor(previous) + 1 - previous) / 10
+        yield* Ref.set(last, { progress, total })
+        yield* sendOne(progress, total, `run ${view.runId}: ${progressLine(view, now - view.createdAt.getTime())}`)
+      }))
 
-  const step = (event: RunEvent): Effect.Effect<void> => {
-    switch (event._tag) {
-      case "RunStarted":
-        return next(
-          (s) => ({ ...s, progress: 0, total: event.models.length + 2 }),
-          () => `run ${event.run.id}: asking ${event.models.length} model${event.models.length === 1 ? "" : "s"} (${event.models.join(", ")})`
-        )
-      case "CandidateFinished": {
-        const { record } = event.outcome
-        const ok = record.status === "ok"
-        return next(
-          (s) => ({ ...s, progress: s.finished + 1, finished: s.finished + 1, answered: s.answered + (ok ? 1 : 0) }),
-          (s) =>
-            ok
-              ? `${s.answered}/${event.total} answered: ${record.model} in ${formatSeconds(record.latencyMs ?? 0)}`
-              : `${record.model} failed after ${formatSeconds(record.latencyMs ?? 0)} (${failureOf(record)}); ` +
-                `${s.answered}/${event.total} answered, ${s.finished}/${event.total} done`
-        )
-      }
-      case "SynthesisStarted":
-        // The first synthesizer gets a whole step; each fallback half of what remains before the end.
-        return next(
-          (s) => ({
-            ...s,
-            progress: s.synthesizers === 0 ? s.total - 1 : s.progress + (s.total - s.progress) / 2,
-            synthesizers: s.synthesizers + 1
-          }),
-          (s) =>
-            s.synthesizers === 1
-              ? `synthesizing ${event.candidates} answer${event.candidates === 1 ? "" : "s"} with ${event.model}`
-              : `the synthesizer failed; trying the fallback ${event.model}`
-        )
-      case "CandidateDelta":
-      case "CandidateRetry":
-      case "SynthesisDelta":
-        return Effect.void
-      case "RunFinished": {
-        const { manifest } = event
-        const answered = manifest.candidates.filter((c) => c.status === "ok").length
-        return next(
-          (s) => ({ ...s, progress: s.total }),
-          () =>
-            `run ${manifest.status} in ${formatSeconds(manifest.durationMs)}: ${answered}/${manifest.candidates.length} answered` +
-            (manifest.error !== undefined ? ` (${manifest.error})` : "")
-        )
-      }
-    }
-  }
-
-  return (event: RunEvent) => lock.withPermits(1)(step(event))
-})
+    return {
+      // The snapshot now and at each change, and a heartbeat (its first tick dropped: the snapshot came first).
+      watch: (live) =>
+        Stream.merge(live.changes, Stream.tick(HEARTBEAT).pipe(Stream.drop(1), Stream.mapEffect(() => live.snapshot))).pipe(
+          // Each step as it happened (not the state by the time it is reported): one notification per step.
+          Stream.runForEach((snapshot) => notify(viewOf(live, snapshot))),
+          Effect.zipRight(Effect.never)
+        ),
+      finish: (message) =>
+        lock.withPermits(1)(Effect.gen(function*() {
+          const { progress, total } = yield* Ref.get(last)
+          if (total > progress) yield* sendOne(total, total, message)
+          yield* Ref.set(last, { progress: total, total })
+        }))
+    } satisfies Progress
+  })

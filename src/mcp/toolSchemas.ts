@@ -1,6 +1,8 @@
 import { Array as Arr, Effect, JSONSchema, ParseResult, Schema } from "effect"
-import { CallStatus, ErrorInfo, RunStatus, Usage } from "../domain/manifest.js"
+import { RunOutputStatus } from "./runOutput.js"
 import { ModelId } from "../domain/model.js"
+import { SettingsDescription } from "../settings/describe.js"
+import { McpOverrides } from "../settings/mcpOverrides.js"
 
 // One Effect Schema per tool input and output. Each one both checks (arguments coming from the client
 // are decoded with it, structured results are encoded with it on their way out) and generates the JSON
@@ -9,9 +11,15 @@ import { ModelId } from "../domain/model.js"
 /** The most candidate models one call may ask: a guard against a runaway (and costly) argument. */
 export const MAX_MODELS_PER_CALL = 16
 
-const ModelArgument = Schema.compose(Schema.String, ModelId).annotations({
-  description: "An OpenRouter model id, e.g. \"openai/gpt-5\" or \"anthropic/claude-sonnet-4.5\"."
+const ModelArgument = Schema.compose(Schema.String, ModelId).annotations({ jsonSchema: { type: "string" } })
+
+/** How long one call waits for its run; the run goes on either way. */
+const Wait = Schema.Number.pipe(Schema.between(0, 3_600)).annotations({
+  description: "Seconds to wait for the answer before returning status \"running\" (the run goes on; get_run waits again). " +
+    "0: return at once. Default: the server's (45)."
 })
+
+const RunId = Schema.String.annotations({ title: "Run id", description: "A run id, as process_prompt or list_runs return it." })
 
 // --- process_prompt ---
 
@@ -20,46 +28,23 @@ export const ProcessPromptInput = Schema.Struct({
     Schema.filter((s) => s.trim() !== "" || "the prompt is empty"),
     Schema.minLength(1)
   ).annotations({
-    title: "Prompt",
-    description: "The question or task, as you would ask one model. Every candidate model gets it unchanged."
+    description: "The question or task, as you would ask one model; every candidate gets it unchanged."
   }),
   models: Schema.optionalWith(
     Schema.Array(ModelArgument).pipe(Schema.minItems(1), Schema.maxItems(MAX_MODELS_PER_CALL)).annotations({
-      title: "Candidate models",
-      description: `Candidate models for this call only (1 to ${MAX_MODELS_PER_CALL}). Default: the server's configured candidates.`
+      description: `Candidate models for this call (1 to ${MAX_MODELS_PER_CALL}). Default: the server's.`
     }),
     { exact: true }
   ),
   synthesizer: Schema.optionalWith(
     ModelArgument.annotations({
-      title: "Synthesizer",
-      description: "The model that merges the answers, for this call only. Default: the server's configured synthesizer."
+      description: "The model that merges the answers, for this call. Default: the server's."
     }),
     { exact: true }
   ),
-  deadline: Schema.optionalWith(
-    Schema.Number.pipe(Schema.greaterThan(0), Schema.lessThanOrEqualTo(86_400)).annotations({
-      title: "Deadline (seconds)",
-      description:
-        "The whole run must end within this many seconds: slow candidates are cut so that the synthesis still fits. " +
-        "Set it below your client's tool timeout (often 60 s). Default: the server's setting (none)."
-    }),
-    { exact: true }
-  ),
-  quorum: Schema.optionalWith(
-    Schema.Number.pipe(Schema.int(), Schema.between(1, MAX_MODELS_PER_CALL)).annotations({
-      title: "Quorum",
-      description: "Stop waiting for the other candidates once this many answered (after `grace`). Default: wait for all."
-    }),
-    { exact: true }
-  ),
-  grace: Schema.optionalWith(
-    Schema.Number.pipe(Schema.between(0, 86_400)).annotations({
-      title: "Grace (seconds)",
-      description: "With `quorum`: how many more seconds to wait for the others. Default: the server's setting (0)."
-    }),
-    { exact: true }
-  )
+  // deadline, quorum, grace: the settings the table lets one call override.
+  ...McpOverrides.fields,
+  wait: Schema.optionalWith(Wait, { exact: true })
 })
 export type ProcessPromptInput = typeof ProcessPromptInput.Type
 
@@ -76,7 +61,7 @@ export const ListRunsOutput = Schema.Struct({
   runs: Schema.Array(Schema.Struct({
     runId: Schema.String,
     /** `running` while a run has no manifest yet. */
-    status: Schema.Union(RunStatus, Schema.Literal("running")),
+    status: RunOutputStatus,
     createdAt: Schema.optional(Schema.String),
     durationMs: Schema.optional(Schema.Number),
     answered: Schema.optional(Schema.Number),
@@ -87,56 +72,28 @@ export const ListRunsOutput = Schema.Struct({
     /** The final answer as an MCP resource, when there is one. */
     finalUri: Schema.optional(Schema.String),
     source: Schema.optional(Schema.String)
+  }).annotations({
+    jsonSchema: {
+      type: "object",
+      required: ["runId", "status", "prompt", "runDir"],
+      description: "runId, status, createdAt?, durationMs?, answered?, total?, cost?, prompt (its start), runDir, finalUri?, source?"
+    }
   }))
 })
 export type ListRunsOutput = typeof ListRunsOutput.Type
 
 export const ResynthesizeInput = Schema.Struct({
-  runId: Schema.String.annotations({ title: "Run id", description: "The run whose candidates' answers to synthesize again (see list_runs)." }),
+  runId: RunId.annotations({ description: "The run whose candidates' answers to synthesize again (see list_runs)." }),
   synthesizer: Schema.optionalWith(
-    ModelArgument.annotations({ title: "Synthesizer", description: "Default: the synthesizer the run used." }),
+    ModelArgument.annotations({ description: "Default: the synthesizer the run used." }),
     { exact: true }
-  )
+  ),
+  wait: Schema.optionalWith(Wait, { exact: true })
 })
 
-const CandidateSummary = Schema.Struct({
-  model: Schema.String,
-  status: CallStatus,
-  servedBy: Schema.optional(Schema.String),
-  latencyMs: Schema.optional(Schema.Number),
-  attempts: Schema.Number,
-  /** Relative to the run directory, when the candidate answered. */
-  file: Schema.optional(Schema.String),
-  /** The answer as an MCP resource, when the candidate answered. */
-  uri: Schema.optional(Schema.String),
-  /** What arrived of an answer that broke off (relative to the run directory). */
-  partialFile: Schema.optional(Schema.String),
-  error: Schema.optional(ErrorInfo),
-  reason: Schema.optional(Schema.String)
-})
+export const GetRunInput = Schema.Struct({ runId: RunId, wait: Schema.optionalWith(Wait, { exact: true }) })
 
-const SynthesisSummary = Schema.Struct({
-  model: Schema.String,
-  status: CallStatus,
-  servedBy: Schema.optional(Schema.String),
-  latencyMs: Schema.optional(Schema.Number),
-  error: Schema.optional(ErrorInfo),
-  fallbackToCandidate: Schema.optional(Schema.String)
-})
-
-export const ProcessPromptOutput = Schema.Struct({
-  runId: Schema.String,
-  status: RunStatus,
-  /** The final answer; null when the run produced none. */
-  final: Schema.NullOr(Schema.String),
-  runDir: Schema.String,
-  candidates: Schema.Array(CandidateSummary),
-  synthesis: Schema.optional(SynthesisSummary),
-  durationMs: Schema.Number,
-  usage: Usage,
-  error: Schema.optional(Schema.String)
-})
-export type ProcessPromptOutput = typeof ProcessPromptOutput.Type
+export const CancelRunInput = Schema.Struct({ runId: RunId })
 
 // --- list_models ---
 
@@ -152,6 +109,12 @@ export const ListModelsOutput = Schema.Struct({
     contextLength: Schema.optional(Schema.Number),
     promptUsdPerMillion: Schema.optional(Schema.Number),
     completionUsdPerMillion: Schema.optional(Schema.Number)
+  }).annotations({
+    jsonSchema: {
+      type: "object",
+      required: ["role", "id", "found"],
+      description: "role (candidate, synthesizer, fallback), id, found (null: not checked), contextLength?, promptUsdPerMillion?, completionUsdPerMillion?"
+    }
   })),
   candidates: Schema.Array(Schema.String),
   synthesizer: Schema.String,
@@ -163,33 +126,10 @@ export type ListModelsOutput = typeof ListModelsOutput.Type
 
 // --- get_config ---
 
-export const GetConfigOutput = Schema.Struct(
-  {
-    baseUrl: Schema.String,
-    /** Never the key: `<redacted>` when one is set, `<not set>` otherwise. */
-    apiKey: Schema.String,
-    models: Schema.Array(Schema.String),
-    synthesizer: Schema.String,
-    fallbackSynthesizers: Schema.Array(Schema.String),
-    concurrency: Schema.Number,
-    timeoutMs: Schema.Number,
-    retries: Schema.Number,
-    retryBaseDelayMs: Schema.Number,
-    temperature: Schema.Number,
-    maxTokens: Schema.NullOr(Schema.Number),
-    synthesisMaxChars: Schema.Number,
-    deadlineMs: Schema.optional(Schema.NullOr(Schema.Number)),
-    quorum: Schema.optional(Schema.NullOr(Schema.Number)),
-    graceMs: Schema.optional(Schema.Number),
-    maxPromptChars: Schema.optional(Schema.Number),
-    outputDir: Schema.String,
-    logLevel: Schema.String,
-    logFile: Schema.NullOr(Schema.String),
-    configFile: Schema.NullOr(Schema.String)
-  },
-  // Every other setting `describeSettings` shows (it is the one place that redacts the key) passes through.
-  Schema.Record({ key: Schema.String, value: Schema.Unknown })
-)
+/** The effective settings, as the settings table describes them (never the key); advertised in a line. */
+export const GetConfigOutput = SettingsDescription.annotations({
+  jsonSchema: { type: "object", description: "Each effective setting by name; apiKey is only ever \"<redacted>\" or \"<not set>\"." }
+})
 export type GetConfigOutput = typeof GetConfigOutput.Type
 
 // --- JSON Schema for the tool list ---
@@ -204,8 +144,18 @@ const ObjectJsonSchema = Schema.Struct(
  * The JSON Schema of a tool's input or output, generated from its Effect Schema. A schema whose root is
  * not an object is a programming error, caught the first time the module loads (and by the tests).
  */
-export const objectJsonSchema = <A, I>(schema: Schema.Schema<A, I>): typeof ObjectJsonSchema.Type =>
-  Schema.decodeUnknownSync(ObjectJsonSchema)(JSONSchema.make(schema))
+export const objectJsonSchema = <A, I>(schema: Schema.Schema<A, I>): typeof ObjectJsonSchema.Type => {
+  // `$schema` and the filters' generated titles ("between(1, 16)") only cost a model's context.
+  const { $schema: _dialect, ...jsonSchema } = JSONSchema.make(schema)
+  return Schema.decodeUnknownSync(ObjectJsonSchema)(withoutTitles(jsonSchema))
+}
+
+const withoutTitles = (value: unknown): unknown =>
+  Array.isArray(value)
+    ? value.map(withoutTitles)
+    : typeof value === "object" && value !== null
+    ? Object.fromEntries(Object.entries(value).filter(([key, inner]) => !(key === "title" && typeof inner === "string")).map(([key, inner]) => [key, withoutTitles(inner)]))
+    : value
 
 // --- Decoding arguments ---
 

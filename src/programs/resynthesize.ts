@@ -2,6 +2,7 @@ import { Effect } from "effect"
 import { RunRefused, type StoreError } from "../domain/errors.js"
 import { type InvalidRunPath, type RunFileNotFound, RunStore } from "../services/RunStore.js"
 import type { CandidateOutcome } from "./fanOut.js"
+import { readRunWithManifest } from "./recoverRun.js"
 import { type RunEvent, runPipeline } from "./runPipeline.js"
 
 /**
@@ -16,12 +17,17 @@ export const resynthesize = Effect.fn("resynthesize")(function*(input: {
   const store = yield* RunStore
   const refused = (message: string) => new RunRefused({ message })
   // A run that is not there (or not a run) is the caller's mistake: refused, nothing spent.
-  const orRefused = <A>(effect: Effect.Effect<A, InvalidRunPath | RunFileNotFound | StoreError>) =>
+  const orRefused = <A, R>(effect: Effect.Effect<A, InvalidRunPath | RunFileNotFound | StoreError, R>) =>
     effect.pipe(Effect.catchTags({
       InvalidRunPath: (e) => Effect.fail(refused(e.message)),
-      RunFileNotFound: (e) => Effect.fail(refused(e.file === "run.json" ? `${e.message} (a run still going, or not a run)` : e.message))
+      RunFileNotFound: (e) => Effect.fail(refused(e.message))
     }))
-  const source = yield* orRefused(store.readManifest(input.runId))
+  // A run whose process died is synthesized from the answers it left on disk.
+  const { view, manifest } = yield* orRefused(readRunWithManifest(input.runId))
+  if (manifest === undefined) {
+    return yield* refused(view.state === "running" ? `run ${input.runId} is still going` : `run ${input.runId} has no readable run.json`)
+  }
+  const source = manifest
   const prompt = yield* orRefused(store.readRunFile(input.runId, "prompt.md"))
   const outcomes = yield* Effect.forEach(source.candidates, (record, index) =>
     record.status === "ok" && record.file !== undefined

@@ -2,7 +2,7 @@ import { FileSystem } from "@effect/platform"
 import { Cause, Clock, Effect, Exit, Option, ParseResult, Ref, Schema } from "effect"
 import * as crypto from "node:crypto"
 import { RunRefused, StoreError, UsageError } from "../domain/errors.js"
-import type { Manifest, RunStatus } from "../domain/manifest.js"
+import type { FinishedRunStatus, Manifest } from "../domain/manifest.js"
 import { ModelId } from "../domain/model.js"
 import { OpenRouterClient } from "../services/OpenRouterClient.js"
 import { Settings } from "../services/Settings.js"
@@ -95,7 +95,7 @@ export interface BatchResult {
   readonly id: string
   /** The run directory; null when no run was made (a bad line, a refused prompt). */
   readonly runDir: string | null
-  readonly status: RunStatus
+  readonly status: FinishedRunStatus
   /** USD spent on this prompt, when the provider reported costs. */
   readonly cost: number | null
   readonly line: number
@@ -274,7 +274,8 @@ export const runBatch = Effect.fn("runBatch")(function*(options: BatchOptions) {
           ? {
             id: item.id,
             runDir,
-            status: done.manifest.status,
+            // A run of this process ends with a status of its own, never a reader's `interrupted`.
+            status: done.manifest.status === "interrupted" ? "cancelled" : done.manifest.status,
             cost: done.manifest.usage.cost ?? null,
             line: item.line,
             durationMs: done.manifest.durationMs,

@@ -1,7 +1,7 @@
 import { Cause, Clock, Deferred, Effect, Exit, Fiber, Option, Ref } from "effect"
 import * as crypto from "node:crypto"
 import { StoreError } from "../domain/errors.js"
-import type { CandidateRecord, Manifest, RunStatus, SynthesisRecord, Usage } from "../domain/manifest.js"
+import type { CandidateRecord, Manifest, RunSettings, RunStatus, SynthesisRecord, Usage } from "../domain/manifest.js"
 import { responseFileName } from "../domain/model.js"
 import { type RunHandle, RunStore } from "../services/RunStore.js"
 import { Settings } from "../services/Settings.js"
@@ -129,7 +129,22 @@ export const runPipeline = Effect.fn("runPipeline")(function*(request: RunReques
   }
 
   yield* checkRunRequest({ prompt: request.prompt, models: request.reuse ? [] : models, synthesizers })
-  const run = yield* store.createRun()
+  const runSettings: RunSettings = {
+    models,
+    synthesizer: primary,
+    concurrency: settings.concurrency,
+    timeoutMs: settings.timeoutMs,
+    retries: settings.retries,
+    temperature: settings.temperature,
+    ...Option.match(settings.maxTokens, { onNone: () => ({}), onSome: (maxTokens) => ({ maxTokens }) }),
+    baseUrl: settings.baseUrl,
+    fallbackSynthesizers: synthesizers.slice(1),
+    stream: settings.stream,
+    ...(deadlineMs !== undefined ? { deadlineMs } : {}),
+    ...(policy.quorum !== undefined ? { quorum: policy.quorum, graceMs: policy.graceMs } : {})
+  }
+  // The owner record carries the settings, so a run whose process dies can still be read and resynthesized.
+  const run = yield* store.createRun(runSettings)
 
   const scope = yield* Effect.scope
   const writes = yield* Ref.make<ReadonlyArray<Fiber.Fiber<string, StoreError>>>([])
@@ -179,20 +194,7 @@ export const runPipeline = Effect.fn("runPipeline")(function*(request: RunReques
       finishedAt: new Date(run.createdAt.getTime() + (finishedMs - startedMs)).toISOString(),
       durationMs: finishedMs - startedMs,
       prompt: { chars: request.prompt.length, sha256: crypto.createHash("sha256").update(request.prompt).digest("hex") },
-      settings: {
-        models,
-        synthesizer: primary,
-        concurrency: settings.concurrency,
-        timeoutMs: settings.timeoutMs,
-        retries: settings.retries,
-        temperature: settings.temperature,
-        ...Option.match(settings.maxTokens, { onNone: () => ({}), onSome: (maxTokens) => ({ maxTokens }) }),
-        baseUrl: settings.baseUrl,
-        fallbackSynthesizers: synthesizers.slice(1),
-        stream: settings.stream,
-        ...(deadlineMs !== undefined ? { deadlineMs } : {}),
-        ...(policy.quorum !== undefined ? { quorum: policy.quorum, graceMs: policy.graceMs } : {})
-      },
+      settings: runSettings,
       candidates,
       ...(synthesis ? { synthesis } : {}),
       // A re-synthesis paid only for its synthesis: the candidates' usage stays with the source run.

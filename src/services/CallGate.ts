@@ -1,4 +1,5 @@
 import { Context, Effect, Layer, Queue } from "effect"
+import { Settings } from "./Settings.js"
 
 export interface CallGateShape {
   /** Runs `effect` holding one permit: at most `permits` of them run at once, across every run that shares the gate. */
@@ -16,7 +17,12 @@ const unlimited: CallGateShape = { withPermit: (effect) => effect, permits: unde
  */
 export class CallGate extends Context.Reference<CallGate>()("parallel-llm/CallGate", {
   defaultValue: (): CallGateShape => unlimited
-}) {}
+}) {
+  /** A gate of `settings.concurrency` permits (batch). */
+  static readonly fromSettings: Layer.Layer<CallGate, never, Settings> = Layer.unwrapEffect(
+    Effect.map(Settings, (settings) => layerCallGate(settings.concurrency))
+  )
+}
 
 /**
  * One turn of the event loop. undici hands a keep-alive connection back to its pool only on the turn

@@ -1,7 +1,7 @@
-import { Cause, Effect, FiberRef, HashMap, Inspectable, Layer, List, Logger, LogLevel, Option } from "effect"
+import { Cause, Context, Effect, FiberRef, HashMap, Inspectable, Layer, List, Logger, LogLevel, Option, type Scope } from "effect"
 import * as fs from "node:fs"
 import { SettingsError } from "../domain/errors.js"
-import type { LogLevelName, SettingsValue } from "./Settings.js"
+import { type LogLevelName, Settings, type SettingsValue } from "./Settings.js"
 
 export interface LogEntry {
   readonly level: LogLevelName
@@ -58,6 +58,21 @@ export const formatFileLine = (entry: LogEntry): string =>
 export const formatStderrLine = (entry: LogEntry): string =>
   `${entry.date.toTimeString().slice(0, 8)} ${LABEL[entry.level]} ${entry.text}`
 
+export interface LoggingShape {
+  /** Sends every log line to `sink` too, until the scope closes (the MCP server adds its client this way). */
+  readonly addSink: (sink: LogSink) => Effect.Effect<void, never, Scope.Scope>
+  /** Writes the stderr lines with `writer` instead, until the scope closes (a live progress display draws them). */
+  readonly useStderr: (writer: StderrWriter) => Effect.Effect<void, never, Scope.Scope>
+}
+
+/** Where log lines go; the logger itself is installed by the same layer. */
+export class Logging extends Context.Tag("parallel-llm/Logging")<Logging, LoggingShape>() {
+  /** The process's logging, at the level and with the log file the settings name. */
+  static readonly layer: Layer.Layer<Logging, SettingsError, Settings> = Layer.unwrapEffect(
+    Effect.map(Settings, (settings) => layerLogging(settings))
+  )
+}
+
 /**
  * Effect's logger, replaced: lines go to stderr (stdout belongs to the answer, or to JSON-RPC under
  * `serve`), to the log file when one is set, and to any extra sinks. Built when the program starts,
@@ -67,7 +82,7 @@ export const layerLogging = (
   settings: Pick<SettingsValue, "logLevel" | "logFile">,
   extraSinks: ReadonlyArray<LogSink> = [],
   stderr: StderrWriter = (line) => process.stderr.write(line)
-): Layer.Layer<never, SettingsError> =>
+): Layer.Layer<Logging, SettingsError> =>
   Layer.unwrapScoped(
     Effect.gen(function*() {
       const fd = yield* Option.match(settings.logFile, {
@@ -81,13 +96,32 @@ export const layerLogging = (
             (fd) => Effect.sync(() => fs.closeSync(fd))
           )
       })
+      const sinks = new Set<LogSink>(extraSinks)
+      let writeStderr = stderr
+      const service: LoggingShape = {
+        addSink: (sink) =>
+          Effect.acquireRelease(Effect.sync(() => sinks.add(sink)), () => Effect.sync(() => sinks.delete(sink))).pipe(Effect.asVoid),
+        useStderr: (writer) =>
+          Effect.acquireRelease(
+            Effect.sync(() => {
+              const previous = writeStderr
+              writeStderr = writer
+              return previous
+            }),
+            (previous) =>
+              Effect.sync(() => {
+                writeStderr = previous
+              })
+          ).pipe(Effect.asVoid)
+      }
       const logger = Logger.make((options) => {
         const entry = entryOf(options)
-        stderr(`${formatStderrLine(entry)}\n`, entry)
+        writeStderr(`${formatStderrLine(entry)}\n`, entry)
         if (fd !== undefined) fs.writeSync(fd, `${formatFileLine(entry)}\n`)
-        for (const sink of extraSinks) sink(entry)
+        for (const sink of sinks) sink(entry)
       })
       return Layer.mergeAll(
+        Layer.succeed(Logging, service),
         Logger.replace(Logger.defaultLogger, logger),
         Logger.minimumLogLevel(fromLevelName(settings.logLevel)),
         // Stream internals run in forked fibers: a failure there (a response over the size cap, say)

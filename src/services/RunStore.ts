@@ -1,9 +1,12 @@
 import { FileSystem, Path } from "@effect/platform"
-import { Context, Effect, Layer, Option, Schema, Stream } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import * as crypto from "node:crypto"
 import { StoreError } from "../domain/errors.js"
-import { Manifest } from "../domain/manifest.js"
+import { Manifest, type RunSettings } from "../domain/manifest.js"
 import { responseFileName } from "../domain/model.js"
+import { OWNER_FILE, OwnerRecord } from "../domain/runState.js"
+import { thisHost, thisProcessStartedAt } from "./processProbe.js"
+import { type InvalidRunPath, makeRunReader, type RunFileNotFound, type RunSummary, type RunView } from "./runReader.js"
 import { Settings } from "./Settings.js"
 
 export interface RunHandle {
@@ -13,47 +16,22 @@ export interface RunHandle {
   readonly createdAt: Date
 }
 
-/** A run id as `createRun` makes them: `YYYYMMDD-HHMMSS-mmm-<8 hex>`. */
-export const RUN_ID_PATTERN = /^\d{8}-\d{6}-\d{3}-[0-9a-f]{8}$/
-
-/**
- * The files of a run that may be read back, relative to the run directory: exactly the run layout.
- * No `..`, no absolute path and no other directory can match, so a reader cannot leave the run.
- */
-export const RUN_FILE_PATTERN = /^(?:prompt\.md|final\.md|run\.json|responses\/\d{2,}-[A-Za-z0-9._-]+\.md)$/
-
-/** A run id or file name that is not part of the run layout (a typo, or an attempt to leave the run directory). */
-export class InvalidRunPath extends Schema.TaggedError<InvalidRunPath>()("InvalidRunPath", {
-  runId: Schema.String,
-  file: Schema.String,
-  message: Schema.String
-}) {}
-
-/** A well-formed run id or file that does not exist (yet): an unknown run, a failed candidate, a run still going. */
-export class RunFileNotFound extends Schema.TaggedError<RunFileNotFound>()("RunFileNotFound", {
-  runId: Schema.String,
-  file: Schema.String,
-  message: Schema.String
-}) {}
-
-/** One run directory as `listRuns` sees it. */
-export interface RunSummary {
-  readonly id: string
-  /** Absolute path of the run directory. */
-  readonly dir: string
-  /** The manifest; absent while the run is still going (or when `run.json` cannot be read). */
-  readonly manifest: Manifest | undefined
-  /** Whether `final.md` exists. */
-  readonly hasFinal: boolean
-  /** The start of `prompt.md`, at most `PROMPT_PREVIEW_CHARS` characters. */
-  readonly promptPreview: string
-}
-
-export const PROMPT_PREVIEW_CHARS = 200
+export {
+  InvalidRunPath,
+  PROMPT_PREVIEW_CHARS,
+  RUN_FILE_PATTERN,
+  RUN_ID_PATTERN,
+  RunFileNotFound,
+  type RunSummary,
+  type RunView
+} from "./runReader.js"
 
 export interface RunStoreShape {
-  /** Makes a fresh run directory (never reused, also across processes) with its `responses/` folder. */
-  readonly createRun: () => Effect.Effect<RunHandle, StoreError>
+  /**
+   * Makes a fresh run directory (never reused, also across processes) with its `responses/` folder and
+   * its owner record (this process, and the run's settings), which stays until the manifest lands.
+   */
+  readonly createRun: (settings?: RunSettings) => Effect.Effect<RunHandle, StoreError>
   /** Writes `prompt.md`. */
   readonly writePrompt: (run: RunHandle, prompt: string) => Effect.Effect<string, StoreError>
   /** Writes a candidate's answer; returns the path relative to the run directory. */
@@ -83,6 +61,11 @@ export interface RunStoreShape {
   readonly readRunFile: (runId: string, file: string) => Effect.Effect<string, InvalidRunPath | RunFileNotFound | StoreError>
   /** A run's manifest, decoded; a `run.json` that is not one is a StoreError. */
   readonly readManifest: (runId: string) => Effect.Effect<Manifest, InvalidRunPath | RunFileNotFound | StoreError>
+  /**
+   * One run: its state (finished, running, interrupted), manifest or owner record, and the answers on disk.
+   * Temporary files of a writer that is gone are removed on the way.
+   */
+  readonly readRun: (runId: string) => Effect.Effect<RunView, InvalidRunPath | RunFileNotFound | StoreError>
 }
 
 /** The run directories on disk: one per run, every file written atomically. */
@@ -97,8 +80,8 @@ const runIdFor = (date: Date): string =>
   `${pad(date.getUTCMilliseconds(), 3)}-${crypto.randomBytes(4).toString("hex")}`
 
 const encodeManifest = Schema.encodeSync(Manifest)
-const decodeManifest = Schema.decodeUnknown(Schema.parseJson(Manifest))
 const manifestText = (manifest: Manifest) => `${JSON.stringify(encodeManifest(manifest), null, 2)}\n`
+const encodeOwner = Schema.encodeSync(OwnerRecord)
 
 export const makeRunStore = Effect.gen(function*() {
   const fs = yield* FileSystem.FileSystem
@@ -135,7 +118,7 @@ export const makeRunStore = Effect.gen(function*() {
     Effect.tap(() => Effect.sync(() => (rootMade = true)))
   )
 
-  const createRun = Effect.fn("RunStore.createRun")(function*() {
+  const createRun = Effect.fn("RunStore.createRun")(function*(settings?: RunSettings) {
     if (!rootMade) yield* makeRoot
     // mkdir without `recursive` fails if the directory exists: that makes ids unique across processes.
     let handle: RunHandle | undefined
@@ -157,11 +140,22 @@ export const makeRunStore = Effect.gen(function*() {
       if (made) handle = { id, dir, createdAt }
     }
     yield* fs.makeDirectory(path.join(handle.dir, "responses")).pipe(Effect.mapError(fail(handle.dir)))
+    const owner: OwnerRecord = {
+      pid: process.pid,
+      host: thisHost(),
+      processStartedAt: thisProcessStartedAt().toISOString(),
+      createdAt: handle.createdAt.toISOString(),
+      ...(settings ? { settings } : {})
+    }
+    yield* writeAtomic(path.join(handle.dir, OWNER_FILE), `${JSON.stringify(encodeOwner(owner), null, 2)}\n`)
     return handle
   })
 
   const writeRelative = (run: RunHandle, relative: string, data: string) =>
     writeAtomic(path.join(run.dir, relative), data).pipe(Effect.as(relative))
+
+  /** Once the manifest is there the run is finished: the owner record has served its purpose. */
+  const disown = (run: RunHandle) => fs.remove(path.join(run.dir, OWNER_FILE)).pipe(Effect.ignore)
 
   /** Both files written at once under temporary names, then renamed in order: `final.md` first. */
   const writeFinal = (run: RunHandle, content: string, manifest: Manifest) => {
@@ -176,94 +170,22 @@ export const makeRunStore = Effect.gen(function*() {
       Effect.zipRight(fs.rename(jsonTemp, json).pipe(Effect.mapError(fail(json)))),
       // A temporary file already renamed is no longer there: removing it fails, and is ignored.
       Effect.onError(() => removeAll([finalTemp, jsonTemp])),
+      Effect.zipRight(disown(run)),
       Effect.as("final.md")
     )
   }
 
-  const readFailure = (target: string) => (error: { readonly message: string }) =>
-    new StoreError({ path: target, message: `cannot read ${target}: ${error.message}` })
-
-  const listRuns = Effect.fn("RunStore.listRuns")(function*(limit: number) {
-    const names = yield* fs.readDirectory(outputDir).pipe(
-      Effect.catchIf(isNotFound, () => Effect.succeed<Array<string>>([])),
-      Effect.mapError(readFailure(outputDir))
-    )
-    const ids = names.filter((name) => RUN_ID_PATTERN.test(name)).sort().reverse().slice(0, Math.max(0, limit))
-    return yield* Effect.forEach(ids, (id) =>
-      Effect.gen(function*() {
-        const dir = path.join(outputDir, id)
-        // A run in flight has no manifest yet, and a damaged file must not hide the other runs.
-        const manifest = yield* fs.readFileString(path.join(dir, "run.json")).pipe(
-          Effect.flatMap(decodeManifest),
-          Effect.option,
-          Effect.map(Option.getOrUndefined)
-        )
-        const hasFinal = yield* fs.exists(path.join(dir, "final.md")).pipe(Effect.orElseSucceed(() => false))
-        const promptPreview = yield* fs.stream(path.join(dir, "prompt.md"), { bytesToRead: PROMPT_PREVIEW_CHARS * 4 }).pipe(
-          Stream.decodeText(),
-          Stream.mkString,
-          Effect.map((text) => text.replace(/\uFFFD+$/, "").slice(0, PROMPT_PREVIEW_CHARS)),
-          Effect.orElseSucceed(() => "")
-        )
-        return { id, dir, manifest, hasFinal, promptPreview } satisfies RunSummary
-      }), { concurrency: 8 })
-  })
-
-  const readRunFile = Effect.fn("RunStore.readRunFile")(function*(runId: string, file: string) {
-    if (!RUN_ID_PATTERN.test(runId)) {
-      return yield* new InvalidRunPath({ runId, file, message: `${JSON.stringify(runId)} is not a run id` })
-    }
-    if (!RUN_FILE_PATTERN.test(file)) {
-      return yield* new InvalidRunPath({
-        runId,
-        file,
-        message: `${JSON.stringify(file)} is not a file of a run (prompt.md, final.md, run.json or responses/NN-<model>.md)`
-      })
-    }
-    const dir = path.join(outputDir, runId)
-    const target = path.join(dir, file)
-    // The patterns already exclude it; checked again so that a future pattern change cannot open the file system.
-    if (!target.startsWith(dir + path.sep)) {
-      return yield* new InvalidRunPath({ runId, file, message: `${JSON.stringify(file)} is outside the run directory` })
-    }
-    return yield* fs.readFileString(target).pipe(
-      Effect.catchIf(isNotFound, () =>
-        fs.exists(dir).pipe(
-          Effect.orElseSucceed(() => false),
-          Effect.flatMap((runExists) =>
-            new RunFileNotFound({
-              runId,
-              file,
-              message: runExists ? `run ${runId} has no ${file}` : `no run ${runId} in ${outputDir}`
-            })
-          )
-        )),
-      Effect.mapError((e) => (e._tag === "RunFileNotFound" ? e : readFailure(target)(e)))
-    )
-  })
-
-  const readManifest = (runId: string) =>
-    readRunFile(runId, "run.json").pipe(
-      Effect.flatMap((text) =>
-        decodeManifest(text).pipe(
-          Effect.mapError((e) =>
-            new StoreError({ path: path.join(outputDir, runId, "run.json"), message: `run ${runId}: run.json is not a manifest: ${e.message}` })
-          )
-        )
-      )
-    )
+  const reader = makeRunReader(fs, path, outputDir)
 
   return RunStore.of({
     root: outputDir,
-    listRuns,
-    readRunFile,
-    readManifest,
+    ...reader,
     createRun,
     writePrompt: (run, prompt) => writeRelative(run, "prompt.md", prompt),
     writeResponse: (run, index, model, content, kind = "answer") =>
       writeRelative(run, responseFileName(index, model, kind === "partial" ? ".partial.md" : ".md"), content),
     writeFinal,
-    writeManifest: (run, manifest) => writeRelative(run, "run.json", manifestText(manifest))
+    writeManifest: (run, manifest) => writeRelative(run, "run.json", manifestText(manifest)).pipe(Effect.tap(() => disown(run)))
   })
 })
 

@@ -25,6 +25,12 @@ export const makeMemoryRunStore = () => {
       root: "/memory",
       listRuns: () => Effect.succeed([]),
       readRunFile: (runId, file) => Effect.succeed(files.get(`${runId}/${file}`) ?? ""),
+      readRun: (runId) =>
+        Effect.sync(() => {
+          const manifest = manifests.findLast((m) => m.id === runId)
+          const answers = [...files.keys()].filter((k) => k.startsWith(`${runId}/responses/`)).map((k) => k.slice(runId.length + 1))
+          return { id: runId, dir: `/memory/${runId}`, state: manifest ? "finished" : "running", manifest, owner: undefined, answers }
+        }),
       readManifest: (runId) =>
         Effect.fromNullable(manifests.findLast((m) => m.id === runId)).pipe(Effect.orDieWith(() => new Error(`no manifest for ${runId}`))),
       createRun: () =>

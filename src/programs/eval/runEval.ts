@@ -2,7 +2,6 @@ import { FileSystem } from "@effect/platform"
 import { Cause, Clock, Effect, Exit, Option, Ref, Schema } from "effect"
 import * as path from "node:path"
 import { StoreError, UsageError } from "../../domain/errors.js"
-import { RunStatus } from "../../domain/manifest.js"
 import { Settings } from "../../services/Settings.js"
 import { checkRunRequest } from "../checkRunRequest.js"
 import type { BatchProgress } from "../runBatch.js"
@@ -22,7 +21,8 @@ export const EvalResult = Schema.Struct({
   /** What the run was made from (question, candidates, models, synthesizer): another one is not reused. */
   fingerprint: Schema.String,
   runDir: Schema.NullOr(Schema.String),
-  status: RunStatus,
+  /** The run's status (a run of this process ends with one of its own, never a reader's `interrupted`). */
+  status: Schema.Literal("ok", "partial", "failed", "cancelled"),
   scorer: Schema.String,
   /** The dataset's answer the run was scored against, and whether the run's final answer matched it. */
   answer: Schema.String,
@@ -87,7 +87,7 @@ const resultOf = (
   return {
     ...base,
     runDir: run.runDir,
-    status: fellBack ? "failed" : run.manifest.status,
+    status: fellBack ? "failed" : run.manifest.status === "interrupted" ? "cancelled" : run.manifest.status,
     correct: final !== undefined && scorer.correct(final, base.answer),
     ...(extracted !== undefined ? { extracted: oneLine(extracted).slice(0, 200) } : {}),
     cost: run.manifest.usage.cost ?? null,

@@ -1,0 +1,31 @@
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
+import { Layer } from "effect"
+import type { SettingsError } from "./domain/errors.js"
+import { CallGate } from "./services/CallGate.js"
+import { layerPooledHttpClient } from "./services/HttpClientPool.js"
+import { Logging } from "./services/Logging.js"
+import { layerOpenRouterClient, type OpenRouterClient } from "./services/OpenRouterClient.js"
+import { layerRunStore, type RunStore } from "./services/RunStore.js"
+import type { Settings } from "./services/Settings.js"
+
+/** Every service a command or the MCP server may use. */
+export type AppServices = Settings | OpenRouterClient | RunStore | Logging
+
+/**
+ * The application's service graph, composed once: everything but the settings, which each entry point
+ * builds from its own flags. One HTTP connection pool, closed when the entry point ends.
+ */
+export const AppLayer: Layer.Layer<Exclude<AppServices, Settings>, SettingsError, Settings> = Layer.mergeAll(
+  layerOpenRouterClient,
+  layerRunStore,
+  Logging.layer
+).pipe(Layer.provide(Layer.mergeAll(layerPooledHttpClient, NodeFileSystem.layer, NodePath.layer)))
+
+/** The whole graph for settings built by `settings`: what an entry point provides, once. */
+export const appLayer = <E, R>(settings: Layer.Layer<Settings, E, R>): Layer.Layer<AppServices, SettingsError | E, R> =>
+  AppLayer.pipe(Layer.provideMerge(settings))
+
+/** `batch`: the same graph, with one bound on HTTP calls in flight for the whole process (its `--concurrency`). */
+export const batchLayer = <E, R>(settings: Layer.Layer<Settings, E, R>): Layer.Layer<AppServices | CallGate, SettingsError | E, R> =>
+  Layer.merge(AppLayer, CallGate.fromSettings).pipe(Layer.provideMerge(settings))

@@ -1,0 +1,105 @@
+import { Server } from "@modelcontextprotocol/sdk/server/index.js"
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  ReadResourceRequestSchema
+} from "@modelcontextprotocol/sdk/types.js"
+import { Effect, Either, Fiber, FiberSet, Runtime, Schema } from "effect"
+import type { LiveRuns } from "./liveRuns.js"
+import { makeProgress } from "./progress.js"
+import { listRunResources, readRunResource, resourceTemplates } from "./resources.js"
+import { makeTaskStore } from "./tasks.js"
+import { toolNamed, tools } from "./tools/index.js"
+import type { ToolServices } from "./tools/tool.js"
+
+export const INSTRUCTIONS =
+  "parallel-llm asks several LLMs the same prompt at once and has a synthesizer model merge their answers. " +
+  "Call process_prompt with the full question. A run takes 1 to 3 minutes; when it is not done within `wait` seconds " +
+  "the result says status \"running\" with a runId: call get_run with that runId (again while it says running) to get " +
+  "the answer. The run goes on meanwhile and is never lost; cancel_run stops it, resynthesize merges a run's answers again. " +
+  "Every run's files are resources (parallel-llm://runs/{runId}/{file})."
+
+/** A request that the protocol itself refuses (unknown tool, unknown or invalid resource URI). */
+export interface ProtocolFailure {
+  readonly code: number
+  readonly message: string
+}
+
+/**
+ * What a handler throws to answer with a JSON-RPC error: the SDK sends its `code` and `message` as they are
+ * (the SDK's own McpError would prefix the message with "MCP error <code>:", which the client prefixes again).
+ */
+class ProtocolError extends Schema.TaggedError<ProtocolError>()("ProtocolError", {
+  code: Schema.Number,
+  message: Schema.String
+}) {}
+
+export interface McpAppOptions {
+  readonly version: string
+  readonly runtime: Runtime.Runtime<ToolServices>
+  /** The process's runs: shared by every connection, they outlive each request and each client. */
+  readonly runs: LiveRuns
+  /** Every request's fiber, interrupted and awaited when the connection closes. */
+  readonly requests: FiberSet.FiberSet<unknown, unknown>
+  /** Masks the API key in everything sent to the client. */
+  readonly redact: <A>(value: A) => A
+}
+
+/** One MCP server (one per connection): tools, resources and tasks over the process's services and runs. */
+export const makeMcpApp = (options: McpAppOptions): Server => {
+  const { runtime, runs, requests, redact } = options
+  const server = new Server(
+    { name: "parallel-llm-mcp", title: "parallel-llm", version: options.version },
+    {
+      capabilities: {
+        tools: {},
+        resources: {},
+        logging: {},
+        tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } }
+      },
+      instructions: INSTRUCTIONS,
+      taskStore: makeTaskStore(runtime, runs, redact)
+    }
+  )
+
+  /**
+   * Runs one request's work on the shared services, in the request set. The SDK's abort signal fires on
+   * `notifications/cancelled` and when the transport closes: it interrupts the work and waits for it.
+   */
+  const handle = async <A>(work: Effect.Effect<A, ProtocolFailure, ToolServices>, signal: AbortSignal): Promise<A> => {
+    const outcome = await Runtime.runPromise(runtime)(
+      Effect.gen(function*() {
+        const fiber = yield* FiberSet.run(requests, Effect.either(work))
+        return yield* Fiber.join(fiber).pipe(Effect.onInterrupt(() => Fiber.interrupt(fiber)))
+      }),
+      { signal }
+    )
+    if (Either.isLeft(outcome)) throw new ProtocolError({ code: outcome.left.code, message: redact(outcome.left.message) })
+    return redact(outcome.right)
+  }
+
+  const refuse = (message: string) => Effect.fail<ProtocolFailure>({ code: ErrorCode.InvalidParams, message })
+
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools.map((tool) => tool.definition) }))
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
+    handle(
+      Effect.gen(function*() {
+        const { name, arguments: args, task } = request.params
+        const tool = toolNamed(name)
+        if (tool === undefined) {
+          return yield* refuse(`Unknown tool: ${name} (this server has ${tools.map((t) => t.name).join(", ")})`)
+        }
+        if (task !== undefined && !tool.tasks) return yield* refuse(`${name} does not run as a task; call it without "task"`)
+        const progress = yield* makeProgress(extra._meta?.progressToken, (n) => extra.sendNotification(redact(n)))
+        return yield* tool.call(args, { runs, progress, task: task === undefined ? undefined : { ttl: task.ttl } })
+      }),
+      extra.signal
+    ))
+  server.setRequestHandler(ListResourcesRequestSchema, (_request, extra) => handle(listRunResources(), extra.signal))
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [...resourceTemplates] }))
+  server.setRequestHandler(ReadResourceRequestSchema, (request, extra) => handle(readRunResource(request.params.uri), extra.signal))
+  return server
+}

@@ -1,0 +1,17 @@
+import { RunOutput } from "../runOutput.js"
+import { GetRunInput } from "../toolSchemas.js"
+import { waitForRun, waitMsOf } from "./runs.js"
+import { defineTool } from "./tool.js"
+import { Effect } from "effect"
+
+export const getRun = defineTool({
+  name: "get_run",
+  title: "Wait for a run and get its answer",
+  description: "Waits up to `wait` seconds for a run (by the runId process_prompt returned) and returns what process_prompt " +
+    "would have: the answer, or status \"running\" again (call get_run again). Also reads runs of earlier sessions from disk. " +
+    "Stopping this call stops only the waiting, never the run.",
+  input: GetRunInput,
+  output: RunOutput,
+  annotations: { readOnlyHint: true, openWorldHint: false },
+  run: (input, context) => Effect.flatMap(waitMsOf(input.wait), (waitMs) => waitForRun(context, input.runId, waitMs))
+})

@@ -1,0 +1,65 @@
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
+import { Effect, Either, Schema } from "effect"
+import { listConfiguredModels } from "../../programs/listConfiguredModels.js"
+import { Settings } from "../../services/Settings.js"
+import { text } from "../results.js"
+import { ListModelsOutput, NoArguments } from "../toolSchemas.js"
+import { defineTool } from "./tool.js"
+
+/** How long `list_models` waits for the provider's model list before answering without it. */
+const CATALOGUE_TIMEOUT = "15 seconds"
+
+const price = (usd: number | undefined) => (usd === undefined ? "?" : `$${usd.toFixed(2)}`)
+
+export const listModels = defineTool({
+  name: "list_models",
+  title: "List the configured models",
+  description: "The configured candidate models, synthesizer and fallback synthesizers, each checked against the provider's " +
+    "model list when it can be reached (found or not, context length, USD per million tokens).",
+  input: NoArguments,
+  output: ListModelsOutput,
+  annotations: { readOnlyHint: true, openWorldHint: true },
+  run: () =>
+    Effect.gen(function*() {
+      const settings = yield* Settings
+      const checked = yield* listConfiguredModels().pipe(Effect.timeout(CATALOGUE_TIMEOUT), Effect.either)
+      const configured = {
+        candidates: settings.models,
+        synthesizer: settings.synthesizer,
+        fallbackSynthesizers: settings.fallbackSynthesizers
+      }
+      const output: ListModelsOutput = Either.match(checked, {
+        onRight: (listing) => ({
+          models: listing.models.map((m) => ({
+            role: m.role,
+            id: m.id,
+            found: m.found ?? null,
+            contextLength: m.contextLength,
+            promptUsdPerMillion: m.promptPrice,
+            completionUsdPerMillion: m.completionPrice
+          })),
+          ...configured,
+          catalogueError: Either.isLeft(listing.catalogue) ? listing.catalogue.left : undefined
+        }),
+        onLeft: () => ({
+          models: [
+            ...settings.models.map((id) => ({ role: "candidate" as const, id, found: null })),
+            { role: "synthesizer" as const, id: settings.synthesizer, found: null },
+            ...settings.fallbackSynthesizers.map((id) => ({ role: "fallback" as const, id, found: null }))
+          ],
+          ...configured,
+          catalogueError: `the provider's model list did not arrive within ${CATALOGUE_TIMEOUT}`
+        })
+      })
+      const structuredContent = yield* Schema.encode(ListModelsOutput)(output).pipe(Effect.orDie)
+      const lines = output.models.map((m) =>
+        `- ${m.role}: ${m.id}` +
+        (m.found === null ? "" : m.found
+          ? ` (found; ${m.contextLength?.toLocaleString("en-US") ?? "?"} tokens context; ` +
+            `${price(m.promptUsdPerMillion)} in / ${price(m.completionUsdPerMillion)} out per million tokens)`
+          : " (NOT FOUND at the provider)")
+      )
+      const note = output.catalogueError !== undefined ? [`(Not checked against the provider: ${output.catalogueError}.)`] : []
+      return { content: [text([...lines, ...note].join("\n"))], structuredContent } satisfies CallToolResult
+    })
+})

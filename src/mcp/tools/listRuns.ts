@@ -1,0 +1,48 @@
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
+import { Effect, Schema } from "effect"
+import { formatSeconds } from "../../programs/callModel.js"
+import { RunStore } from "../../services/RunStore.js"
+import { runResourceUri } from "../resources.js"
+import { errorResult, text } from "../results.js"
+import { ListRunsInput, ListRunsOutput } from "../toolSchemas.js"
+import { defineTool } from "./tool.js"
+
+export const listRuns = defineTool({
+  name: "list_runs",
+  title: "List recent runs",
+  description: "The most recent runs, newest first: id, status, answered/total, duration, cost, the start of the prompt, and the " +
+    "final answer as a resource.",
+  input: ListRunsInput,
+  output: ListRunsOutput,
+  annotations: { readOnlyHint: true, openWorldHint: false },
+  run: (input) =>
+    Effect.gen(function*() {
+      const store = yield* RunStore
+      const runs = yield* store.listRuns(input.limit ?? 20)
+      const output: ListRunsOutput = {
+        runs: runs.map((r) => ({
+          runId: r.id,
+          status: r.manifest?.status ?? "running",
+          createdAt: r.manifest?.createdAt,
+          durationMs: r.manifest?.durationMs,
+          answered: r.manifest?.candidates.filter((c) => c.status === "ok").length,
+          total: r.manifest?.candidates.length,
+          cost: r.manifest?.usage.cost,
+          prompt: r.promptPreview,
+          runDir: r.dir,
+          finalUri: r.hasFinal ? runResourceUri(r.id, "final.md") : undefined,
+          source: r.manifest?.source
+        }))
+      }
+      const structuredContent = yield* Schema.encode(ListRunsOutput)(output).pipe(Effect.orDie)
+      const lines = output.runs.map((r) =>
+        `- ${r.runId}: ${r.status}${r.answered !== undefined ? `, ${r.answered}/${r.total} answered` : ""}` +
+        `${r.durationMs !== undefined ? `, ${formatSeconds(r.durationMs)}` : ""}${r.cost !== undefined ? `, $${r.cost.toFixed(4)}` : ""}` +
+        ` — ${JSON.stringify(r.prompt.replace(/\s+/g, " ").slice(0, 80))}`
+      )
+      return {
+        content: [text(lines.length > 0 ? `${lines.join("\n")}\nget_run with a runId shows a run's answer.` : `No runs yet in ${store.root}.`)],
+        structuredContent
+      } satisfies CallToolResult
+    }).pipe(Effect.catchTag("StoreError", (e) => Effect.succeed(errorResult(`The runs could not be listed: ${e.message}`))))
+})

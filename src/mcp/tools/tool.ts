@@ -1,0 +1,73 @@
+import type { CallToolResult, CreateTaskResult, Tool as ToolDefinition, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js"
+import { Cause, Effect, type Schema } from "effect"
+import type { OpenRouterClient } from "../../services/OpenRouterClient.js"
+import type { RunStore } from "../../services/RunStore.js"
+import type { Settings } from "../../services/Settings.js"
+import type { LiveRuns } from "../liveRuns.js"
+import type { Progress } from "../progress.js"
+import { errorResult } from "../results.js"
+import { decodeArguments, objectJsonSchema } from "../toolSchemas.js"
+
+/** What a tool's handler needs from the services of the process. */
+export type ToolServices = Settings | RunStore | OpenRouterClient
+
+/** What a tool call carries besides its arguments. */
+export interface ToolContext {
+  readonly runs: LiveRuns
+  readonly progress: Progress
+  /** The call asked to run as an MCP task (`params.task`): answer with the task at once. */
+  readonly task: { readonly ttl: number | undefined } | undefined
+}
+
+export type ToolReply = CallToolResult | CreateTaskResult
+
+/** One tool, declared once: `tools/list`, argument decoding and dispatch all come from this record. */
+export interface ToolSpec<A, I> {
+  readonly name: string
+  readonly title: string
+  readonly description: string
+  readonly input: Schema.Schema<A, I>
+  /** The schema of `structuredContent`; every successful result matches it (clients check). */
+  readonly output: Schema.Schema.AnyNoContext
+  readonly annotations: ToolAnnotations
+  /** Whether a call may ask to run as an MCP task. */
+  readonly tasks?: boolean
+  readonly run: (input: A, context: ToolContext) => Effect.Effect<ToolReply, never, ToolServices>
+}
+
+export interface Tool {
+  readonly name: string
+  readonly definition: ToolDefinition
+  readonly tasks: boolean
+  /** Decodes the arguments (a bad one is an `isError` result naming the field) and runs the tool. */
+  readonly call: (args: unknown, context: ToolContext) => Effect.Effect<ToolReply, never, ToolServices>
+}
+
+export const defineTool = <A, I>(spec: ToolSpec<A, I>): Tool => ({
+  name: spec.name,
+  tasks: spec.tasks === true,
+  definition: {
+    name: spec.name,
+    title: spec.title,
+    description: spec.description,
+    inputSchema: objectJsonSchema(spec.input),
+    outputSchema: objectJsonSchema(spec.output),
+    annotations: spec.annotations,
+    ...(spec.tasks === true ? { execution: { taskSupport: "optional" as const } } : {})
+  },
+  call: (args, context) =>
+    decodeArguments(spec.name, spec.input, args).pipe(
+      Effect.matchEffect({
+        onFailure: (e) => Effect.succeed(errorResult(e.message)),
+        onSuccess: (input) => spec.run(input, context)
+      }),
+      // A defect is a result the model can read, and a log line; interruption is left alone (a run
+      // interrupted by a cancel records itself as cancelled).
+      Effect.catchAllDefect((defect) =>
+        Effect.logError(`${spec.name}: internal error`, Cause.die(defect)).pipe(
+          Effect.as(errorResult(`Internal error in ${spec.name}: ${Cause.pretty(Cause.die(defect)).split("\n")[0] ?? "unknown"}`))
+        )
+      ),
+      Effect.annotateLogs("tool", spec.name)
+    )
+})

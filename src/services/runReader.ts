@@ -1,0 +1,214 @@
+import type { FileSystem, Path } from "@effect/platform"
+import { Clock, Effect, Option, Schema, Stream } from "effect"
+import { StoreError } from "../domain/errors.js"
+import { Manifest } from "../domain/manifest.js"
+import { decideRunState, OWNER_FILE, OwnerRecord, runIdTime, type RunState } from "../domain/runState.js"
+import { probePid, thisHost } from "./processProbe.js"
+
+// The read side of the run store: every path is checked against the runs directory's real path, so a
+// symlink placed inside it cannot make a reader open a file elsewhere.
+
+/** A run id as `createRun` makes them: `YYYYMMDD-HHMMSS-mmm-<8 hex>`. */
+export const RUN_ID_PATTERN = /^\d{8}-\d{6}-\d{3}-[0-9a-f]{8}$/
+
+/**
+ * The files of a run that may be read back, relative to the run directory: exactly the run layout.
+ * No `..`, no absolute path and no other directory can match, so a reader cannot leave the run.
+ */
+export const RUN_FILE_PATTERN = /^(?:prompt\.md|final\.md|run\.json|responses\/\d{2,}-[A-Za-z0-9._-]+\.md)$/
+
+const ANSWER_NAME = /^\d{2,}-[A-Za-z0-9._-]+\.md$/
+/** Temporary siblings of atomic writes: `.<file>.<random>.tmp`. */
+const TEMP_NAME = /^\..+\.tmp$/
+
+/** A run id or file name that is not part of the run layout (a typo, or an attempt to leave the run directory). */
+export class InvalidRunPath extends Schema.TaggedError<InvalidRunPath>()("InvalidRunPath", {
+  runId: Schema.String,
+  file: Schema.String,
+  message: Schema.String
+}) {}
+
+/** A well-formed run id or file that does not exist (yet): an unknown run, a failed candidate, a run still going. */
+export class RunFileNotFound extends Schema.TaggedError<RunFileNotFound>()("RunFileNotFound", {
+  runId: Schema.String,
+  file: Schema.String,
+  message: Schema.String
+}) {}
+
+/** One run as read from disk. */
+export interface RunView {
+  readonly id: string
+  /** Absolute path of the run directory. */
+  readonly dir: string
+  /** Decided from `run.json` and the owner record: see `decideRunState`. */
+  readonly state: RunState
+  /** The manifest; absent while the run is going, when its writer died, or when `run.json` cannot be read. */
+  readonly manifest: Manifest | undefined
+  /** The owner record, while the run has no manifest. */
+  readonly owner: OwnerRecord | undefined
+  /** The answers on disk (`responses/NN-<slug>.md` and `.partial.md`), sorted. */
+  readonly answers: ReadonlyArray<string>
+}
+
+/** One run directory as `listRuns` sees it. */
+export interface RunSummary extends RunView {
+  /** Whether `final.md` exists. */
+  readonly hasFinal: boolean
+  /** The start of `prompt.md`, at most `PROMPT_PREVIEW_CHARS` characters. */
+  readonly promptPreview: string
+}
+
+export const PROMPT_PREVIEW_CHARS = 200
+
+const decodeManifest = Schema.decodeUnknown(Schema.parseJson(Manifest))
+const decodeOwner = Schema.decodeUnknown(Schema.parseJson(OwnerRecord))
+
+type Failure = { readonly _tag: string; readonly reason?: string; readonly message: string }
+const isNotFound = (error: Failure) => error._tag === "SystemError" && error.reason === "NotFound"
+
+export const makeRunReader = (fs: FileSystem.FileSystem, path: Path.Path, outputDir: string) => {
+  const readFailure = (target: string) => (error: { readonly message: string }) =>
+    new StoreError({ path: target, message: `cannot read ${target}: ${error.message}` })
+
+  /** The runs directory's real path; undefined while it does not exist. */
+  const realRoot = fs.realPath(outputDir).pipe(
+    Effect.map((real): string | undefined => real),
+    Effect.catchIf(isNotFound, () => Effect.succeed(undefined)),
+    Effect.mapError(readFailure(outputDir))
+  )
+
+  /** Whether `relative` (inside run `id`) is really there: no symlink on the way leads out of its place. */
+  const isInPlace = (root: string, id: string, relative: string) =>
+    fs.realPath(path.join(outputDir, id, relative)).pipe(
+      Effect.map((real) => real === path.join(root, id, relative)),
+      Effect.orElseSucceed(() => false)
+    )
+
+  const checkRunId = (runId: string, file: string) =>
+    RUN_ID_PATTERN.test(runId)
+      ? Effect.void
+      : Effect.fail(new InvalidRunPath({ runId, file, message: `${JSON.stringify(runId)} is not a run id` }))
+
+  /** The run directory, when it exists and is a real directory under the root. */
+  const runDir = (runId: string, file: string) =>
+    Effect.gen(function*() {
+      yield* checkRunId(runId, file)
+      const root = yield* realRoot
+      const dir = path.join(outputDir, runId)
+      if (root === undefined || !(yield* isInPlace(root, runId, "."))) {
+        return yield* new RunFileNotFound({ runId, file, message: `no run ${runId} in ${outputDir}` })
+      }
+      return { root, dir }
+    })
+
+  /** A file of a run, as text, only if it is in place; absent files are `None`. */
+  const readInPlace = (root: string, runId: string, relative: string) =>
+    Effect.gen(function*() {
+      const target = path.join(outputDir, runId, relative)
+      const real = yield* fs.realPath(target).pipe(Effect.option)
+      if (Option.isNone(real)) return Option.none<string>()
+      if (real.value !== path.join(root, runId, relative)) {
+        return yield* new InvalidRunPath({ runId, file: relative, message: `${relative} of run ${runId} lies outside the runs directory` })
+      }
+      return yield* fs.readFileString(target).pipe(
+        Effect.map(Option.some),
+        Effect.catchIf(isNotFound, () => Effect.succeed(Option.none<string>())),
+        Effect.mapError(readFailure(target))
+      )
+    })
+
+  const readRunFile = Effect.fn("RunStore.readRunFile")(function*(runId: string, file: string) {
+    yield* checkRunId(runId, file)
+    if (!RUN_FILE_PATTERN.test(file)) {
+      return yield* new InvalidRunPath({
+        runId,
+        file,
+        message: `${JSON.stringify(file)} is not a file of a run (prompt.md, final.md, run.json or responses/NN-<model>.md)`
+      })
+    }
+    const { root } = yield* runDir(runId, file)
+    const text = yield* readInPlace(root, runId, file)
+    if (Option.isNone(text)) return yield* new RunFileNotFound({ runId, file, message: `run ${runId} has no ${file}` })
+    return text.value
+  })
+
+  const readManifest = (runId: string) =>
+    readRunFile(runId, "run.json").pipe(
+      Effect.flatMap((text) =>
+        decodeManifest(text).pipe(
+          Effect.mapError((e) =>
+            new StoreError({ path: path.join(outputDir, runId, "run.json"), message: `run ${runId}: run.json is not a manifest: ${e.message}` })
+          )
+        )
+      )
+    )
+
+  const namesIn = (dir: string) => fs.readDirectory(dir).pipe(Effect.orElseSucceed((): ReadonlyArray<string> => []))
+
+  /** Temporary files whose writer is gone (the run finished or was interrupted): removed, quietly. */
+  const sweep = (dir: string) =>
+    Effect.forEach([dir, path.join(dir, "responses")], (folder) =>
+      namesIn(folder).pipe(
+        Effect.flatMap((names) =>
+          Effect.forEach(names.filter((n) => TEMP_NAME.test(n)), (n) => fs.remove(path.join(folder, n)).pipe(Effect.ignore), { discard: true })
+        )
+      ), { discard: true })
+
+  /** The run's state, owner and answers; a run whose writer is gone has its temporary files swept. */
+  const viewOf = (root: string, runId: string) =>
+    Effect.gen(function*() {
+      const dir = path.join(outputDir, runId)
+      const optional = <A>(relative: string, decode: (text: string) => Effect.Effect<A, unknown>) =>
+        readInPlace(root, runId, relative).pipe(
+          Effect.flatMap(Option.match({ onNone: () => Effect.succeed(undefined), onSome: decode })),
+          // A damaged or misplaced file must not hide the run (nor the other runs).
+          Effect.orElseSucceed(() => undefined)
+        )
+      const manifest = yield* optional("run.json", decodeManifest)
+      const owner = manifest ? undefined : yield* optional(OWNER_FILE, decodeOwner)
+      const host = thisHost()
+      const probe = owner !== undefined && owner.host === host ? yield* probePid(fs, owner.pid) : undefined
+      const state = decideRunState({
+        hasManifest: manifest !== undefined,
+        owner,
+        createdAtMs: runIdTime(runId) ?? 0,
+        nowMs: yield* Clock.currentTimeMillis,
+        host,
+        probe
+      })
+      if (state !== "running") yield* sweep(dir)
+      const answers: ReadonlyArray<string> = (yield* namesIn(path.join(dir, "responses"))).filter((n) => ANSWER_NAME.test(n)).map((n) => `responses/${n}`).sort()
+      return { id: runId, dir, state, manifest, owner, answers } satisfies RunView
+    })
+
+  const readRun = Effect.fn("RunStore.readRun")(function*(runId: string) {
+    const { root } = yield* runDir(runId, ".")
+    return yield* viewOf(root, runId)
+  })
+
+  const listRuns = Effect.fn("RunStore.listRuns")(function*(limit: number) {
+    const root = yield* realRoot
+    if (root === undefined) return []
+    const names = yield* fs.readDirectory(outputDir).pipe(Effect.mapError(readFailure(outputDir)))
+    const ids = names.filter((name) => RUN_ID_PATTERN.test(name)).sort().reverse().slice(0, Math.max(0, limit))
+    const runs = yield* Effect.forEach(ids, (id) =>
+      Effect.gen(function*() {
+        // A symlinked "run" leads out of the runs directory: not listed.
+        if (!(yield* isInPlace(root, id, "."))) return undefined
+        const view = yield* viewOf(root, id)
+        const hasFinal = yield* isInPlace(root, id, "final.md")
+        const promptPreview = (yield* isInPlace(root, id, "prompt.md"))
+          ? yield* fs.stream(path.join(view.dir, "prompt.md"), { bytesToRead: PROMPT_PREVIEW_CHARS * 4 }).pipe(
+            Stream.decodeText(),
+            Stream.mkString,
+            Effect.map((text) => text.replace(/\uFFFD+$/, "").slice(0, PROMPT_PREVIEW_CHARS)),
+            Effect.orElseSucceed(() => "")
+          )
+          : ""
+        return { ...view, hasFinal, promptPreview } satisfies RunSummary
+      }), { concurrency: 8 })
+    return runs.filter((r): r is RunSummary => r !== undefined)
+  })
+
+  return { readRunFile, readManifest, readRun, listRuns }
+}

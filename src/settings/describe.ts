@@ -1,0 +1,77 @@
+import { Option, Schema } from "effect"
+import { settingKeys, settingsTable, type SettingKey } from "./table.js"
+import type { SettingSource, SettingsValue } from "./values.js"
+
+/**
+ * The schema of `describeSettings`'s output, `get_config`'s structured result: the key only ever as a word,
+ * every other field one of the table's (a number, a string, a list of model ids, a switch, or null when unset).
+ */
+export const SettingsDescription = Schema.Struct(
+  {
+    apiKey: Schema.Literal("<redacted>", "<not set>").annotations({ description: "Whether a key is set; never the key." }),
+    configFile: Schema.NullOr(Schema.String)
+  },
+  Schema.Record({ key: Schema.String, value: Schema.Union(Schema.Number, Schema.String, Schema.Boolean, Schema.Array(Schema.String), Schema.Null) })
+)
+export type SettingsDescription = typeof SettingsDescription.Type
+
+const describeValue = (value: unknown): number | string | boolean | ReadonlyArray<string> | null => {
+  const plain = Option.isOption(value) ? Option.getOrNull(value) : value
+  return typeof plain === "number" || typeof plain === "string" || typeof plain === "boolean" || plain === null ||
+      (Array.isArray(plain) && plain.every((item) => typeof item === "string"))
+    ? plain
+    : String(plain)
+}
+
+/** The settings as plain JSON, the key redacted: what `config --json` and `get_config` show, in the table's order. */
+export const describeSettings = (settings: SettingsValue): SettingsDescription => {
+  const fields = settingKeys.map((key) => {
+    const field = settingsTable[key].field
+    return [field, describeValue((settings as Readonly<Record<string, unknown>>)[field])] as const
+  })
+  const [first, ...rest] = fields
+  return {
+    ...Object.fromEntries(first ? [first] : []),
+    apiKey: Option.isSome(settings.apiKey) ? "<redacted>" : "<not set>",
+    ...Object.fromEntries(rest),
+    configFile: Option.getOrNull(settings.configFile)
+  }
+}
+
+export interface ConfigRow {
+  readonly setting: string
+  readonly value: unknown
+  readonly source: string
+}
+
+/** One row per setting for `parallel-llm config`: its value and where it came from. */
+export const configRows = (
+  settings: SettingsValue,
+  sources: Readonly<Record<SettingKey, SettingSource>>,
+  configFileSource: string
+): ReadonlyArray<ConfigRow> => {
+  const sourceOf = (key: SettingKey): string => {
+    switch (sources[key]) {
+      case "flag":
+        return `flag --${settingsTable[key].flag}`
+      case "env":
+        return `env ${settingsTable[key].env}`
+      case "file":
+        return `file ${Option.getOrElse(settings.configFile, () => "?")}`
+      default:
+        return "default"
+    }
+  }
+  const keyOfField = new Map(settingKeys.map((key) => [settingsTable[key].field as string, key]))
+  return Object.entries(describeSettings(settings)).map(([field, value]) => {
+    const key = keyOfField.get(field)
+    const source = field === "apiKey"
+      ? (Option.isSome(settings.apiKey) ? "env OPENROUTER_API_KEY" : "-")
+      : field === "configFile"
+      ? configFileSource
+      : key !== undefined
+      ? sourceOf(key)
+      : "-"
+    return { setting: field, value, source }
+  })
+}

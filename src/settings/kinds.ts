@@ -1,0 +1,104 @@
+import { Schema } from "effect"
+import { FallbackList, ModelId, ModelList } from "../domain/model.js"
+
+/**
+ * The kinds of value a setting holds. A kind knows how its value is written everywhere it can come from:
+ * as text (a flag or an environment variable, and the config file's value turned to text, so that one
+ * schema and one message check all three), as JSON in the config file, and as JSON in `get_config`.
+ */
+export interface Kind<A> {
+  /** The value as text: flags, environment, and the config file's value stringified. */
+  readonly text: Schema.Schema<A, string>
+  /** What the config file may hold for it (before it is turned to text). */
+  readonly file: Schema.Schema.AnyNoContext
+  /** How `--help` shows the flag's value, and which @effect/cli option carries it. */
+  readonly flag: "text" | "integer" | "number" | "list" | "on" | "off"
+  /** The value as a plain JSON value (a number stays a number), for per-call overrides. */
+  readonly plain: Schema.Schema<A>
+  /** The value's JSON shape once converted, as `get_config` shows it. */
+  readonly json: Schema.Schema.AnyNoContext
+  /** A number's bounds, for the JSON Schema of a per-call override. */
+  readonly bounds?: Bounds
+}
+
+const withinBounds = (min: number, max: number, integer: boolean) => (n: number) =>
+  integer
+    ? (Number.isInteger(n) && n >= min && n <= max) || `must be a whole number from ${min} to ${max}, got ${n}`
+    : (n >= min && n <= max) || `must be between ${min} and ${max}, got ${n}`
+
+/** A number within bounds; `plain` uses Schema's own filters so that the JSON Schema of a tool states them. */
+export const boundedNumber = (min: number, max: number, integer: boolean): Schema.Schema<number> =>
+  integer ? Schema.Number.pipe(Schema.int(), Schema.between(min, max)) : Schema.Number.pipe(Schema.between(min, max))
+
+const numeric = (min: number, max: number, integer: boolean): Kind<number> => ({
+  text: Schema.NumberFromString.pipe(Schema.filter(withinBounds(min, max, integer))),
+  file: Schema.Number,
+  flag: integer ? "integer" : "number",
+  plain: boundedNumber(min, max, integer),
+  json: Schema.Number,
+  bounds: { min, max, integer }
+})
+
+export interface Bounds {
+  readonly min: number
+  readonly max: number
+  readonly integer: boolean
+}
+
+export const integerIn = (min: number, max: number) => numeric(min, max, true)
+export const numberIn = (min: number, max: number) => numeric(min, max, false)
+
+/** A URL without its user name and password, for messages: they must never be printed. */
+export const withoutUserinfo = (s: string): string => s.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/@]*@/i, "$1")
+
+const HttpUrl = Schema.String.pipe(
+  Schema.filter((s) => {
+    const url = URL.canParse(s) ? new URL(s) : undefined
+    if (url === undefined || (url.protocol !== "http:" && url.protocol !== "https:")) {
+      return `expected an http(s) URL, got ${JSON.stringify(withoutUserinfo(s))}`
+    }
+    // Refused rather than stripped: the URL is recorded in manifests and shown by `config` and `get_config`.
+    return (url.username === "" && url.password === "") ||
+      "a user name or password in the URL is not accepted (it would be recorded); put the key in OPENROUTER_API_KEY"
+  })
+)
+
+export const url: Kind<string> = { text: HttpUrl, file: Schema.String, flag: "text", plain: Schema.String, json: Schema.String }
+
+const NonEmpty = Schema.Trim.pipe(Schema.nonEmptyString({ message: () => "must not be empty" }))
+
+export const nonEmptyText: Kind<string> = { text: NonEmpty, file: Schema.String, flag: "text", plain: Schema.String, json: Schema.String }
+
+export const modelId: Kind<string> = { text: ModelId, file: Schema.String, flag: "text", plain: Schema.String, json: Schema.String }
+
+const ListInFile = Schema.Union(Schema.Array(Schema.String), Schema.String)
+
+/** Model ids: a repeatable flag, comma-separated in the environment, an array (or that text) in the file. */
+export const modelList: Kind<ReadonlyArray<string>> = {
+  text: ModelList,
+  file: ListInFile,
+  flag: "list",
+  plain: Schema.Array(Schema.String),
+  json: Schema.Array(Schema.String)
+}
+
+/** Like `modelList`, but `none` (or an empty array) means no model at all. */
+export const optionalModelList: Kind<ReadonlyArray<string>> = { ...modelList, text: FallbackList }
+
+const BooleanFromText = Schema.transform(
+  Schema.String.pipe(
+    Schema.filter((s) => /^(true|false|1|0|yes|no|on|off)$/i.test(s.trim()) || `expected true or false, got ${JSON.stringify(s)}`)
+  ),
+  Schema.Boolean,
+  { strict: true, decode: (s) => /^(true|1|yes|on)$/i.test(s.trim()), encode: (b) => String(b) }
+)
+
+/** A switch whose flag turns it on (`--check-models`). */
+export const switchOn: Kind<boolean> = { text: BooleanFromText, file: Schema.Boolean, flag: "on", plain: Schema.Boolean, json: Schema.Boolean }
+/** A switch whose flag turns it off (`--no-stream`). */
+export const switchOff: Kind<boolean> = { ...switchOn, flag: "off" }
+
+export const LogLevelName = Schema.Literal("debug", "info", "warning", "error")
+export type LogLevelName = typeof LogLevelName.Type
+
+export const logLevel: Kind<LogLevelName> = { text: Schema.compose(Schema.String, LogLevelName), file: Schema.String, flag: "text", plain: LogLevelName, json: Schema.String }

@@ -1,0 +1,126 @@
+import { Config, Option, Schema } from "effect"
+import * as path from "node:path"
+import type { Bounds, Kind } from "./kinds.js"
+
+/** What a default or a conversion may depend on: the environment the program was started with. */
+export interface SettingContext {
+  readonly env: Readonly<Record<string, string | undefined>>
+  readonly home: string
+  /** The directory a relative path is resolved against: the config file's own, when the value came from it. */
+  readonly baseDir: string
+}
+
+/** Present when a single MCP call may override the setting: how the tool's input schema describes it. */
+export interface McpOverride {
+  readonly title: string
+  readonly description: string
+  /** A tighter upper bound for one call than for the server's own setting. */
+  readonly max?: number
+}
+
+interface Spec<F extends string, A, V> {
+  /** The name of the value in `SettingsValue`, `config` and `get_config` (`timeoutMs` for `timeout`). */
+  readonly field: F
+  readonly kind: Kind<A>
+  /** The long flag without its dashes. */
+  readonly flag: string
+  readonly alias?: string
+  readonly env: string
+  /** One line, for `--help` and the README. */
+  readonly doc: string
+  /** The default as the README and `--help` say it. */
+  readonly defaultDoc: string
+  /** Turns the value as written (seconds, `~/x`) into the value the program uses (milliseconds, an absolute path). */
+  readonly convert?: (a: A, ctx: SettingContext) => V
+}
+
+/** One setting: everything the loader, the CLI, `config`, `get_config`, MCP and the README derive from. */
+export interface Setting<F extends string, A, V, Value> extends Spec<F, A, V> {
+  readonly optional: boolean
+  /** Reads the setting under `key` from the Config provider the loader builds. */
+  readonly config: (key: string, ctx: SettingContext) => Config.Config<Value>
+}
+
+/** Any entry of the table, whatever its types: what the code that walks the whole table may rely on. */
+export interface AnySetting {
+  readonly field: string
+  readonly flag: string
+  readonly alias?: string
+  readonly env: string
+  readonly doc: string
+  readonly defaultDoc: string
+  readonly optional: boolean
+  readonly mcp?: McpOverride
+  readonly kind: {
+    readonly flag: Kind<unknown>["flag"]
+    readonly file: Schema.Schema.AnyNoContext
+    readonly plain: Schema.Schema.AnyNoContext
+    readonly json: Schema.Schema.AnyNoContext
+    readonly bounds?: Bounds
+  }
+  readonly config: (key: string, ctx: SettingContext) => Config.Config<unknown>
+}
+
+type Default<A> = { readonly default: A | ((ctx: SettingContext) => A) }
+type Converted<A, V> = { readonly convert: (a: A, ctx: SettingContext) => V }
+
+const buildWithDefault = <F extends string, A, V>(spec: Spec<F, A, V> & Default<A> & Converted<A, V>): Setting<F, A, V, V> => ({
+  ...spec,
+  optional: false,
+  config: (key, ctx) =>
+    Schema.Config(key, spec.kind.text).pipe(
+      Config.option,
+      Config.map((value) =>
+        spec.convert(
+          Option.getOrElse(value, () => (isComputed(spec.default) ? spec.default(ctx) : spec.default)),
+          ctx
+        )
+      )
+    ),
+})
+
+const isComputed = <A>(d: A | ((ctx: SettingContext) => A)): d is (ctx: SettingContext) => A => typeof d === "function"
+
+/** A setting that always has a value: `default` when nothing sets it. */
+export function withDefault<const F extends string, A>(spec: Spec<F, A, A> & Default<A>): Setting<F, A, A, A>
+export function withDefault<const F extends string, A, V>(spec: Spec<F, A, V> & Default<A> & Converted<A, V>): Setting<F, A, V, V>
+export function withDefault<const F extends string, A, V>(
+  spec: Spec<F, A, V> & Default<A>
+): Setting<F, A, V, V> | Setting<F, A, A, A> {
+  return spec.convert === undefined
+    ? buildWithDefault({ ...spec, convert: (a: A) => a })
+    : buildWithDefault({ ...spec, convert: spec.convert })
+}
+
+const buildOptional = <F extends string, A, V>(spec: Spec<F, A, V> & Converted<A, V>): Setting<F, A, V, Option.Option<V>> => ({
+  ...spec,
+  optional: true,
+  config: (key, ctx) => Schema.Config(key, spec.kind.text).pipe(Config.option, Config.map(Option.map((a) => spec.convert(a, ctx))))
+})
+
+/** A setting that may be unset (`Option.none()`). */
+export function optional<const F extends string, A>(spec: Spec<F, A, A>): Setting<F, A, A, Option.Option<A>>
+export function optional<const F extends string, A, V>(spec: Spec<F, A, V> & Converted<A, V>): Setting<F, A, V, Option.Option<V>>
+export function optional<const F extends string, A, V>(
+  spec: Spec<F, A, V>
+): Setting<F, A, V, Option.Option<V>> | Setting<F, A, A, Option.Option<A>> {
+  return spec.convert === undefined
+    ? buildOptional({ ...spec, convert: (a: A) => a })
+    : buildOptional({ ...spec, convert: spec.convert })
+}
+
+/** Lets a single MCP call override a numeric setting (within its bounds, or the tighter `max`). */
+export const perCall = <S extends { readonly kind: { readonly bounds?: Bounds } }>(
+  setting: S,
+  mcp: McpOverride
+): S & { readonly mcp: McpOverride } => ({ ...setting, mcp })
+
+// --- Conversions shared by several settings ---
+
+export const secondsToMs = (seconds: number): number => Math.round(seconds * 1000)
+
+export const expandHome = (p: string, home: string): string =>
+  p === "~" ? home : p.startsWith("~/") ? path.join(home, p.slice(2)) : p
+
+/** `~` expanded, then absolute: relative to the config file's directory when written there, else the working directory. */
+export const absolutePath = (p: string, ctx: SettingContext): string => path.resolve(ctx.baseDir, expandHome(p, ctx.home))

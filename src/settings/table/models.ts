@@ -1,0 +1,62 @@
+import { modelId, modelList, optionalModelList, url } from "../kinds.js"
+import { withDefault } from "../setting.js"
+
+export const DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
+
+/** Five strong models from five different labs: diversity is what makes a synthesis worth more than one answer. */
+export const DEFAULT_MODELS: ReadonlyArray<string> = [
+  "openai/gpt-5",
+  "anthropic/claude-sonnet-4.5",
+  "google/gemini-2.5-pro",
+  "x-ai/grok-4",
+  "deepseek/deepseek-chat-v3.1"
+]
+
+/** Long context (1M tokens) so that five long candidates fit. */
+export const DEFAULT_SYNTHESIZER = "google/gemini-2.5-pro"
+
+/** Tried in order when the synthesizer fails: a different lab, so one provider's outage cannot take both. */
+export const DEFAULT_FALLBACK_SYNTHESIZERS: ReadonlyArray<string> = ["anthropic/claude-sonnet-4.5"]
+
+/** Where the models are, and which ones: the provider, the candidates and the synthesizers. */
+export const modelSettings = {
+  baseUrl: withDefault({
+    field: "baseUrl",
+    kind: url,
+    flag: "base-url",
+    env: "OPENROUTER_BASE_URL",
+    doc: "OpenAI-compatible API base URL",
+    default: DEFAULT_BASE_URL,
+    defaultDoc: "`https://openrouter.ai/api/v1`",
+    convert: (u: string) => u.replace(/\/+$/, "")
+  }),
+  models: withDefault({
+    field: "models",
+    kind: modelList,
+    flag: "model",
+    alias: "m",
+    env: "PARALLEL_LLM_MODELS",
+    doc: "Candidate models",
+    default: DEFAULT_MODELS,
+    defaultDoc: DEFAULT_MODELS.map((m) => `\`${m}\``).join(", ")
+  }),
+  synthesizer: withDefault({
+    field: "synthesizer",
+    kind: modelId,
+    flag: "synthesizer",
+    alias: "s",
+    env: "PARALLEL_LLM_SYNTHESIZER",
+    doc: "The model that merges the answers",
+    default: DEFAULT_SYNTHESIZER,
+    defaultDoc: "`google/gemini-2.5-pro` (1M-token context)"
+  }),
+  fallbackSynthesizers: withDefault({
+    field: "fallbackSynthesizers",
+    kind: optionalModelList,
+    flag: "fallback-synthesizer",
+    env: "PARALLEL_LLM_FALLBACK_SYNTHESIZERS",
+    doc: "Fallback synthesizers, tried in order when the one before fails (`none` for none)",
+    default: DEFAULT_FALLBACK_SYNTHESIZERS,
+    defaultDoc: "`anthropic/claude-sonnet-4.5`"
+  })
+}

@@ -1,0 +1,53 @@
+import { logLevel, nonEmptyText, url } from "../kinds.js"
+import { defaultOutputDir } from "../paths.js"
+import { absolutePath, optional, withDefault } from "../setting.js"
+
+/** Where runs and logs go, and how the program names itself to the provider. */
+export const outputSettings = {
+  outputDir: withDefault({
+    field: "outputDir",
+    kind: nonEmptyText,
+    flag: "output-dir",
+    env: "PARALLEL_LLM_OUTPUT_DIR",
+    doc: "Where run directories go",
+    default: (ctx) => defaultOutputDir(ctx.env, process.platform, ctx.home),
+    defaultDoc: "per-user data directory (below)",
+    convert: absolutePath
+  }),
+  logLevel: withDefault({
+    field: "logLevel",
+    kind: logLevel,
+    flag: "log-level",
+    env: "PARALLEL_LLM_LOG_LEVEL",
+    doc: "Log level (`debug`, `info`, `warning`, `error`)",
+    default: "info" as const,
+    defaultDoc: "`info`"
+  }),
+  logFile: optional({
+    field: "logFile",
+    kind: nonEmptyText,
+    flag: "log-file",
+    env: "PARALLEL_LLM_LOG_FILE",
+    doc: "Log file (appended)",
+    defaultDoc: "none",
+    convert: absolutePath
+  }),
+  appUrl: withDefault({
+    field: "appUrl",
+    kind: url,
+    flag: "app-url",
+    env: "PARALLEL_LLM_APP_URL",
+    doc: "HTTP-Referer attribution header sent to OpenRouter",
+    default: "https://github.com/parallel-llm-mcp/parallel-llm-mcp",
+    defaultDoc: "this project's URL"
+  }),
+  appTitle: withDefault({
+    field: "appTitle",
+    kind: nonEmptyText,
+    flag: "app-title",
+    env: "PARALLEL_LLM_APP_TITLE",
+    doc: "X-Title attribution header sent to OpenRouter",
+    default: "parallel-llm-mcp",
+    defaultDoc: "`parallel-llm-mcp`"
+  })
+}

@@ -1,0 +1,170 @@
+import { integerIn, numberIn, switchOff, switchOn } from "../kinds.js"
+import { optional, perCall, secondsToMs, withDefault } from "../setting.js"
+
+/** How each run calls the models: concurrency, timeouts, retries, sampling, deadlines and quorum, limits, budget. */
+export const runSettings = {
+  concurrency: withDefault({
+    field: "concurrency",
+    kind: integerIn(1, 256),
+    flag: "concurrency",
+    env: "PARALLEL_LLM_CONCURRENCY",
+    doc: "HTTP calls in flight: for one run; in `batch`, for the whole process",
+    default: 5,
+    defaultDoc: "5 (`batch`: 16)"
+  }),
+  timeout: withDefault({
+    field: "timeoutMs",
+    kind: numberIn(0.001, 86_400),
+    flag: "timeout",
+    env: "PARALLEL_LLM_TIMEOUT",
+    doc: "Per-model timeout in seconds, retries included",
+    default: 240,
+    defaultDoc: "240",
+    convert: secondsToMs
+  }),
+  retries: withDefault({
+    field: "retries",
+    kind: integerIn(0, 20),
+    flag: "retries",
+    env: "PARALLEL_LLM_RETRIES",
+    doc: "Retries after the first attempt, for transient failures only",
+    default: 3,
+    defaultDoc: "3"
+  }),
+  retryBaseDelay: withDefault({
+    field: "retryBaseDelayMs",
+    kind: numberIn(0, 600),
+    flag: "retry-base-delay",
+    env: "PARALLEL_LLM_RETRY_BASE_DELAY",
+    doc: "Seconds before the first retry (doubles, jittered, capped at 30 s, never sooner than Retry-After)",
+    default: 1,
+    defaultDoc: "1",
+    convert: secondsToMs
+  }),
+  temperature: withDefault({
+    field: "temperature",
+    kind: numberIn(0, 2),
+    flag: "temperature",
+    env: "PARALLEL_LLM_TEMPERATURE",
+    doc: "Sampling temperature (0 to 2)",
+    default: 0.7,
+    defaultDoc: "0.7"
+  }),
+  maxTokens: optional({
+    field: "maxTokens",
+    kind: integerIn(1, 10_000_000),
+    flag: "max-tokens",
+    env: "PARALLEL_LLM_MAX_TOKENS",
+    doc: "Max output tokens per call",
+    defaultDoc: "unset (the provider's default)"
+  }),
+  synthesisMaxChars: withDefault({
+    field: "synthesisMaxChars",
+    kind: integerIn(1_000, 100_000_000),
+    flag: "synthesis-max-chars",
+    env: "PARALLEL_LLM_SYNTHESIS_MAX_CHARS",
+    doc: "Characters of candidate text the synthesizer gets at most (longer answers are cut with a marker)",
+    default: 400_000,
+    defaultDoc: "400000"
+  }),
+  deadline: perCall(
+    optional({
+      field: "deadlineMs",
+      kind: numberIn(0.001, 86_400),
+      flag: "deadline",
+      env: "PARALLEL_LLM_DEADLINE",
+      doc: "Whole-run deadline in seconds; stragglers are cut so that the synthesis still fits",
+      defaultDoc: "none",
+      convert: secondsToMs
+    }),
+    {
+      title: "Deadline (seconds)",
+      description:
+        "Seconds the whole run may take: slow candidates are cut so that the synthesis still fits. Default: the server's (none)."
+    }
+  ),
+  synthesisReserve: optional({
+    field: "synthesisReserveMs",
+    kind: numberIn(0, 86_400),
+    flag: "synthesis-reserve",
+    env: "PARALLEL_LLM_SYNTHESIS_RESERVE",
+    doc: "With a deadline: seconds kept for the synthesis",
+    defaultDoc: "40 % of the deadline",
+    convert: secondsToMs
+  }),
+  quorum: perCall(
+    optional({
+      field: "quorum",
+      kind: integerIn(1, 1000),
+      flag: "quorum",
+      env: "PARALLEL_LLM_QUORUM",
+      doc: "Answers after which to stop waiting (after the grace)",
+      defaultDoc: "all candidates"
+    }),
+    {
+      title: "Quorum",
+      description: "Stop waiting for the other candidates once this many answered (after `grace`). Default: wait for all.",
+      max: 16
+    }
+  ),
+  grace: perCall(
+    withDefault({
+      field: "graceMs",
+      kind: numberIn(0, 86_400),
+      flag: "grace",
+      env: "PARALLEL_LLM_GRACE",
+      doc: "Seconds to wait for the others once the quorum answered",
+      default: 0,
+      defaultDoc: "0",
+      convert: secondsToMs
+    }),
+    {
+      title: "Grace (seconds)",
+      description: "With `quorum`: how many more seconds to wait for the others. Default: the server's setting (0)."
+    }
+  ),
+  maxResponseBytes: withDefault({
+    field: "maxResponseBytes",
+    kind: integerIn(1_024, 1_073_741_824),
+    flag: "max-response-bytes",
+    env: "PARALLEL_LLM_MAX_RESPONSE_BYTES",
+    doc: "Largest accepted response in bytes; a larger one is cut off",
+    default: 4 * 1024 * 1024,
+    defaultDoc: "4194304 (4 MiB)"
+  }),
+  maxPromptChars: withDefault({
+    field: "maxPromptChars",
+    kind: integerIn(1, 100_000_000),
+    flag: "max-prompt-chars",
+    env: "PARALLEL_LLM_MAX_PROMPT_CHARS",
+    doc: "Largest accepted prompt in characters",
+    default: 2_000_000,
+    defaultDoc: "2000000"
+  }),
+  stream: withDefault({
+    field: "stream",
+    kind: switchOff,
+    flag: "no-stream",
+    env: "PARALLEL_LLM_STREAM",
+    doc: "Stream answers (SSE); `--no-stream` asks for whole answers, for servers without SSE",
+    default: true,
+    defaultDoc: "on"
+  }),
+  checkModels: withDefault({
+    field: "checkModels",
+    kind: switchOn,
+    flag: "check-models",
+    env: "PARALLEL_LLM_CHECK_MODELS",
+    doc: "Check every model id against the provider's model list (`GET /models`) before any paid call",
+    default: false,
+    defaultDoc: "off"
+  }),
+  maxCost: optional({
+    field: "maxCost",
+    kind: numberIn(0, 1_000_000),
+    flag: "max-cost",
+    env: "PARALLEL_LLM_MAX_COST",
+    doc: "Cost budget per run in USD: a run whose worst case (at the provider's prices) is higher is refused",
+    defaultDoc: "none"
+  })
+}

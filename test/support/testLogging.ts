@@ -1,0 +1,7 @@
+import { Layer, Option } from "effect"
+import { type LogEntry, layerLogging, type Logging } from "../../src/services/Logging.js"
+import type { LogLevelName } from "../../src/services/Settings.js"
+
+/** The Logging service's test layer: every line into `entries`, nothing to stderr or a file. */
+export const layerTestLogging = (entries: Array<LogEntry>, logLevel: LogLevelName = "debug"): Layer.Layer<Logging> =>
+  layerLogging({ logLevel, logFile: Option.none() }, [(entry) => entries.push(entry)], () => undefined).pipe(Layer.orDie)

@@ -1,0 +1,42 @@
+import { Layer, Option, Redacted } from "effect"
+import * as os from "node:os"
+import * as path from "node:path"
+import { Settings, type SettingsValue } from "../../src/services/Settings.js"
+
+/** Settings for tests and in-process use: defaults plus overrides, no key needed on loopback. */
+export const makeTestSettings = (overrides: Partial<SettingsValue> = {}): SettingsValue => ({
+  apiKey: Option.some(Redacted.make("sk-or-test-key")),
+  baseUrl: "http://127.0.0.1:9/api/v1",
+  models: ["test/alpha", "test/beta", "test/gamma"],
+  synthesizer: "test/synth",
+  fallbackSynthesizers: [],
+  concurrency: 5,
+  timeoutMs: 240_000,
+  retries: 3,
+  retryBaseDelayMs: 1000,
+  temperature: 0.7,
+  maxTokens: Option.none(),
+  synthesisMaxChars: 400_000,
+  deadlineMs: Option.none(),
+  synthesisReserveMs: Option.none(),
+  quorum: Option.none(),
+  graceMs: 0,
+  maxResponseBytes: 4 * 1024 * 1024,
+  maxPromptChars: 2_000_000,
+  stream: false,
+  checkModels: false,
+  maxCost: Option.none(),
+  outputDir: path.join(os.tmpdir(), "parallel-llm-test-runs"),
+  logLevel: "info",
+  logFile: Option.none(),
+  appUrl: "https://example.test",
+  appTitle: "parallel-llm-mcp",
+  mcpWaitMs: 45_000,
+  resourceLinks: false,
+  configFile: Option.none(),
+  ...overrides
+})
+
+/** The Settings service's test layer. */
+export const layerTestSettings = (overrides: Partial<SettingsValue> = {}): Layer.Layer<Settings> =>
+  Settings.layer(makeTestSettings(overrides))
