@@ -102,7 +102,10 @@ describe("parallel-llm eval --baselines-only", () => {
     const lines = fs.readFileSync(path.join(repoRoot, "data", "gsm8k-frozen-candidates.jsonl"), "utf8").split("\n").slice(0, 20)
     fs.writeFileSync(upstream, `${lines.join("\n")}\n`)
     const converted = path.join(dir, "gsm8k-20.jsonl")
-    fs.writeFileSync(converted, execFileSync(process.execPath, [path.join(repoRoot, "scripts", "gsm8k-to-eval.mjs"), upstream], { encoding: "utf8" }))
+    fs.writeFileSync(
+      converted,
+      execFileSync(process.execPath, [path.join(repoRoot, "scripts", "gsm8k-to-eval.mjs"), upstream], { encoding: "utf8" })
+    )
     expect(Object.keys(JSON.parse(fs.readFileSync(converted, "utf8").split("\n")[0]!))).toEqual(["question", "answer", "candidates"])
 
     const env = { PATH: process.env.PATH, HOME: tmp }
@@ -129,11 +132,14 @@ describe("parallel-llm eval (paid, against the loopback fake)", () => {
   it("pays only the synthesis for frozen candidates, keeps every run, and a second pass pays nothing", async () => {
     const dir = freshDir("paid")
     const file = path.join(dir, "math.jsonl")
-    fs.writeFileSync(file, [
-      { id: "eggs", question: "How many dollars?", answer: "18", candidates: { m1: "A: 18", m2: "A: 26" } },
-      { id: "bolts", question: "How many bolts?", answer: "3", candidates: { m1: "A: 3", m2: "A: 3", m3: "A: 250" } },
-      { question: "Asked for real", answer: "#### 18" }
-    ].map((l) => JSON.stringify(l)).join("\n") + "\n")
+    fs.writeFileSync(
+      file,
+      [
+        { id: "eggs", question: "How many dollars?", answer: "18", candidates: { m1: "A: 18", m2: "A: 26" } },
+        { id: "bolts", question: "How many bolts?", answer: "3", candidates: { m1: "A: 3", m2: "A: 3", m3: "A: 250" } },
+        { question: "Asked for real", answer: "#### 18" }
+      ].map((l) => JSON.stringify(l)).join("\n") + "\n"
+    )
     const args = ["eval", file, "-m", "ev/one", "-m", "ev/two", "-s", "ev/synth", "--json"]
     const runs = path.join(dir, "runs")
     const count = (model: string) => fake.chatRequests().filter((r) => r.model === model).length

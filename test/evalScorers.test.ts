@@ -31,22 +31,24 @@ describe("scorers", () => {
     expect(finalNumber(text)).toBe(expected)
   })
 
-  it.each([
-    ["numeric", "#### 18", "18", true],
-    ["numeric", "The answer is 18.00", "18", true],
-    ["numeric", "A: 17", "#### 18", false],
-    ["numeric", "no idea", "18", false],
-    ["exact", "Reasoning...\nAnswer: **Paris**.", "paris", true],
-    ["exact", "Paris", "Paris, France", false],
-    ["exact", "line one\n  Blue Whale  ", "blue whale", true],
-    ["regex", "The capital is Paris.", "\\bparis\\b", true],
-    ["regex", "The capital is Lyon.", "\\bparis\\b", false],
-    ["choice", "Let me think... The answer is (C).", "C", true],
-    ["choice", "**B**", "b", true],
-    ["choice", "Options (A) and (B) fail, so (D)", "D", true],
-    ["choice", "Answer: A", "(B)", false],
-    ["choice", "The answer is a tricky one", "A", false]
-  ] as const)("%s: %j against %j → %s", (scorer, response, answer, expected) => {
+  it.each(
+    [
+      ["numeric", "#### 18", "18", true],
+      ["numeric", "The answer is 18.00", "18", true],
+      ["numeric", "A: 17", "#### 18", false],
+      ["numeric", "no idea", "18", false],
+      ["exact", "Reasoning...\nAnswer: **Paris**.", "paris", true],
+      ["exact", "Paris", "Paris, France", false],
+      ["exact", "line one\n  Blue Whale  ", "blue whale", true],
+      ["regex", "The capital is Paris.", "\\bparis\\b", true],
+      ["regex", "The capital is Lyon.", "\\bparis\\b", false],
+      ["choice", "Let me think... The answer is (C).", "C", true],
+      ["choice", "**B**", "b", true],
+      ["choice", "Options (A) and (B) fail, so (D)", "D", true],
+      ["choice", "Answer: A", "(B)", false],
+      ["choice", "The answer is a tricky one", "A", false]
+    ] as const
+  )("%s: %j against %j → %s", (scorer, response, answer, expected) => {
     expect(scorers[scorer].correct(response, answer)).toBe(expected)
   })
 
@@ -94,22 +96,43 @@ describe("datasets", () => {
     Either.match(parse(text, scorer), { onLeft: (e) => e.message, onRight: () => "decoded" })
 
   it("decodes ids, answers and frozen candidates in their order", () => {
-    const items = Either.getOrThrow(parse(`{"question": "q1", "answer": 18}\n\n{"id": "x", "question": "q2", "answer": "#### 3", "candidates": {"b": "A: 3", "a": "A: 4"}}\n`))
-    expect(items).toEqual([
-      { line: 1, id: "1", question: "q1", answer: "18", candidates: undefined },
-      { line: 3, id: "x", question: "q2", answer: "#### 3", candidates: [{ model: "b", content: "A: 3" }, { model: "a", content: "A: 4" }] }
-    ] satisfies ReadonlyArray<EvalItem>)
+    const items = Either.getOrThrow(
+      parse(
+        `{"question": "q1", "answer": 18}\n\n{"id": "x", "question": "q2", "answer": "#### 3", "candidates": {"b": "A: 3", "a": "A: 4"}}\n`
+      )
+    )
+    expect(items).toEqual(
+      [
+        { line: 1, id: "1", question: "q1", answer: "18", candidates: undefined },
+        {
+          line: 3,
+          id: "x",
+          question: "q2",
+          answer: "#### 3",
+          candidates: [{ model: "b", content: "A: 3" }, { model: "a", content: "A: 4" }]
+        }
+      ] satisfies ReadonlyArray<EvalItem>
+    )
   })
 
   it.each([
     [`{"question": "q"`, "d.jsonl line 1: not valid JSON"],
     [`["q"]`, `d.jsonl line 1: expected a JSON object like {"question": "...", "answer": "..."}`],
     [`{"question": " ", "answer": "1"}`, "d.jsonl line 1: question: must not be empty"],
-    [`{"question": "q", "answer": "1", "candidate": {"a": "1"}}`, `d.jsonl line 1: candidate: is unexpected, expected: "id" | "question" | "answer" | "candidates"`],
-    [`{"question": "q", "answer": "1", "candidates": {}}`, "d.jsonl line 1: candidates: needs at least one candidate (or leave the key out)"],
+    [
+      `{"question": "q", "answer": "1", "candidate": {"a": "1"}}`,
+      `d.jsonl line 1: candidate: is unexpected, expected: "id" | "question" | "answer" | "candidates"`
+    ],
+    [
+      `{"question": "q", "answer": "1", "candidates": {}}`,
+      "d.jsonl line 1: candidates: needs at least one candidate (or leave the key out)"
+    ],
     [`{"question": "q", "answer": "1", "candidates": {"a": 1}}`, "d.jsonl line 1: candidates.a: Expected string, actual 1"],
     [`{"question": "q", "answer": "many"}`, "d.jsonl line 1: answer: holds no number (scorer numeric)"],
-    [`{"id": 1, "question": "q", "answer": "1"}\n{"id": "1", "question": "r", "answer": "2"}`, `d.jsonl line 2: id: "1" is already the id of line 1`],
+    [
+      `{"id": 1, "question": "q", "answer": "1"}\n{"id": "1", "question": "r", "answer": "2"}`,
+      `d.jsonl line 2: id: "1" is already the id of line 1`
+    ],
     [``, `d.jsonl holds no question (one JSON object per line: {"question": "...", "answer": "..."})`]
   ])("refuses %j: %s", (text, message) => {
     expect(problem(text)).toBe(message)

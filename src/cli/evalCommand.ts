@@ -27,8 +27,10 @@ const optionalCount = (flag: string, value: Option.Option<number>) =>
   Option.match(value, { onNone: () => Either.right(undefined), onSome: (n) => decodeFlag(flag, Count, n) })
 
 const resultText = (r: EvalResult): string =>
-  printable(`${r.strategy} ${r.id} (line ${r.line}) ${r.status}${r.correct ? " ✓" : " ✗"}${r.cost !== null ? ` $${r.cost.toFixed(4)}` : ""}` +
-  `${r.error !== undefined ? `: ${r.error}` : ""}`)
+  printable(
+    `${r.strategy} ${r.id} (line ${r.line}) ${r.status}${r.correct ? " ✓" : " ✗"}${r.cost !== null ? ` $${r.cost.toFixed(4)}` : ""}` +
+      `${r.error !== undefined ? `: ${r.error}` : ""}`
+  )
 
 const statusText = (p: EvalProgress) => `parallel-llm eval: ${progressText(p)} · ${p.correct} correct`
 
@@ -73,20 +75,33 @@ const evalOptions = {
     Options.withDefault("synthesize")
   ),
   scorer: Options.choice("scorer", ["numeric", "exact", "regex", "choice"] as const).pipe(
-    Options.withDescription("How an answer is judged right (default: the dataset's; numeric for a file): the final number, the final " +
-      "answer's text, a regular expression (the `answer`) found in the response, or a choice letter A-J."),
+    Options.withDescription(
+      "How an answer is judged right (default: the dataset's; numeric for a file): the final number, the final " +
+        "answer's text, a regular expression (the `answer`) found in the response, or a choice letter A-J."
+    ),
     Options.optional
   ),
   limit: Options.integer("limit").pipe(Options.withDescription("Only the first N items (after --sample)."), Options.optional),
-  sample: Options.integer("sample").pipe(Options.withDescription("N items drawn at random (see --seed), kept in dataset order."), Options.optional),
-  seed: Options.integer("seed").pipe(Options.withDescription("Seed of --sample (default 1): the same seed draws the same items."), Options.withDefault(1)),
+  sample: Options.integer("sample").pipe(
+    Options.withDescription("N items drawn at random (see --seed), kept in dataset order."),
+    Options.optional
+  ),
+  seed: Options.integer("seed").pipe(
+    Options.withDescription("Seed of --sample (default 1): the same seed draws the same items."),
+    Options.withDefault(1)
+  ),
   baselinesOnly: Options.boolean("baselines-only").pipe(
     Options.withDescription("Only the frozen candidates' baselines (best single, majority vote, oracle): no call, no API key.")
   ),
-  runs: Options.integer("runs").pipe(Options.withDescription(`Runs in flight at once (default ${BATCH_DEFAULT_RUNS}).`), Options.withDefault(BATCH_DEFAULT_RUNS)),
+  runs: Options.integer("runs").pipe(
+    Options.withDescription(`Runs in flight at once (default ${BATCH_DEFAULT_RUNS}).`),
+    Options.withDefault(BATCH_DEFAULT_RUNS)
+  ),
   out: Options.text("out").pipe(
     Options.withAlias("o"),
-    Options.withDescription("The results file, one JSON line per run, appended as each ends (default: FILE.eval.jsonl, or NAME.eval.jsonl here)."),
+    Options.withDescription(
+      "The results file, one JSON line per run, appended as each ends (default: FILE.eval.jsonl, or NAME.eval.jsonl here)."
+    ),
     Options.optional
   ),
   json: Options.boolean("json").pipe(Options.withDescription("Print the report as JSON instead of a Markdown table.")),
@@ -131,7 +146,8 @@ export const evaluate = Effect.fn("eval")(function*(args: EvalArgs) {
     strategies: [],
     ...rest
   })
-  const print = (r: EvalReport) => Effect.sync(() => process.stdout.write(args.json ? `${JSON.stringify(r, null, 2)}\n` : markdownReport(r)))
+  const print = (r: EvalReport) =>
+    Effect.sync(() => process.stdout.write(args.json ? `${JSON.stringify(r, null, 2)}\n` : markdownReport(r)))
 
   if (args.baselinesOnly) {
     if (baselines === undefined) {
@@ -142,8 +158,12 @@ export const evaluate = Effect.fn("eval")(function*(args: EvalArgs) {
   }
 
   const settings = yield* Settings
-  const output = path.resolve(Option.getOrElse(args.out, () =>
-    defaultEvalResultsPath(dataset.file, Object.hasOwn(builtinDatasets, dataset.name) ? dataset.name : undefined)))
+  const output = path.resolve(
+    Option.getOrElse(
+      args.out,
+      () => defaultEvalResultsPath(dataset.file, Object.hasOwn(builtinDatasets, dataset.name) ? dataset.name : undefined)
+    )
+  )
   if (output === path.resolve(dataset.file)) return yield* new UsageError({ message: "--out must not be the dataset file" })
 
   const view = makeProgressView(process.stderr)
@@ -157,11 +177,15 @@ export const evaluate = Effect.fn("eval")(function*(args: EvalArgs) {
     Effect.raceFirst(Effect.andThen(ticker, Effect.never)),
     Effect.ensuring(Effect.sync(() => view.end())),
     Effect.onInterrupt(() =>
-      Effect.sync(() => process.stderr.write(`parallel-llm: eval interrupted · results so far in ${output}; run the same command again to resume\n`))
+      Effect.sync(() =>
+        process.stderr.write(`parallel-llm: eval interrupted · results so far in ${output}; run the same command again to resume\n`)
+      )
     ),
     Effect.scoped
   )
   process.stderr.write(`parallel-llm: eval done: ${progressText(done.progress)} · ${output}\n`)
-  yield* print(report({ synthesizer: settings.synthesizer, strategies: strategyRows(strategies, done.results, items.length), resultsFile: output }))
+  yield* print(
+    report({ synthesizer: settings.synthesizer, strategies: strategyRows(strategies, done.results, items.length), resultsFile: output })
+  )
   return outcomeIf(done.progress.failed === 0 && done.progress.cancelled === 0)
 })

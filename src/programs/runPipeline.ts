@@ -226,7 +226,11 @@ export const runPipeline = Effect.fn("runPipeline")(function*(request: RunReques
   const body = Effect.gen(function*() {
     yield* Effect.logInfo(
       request.reuse
-        ? `run ${run.id}: synthesizing ${request.reuse.sourceRunId !== undefined ? `again the answers of run ${request.reuse.sourceRunId}` : `${request.reuse.outcomes.length} given answers`}, files in ${run.dir}`
+        ? `run ${run.id}: synthesizing ${
+          request.reuse.sourceRunId !== undefined
+            ? `again the answers of run ${request.reuse.sourceRunId}`
+            : `${request.reuse.outcomes.length} given answers`
+        }, files in ${run.dir}`
         : `run ${run.id}: asking ${models.length} model${models.length === 1 ? "" : "s"} (at most ${settings.concurrency} at a time), files in ${run.dir}`
     )
     yield* emit({ _tag: "RunStarted", run, models })

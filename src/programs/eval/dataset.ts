@@ -51,7 +51,9 @@ export interface Dataset {
 }
 
 /** Built-in datasets, shipped in the package's `data/` with their licences. */
-export const builtinDatasets: Readonly<Record<string, { readonly file: URL; readonly format: DatasetFormat; readonly scorer: ScorerName }>> = {
+export const builtinDatasets: Readonly<
+  Record<string, { readonly file: URL; readonly format: DatasetFormat; readonly scorer: ScorerName }>
+> = {
   gsm8k: { file: new URL("../../../data/gsm8k-frozen-candidates.jsonl", import.meta.url), format: "gsm8k", scorer: "numeric" }
 }
 
@@ -112,7 +114,9 @@ export const parseDataset = (
     return Either.left(new UsageError({ message: `${options.source} ${problems[0]}${more}` }))
   }
   if (items.length === 0) {
-    return Either.left(new UsageError({ message: `${options.source} holds no question (one JSON object per line: {"question": "...", "answer": "..."})` }))
+    return Either.left(
+      new UsageError({ message: `${options.source} holds no question (one JSON object per line: {"question": "...", "answer": "..."})` })
+    )
   }
   return Either.right(items)
 }
@@ -126,7 +130,11 @@ export const loadDataset = Effect.fn("eval.loadDataset")(function*(spec: string,
     Effect.mapError((e) => new UsageError({ message: `cannot read the dataset ${file}: ${e.message}` }))
   )
   const defaultScorer = builtin?.scorer ?? "numeric"
-  const items = yield* parseDataset(text, { source: builtin ? `dataset ${spec}` : file, format: builtin?.format ?? "eval", scorer: scorer ?? defaultScorer })
+  const items = yield* parseDataset(text, {
+    source: builtin ? `dataset ${spec}` : file,
+    format: builtin?.format ?? "eval",
+    scorer: scorer ?? defaultScorer
+  })
   return { name: builtin ? spec : file, file, items, defaultScorer } satisfies Dataset
 })
 
@@ -161,7 +169,8 @@ export const selectItems = <A>(
 }
 
 /** What a result was computed from: a result with another fingerprint is not reused. */
-export const fingerprintOf = (parts: unknown): string => crypto.createHash("sha256").update(JSON.stringify(parts)).digest("hex").slice(0, 32)
+export const fingerprintOf = (parts: unknown): string =>
+  crypto.createHash("sha256").update(JSON.stringify(parts)).digest("hex").slice(0, 32)
 
 /** Items as an eval dataset file (what the GSM8K converter writes): one `{question, answer, candidates?}` per line. */
 export const toEvalJsonl = (items: ReadonlyArray<EvalItem>): string =>

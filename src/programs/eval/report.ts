@@ -79,7 +79,9 @@ export const markdownReport = (report: EvalReport): string => {
   for (const s of report.strategies) {
     const failed = s.runs.failed + s.runs.cancelled
     rows.push([
-      `${cell(s.strategy)}${report.synthesizer !== undefined ? ` (${cell(report.synthesizer)})` : ""}${failed > 0 ? `, ${failed} without answer` : ""}`,
+      `${cell(s.strategy)}${report.synthesizer !== undefined ? ` (${cell(report.synthesizer)})` : ""}${
+        failed > 0 ? `, ${failed} without answer` : ""
+      }`,
       ...cells(s, `$${s.cost.toFixed(4)}`, (s.tokens.prompt + s.tokens.completion).toLocaleString("en-US"), seconds(s.latencyMs.mean))
     ])
   }

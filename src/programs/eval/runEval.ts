@@ -125,7 +125,11 @@ export const runEval = Effect.fn("runEval")(function*(options: EvalOptions) {
         models: item.candidates === undefined ? settings.models : null,
         synthesizer: settings.synthesizer
       })
-      return { strategy, item, base: { strategy, id: item.id, line: item.line, fingerprint, scorer: options.scorer.name, answer: item.answer } }
+      return {
+        strategy,
+        item,
+        base: { strategy, id: item.id, line: item.line, fingerprint, scorer: options.scorer.name, answer: item.answer }
+      }
     })
   )
   const reused = new Map<string, EvalResult>()

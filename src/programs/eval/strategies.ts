@@ -10,7 +10,10 @@ export const knownStrategies = ["synthesize"] as const
 
 export const StrategyName = Schema.Literal(...knownStrategies).annotations({
   message: (issue) =>
-    `unknown strategy ${issue._tag === "Type" ? JSON.stringify(issue.actual) : ""} (known: ${knownStrategies.join(", ")})`.replace("  ", " ")
+    `unknown strategy ${issue._tag === "Type" ? JSON.stringify(issue.actual) : ""} (known: ${knownStrategies.join(", ")})`.replace(
+      "  ",
+      " "
+    )
 })
 export type StrategyName = typeof StrategyName.Type
 
