@@ -38,7 +38,8 @@ const statusText = (p: EvalProgress) => `parallel-llm eval: ${progressText(p)} Â
 const makeProgressView = (out: NodeJS.WriteStream) => {
   const tty = out.isTTY === true
   let status = ""
-  const fit = (text: string) => text.slice(0, Math.max(20, (out.columns ?? 100) - 1))
+  // A pseudo-terminal without a size reports 0 columns.
+  const fit = (text: string) => text.slice(0, Math.max(20, (out.columns || 100) - 1))
   const redraw = () => tty && status !== "" && out.write(`\r\x1b[2K${fit(status)}`)
   return {
     tty,
