@@ -99,6 +99,7 @@ describe("the MCP Bundle (manifest.json, npm run bundle:mcpb)", () => {
 
   it("holds the files npm publishes plus the manifest, no node_modules", () => {
     expect(listTree(unpacked)).toEqual([
+      "LICENSE",
       "README.md",
       "data/README.md",
       "data/gsm8k-LICENSE.txt",
