@@ -2,9 +2,9 @@ import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { type FakeOpenRouter, startFakeOpenRouter } from "./support/fakeOpenRouter.js"
-import { cliEntry, freshDirs, repoRoot, runCli } from "./support/spawnCli.js"
+import { cliEntry, freshDirs, repoRoot, runCli, startCli } from "./support/spawnCli.js"
 
 // `eval` through the built CLI: the GSM8K baselines against a count made here by hand (from the file's own
 // `is_correct` flags, not from eval's scorer), and a paid eval against the loopback fake that a second pass
@@ -21,7 +21,8 @@ beforeAll(async () => {
       "ev/synth": { kind: "ok", content: "Both agree.\n\n#### 18", usage: { prompt_tokens: 100, completion_tokens: 10, cost: 0.002 } },
       "ev/one": { kind: "ok", content: "It is 18.", usage: { prompt_tokens: 5, completion_tokens: 3, cost: 0.001 } },
       "ev/two": { kind: "ok", content: "A: 17", usage: { prompt_tokens: 5, completion_tokens: 3, cost: 0.001 } },
-      "ev/down": { kind: "status", status: 400 }
+      "ev/down": { kind: "status", status: 400 },
+      "ev/hang": { kind: "hang" }
     }
   })
 })
@@ -215,5 +216,22 @@ describe("parallel-llm eval (paid, against the loopback fake)", () => {
     const second = await runCli(args, { env: envFor(path.join(dir, "runs")) })
     expect(second.code).toBe(1)
     expect(fake.chatRequests().filter((r) => r.model === "ev/down").length).toBe(asked + 1)
+  })
+
+  it("one process per results file: a second eval on it is refused while the first runs", async () => {
+    const dir = freshDir("lock")
+    const file = path.join(dir, "one.jsonl")
+    fs.writeFileSync(file, `${JSON.stringify({ question: "q", answer: "1", candidates: { a: "A: 1" } })}\n`)
+    const args = ["eval", file, "-s", "ev/hang"]
+    const env = envFor(path.join(dir, "runs"))
+    const first = startCli(args, { env })
+    const lock = path.join(dir, "one.eval.jsonl.lock")
+    await vi.waitFor(() => expect(fs.existsSync(lock)).toBe(true), { timeout: 30_000, interval: 50 })
+    const second = await runCli(args, { env })
+    expect(second.code).toBe(2)
+    expect(second.stderr).toContain(`${path.join(dir, "one.eval.jsonl")} is in use by`)
+    first.child.kill("SIGINT")
+    expect((await first.done).code).toBe(130)
+    expect(fs.existsSync(lock)).toBe(false)
   })
 })

@@ -2,9 +2,11 @@ import { Args, Command, Options } from "@effect/cli"
 import { Effect, Either, Option, ParseResult, Schedule, Schema } from "effect"
 import * as path from "node:path"
 import { UsageError } from "../domain/errors.js"
+import { stripControl } from "../domain/text.js"
+import { holdResultsLock, isSameFile } from "../programs/batchLock.js"
 import { computeBaselines } from "../programs/eval/baselines.js"
 import { builtinDatasets, loadDataset, selectItems } from "../programs/eval/dataset.js"
-import { type EvalReport, markdownReport, printable, strategyRows } from "../programs/eval/report.js"
+import { type EvalReport, markdownReport, strategyRows } from "../programs/eval/report.js"
 import { defaultEvalResultsPath, type EvalProgress, type EvalResult, runEval } from "../programs/eval/runEval.js"
 import { scorers } from "../programs/eval/scorers.js"
 import { knownStrategies, StrategyList } from "../programs/eval/strategies.js"
@@ -26,8 +28,11 @@ const decodeFlag = <A, I>(flag: string, schema: Schema.Schema<A, I>, value: I) =
 const optionalCount = (flag: string, value: Option.Option<number>) =>
   Option.match(value, { onNone: () => Either.right(undefined), onSome: (n) => decodeFlag(flag, Count, n) })
 
+/** Text from the dataset or a provider, on one line and without control characters. */
+const oneLine = (text: string) => stripControl(text).replace(/\s+/g, " ")
+
 const resultText = (r: EvalResult): string =>
-  printable(
+  oneLine(
     `${r.strategy} ${r.id} (line ${r.line}) ${r.status}${r.correct ? " ✓" : " ✗"}${r.cost !== null ? ` $${r.cost.toFixed(4)}` : ""}` +
       `${r.error !== undefined ? `: ${r.error}` : ""}`
   )
@@ -98,6 +103,9 @@ const evalOptions = {
     Options.withDescription(`Runs in flight at once (default ${BATCH_DEFAULT_RUNS}).`),
     Options.withDefault(BATCH_DEFAULT_RUNS)
   ),
+  waitLock: Options.boolean("wait-lock").pipe(
+    Options.withDescription("When another process is writing the same results file, wait for it to end instead of refusing.")
+  ),
   out: Options.text("out").pipe(
     Options.withAlias("o"),
     Options.withDescription(
@@ -165,13 +173,17 @@ export const evaluate = Effect.fn("eval")(function*(args: EvalArgs) {
       () => defaultEvalResultsPath(dataset.file, Object.hasOwn(builtinDatasets, dataset.name) ? dataset.name : undefined)
     )
   )
-  if (output === path.resolve(dataset.file)) return yield* new UsageError({ message: "--out must not be the dataset file" })
+  // A symlink or a hard link to the dataset is the dataset too.
+  if (output === path.resolve(dataset.file) || (yield* isSameFile(dataset.file, output))) {
+    return yield* new UsageError({ message: "--out must not be the dataset file" })
+  }
 
   const view = makeProgressView(process.stderr)
   const logging = yield* Logging
   const ticker = view.tty ? Effect.sync(() => view.tick()).pipe(Effect.repeat(Schedule.spaced("1 second"))) : Effect.never
   const done = yield* Effect.zipRight(
-    logging.useStderr((line) => view.log(line)),
+    // One process per results file, as in batch: held until the eval ends, before the results are read.
+    Effect.zipRight(logging.useStderr((line) => view.log(line)), holdResultsLock(output, args.waitLock)),
     runEval({ items, strategies, scorer, output, runs, onProgress: (p, last) => Effect.sync(() => view.update(p, last)) })
   ).pipe(
     Effect.withTracerEnabled(false),

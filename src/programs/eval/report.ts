@@ -1,3 +1,4 @@
+import { stripControl } from "../../domain/text.js"
 import type { Baselines } from "./baselines.js"
 import type { EvalResult } from "./runEval.js"
 import { type Accuracy, accuracyOf, mean, median } from "./stats.js"
@@ -61,11 +62,8 @@ const cells = (a: Accuracy, cost: string, tokens: string, latency: string) => [
   latency
 ]
 
-/** Text from a dataset, a provider or a file, without the control characters that would drive a terminal. */
-export const printable = (text: string): string => text.replace(/[\u0000-\u001f\u007f-\u009f]/g, " ")
-
 /** Model and dataset names come from files: nothing in them may break the table or reach a terminal raw. */
-const cell = (text: string) => printable(text).replace(/\|/g, "\\|")
+const cell = (text: string) => stripControl(text).replace(/\s+/g, " ").replace(/\|/g, "\\|")
 
 export const markdownReport = (report: EvalReport): string => {
   const rows: Array<ReadonlyArray<string>> = []

@@ -174,6 +174,7 @@ export const runEval = Effect.fn("runEval")(function*(options: EvalOptions) {
     invalid: 0,
     inFlight: 0,
     cost: 0,
+    unknownCost: 0,
     elapsedMs: 0,
     correct: [...reused.values()].filter((r) => r.correct).length
   })
@@ -191,6 +192,7 @@ export const runEval = Effect.fn("runEval")(function*(options: EvalOptions) {
         [result.status]: p[result.status] + 1,
         inFlight: p.inFlight - 1,
         cost: p.cost + (result.cost ?? 0),
+        unknownCost: p.unknownCost + (result.cost === null && result.runDir !== null ? 1 : 0),
         correct: p.correct + (result.correct ? 1 : 0)
       }))),
       Effect.zipRight(report(result))
