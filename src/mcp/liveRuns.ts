@@ -149,7 +149,9 @@ export const makeLiveRuns = Effect.gen(function*() {
     /** A run this server started, live or recently finished. */
     get: (runId: string): Effect.Effect<LiveRun | undefined> => Ref.get(runs).pipe(Effect.map((all) => all.get(runId))),
     /** How many runs are still going. */
-    size: FiberSet.size(fibers)
+    size: FiberSet.size(fibers),
+    /** Interrupts every run still going and waits for each (their manifests written `cancelled`). */
+    cancelAll: FiberSet.clear(fibers)
   }
 })
 
