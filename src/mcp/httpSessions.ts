@@ -101,12 +101,13 @@ export const makeSessions = (connection: Omit<ConnectionOptions, "onClose">, lim
           (session) => handle(session.transport),
           // Anything but a successful `initialize` leaves nothing behind.
           (session) =>
-            Effect.suspend(() => {
-              opening -= 1
-              return session.transport.sessionId !== undefined && sessions.has(session.transport.sessionId)
-                ? Effect.void
-                : close(session)
-            })
+            Effect.suspend(() =>
+              session.transport.sessionId !== undefined && sessions.has(session.transport.sessionId) ? Effect.void : close(session)
+            )
+        ).pipe(
+          Effect.ensuring(Effect.sync(() => {
+            opening -= 1
+          }))
         )
       })
 
