@@ -120,15 +120,21 @@ export const serveMcpHttp = Effect.fn("serveMcpHttp")(function*(options: HttpSer
     const guard = HttpMiddleware.make((app) =>
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
+        // Said without the request's own text (headers, path): only what the server decided, and from where.
+        const refused = (status: number, message: string, headers: Record<string, string> = {}) =>
+          Effect.as(
+            Effect.logWarning(`HTTP ${status} for ${request.method} from ${Option.getOrElse(request.remoteAddress, () => "?")}: ${message}`),
+            refuse(status, message, headers)
+          )
         const origin = request.headers.origin
-        if (!originAllowed(origin, allowedOrigins)) return refuse(403, "Forbidden: this Origin is not allowed")
-        if (!hostAllowed(request.headers.host, onLoopback)) return refuse(403, "Forbidden: this Host is not allowed")
+        if (!originAllowed(origin, allowedOrigins)) return yield* refused(403, "Forbidden: this Origin is not allowed")
+        if (!hostAllowed(request.headers.host, onLoopback)) return yield* refused(403, "Forbidden: this Host is not allowed")
         const cors = corsHeaders(origin)
         // A browser's preflight carries no credentials.
         if (request.method === "OPTIONS") return HttpServerResponse.empty({ status: 204, headers: cors })
         const open = request.method === "GET" && request.url.split("?")[0] === "/healthz"
         if (!open && !authorized(request.headers.authorization)) {
-          return refuse(401, "Unauthorized: send Authorization: Bearer <token>", { ...cors, "www-authenticate": "Bearer" })
+          return yield* refused(401, "Unauthorized: send Authorization: Bearer <token>", { ...cors, "www-authenticate": "Bearer" })
         }
         return yield* app
       })
