@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os"
 import { defineConfig } from "vitest/config"
 
 export default defineConfig({
@@ -7,6 +8,9 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // Most of the suite's time is spent waiting on spawned CLIs and servers, not computing: two workers even on
+    // two cores (vitest's default, one fewer than the cores, would leave such a machine with one).
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     // The JSON report lets CI print a plain "N passed, N failed" closing line.
     reporters: ["default", ["json", { outputFile: ".tmp/vitest-results.json" }]]
   }

@@ -275,8 +275,8 @@ const measureConnections = async (fake: Fake) => {
 }
 
 /**
- * Batch answers are short (20 words): with 100-word answers the fake itself, answering 300 streamed calls
- * a second, is the bottleneck (even a bare undici loop gets under 90% of the ideal from it).
+ * Batch answers are short (20 words): with 100-word answers the fake itself becomes the bottleneck, not
+ * the pipeline (even a bare undici loop then falls well short of the ideal).
  */
 const SHORT_ANSWER = Array.from({ length: 20 }, (_, i) => `word${i + 1}`).join(" ")
 

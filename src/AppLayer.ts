@@ -1,13 +1,21 @@
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
-import { Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
+import { cleartextKeyWarning } from "./domain/text.js"
 import type { SettingsError } from "./domain/errors.js"
 import { CallGate } from "./services/CallGate.js"
 import { layerPooledHttpClient } from "./services/HttpClientPool.js"
 import { Logging } from "./services/Logging.js"
 import { layerOpenRouterClient, type OpenRouterClient } from "./services/OpenRouterClient.js"
 import { layerRunStore, type RunStore } from "./services/RunStore.js"
-import type { Settings } from "./services/Settings.js"
+import { Settings } from "./services/Settings.js"
+
+/** Once per entry point, when the services are built: an API key about to travel in clear. */
+const layerStartupWarnings = Layer.effectDiscard(Effect.gen(function*() {
+  const settings = yield* Settings
+  const warning = cleartextKeyWarning(settings.baseUrl, Option.isSome(settings.apiKey))
+  if (warning !== undefined) yield* Effect.logWarning(warning)
+}))
 
 /** Every service a command or the MCP server may use. */
 export type AppServices = Settings | OpenRouterClient | RunStore | Logging
@@ -19,12 +27,16 @@ export type AppServices = Settings | OpenRouterClient | RunStore | Logging
 export const AppLayer: Layer.Layer<Exclude<AppServices, Settings>, SettingsError, Settings> = Layer.mergeAll(
   layerOpenRouterClient,
   layerRunStore,
-  Logging.layer
+  Logging.layer,
+  layerStartupWarnings.pipe(Layer.provide(Logging.layer))
 ).pipe(Layer.provide(Layer.mergeAll(layerPooledHttpClient, NodeFileSystem.layer, NodePath.layer)))
 
-/** The whole graph for settings built by `settings`: what an entry point provides, once. */
-export const appLayer = <E, R>(settings: Layer.Layer<Settings, E, R>): Layer.Layer<AppServices, SettingsError | E, R> =>
-  AppLayer.pipe(Layer.provideMerge(settings))
+/**
+ * The whole graph for settings built by `settings`: what an entry point provides, once. Its CallGate
+ * (`maxInFlight`) bounds the upstream calls of every run of the process together, MCP calls included.
+ */
+export const appLayer = <E, R>(settings: Layer.Layer<Settings, E, R>): Layer.Layer<AppServices | CallGate, SettingsError | E, R> =>
+  Layer.merge(AppLayer, CallGate.fromMaxInFlight).pipe(Layer.provideMerge(settings))
 
 /** `batch`: the same graph, with one bound on HTTP calls in flight for the whole process (its `--concurrency`). */
 export const batchLayer = <E, R>(settings: Layer.Layer<Settings, E, R>): Layer.Layer<AppServices | CallGate, SettingsError | E, R> =>

@@ -107,6 +107,14 @@ const program = Effect.gen(function*() {
   Effect.provide(Layer.merge(NodeContext.layer, Logger.remove(Logger.defaultLogger)))
 )
 
+// A reader that stops early (`ask … | head`) closes the pipe: what is left has nowhere to go, and that is
+// no error of ours. Anything else on these streams is.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code !== "EPIPE") throw error
+  })
+}
+
 // A closed terminal or a hung-up session (SIGHUP) ends the work like Ctrl-C or SIGTERM: the runs are
 // interrupted and write their manifests, instead of the process dying where it stands.
 process.on("SIGHUP", () => process.emit("SIGTERM", "SIGTERM"))

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Fiber, Option, Ref, TestClock } from "effect"
+import { Cause, Clock, Effect, Either, Exit, Fiber, Option, Random, Ref, TestClock } from "effect"
 import { ProviderFailure, RateLimited, Unauthorized } from "../src/domain/errors.js"
 import { callModel } from "../src/programs/callModel.js"
 import { makeScriptedClient, type Step } from "./support/scriptedClient.js"
@@ -15,8 +15,21 @@ const start = (steps: ReadonlyArray<Step>, policy: { retries: number; retryBaseD
     const sent = () => Ref.get(client.requests).pipe(Effect.map((r) => r.length))
     // Let the fiber run up to its first sleep.
     yield* TestClock.adjust(0)
-    return { fiber, sent }
+    return { client, fiber, sent }
   })
+
+/** The call's result, which must be there already: a call still running fails the test at once instead of hanging it. */
+const finished = <A, E>(fiber: Fiber.Fiber<A, E>) =>
+  Fiber.poll(fiber).pipe(
+    Effect.flatMap(Option.match({ onNone: () => Effect.dieMessage("the call is still running"), onSome: (exit) => exit }))
+  )
+
+/** How long until the earliest sleep ends: the backoff before the next retry (the call's time budget ends later). */
+const nextSleepIn = Effect.gen(function*() {
+  yield* TestClock.adjust(0)
+  const sleeps = yield* TestClock.sleeps()
+  return Math.min(...sleeps) - (yield* Clock.currentTimeMillis)
+})
 
 describe("callModel: retry, backoff, Retry-After and timeout (TestClock)", () => {
   it.effect("retries transient failures with exponential backoff and jitter, then answers", () =>
@@ -27,21 +40,27 @@ describe("callModel: retry, backoff, Retry-After and timeout (TestClock)", () =>
         timeoutMs: 60_000
       })
       expect(yield* sent()).toBe(1)
-      // Jitter keeps the first delay within 0.8–1.2 × 1 s.
-      yield* TestClock.adjust(790)
+      // Jitter puts the first delay within 0.8–1.2 × 1 s, and (with this seed) away from 1 s itself.
+      const first = yield* nextSleepIn
+      expect(first).toBeGreaterThanOrEqual(800)
+      expect(first).toBeLessThanOrEqual(1200)
+      expect(Math.abs(first - 1000)).toBeGreaterThan(1)
+      yield* TestClock.adjust(first - 1)
       expect(yield* sent()).toBe(1)
-      yield* TestClock.adjust(450) // t = 1240
+      yield* TestClock.adjust(1)
       expect(yield* sent()).toBe(2)
-      // The second delay doubles: at least 1.6 s after the second attempt (which came at ≥ 0.8 s).
-      yield* TestClock.adjust(1150) // t = 2390
-      expect(yield* sent()).toBe(2)
-      yield* TestClock.adjust(1300) // t = 3690 ≥ 1.2 + 2.4
+      // The second delay doubles, with its own jitter: within 1.6–2.4 s, not twice the first.
+      const second = yield* nextSleepIn
+      expect(second).toBeGreaterThanOrEqual(1600)
+      expect(second).toBeLessThanOrEqual(2400)
+      expect(Math.abs(second - 2 * first)).toBeGreaterThan(1)
+      yield* TestClock.adjust(second)
       expect(yield* sent()).toBe(3)
-      const call = yield* Fiber.join(fiber)
+      const call = yield* finished(fiber)
       expect(call.attempts).toBe(3)
       expect(Either.isRight(call.result) && call.result.right.content).toBe("ok")
-      expect(call.latencyMs).toBeGreaterThanOrEqual(2400)
-    }))
+      expect(call.latencyMs).toBeCloseTo(first + second, 6)
+    }).pipe(Effect.withRandom(Random.make("jitter"))))
 
   it.effect("never retries sooner than Retry-After", () =>
     Effect.gen(function*() {
@@ -53,7 +72,7 @@ describe("callModel: retry, backoff, Retry-After and timeout (TestClock)", () =>
       expect(yield* sent()).toBe(1)
       yield* TestClock.adjust(200)
       expect(yield* sent()).toBe(2)
-      const call = yield* Fiber.join(fiber)
+      const call = yield* finished(fiber)
       expect(call.attempts).toBe(2)
       expect(Either.isRight(call.result)).toBe(true)
     }))
@@ -68,7 +87,7 @@ describe("callModel: retry, backoff, Retry-After and timeout (TestClock)", () =>
       expect(yield* sent()).toBe(1)
       yield* TestClock.adjust(2_200)
       expect(yield* sent()).toBe(2)
-      expect((yield* Fiber.join(fiber)).attempts).toBe(2)
+      expect((yield* finished(fiber)).attempts).toBe(2)
     }))
 
   it.effect("never retries a permanent failure", () =>
@@ -78,7 +97,7 @@ describe("callModel: retry, backoff, Retry-After and timeout (TestClock)", () =>
         { retries: 5, retryBaseDelayMs: 10, timeoutMs: 60_000 }
       )
       yield* TestClock.adjust(60_000)
-      const call = yield* Fiber.join(fiber)
+      const call = yield* finished(fiber)
       expect(yield* sent()).toBe(1)
       expect(call.attempts).toBe(1)
       expect(Either.isLeft(call.result) && call.result.left._tag).toBe("Unauthorized")
@@ -88,7 +107,7 @@ describe("callModel: retry, backoff, Retry-After and timeout (TestClock)", () =>
     Effect.gen(function*() {
       const { fiber, sent } = yield* start([serverError(503)], { retries: 2, retryBaseDelayMs: 100, timeoutMs: 60_000 })
       yield* TestClock.adjust(10_000)
-      const call = yield* Fiber.join(fiber)
+      const call = yield* finished(fiber)
       expect(yield* sent()).toBe(3)
       expect(call.attempts).toBe(3)
       const error = Either.isLeft(call.result) ? call.result.left : undefined
@@ -106,7 +125,7 @@ describe("callModel: retry, backoff, Retry-After and timeout (TestClock)", () =>
       yield* TestClock.adjust(4_999)
       expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
       yield* TestClock.adjust(2)
-      const call = yield* Fiber.join(fiber)
+      const call = yield* finished(fiber)
       expect(Either.isLeft(call.result) && call.result.left._tag).toBe("Timeout")
       expect(call.latencyMs).toBe(5_000)
       expect(call.attempts).toBe(yield* sent())
@@ -117,7 +136,7 @@ describe("callModel: retry, backoff, Retry-After and timeout (TestClock)", () =>
     Effect.gen(function*() {
       const { fiber } = yield* start([{ hang: true }], { retries: 3, retryBaseDelayMs: 1000, timeoutMs: 240_000 })
       yield* TestClock.adjust(240_000)
-      const call = yield* Fiber.join(fiber)
+      const call = yield* finished(fiber)
       const error = Either.isLeft(call.result) ? call.result.left : undefined
       expect(error?._tag).toBe("Timeout")
       expect(error?.message).toContain("240.0 s")
@@ -126,8 +145,11 @@ describe("callModel: retry, backoff, Retry-After and timeout (TestClock)", () =>
 
   it.effect("is interruptible while a request is in flight", () =>
     Effect.gen(function*() {
-      const { fiber } = yield* start([{ hang: true }], { retries: 3, retryBaseDelayMs: 1000, timeoutMs: 240_000 })
+      const { client, fiber } = yield* start([{ hang: true }], { retries: 3, retryBaseDelayMs: 1000, timeoutMs: 240_000 })
+      expect(yield* Ref.get(client.inFlight)).toBe(1)
       const exit = yield* Fiber.interrupt(fiber)
-      expect(exit._tag).toBe("Failure")
+      // Interrupted, and nothing else: not a defect, not a failure, not an answer.
+      expect(Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)).toBe(true)
+      expect(yield* Ref.get(client.inFlight)).toBe(0)
     }))
 })

@@ -24,7 +24,12 @@ beforeAll(async () => {
   fs.mkdirSync(home, { recursive: true })
   fake = await startFakeOpenRouter({
     script: {
-      "ok/one": { kind: "ok", content: "Answer one", servedBy: "ok/one-2025", usage: { prompt_tokens: 5, completion_tokens: 7, cost: 0.001 } },
+      "ok/one": {
+        kind: "ok",
+        content: "Answer one",
+        servedBy: "ok/one-2025",
+        usage: { prompt_tokens: 5, completion_tokens: 7, cost: 0.001 }
+      },
       "ok/two": { kind: "ok", content: "Answer two" },
       "ok/synth": { kind: "ok", content: SYNTH_ANSWER },
       "part/forbidden": { kind: "status", status: 403 },
@@ -138,7 +143,13 @@ describe.concurrent("parallel-llm CLI", () => {
       expect(Number.isNaN(Date.parse(String(manifest["finishedAt"])))).toBe(false)
       expect(typeof manifest["durationMs"]).toBe("number")
       expect(manifest["prompt"]).toEqual({ chars: prompt.length, sha256: crypto.createHash("sha256").update(prompt).digest("hex") })
-      expect(manifest["settings"]).toMatchObject({ models: ["ok/one", "ok/two"], synthesizer: "ok/synth", concurrency: 5, timeoutMs: 240_000, retries: 3 })
+      expect(manifest["settings"]).toMatchObject({
+        models: ["ok/one", "ok/two"],
+        synthesizer: "ok/synth",
+        concurrency: 5,
+        timeoutMs: 240_000,
+        retries: 3
+      })
       expect(manifest["error"]).toBeUndefined()
       expect(manifest.candidates.map((c) => c.model)).toEqual(["ok/one", "ok/two"])
       const [one, two] = manifest.candidates
@@ -290,7 +301,7 @@ describe.concurrent("parallel-llm CLI", () => {
         await waitUntil(() => chatModels("int/hang").length === 1, "the hanging request at the fake", 30_000)
       } catch (error) {
         running.child.kill("SIGKILL")
-        throw new Error(`${String(error)}\nstderr so far:\n${running.stderr()}`)
+        throw new Error(`${String(error)}\nstderr so far:\n${running.stderr()}`, { cause: error })
       }
       running.child.kill("SIGINT")
       const r = await running.done
@@ -313,7 +324,6 @@ describe.concurrent("parallel-llm CLI", () => {
         10_000
       )
     })
-
   })
 
   describe.concurrent("refused before any call: exit 2, one line on stderr, no stack trace", () => {
@@ -391,7 +401,6 @@ describe.concurrent("parallel-llm CLI", () => {
     it("no prompt at all, stdin empty and not a terminal", async () => {
       await refused(["ask"], ["the prompt is empty"], {}, "ignore")
     })
-
   })
 
   describe.concurrent("parallel-llm models, --help", () => {
@@ -450,11 +459,15 @@ describe.concurrent("parallel-llm CLI", () => {
       expect(list.code, list.stderr).toBe(0)
       const rows = linesOf(list.stdout)
       expect(rows[0]).toMatch(/^id\s+time\s+status\s+answered\s+seconds\s+cost\s+prompt$/)
-      expect(rows[1]).toMatch(new RegExp(`^${runId}\\s+\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}\\s+ok\\s+2/2\\s+\\d+\\.\\d\\s+\\$0\\.\\d{4}\\s+past question$`))
+      expect(rows[1]).toMatch(
+        new RegExp(`^${runId}\\s+\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}\\s+ok\\s+2/2\\s+\\d+\\.\\d\\s+\\$0\\.\\d{4}\\s+past question$`)
+      )
 
       const show = await cli(["runs", "show", runId], envFor(out))
       expect(show.code, show.stderr).toBe(0)
-      expect(show.stdout).toMatch(new RegExp(`^parallel-llm: ok · 2/2 answered · .* · ${path.join(out, runId).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\n`))
+      expect(show.stdout).toMatch(
+        new RegExp(`^parallel-llm: ok · 2/2 answered · .* · ${path.join(out, runId).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\n`)
+      )
       expect(show.stdout).toContain("  ok        ok/one")
       expect(show.stdout.trimEnd().endsWith(SYNTH_ANSWER)).toBe(true)
 
@@ -490,7 +503,10 @@ describe.concurrent("parallel-llm CLI", () => {
 
     it("--max-cost refuses before any call a run over the budget, and says by how much", async () => {
       const out = freshDir("budget")
-      const r = await cli(["ask", "budget question", "-m", "mod/one", "-s", "mod/one", "--max-tokens", "1000", "--max-cost", "0.000001"], envFor(out))
+      const r = await cli(
+        ["ask", "budget question", "-m", "mod/one", "-s", "mod/one", "--max-tokens", "1000", "--max-cost", "0.000001"],
+        envFor(out)
+      )
       expect(r.code).toBe(2)
       expect(r.stderr).toMatch(/^parallel-llm: the worst-case cost is \$0\.\d{4}, over the --max-cost budget of \$0\.0000 by \$0\.\d{4}\n$/)
       expect(chatModels("mod/")).toEqual([])

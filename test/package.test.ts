@@ -74,9 +74,10 @@ describe("the npm package, packed and installed from its tarball", () => {
     const files = packed.files.map((file) => file.path).sort()
     expect(files).toContain("package.json")
     expect(files).toContain("README.md")
+    expect(files).toContain("LICENSE")
     for (const target of Object.values(source.bin ?? {})) expect(files).toContain(target)
     for (const file of files) {
-      expect(file === "package.json" || file === "README.md" || file.startsWith("dist/"), file).toBe(true)
+      expect(["package.json", "README.md", "LICENSE"].includes(file) || file.startsWith("dist/"), file).toBe(true)
       expect(file, "no source maps, declarations or V8 code caches in the package").not.toMatch(/\.(map|d\.ts|cache)$/)
     }
   })

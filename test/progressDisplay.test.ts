@@ -57,14 +57,27 @@ describe("progress display", () => {
 
     emit({
       _tag: "CandidateFinished",
-      outcome: { index: 0, model: "vendor/alpha", content: "a", record: record("vendor/alpha", "ok", { usage: { promptTokens: 10, completionTokens: 1200, cost: 0.0123 } }) },
+      outcome: {
+        index: 0,
+        model: "vendor/alpha",
+        content: "a",
+        record: record("vendor/alpha", "ok", { usage: { promptTokens: 10, completionTokens: 1200, cost: 0.0123 } })
+      },
       finished: 1,
       answered: 1,
       total: 3
     })
     emit({
       _tag: "CandidateFinished",
-      outcome: { index: 2, model: "vendor/gamma", content: undefined, record: record("vendor/gamma", "error", { attempts: 4, error: { tag: "ProviderFailure", message: "HTTP 502: bad gateway", httpStatus: 502 } }) },
+      outcome: {
+        index: 2,
+        model: "vendor/gamma",
+        content: undefined,
+        record: record("vendor/gamma", "error", {
+          attempts: 4,
+          error: { tag: "ProviderFailure", message: "HTTP 502: bad gateway", httpStatus: 502 }
+        })
+      },
       finished: 2,
       answered: 1,
       total: 3
@@ -78,7 +91,12 @@ describe("progress display", () => {
 
     emit({
       _tag: "CandidateFinished",
-      outcome: { index: 1, model: "vendor/beta-long-name", content: undefined, record: record("vendor/beta-long-name", "cancelled", { reason: "quorum" }) },
+      outcome: {
+        index: 1,
+        model: "vendor/beta-long-name",
+        content: undefined,
+        record: record("vendor/beta-long-name", "cancelled", { reason: "quorum" })
+      },
       finished: 3,
       answered: 1,
       total: 3

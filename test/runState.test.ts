@@ -117,6 +117,9 @@ describe("the owner record", () => {
         ],
         prompt: { chars: "the prompt".length }
       })
+      // Its end is its last write: the answers' files, not its creation.
+      expect(view.lastWriteAt).toBeInstanceOf(Date)
+      expect(manifest!.finishedAt).toBe(view.lastWriteAt!.toISOString())
     }).pipe(Effect.provide(storeFor(dir)))
   })
 

@@ -115,6 +115,16 @@ describe("loadSettings: defaults", () => {
       expect(settings.models).toEqual(DEFAULT_MODELS)
       expect(sources.concurrency).toBe("default")
     }))
+
+  it.effect("an MCP Bundle placeholder left unfilled (`${user_config.models}`) counts as not set", () =>
+    Effect.gen(function*() {
+      const { settings, sources } = yield* load({
+        env: { OPENROUTER_API_KEY: KEY, PARALLEL_LLM_MODELS: "${user_config.models}", PARALLEL_LLM_SYNTHESIZER: "${user_config.synthesizer}" }
+      })
+      expect(settings.models).toEqual(DEFAULT_MODELS)
+      expect(sources.models).toBe("default")
+      expect(sources.synthesizer).toBe("default")
+    }))
 })
 
 describe("loadSettings: precedence flag > env > file > default", () => {

@@ -3,6 +3,7 @@ import { FileSystem } from "@effect/platform"
 import { Effect, Option, Schedule } from "effect"
 import { text as readAll } from "node:stream/consumers"
 import { UsageError } from "../domain/errors.js"
+import { stripControl } from "../domain/text.js"
 import type { Manifest } from "../domain/manifest.js"
 import { formatSeconds } from "../programs/callModel.js"
 import { type RunEvent, runPipeline } from "../programs/runPipeline.js"
@@ -50,7 +51,12 @@ const readPrompt = Effect.fn("readPrompt")(function*(argument: Option.Option<str
   return prompt
 })
 
-const writeStdout = (text: string) => Effect.sync(() => process.stdout.write(text.endsWith("\n") ? text : `${text}\n`))
+/** The answer or JSON to stdout, without control characters (a provider's text must not drive the terminal). */
+export const writeStdout = (text: string) =>
+  Effect.sync(() => {
+    const clean = stripControl(text)
+    process.stdout.write(clean.endsWith("\n") ? clean : `${clean}\n`)
+  })
 
 const askOptions = {
   prompt: Args.text({ name: "prompt" }).pipe(

@@ -3,6 +3,8 @@ import { Effect, Option, Schedule } from "effect"
 import * as path from "node:path"
 import * as v8 from "node:v8"
 import { UsageError } from "../domain/errors.js"
+import { stripControl } from "../domain/text.js"
+import { holdResultsLock, isSameFile } from "../programs/batchLock.js"
 import { type BatchProgress, type BatchResult, defaultResultsPath, remainingOf, runBatch } from "../programs/runBatch.js"
 import { Logging } from "../services/Logging.js"
 import type { RawSettings } from "../services/Settings.js"
@@ -27,6 +29,13 @@ const duration = (ms: number): string => {
   return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, "0")}m`
 }
 
+/** What the runs cost: a cost the provider did not report is said to be unknown, never counted as $0. */
+const costText = (p: BatchProgress): string => {
+  const known = p.ok + p.partial + p.failed + p.cancelled - p.invalid - p.unknownCost
+  if (p.unknownCost === 0) return `$${p.cost.toFixed(4)}`
+  return known > 0 ? `$${p.cost.toFixed(4)} + unknown` : "cost unknown"
+}
+
 /** `37/1000 · 35 ok, 1 partial, 1 failed · 963 left · 4 running · 12.3/min · ETA 1h18m · $0.0123 · 3m02s` */
 export const progressText = (p: BatchProgress): string => {
   const finished = p.ok + p.partial + p.failed + p.cancelled
@@ -42,11 +51,14 @@ export const progressText = (p: BatchProgress): string => {
     ...(p.skipped > 0 ? [`${p.skipped} skipped`] : [])
   ].join(", ")
   return `${finished}/${p.total} · ${counts} · ${remaining} left · ${p.inFlight} running · ` +
-    `${perMinute.toFixed(1)}/min · ${eta} · $${p.cost.toFixed(4)} · ${duration(p.elapsedMs)}`
+    `${perMinute.toFixed(1)}/min · ${eta} · ${costText(p)} · ${duration(p.elapsedMs)}`
 }
 
 const resultText = (r: BatchResult): string =>
-  `${r.id} (line ${r.line}) ${r.status}${r.cost !== null ? ` $${r.cost.toFixed(4)}` : ""}${r.error !== undefined ? `: ${r.error}` : ""}`
+  stripControl(
+    `${r.id} (line ${r.line}) ${r.status}${r.cost !== null ? ` $${r.cost.toFixed(4)}` : r.runDir !== null ? " cost unknown" : ""}` +
+      `${r.error !== undefined ? `: ${r.error}` : ""}`
+  )
 
 /**
  * Progress on stderr. On a terminal: one status line redrawn in place (every second and after each
@@ -107,6 +119,9 @@ const batchOptions = {
     Options.withDescription(`Runs (prompts) in flight at once (default ${BATCH_DEFAULT_RUNS}).`),
     Options.withDefault(BATCH_DEFAULT_RUNS)
   ),
+  waitLock: Options.boolean("wait-lock").pipe(
+    Options.withDescription("When another batch is writing the same results file, wait for it to end instead of refusing.")
+  ),
   out: Options.text("out").pipe(
     Options.withAlias("o"),
     Options.withDescription("The results file, one JSON line per prompt, appended as each ends (default: FILE.results.jsonl)."),
@@ -133,14 +148,18 @@ export const batch = Effect.fn("batch")(function*(args: Command.Command.ParseCon
   }
   const input = path.resolve(args.file)
   const output = path.resolve(Option.getOrElse(args.out, () => defaultResultsPath(args.file)))
-  if (output === input) return yield* new UsageError({ message: "--out must not be the input file" })
+  // A symlink or a hard link to the input is the input too.
+  if (output === input || (yield* isSameFile(input, output))) {
+    return yield* new UsageError({ message: "--out must not be the input file" })
+  }
 
   const view = makeProgressView(process.stderr)
   const logging = yield* Logging
   const ticker = view.tty ? Effect.sync(() => view.tick()).pipe(Effect.repeat(Schedule.spaced("1 second"))) : Effect.never
 
   const final = yield* Effect.zipRight(
-    logging.useStderr((line) => view.log(line)),
+    // One batch per results file: held until the batch ends, before the results are read.
+    Effect.zipRight(logging.useStderr((line) => view.log(line)), holdResultsLock(output, args.waitLock)),
     runBatch({
       input,
       output,

@@ -2,7 +2,7 @@ import { Args, Command, Options } from "@effect/cli"
 import { Effect, Option } from "effect"
 import { resynthesize } from "../programs/resynthesize.js"
 import type { RunEvent } from "../programs/runPipeline.js"
-import { summaryLine } from "./askCommand.js"
+import { summaryLine, writeStdout } from "./askCommand.js"
 import { outcomeIf } from "./outcome.js"
 import { settingsOptions } from "./settingsOptions.js"
 
@@ -30,6 +30,6 @@ export const resynth = Effect.fn("resynth")(function*(args: Command.Command.Pars
   const out = args.json
     ? JSON.stringify({ ...result.manifest, final: result.final ?? null, runDir: result.runDir }, null, 2)
     : result.final
-  if (out !== undefined) process.stdout.write(out.endsWith("\n") ? out : `${out}\n`)
+  if (out !== undefined) yield* writeStdout(out)
   return outcomeIf(result.final !== undefined)
 })

@@ -5,11 +5,10 @@ import { RunRefused, type StoreError } from "../domain/errors.js"
 import type { Manifest } from "../domain/manifest.js"
 import { readRunWithManifest } from "../programs/recoverRun.js"
 import { RunStore } from "../services/RunStore.js"
-import { summaryLine } from "./askCommand.js"
+import { summaryLine, writeStdout as write } from "./askCommand.js"
 import { type Outcome, succeeded } from "./outcome.js"
 import { settingsOptions } from "./settingsOptions.js"
 
-const write = (text: string) => Effect.sync(() => process.stdout.write(text.endsWith("\n") ? text : `${text}\n`))
 
 const answeredOf = (m: Manifest) => `${m.candidates.filter((c) => c.status === "ok").length}/${m.candidates.length}`
 
@@ -27,6 +26,7 @@ export const show = (args: Command.Command.ParseConfig<typeof showOptions>): Eff
     Effect.gen(function*() {
       const store = yield* RunStore
       const notFound = (e: { readonly message: string }) => new RunRefused({ message: e.message })
+      // A run whose process died is shown from what it left: its owner record and the answers on disk.
       const { view, manifest: found } = yield* readRunWithManifest(args.runId).pipe(
         Effect.catchTags({ InvalidRunPath: (e) => Effect.fail(notFound(e)), RunFileNotFound: (e) => Effect.fail(notFound(e)) })
       )
@@ -86,7 +86,7 @@ export const runs = (args: Command.Command.ParseConfig<typeof runsOptions>): Eff
       const runs = yield* store.listRuns(Math.max(1, args.limit))
       const rows = runs.map((r) => ({
         id: r.id,
-        time: (r.manifest?.createdAt ?? "").replace("T", " ").slice(0, 19),
+        time: (r.manifest?.createdAt ?? r.owner?.createdAt ?? "").replace("T", " ").slice(0, 19),
         status: r.manifest?.status ?? r.state,
         answered: r.manifest
           ? answeredOf(r.manifest)

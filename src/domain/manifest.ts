@@ -35,7 +35,9 @@ const callFields = {
   attempts: Schema.Number,
   usage: Schema.optional(Usage),
   finishReason: Schema.optional(Schema.String),
-  error: Schema.optional(ErrorInfo)
+  error: Schema.optional(ErrorInfo),
+  /** The answer arrived but its file could not be written (a full disk): why. The record then names no file. */
+  writeError: Schema.optional(Schema.String)
 }
 
 export const CandidateRecord = Schema.Struct({
@@ -91,6 +93,8 @@ export const Manifest = Schema.Struct({
   /** For a re-synthesis: the run whose candidates' answers were synthesized again. */
   source: Schema.optional(Schema.String),
   /** Why the run failed or stopped, when it did not produce an answer. */
-  error: Schema.optional(Schema.String)
+  error: Schema.optional(Schema.String),
+  /** Files of the run that could not be written, and why: the run went on without them. */
+  unwritten: Schema.optional(Schema.Array(Schema.Struct({ file: Schema.String, message: Schema.String })))
 })
 export type Manifest = typeof Manifest.Type

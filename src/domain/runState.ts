@@ -8,7 +8,8 @@ export const OWNER_FILE = "owner.json"
 
 /** `owner.json`: the process writing the run, and the run's settings (so a run whose writer died can be resynthesized). */
 export const OwnerRecord = Schema.Struct({
-  pid: Schema.Number,
+  // A positive integer: kill(0 or -1, 0) would probe a whole process group, or every process.
+  pid: Schema.Int.pipe(Schema.positive()),
   host: Schema.String,
   /** When the owning process started: with the pid, it tells a live owner from a later process that got the same pid. */
   processStartedAt: Schema.String,

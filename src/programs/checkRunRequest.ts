@@ -52,7 +52,7 @@ export const worstCaseCost = (input: {
 }
 
 /**
- * Refuses, before any paid call, a run that cannot succeed or costs too much: a prompt over the size cap,
+ * Refuses, before any paid call, a run that cannot succeed or costs too much: more models than `maxModels`, a prompt over the size cap,
  * (with `checkModels`) a model id the provider does not list, (with `maxCost`) a worst-case cost over
  * the budget. Model id shapes are checked when decoded.
  */
@@ -62,6 +62,12 @@ export const checkRunRequest = Effect.fn("checkRunRequest")(function*(request: {
   readonly synthesizers: ReadonlyArray<string>
 }) {
   const settings = yield* Settings
+  // However the list was given (flags, environment, config file, an MCP call, a batch line): one bound.
+  if (request.models.length > settings.maxModels) {
+    return yield* new RunRefused({
+      message: `${request.models.length} candidate models, more than the ${settings.maxModels} allowed in one run (--max-models)`
+    })
+  }
   if (request.prompt.length > settings.maxPromptChars) {
     return yield* new RunRefused({
       message: `the prompt has ${request.prompt.length.toLocaleString("en-US")} characters, more than the ` +

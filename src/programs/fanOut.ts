@@ -2,6 +2,7 @@ import { Clock, Deferred, Duration, Effect, Either, Option, Ref } from "effect"
 import { httpStatusOf, partialContentOf, type ProviderError, type StoreError } from "../domain/errors.js"
 import type { CandidateRecord, ErrorInfo } from "../domain/manifest.js"
 import { responseFileName } from "../domain/model.js"
+import { stripControl } from "../domain/text.js"
 import type { Completion } from "../services/OpenRouterClient.js"
 import { type RunHandle, RunStore } from "../services/RunStore.js"
 import { Settings } from "../services/Settings.js"
@@ -17,7 +18,7 @@ export interface CandidateOutcome {
 
 export const errorInfo = (error: ProviderError): ErrorInfo => {
   const httpStatus = httpStatusOf(error)
-  return { tag: error._tag, message: error.message, ...(httpStatus !== undefined ? { httpStatus } : {}) }
+  return { tag: error._tag, message: stripControl(error.message), ...(httpStatus !== undefined ? { httpStatus } : {}) }
 }
 
 export const usageOf = (completion: Completion) => ({
@@ -55,6 +56,8 @@ export interface FanOutInput {
   /** A piece of a streamed answer arrived. */
   readonly onDelta: (index: number, text: string) => Effect.Effect<void>
   readonly onFinished: (outcome: CandidateOutcome) => Effect.Effect<void>
+  /** The run was interrupted while this call was going: its record (nothing is reported any more). */
+  readonly onInterrupted: (outcome: CandidateOutcome) => Effect.Effect<void>
   /**
    * Starts writing a file of the run without waiting for it: an answer goes to disk beside the other
    * calls and the synthesis, not in their way. The caller waits for every write before the manifest.
@@ -87,6 +90,9 @@ export const fanOut = Effect.fn("fanOut")(function*(input: FanOutInput) {
     Effect.gen(function*() {
       const startedAt = yield* Clock.currentTimeMillis
       let attempts = 0
+      // The text streamed by the current attempt: kept as `.partial.md` if the call is cut (policy, timeout, Ctrl-C).
+      let streamed: Array<string> = []
+      const partialSoFar = () => (streamed.length > 0 ? streamed.join("") : undefined)
       yield* Effect.logInfo(`${model}: asking`)
       const call = yield* callModel(
         {
@@ -94,17 +100,43 @@ export const fanOut = Effect.fn("fanOut")(function*(input: FanOutInput) {
           messages: [{ role: "user", content: input.prompt }],
           temperature: settings.temperature,
           ...Option.match(settings.maxTokens, { onNone: () => ({}), onSome: (maxTokens) => ({ maxTokens }) }),
-          onDelta: (text) => input.onDelta(index, text)
+          onDelta: (text) => Effect.sync(() => streamed.push(text)).pipe(Effect.zipRight(input.onDelta(index, text)))
         },
         retryPolicy,
-        (attempt) => Effect.sync(() => (attempts = attempt)).pipe(Effect.zipRight(input.onAttempt(index, attempt)))
+        (attempt) =>
+          Effect.sync(() => {
+            attempts = attempt
+            streamed = []
+          }).pipe(Effect.zipRight(input.onAttempt(index, attempt)))
       ).pipe(
         Effect.map((call) => ({ _tag: "Done" as const, call })),
         // Only a deadline or a quorum can stop a call early: without either, no race (two fibers per call saved).
-        stoppable ? Effect.raceFirst(Deferred.await(stop).pipe(Effect.map((reason) => ({ _tag: "Stopped" as const, reason })))) : (done) => done
+        stoppable ? Effect.raceFirst(Deferred.await(stop).pipe(Effect.map((reason) => ({ _tag: "Stopped" as const, reason })))) : (done) => done,
+        // Ctrl-C or an MCP cancel: what was streamed is paid for, and kept.
+        Effect.onInterrupt(() =>
+          Effect.gen(function*() {
+            const partial = partialSoFar()
+            if (partial !== undefined) yield* input.save(store.writeResponse(input.run, index, model, partial, "partial"))
+            yield* input.onInterrupted({
+              index,
+              model,
+              content: undefined,
+              record: {
+                model,
+                status: "cancelled",
+                reason: "interrupted",
+                attempts,
+                latencyMs: (yield* Clock.currentTimeMillis) - startedAt,
+                ...(partial !== undefined ? { partialFile: responseFileName(index, model, ".partial.md") } : {})
+              }
+            })
+          })
+        )
       )
       // From here on the answer is paid for: save it and report it even if the run is being interrupted.
       return yield* Effect.uninterruptible(Effect.gen(function*() {
+        const cutText = call._tag === "Stopped" ? partialSoFar() : undefined
+        if (cutText !== undefined) yield* input.save(store.writeResponse(input.run, index, model, cutText, "partial"))
         const outcome: CandidateOutcome = call._tag === "Stopped"
           ? {
             index,
@@ -115,10 +147,11 @@ export const fanOut = Effect.fn("fanOut")(function*(input: FanOutInput) {
               status: "cancelled",
               reason: call.reason,
               attempts,
-              latencyMs: (yield* Clock.currentTimeMillis) - startedAt
+              latencyMs: (yield* Clock.currentTimeMillis) - startedAt,
+              ...(cutText !== undefined ? { partialFile: responseFileName(index, model, ".partial.md") } : {})
             }
           }
-          : yield* recordCall(call.call, index, model)
+          : yield* recordCall(call.call, index, model, partialSoFar)
         if (call._tag === "Stopped") {
           yield* Effect.logWarning(`${model}: cancelled by the ${call.reason} policy after ${formatSeconds(outcome.record.latencyMs ?? 0)}`)
         } else {
@@ -135,7 +168,7 @@ export const fanOut = Effect.fn("fanOut")(function*(input: FanOutInput) {
       }))
     })
 
-  const recordCall = (call: ModelCall, index: number, model: string) =>
+  const recordCall = (call: ModelCall, index: number, model: string, streamedSoFar: () => string | undefined) =>
     Either.match(call.result, {
       onRight: (completion) =>
         input.save(store.writeResponse(input.run, index, model, completion.content)).pipe(
@@ -145,19 +178,20 @@ export const fanOut = Effect.fn("fanOut")(function*(input: FanOutInput) {
             content: completion.content,
             record: {
               model,
-              servedBy: completion.servedBy,
+              servedBy: stripControl(completion.servedBy),
               status: "ok",
               file: responseFileName(index, model),
               latencyMs: call.latencyMs,
               attempts: call.attempts,
               usage: usageOf(completion),
-              ...(completion.finishReason !== undefined ? { finishReason: completion.finishReason } : {})
+              ...(completion.finishReason !== undefined ? { finishReason: stripControl(completion.finishReason) } : {})
             }
           })
         ),
       onLeft: (error) =>
         Effect.gen(function*() {
-          const partial = partialContentOf(error)
+          // A timeout cuts the stream without carrying its text: what was streamed is kept all the same.
+          const partial = partialContentOf(error) ?? (error._tag === "Timeout" ? streamedSoFar() : undefined)
           if (partial !== undefined) yield* input.save(store.writeResponse(input.run, index, model, partial, "partial"))
           return {
             index,

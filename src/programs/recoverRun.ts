@@ -16,6 +16,8 @@ export const interruptedManifest = (view: RunView, prompt: string): Manifest | u
   const settings = view.owner?.settings
   if (view.owner === undefined || settings === undefined) return undefined
   const answers = new Set(view.answers)
+  const createdAt = new Date(view.owner.createdAt)
+  const lastWrite = view.lastWriteAt
   const candidates = settings.models.map((model, index): CandidateRecord => {
     const file = responseFileName(index, model)
     const partialFile = responseFileName(index, model, ".partial.md")
@@ -27,9 +29,9 @@ export const interruptedManifest = (view: RunView, prompt: string): Manifest | u
     id: view.id,
     status: "interrupted",
     createdAt: view.owner.createdAt,
-    // When it died is not known; the manifest says when it started and nothing more.
-    finishedAt: view.owner.createdAt,
-    durationMs: 0,
+    // When it died is not known: its last write is the last sign of life.
+    finishedAt: (lastWrite ?? createdAt).toISOString(),
+    durationMs: Math.max(0, (lastWrite ?? createdAt).getTime() - createdAt.getTime()),
     prompt: { chars: prompt.length, sha256: crypto.createHash("sha256").update(prompt).digest("hex") },
     settings,
     candidates,

@@ -2,10 +2,11 @@ import { FileSystem } from "@effect/platform"
 import { Cause, Clock, Effect, Exit, Option, ParseResult, Ref, Schema } from "effect"
 import * as crypto from "node:crypto"
 import { RunRefused, StoreError, UsageError } from "../domain/errors.js"
-import type { FinishedRunStatus, Manifest } from "../domain/manifest.js"
+import type { Manifest } from "../domain/manifest.js"
 import { ModelId } from "../domain/model.js"
 import { OpenRouterClient } from "../services/OpenRouterClient.js"
 import { Settings } from "../services/Settings.js"
+import { answeredIn, type BatchResult, reportedBadLines } from "./batchResults.js"
 import { type RunEvent, runPipeline } from "./runPipeline.js"
 
 // --- Input: one prompt per line ---
@@ -88,50 +89,7 @@ export const parseBatchInput = (text: string): { readonly items: ReadonlyArray<B
   return { items, bad }
 }
 
-// --- Output: one result line per prompt, appended as each one ends ---
-
-/** What the results file says about one prompt. The last line for an id is its current state. */
-export interface BatchResult {
-  readonly id: string
-  /** The run directory; null when no run was made (a bad line, a refused prompt). */
-  readonly runDir: string | null
-  readonly status: FinishedRunStatus
-  /** USD spent on this prompt, when the provider reported costs. */
-  readonly cost: number | null
-  readonly line: number
-  readonly durationMs?: number
-  readonly error?: string
-  readonly promptSha256?: string
-  /** The input line itself is wrong (it is reported again on every pass until it is fixed). */
-  readonly invalid?: true
-}
-
-const PreviousResult = Schema.Struct({
-  id: Schema.String,
-  status: Schema.Literal("ok", "partial", "failed", "cancelled"),
-  promptSha256: Schema.optional(Schema.String),
-  invalid: Schema.optional(Schema.Boolean)
-})
-const decodePrevious = Schema.decodeUnknownOption(Schema.parseJson(PreviousResult))
-
-/** Ids already answered (ok or partial) in an earlier pass, with the prompt they answered. Unreadable lines are ignored. */
-export const answeredIn = (resultsText: string): ReadonlyMap<string, string | undefined> => {
-  const last = new Map<string, typeof PreviousResult.Type>()
-  for (const raw of resultsText.split("\n")) {
-    if (raw.trim() === "") continue
-    const previous = decodePrevious(raw)
-    if (Option.isSome(previous) && previous.value.invalid !== true) last.set(previous.value.id, previous.value)
-  }
-  const answered = new Map<string, string | undefined>()
-  for (const [id, result] of last) {
-    if (result.status === "ok" || result.status === "partial") answered.set(id, result.promptSha256)
-  }
-  return answered
-}
-
-/** `questions.jsonl` → `questions.results.jsonl`. */
-export const defaultResultsPath = (input: string): string =>
-  input.endsWith(".jsonl") ? `${input.slice(0, -".jsonl".length)}.results.jsonl` : `${input}.results.jsonl`
+export { answeredIn, type BatchResult, defaultResultsPath, reportedBadLines } from "./batchResults.js"
 
 // --- Progress ---
 
@@ -147,6 +105,8 @@ export interface BatchProgress {
   readonly invalid: number
   readonly inFlight: number
   readonly cost: number
+  /** Runs that ended without the provider reporting what they cost: `cost` then leaves them out. */
+  readonly unknownCost: number
   readonly elapsedMs: number
 }
 
@@ -216,6 +176,7 @@ export const runBatch = Effect.fn("runBatch")(function*(options: BatchOptions) {
     invalid: 0,
     inFlight: 0,
     cost: 0,
+    unknownCost: 0,
     elapsedMs: 0
   })
   const report = (last: BatchResult | undefined) =>
@@ -224,16 +185,15 @@ export const runBatch = Effect.fn("runBatch")(function*(options: BatchOptions) {
       const p = yield* Ref.updateAndGet(progress, (p) => ({ ...p, elapsedMs: now - startedMs }))
       if (options.onProgress) yield* options.onProgress(p, last)
     })
-  const record = (result: BatchResult) =>
-    append(result).pipe(
-      Effect.zipRight(Ref.update(progress, (p) => ({
-        ...p,
-        [result.status]: p[result.status] + 1,
-        invalid: p.invalid + (result.invalid ? 1 : 0),
-        cost: p.cost + (result.cost ?? 0)
-      }))),
-      Effect.zipRight(report(result))
-    )
+  const count = (result: BatchResult) =>
+    Ref.update(progress, (p) => ({
+      ...p,
+      [result.status]: p[result.status] + 1,
+      invalid: p.invalid + (result.invalid ? 1 : 0),
+      cost: p.cost + (result.cost ?? 0),
+      unknownCost: p.unknownCost + (result.cost === null && result.runDir !== null ? 1 : 0)
+    }))
+  const record = (result: BatchResult) => append(result).pipe(Effect.zipRight(count(result)), Effect.zipRight(report(result)))
 
   yield* Effect.logInfo(
     `batch: ${todo.length} prompt${todo.length === 1 ? "" : "s"} to run` +
@@ -243,8 +203,11 @@ export const runBatch = Effect.fn("runBatch")(function*(options: BatchOptions) {
   )
   yield* report(undefined)
 
+  // A bad line is reported once in the results file; later passes count it (the batch still fails) without repeating it.
+  const reported = reportedBadLines(previous)
   for (const line of bad) {
-    yield* record({ id: line.id, runDir: null, status: "failed", cost: null, line: line.line, error: line.message, invalid: true })
+    const result: BatchResult = { id: line.id, runDir: null, status: "failed", cost: null, line: line.line, error: line.message, invalid: true }
+    yield* reported.has(`${line.line}:${line.message}`) ? count(result) : record(result)
   }
 
   const runOne = (item: BatchItem) =>

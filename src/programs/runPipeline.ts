@@ -1,12 +1,15 @@
-import { Cause, Clock, Deferred, Effect, Exit, Fiber, Option, Ref } from "effect"
+import { Clock, Effect, Exit, Option, Ref } from "effect"
 import * as crypto from "node:crypto"
 import { StoreError } from "../domain/errors.js"
-import type { CandidateRecord, Manifest, RunSettings, RunStatus, SynthesisRecord, Usage } from "../domain/manifest.js"
+import type { CandidateRecord, Manifest, RunSettings, SynthesisRecord } from "../domain/manifest.js"
 import { responseFileName } from "../domain/model.js"
+import { duplicatesIn } from "../domain/text.js"
 import { type RunHandle, RunStore } from "../services/RunStore.js"
 import { Settings } from "../services/Settings.js"
 import { formatSeconds } from "./callModel.js"
 import { checkRunRequest } from "./checkRunRequest.js"
+import { failureReason, type RunState, statusOf, stoppedBy, sumUsage } from "./runOutcome.js"
+import { makeRunWrites } from "./runWrites.js"
 import { type CandidateOutcome, fanOut, type FanOutPolicy } from "./fanOut.js"
 import { synthesize } from "./synthesize.js"
 
@@ -53,59 +56,13 @@ export interface RunResult {
   readonly runDir: string
 }
 
-interface RunState {
-  readonly candidates: ReadonlyArray<CandidateRecord | undefined>
-  /** Attempts started per candidate, so a cancelled candidate's record is still truthful. */
-  readonly attempts: ReadonlyArray<number>
-  readonly synthesis: SynthesisRecord | undefined
-  /** The synthesizer being asked right now, if any: a run interrupted then records it as cancelled. */
-  readonly synthesizing: string | undefined
-  readonly final: string | undefined
-}
-
-const sumUsage = (records: ReadonlyArray<{ readonly usage?: Usage | undefined } | undefined>): Usage => {
-  let promptTokens = 0
-  let completionTokens = 0
-  let cost: number | undefined
-  for (const record of records) {
-    if (!record?.usage) continue
-    promptTokens += record.usage.promptTokens
-    completionTokens += record.usage.completionTokens
-    if (record.usage.cost !== undefined) cost = (cost ?? 0) + record.usage.cost
-  }
-  return { promptTokens, completionTokens, ...(cost !== undefined ? { cost } : {}) }
-}
-
-const statusOf = (state: RunState, interrupted: boolean): RunStatus => {
-  if (state.final === undefined) return interrupted ? "cancelled" : "failed"
-  const allAnswered = state.candidates.every((c) => c?.status === "ok")
-  const firstSynthesizerAnswered = state.synthesis?.status === "ok" && state.synthesis.failedSynthesizers === undefined
-  return allAnswered && firstSynthesizerAnswered ? "ok" : "partial"
-}
-
-/** Why a run stopped on a failure of its own (not a model's): a file it could not write, or an internal error. */
-const stoppedBy = (cause: Cause.Cause<unknown>): string =>
-  Option.match(Cause.failureOption(cause), {
-    onNone: () => "the run stopped on an internal error",
-    onSome: (error) => (error instanceof StoreError ? `the run stopped: ${error.message}` : "the run stopped on an internal error")
-  })
-
-/** Why a run without an answer has none, in one line. */
-const failureReason = (state: RunState, status: RunStatus): string | undefined => {
-  if (status === "cancelled") return "interrupted before the answer"
-  if (status !== "failed") return undefined
-  if (state.candidates.every((c) => c !== undefined && c.status !== "ok")) return "no candidate answered"
-  if (state.synthesis?.error) return `the synthesis failed: ${state.synthesis.error.message}`
-  return "the run stopped before an answer"
-}
-
 /**
  * The whole pipeline: a run directory, the fan-out, the synthesis, the manifest. Whatever happens —
  * success, failures, interruption — the manifest is written and every answer already received stays on disk.
  *
  * Files are written beside the calls rather than in their way (the synthesis does not wait for the
- * last answer's file), but every one of them is on disk before the manifest, and a write that fails
- * stops the run at once.
+ * last answer's file), and every write has ended before the manifest. A write that fails never stops the
+ * run: the answers already paid for go on to the synthesis, and the manifest names only files on disk.
  */
 export const runPipeline = Effect.fn("runPipeline")(function*(request: RunRequest) {
   const settings = yield* Settings
@@ -142,22 +99,14 @@ export const runPipeline = Effect.fn("runPipeline")(function*(request: RunReques
     ...(deadlineMs !== undefined ? { deadlineMs } : {}),
     ...(policy.quorum !== undefined ? { quorum: policy.quorum, graceMs: policy.graceMs } : {})
   }
+  for (const model of duplicatesIn(models)) {
+    yield* Effect.logWarning(`${model} is named more than once: it is asked, and paid for, once per mention`)
+  }
   // The owner record carries the settings, so a run whose process dies can still be read and resynthesized.
   const run = yield* store.createRun(runSettings)
 
-  const scope = yield* Effect.scope
-  const writes = yield* Ref.make<ReadonlyArray<Fiber.Fiber<string, StoreError>>>([])
-  const writeFailed = yield* Deferred.make<never, StoreError>()
-  const save = (write: Effect.Effect<string, StoreError>) =>
-    write.pipe(
-      Effect.tapError((error) => Deferred.fail(writeFailed, error)),
-      Effect.uninterruptible,
-      Effect.forkIn(scope),
-      Effect.flatMap((fiber) => Ref.update(writes, (all) => [...all, fiber]))
-    )
-  /** Every file started so far is on disk (or failed: `allWritten` then fails too). */
-  const allWritten = Ref.get(writes).pipe(Effect.flatMap(Fiber.joinAll))
-  const allSettled = Ref.get(writes).pipe(Effect.flatMap(Fiber.awaitAll), Effect.asVoid)
+  const writes = yield* makeRunWrites(run, yield* Effect.scope)
+  const { save } = writes
   yield* save(store.writePrompt(run, request.prompt))
 
   const state = yield* Ref.make<RunState>({
@@ -184,7 +133,9 @@ export const runPipeline = Effect.fn("runPipeline")(function*(request: RunReques
       (s.synthesizing !== undefined
         ? { model: s.synthesizing, status: interrupted || extraError !== undefined ? "cancelled" : "error", attempts: 0 }
         : undefined)
-    const status = statusOf(s, interrupted)
+    const unwritten = yield* writes.unwritten
+    // A file that could not be written is lost from the run: the run is no better than partial.
+    const status = ((st) => (st === "ok" && unwritten.length > 0 ? "partial" : st))(statusOf(s, interrupted))
     const error = extraError ?? failureReason(s, status)
     const manifest: Manifest = {
       id: run.id,
@@ -194,33 +145,45 @@ export const runPipeline = Effect.fn("runPipeline")(function*(request: RunReques
       durationMs: finishedMs - startedMs,
       prompt: { chars: request.prompt.length, sha256: crypto.createHash("sha256").update(request.prompt).digest("hex") },
       settings: runSettings,
-      candidates,
-      ...(synthesis ? { synthesis } : {}),
+      candidates: candidates.map((c) => writes.withoutUnwritten(c, unwritten)),
+      ...(synthesis ? { synthesis: writes.withoutUnwritten(synthesis, unwritten) } : {}),
       // A re-synthesis paid only for its synthesis: the candidates' usage stays with the source run.
       usage: sumUsage(request.reuse ? [synthesis] : [...candidates, synthesis]),
       ...(request.reuse ? { source: request.reuse.sourceRunId } : {}),
-      ...(error !== undefined ? { error } : {})
+      ...(error !== undefined ? { error } : {}),
+      ...(unwritten.length > 0 ? { unwritten } : {})
     }
     return manifest
   })
 
-  /** Writes the manifest (with `final.md`, when there is a final answer) once every other file is on disk. */
+  /**
+   * Writes the manifest (with `final.md`, when there is a final answer) once every other write has ended.
+   * When `final.md` cannot be written the manifest is written without it; when the manifest cannot be
+   * written either, the run still ends with its answer (the owner record then tells readers it was cut).
+   */
   const finish = (interrupted: boolean, extraError?: string) =>
-    manifestOf(interrupted, extraError).pipe(
-      Effect.tap(() => allSettled),
-      Effect.tap((manifest) =>
-        Ref.get(state).pipe(
-          Effect.flatMap(({ final }) => (final === undefined ? store.writeManifest(run, manifest) : store.writeFinal(run, final, manifest)))
+    Effect.gen(function*() {
+      yield* writes.allSettled
+      const { final } = yield* Ref.get(state)
+      const withFinal = yield* manifestOf(interrupted, extraError)
+      const written = final === undefined ? false : yield* store.writeFinal(run, final, withFinal).pipe(
+        Effect.as(true),
+        // Neither file landed: the manifest is written alone, saying final.md is not there.
+        Effect.catchAll((e) => writes.note(new StoreError({ path: `${run.dir}/final.md`, message: e.message })).pipe(Effect.as(false)))
+      )
+      const manifest = written ? withFinal : yield* manifestOf(interrupted, extraError)
+      if (!written) {
+        yield* store.writeManifest(run, manifest).pipe(
+          Effect.catchAll((e) => Effect.logError(`${e.message}: the run has no manifest on disk`))
         )
-      ),
-      Effect.tap((manifest) =>
-        Effect.logInfo(
-          `run ${manifest.status}: ${manifest.candidates.filter((c) => c.status === "ok").length}/${manifest.candidates.length} answered ` +
-            `in ${formatSeconds(manifest.durationMs)}, ${run.dir}`
-        )
-      ),
-      Effect.tap((manifest) => emit({ _tag: "RunFinished", manifest, runDir: run.dir }))
-    )
+      }
+      yield* Effect.logInfo(
+        `run ${manifest.status}: ${manifest.candidates.filter((c) => c.status === "ok").length}/${manifest.candidates.length} answered ` +
+          `in ${formatSeconds(manifest.durationMs)}, ${run.dir}`
+      )
+      yield* emit({ _tag: "RunFinished", manifest, runDir: run.dir })
+      return manifest
+    })
 
   const body = Effect.gen(function*() {
     yield* Effect.logInfo(
@@ -230,11 +193,13 @@ export const runPipeline = Effect.fn("runPipeline")(function*(request: RunReques
     )
     yield* emit({ _tag: "RunStarted", run, models })
 
-    const onFinished = (outcome: CandidateOutcome) =>
+    const recordOutcome = (outcome: CandidateOutcome) =>
       Ref.updateAndGet(state, (s) => ({
         ...s,
         candidates: s.candidates.map((c, i) => (i === outcome.index ? outcome.record : c))
-      })).pipe(
+      }))
+    const onFinished = (outcome: CandidateOutcome) =>
+      recordOutcome(outcome).pipe(
         Effect.flatMap((s) =>
           emit({
             _tag: "CandidateFinished",
@@ -268,13 +233,13 @@ export const runPipeline = Effect.fn("runPipeline")(function*(request: RunReques
           ),
         onDelta: (index, text) => emit({ _tag: "CandidateDelta", index, text }),
         onFinished,
+        onInterrupted: (outcome) => Effect.asVoid(recordOutcome(outcome)),
         save
       })
 
     const answered = outcomes.filter((o) => o.content !== undefined)
     if (answered.length === 0) {
       yield* Effect.logError(`no candidate answered: nothing to synthesize`)
-      yield* allWritten
       return yield* Effect.uninterruptible(finish(false))
     }
 
@@ -299,21 +264,15 @@ export const runPipeline = Effect.fn("runPipeline")(function*(request: RunReques
     const record: SynthesisRecord = synthesis.content !== undefined
       ? { ...synthesis.record, file }
       : { ...synthesis.record, file, fallbackToCandidate: fallback.model }
-    yield* allWritten
     yield* Ref.update(state, (s) => ({ ...s, synthesis: record, final }))
     return yield* Effect.uninterruptible(finish(false))
   })
 
   const manifest = yield* body.pipe(
-    // A file that cannot be written stops the run now, not after every call has been paid for.
-    Effect.raceFirst(Deferred.await(writeFailed)),
     Effect.onExit((exit) =>
       Exit.isSuccess(exit)
         ? Effect.void
-        : finish(Exit.isInterrupted(exit), Exit.isInterrupted(exit) ? undefined : stoppedBy(exit.cause)).pipe(
-          Effect.catchAll((e) => Effect.logError(`could not write the manifest: ${e.message}`)),
-          Effect.asVoid
-        )
+        : finish(Exit.isInterrupted(exit), Exit.isInterrupted(exit) ? undefined : stoppedBy(exit.cause)).pipe(Effect.asVoid)
     ),
     Effect.annotateLogs("run", run.id)
   )

@@ -4,6 +4,7 @@ import type { SynthesisRecord } from "../domain/manifest.js"
 import { Settings } from "../services/Settings.js"
 import { buildSynthesisPrompt, type SynthesisInput } from "./buildSynthesisPrompt.js"
 import { callModel } from "./callModel.js"
+import { stripControl } from "../domain/text.js"
 import { describeCall, errorInfo, usageOf } from "./fanOut.js"
 
 export interface SynthesisOutcome {
@@ -68,12 +69,12 @@ export const synthesize = Effect.fn("synthesize")(function*(input: {
         content: completion.content,
         record: {
           model,
-          servedBy: completion.servedBy,
+          servedBy: stripControl(completion.servedBy),
           status: "ok",
           latencyMs: call.latencyMs,
           attempts: call.attempts,
           usage: usageOf(completion),
-          ...(completion.finishReason !== undefined ? { finishReason: completion.finishReason } : {}),
+          ...(completion.finishReason !== undefined ? { finishReason: stripControl(completion.finishReason) } : {}),
           ...shared,
           ...failedSoFar
         }

@@ -11,16 +11,20 @@ export interface CallGateShape {
 const unlimited: CallGateShape = { withPermit: (effect) => effect, permits: undefined }
 
 /**
- * The process-wide bound on HTTP calls in flight, taken by `callModel` around each attempt.
- * By default there is none (a single run is bounded by its own fan-out concurrency); `batch`
- * provides {@link layerCallGate} so that every run of the batch shares one bound.
+ * The process-wide bound on HTTP calls in flight, taken by `callModel` around each attempt, on top of each
+ * run's own bound (its fan-out concurrency). The entry points provide one gate per process: `maxInFlight`
+ * permits (`serve`, `ask`), or in `batch` its `--concurrency`. Without a gate provided (tests), there is none.
  */
 export class CallGate extends Context.Reference<CallGate>()("parallel-llm/CallGate", {
   defaultValue: (): CallGateShape => unlimited
 }) {
-  /** A gate of `settings.concurrency` permits (batch). */
+  /** A gate of `settings.concurrency` permits (batch, where `--concurrency` is the process-wide bound). */
   static readonly fromSettings: Layer.Layer<CallGate, never, Settings> = Layer.unwrapEffect(
     Effect.map(Settings, (settings) => layerCallGate(settings.concurrency))
+  )
+  /** A gate of `settings.maxInFlight` permits, shared by every run of the process (`serve`, `ask`). */
+  static readonly fromMaxInFlight: Layer.Layer<CallGate, never, Settings> = Layer.unwrapEffect(
+    Effect.map(Settings, (settings) => layerCallGate(settings.maxInFlight))
   )
 }
 

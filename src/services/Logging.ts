@@ -1,6 +1,7 @@
 import { Cause, Context, Effect, FiberRef, HashMap, Inspectable, Layer, List, Logger, LogLevel, Option, type Scope } from "effect"
 import * as fs from "node:fs"
 import { SettingsError } from "../domain/errors.js"
+import { stripControl } from "../domain/text.js"
 import { type LogLevelName, Settings, type SettingsValue } from "./Settings.js"
 
 export interface LogEntry {
@@ -43,8 +44,9 @@ const entryOf = (options: Logger.Logger.Options<unknown>): LogEntry => {
   return {
     level: toLevelName(options.logLevel),
     date: options.date,
-    text: `${messageText(options.message)}${cause}`,
-    context: [...annotations, ...spans]
+    // Every log line may carry a provider's or a user's text: no control characters reach a terminal or a file.
+    text: stripControl(`${messageText(options.message)}${cause}`),
+    context: [...annotations, ...spans].map(stripControl)
   }
 }
 
@@ -71,6 +73,24 @@ export class Logging extends Context.Tag("parallel-llm/Logging")<Logging, Loggin
   static readonly layer: Layer.Layer<Logging, SettingsError, Settings> = Layer.unwrapEffect(
     Effect.map(Settings, (settings) => layerLogging(settings))
   )
+}
+
+/**
+ * Appends to the log file, best effort: logging must never stop the work. The first line that cannot be
+ * written (a full disk, `/dev/full`) is reported once on stderr; later lines are still tried, silently.
+ */
+const bestEffortFile = (fd: number, file: string) => {
+  let warned = false
+  return (line: string): void => {
+    try {
+      fs.writeSync(fd, line)
+    } catch (error) {
+      if (warned) return
+      warned = true
+      const reason = error instanceof Error ? error.message : String(error)
+      process.stderr.write(`parallel-llm: warning: cannot write the log file ${file} (${reason}); going on without it\n`)
+    }
+  }
 }
 
 /**
@@ -114,10 +134,11 @@ export const layerLogging = (
               })
           ).pipe(Effect.asVoid)
       }
+      const toFile = fd === undefined ? undefined : bestEffortFile(fd, Option.getOrElse(settings.logFile, () => ""))
       const logger = Logger.make((options) => {
         const entry = entryOf(options)
         writeStderr(`${formatStderrLine(entry)}\n`, entry)
-        if (fd !== undefined) fs.writeSync(fd, `${formatFileLine(entry)}\n`)
+        toFile?.(`${formatFileLine(entry)}\n`)
         for (const sink of sinks) sink(entry)
       })
       return Layer.mergeAll(

@@ -71,6 +71,10 @@ export interface RunStoreShape {
 /** The run directories on disk: one per run, every file written atomically. */
 export class RunStore extends Context.Tag("parallel-llm/RunStore")<RunStore, RunStoreShape>() {}
 
+/** Prompts often hold private code: runs are readable by their owner only. */
+const PRIVATE_DIR = { mode: 0o700 }
+const PRIVATE_FILE = { mode: 0o600 }
+
 const pad = (n: number, width = 2) => String(n).padStart(width, "0")
 
 /** `YYYYMMDD-HHMMSS-mmm-<random>`: sorts by creation time, readable, and safe on every file system. */
@@ -103,7 +107,7 @@ export const makeRunStore = Effect.gen(function*() {
   /** Temporary sibling then rename: a reader (or a crash) never sees half a file. */
   const writeAtomic = (target: string, data: string) => {
     const temp = tempFor(target)
-    return fs.writeFileString(temp, data).pipe(
+    return fs.writeFileString(temp, data, PRIVATE_FILE).pipe(
       Effect.zipRight(fs.rename(temp, target)),
       Effect.onError(() => removeAll([temp])),
       Effect.mapError(fail(target))
@@ -113,7 +117,7 @@ export const makeRunStore = Effect.gen(function*() {
   const isNotFound = (error: { readonly _tag: string; readonly reason?: string }) =>
     error._tag === "SystemError" && error.reason === "NotFound"
 
-  const makeRoot = fs.makeDirectory(outputDir, { recursive: true }).pipe(
+  const makeRoot = fs.makeDirectory(outputDir, { recursive: true, ...PRIVATE_DIR }).pipe(
     Effect.mapError(fail(outputDir)),
     Effect.tap(() => Effect.sync(() => (rootMade = true)))
   )
@@ -128,7 +132,7 @@ export const makeRunStore = Effect.gen(function*() {
       const createdAt = new Date(lastMs)
       const id = runIdFor(createdAt)
       const dir = path.join(outputDir, id)
-      const made = yield* fs.makeDirectory(dir).pipe(
+      const made = yield* fs.makeDirectory(dir, PRIVATE_DIR).pipe(
         Effect.as(true),
         Effect.catchAll((e) => {
           if (e._tag === "SystemError" && e.reason === "AlreadyExists" && tries < 5) return Effect.succeed(false)
@@ -139,7 +143,7 @@ export const makeRunStore = Effect.gen(function*() {
       )
       if (made) handle = { id, dir, createdAt }
     }
-    yield* fs.makeDirectory(path.join(handle.dir, "responses")).pipe(Effect.mapError(fail(handle.dir)))
+    yield* fs.makeDirectory(path.join(handle.dir, "responses"), PRIVATE_DIR).pipe(Effect.mapError(fail(handle.dir)))
     const owner: OwnerRecord = {
       pid: process.pid,
       host: thisHost(),
@@ -163,8 +167,8 @@ export const makeRunStore = Effect.gen(function*() {
     const json = path.join(run.dir, "run.json")
     const [finalTemp, jsonTemp] = [tempFor(final), tempFor(json)]
     return Effect.all([
-      fs.writeFileString(finalTemp, content).pipe(Effect.mapError(fail(final))),
-      fs.writeFileString(jsonTemp, manifestText(manifest)).pipe(Effect.mapError(fail(json)))
+      fs.writeFileString(finalTemp, content, PRIVATE_FILE).pipe(Effect.mapError(fail(final))),
+      fs.writeFileString(jsonTemp, manifestText(manifest), PRIVATE_FILE).pipe(Effect.mapError(fail(json)))
     ], { concurrency: 2, discard: true }).pipe(
       Effect.zipRight(fs.rename(finalTemp, final).pipe(Effect.mapError(fail(final)))),
       Effect.zipRight(fs.rename(jsonTemp, json).pipe(Effect.mapError(fail(json)))),

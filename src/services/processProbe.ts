@@ -12,19 +12,22 @@ export const thisProcessStartedAt = (): Date => new Date(performance.timeOrigin)
 /** Linux reports process start times in clock ticks since boot; `USER_HZ` is 100 on every Linux ABI. */
 const TICKS_PER_SECOND = 100
 
-/** A pid's start time from /proc (Linux), or undefined where /proc does not tell it. */
-const startTimeOf = (fs: FileSystem.FileSystem, pid: number) =>
+/** What /proc (Linux) says of a pid: whether it is a zombie (dead, not yet reaped) and when it started. */
+const procStatOf = (fs: FileSystem.FileSystem, pid: number) =>
   Effect.all([fs.readFileString(`/proc/${pid}/stat`), fs.readFileString("/proc/stat")]).pipe(
     Effect.map(([stat, system]) => {
       // The command name (field 2) may hold spaces and parentheses: fields are counted after its closing one.
       const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
       const ticks = Number(fields[19])
       const bootSeconds = Number(/^btime (\d+)$/m.exec(system)?.[1])
-      return Number.isFinite(ticks) && Number.isFinite(bootSeconds)
-        ? bootSeconds * 1000 + (ticks * 1000) / TICKS_PER_SECOND
-        : undefined
+      return {
+        dead: fields[0] === "Z" || fields[0] === "X",
+        startedAtMs: Number.isFinite(ticks) && Number.isFinite(bootSeconds)
+          ? bootSeconds * 1000 + (ticks * 1000) / TICKS_PER_SECOND
+          : undefined
+      }
     }),
-    Effect.orElseSucceed(() => undefined)
+    Effect.orElseSucceed(() => ({ dead: false, startedAtMs: undefined }))
   )
 
 /** Whether a pid of this host is alive (signal 0 probes without sending anything) and, when known, since when. */
@@ -33,9 +36,11 @@ export const probePid = (fs: FileSystem.FileSystem, pid: number): Effect.Effect<
     Effect.as(true),
     // EPERM: the process exists but belongs to another user.
     Effect.catchAll((e) => Effect.succeed(!(e.error instanceof Error && "code" in e.error && e.error.code === "ESRCH"))),
-    Effect.flatMap((alive): Effect.Effect<Liveness> =>
-      alive
-        ? startTimeOf(fs, pid).pipe(Effect.map((startedAtMs) => ({ _tag: "Alive", startedAtMs })))
+    Effect.flatMap((exists): Effect.Effect<Liveness> =>
+      exists
+        ? procStatOf(fs, pid).pipe(
+          Effect.map(({ dead, startedAtMs }): Liveness => (dead ? { _tag: "NoSuchProcess" } : { _tag: "Alive", startedAtMs }))
+        )
         : Effect.succeed({ _tag: "NoSuchProcess" })
     )
   )

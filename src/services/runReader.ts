@@ -48,6 +48,8 @@ export interface RunView {
   readonly owner: OwnerRecord | undefined
   /** The answers on disk (`responses/NN-<slug>.md` and `.partial.md`), sorted. */
   readonly answers: ReadonlyArray<string>
+  /** For an interrupted run: when it last wrote a file (its prompt or an answer), the last sign of life. */
+  readonly lastWriteAt?: Date | undefined
 }
 
 /** One run directory as `listRuns` sees it. */
@@ -154,6 +156,12 @@ export const makeRunReader = (fs: FileSystem.FileSystem, path: Path.Path, output
         )
       ), { discard: true })
 
+  /** The newest modification time among these files of a run. */
+  const newestOf = (dir: string, files: ReadonlyArray<string>) =>
+    Effect.forEach(files, (file) => fs.stat(path.join(dir, file)).pipe(Effect.map((info) => Option.getOrUndefined(info.mtime)), Effect.orElseSucceed(() => undefined))).pipe(
+      Effect.map((times) => times.reduce<Date | undefined>((newest, t) => (t !== undefined && (newest === undefined || t > newest) ? t : newest), undefined))
+    )
+
   /** The run's state, owner and answers; a run whose writer is gone has its temporary files swept. */
   const viewOf = (root: string, runId: string) =>
     Effect.gen(function*() {
@@ -178,7 +186,9 @@ export const makeRunReader = (fs: FileSystem.FileSystem, path: Path.Path, output
       })
       if (state !== "running") yield* sweep(dir)
       const answers: ReadonlyArray<string> = (yield* namesIn(path.join(dir, "responses"))).filter((n) => ANSWER_NAME.test(n)).map((n) => `responses/${n}`).sort()
-      return { id: runId, dir, state, manifest, owner, answers } satisfies RunView
+      const lastWriteAt = state === "interrupted" ? yield* newestOf(dir, ["prompt.md", ...answers]) : undefined
+      const view: RunView = { id: runId, dir, state, manifest, owner, answers, lastWriteAt }
+      return view
     })
 
   const readRun = Effect.fn("RunStore.readRun")(function*(runId: string) {
@@ -205,7 +215,8 @@ export const makeRunReader = (fs: FileSystem.FileSystem, path: Path.Path, output
             Effect.orElseSucceed(() => "")
           )
           : ""
-        return { ...view, hasFinal, promptPreview } satisfies RunSummary
+        const summary: RunSummary = { ...view, hasFinal, promptPreview }
+        return summary
       }), { concurrency: 8 })
     return runs.filter((r): r is RunSummary => r !== undefined)
   })

@@ -52,11 +52,17 @@ const readConfigFile = Effect.fn("Settings.readConfigFile")(function*(file: stri
   return raw
 })
 
+/**
+ * An MCP Bundle host that leaves an optional `user_config` field unset may pass its placeholder through as it
+ * is: `${user_config.models}` means "not set", like an empty value.
+ */
+const isUnset = (value: string | undefined): value is undefined => value === undefined || value === "" || /^\$\{user_config\.\w+\}$/.test(value)
+
 const fromEnvironment = (env: Readonly<Record<string, string | undefined>>): RawSettings => {
   const raw: RawSettings = {}
   for (const key of settingKeys) {
     const value = env[settingsTable[key].env]
-    if (value !== undefined && value !== "") raw[key] = value
+    if (!isUnset(value)) raw[key] = value
   }
   return raw
 }

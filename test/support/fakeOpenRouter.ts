@@ -23,7 +23,8 @@ import type { AddressInfo, Socket } from "node:net";
 export interface FakeUsage {
   prompt_tokens: number;
   completion_tokens: number;
-  cost?: number;
+  /** null: no cost in the usage (a server that does not report costs). */
+  cost?: number | null;
 }
 
 export type Behavior =
@@ -138,7 +139,7 @@ export interface FakeOpenRouter {
 
 const PREFIX = "/api/v1";
 const KEEP_ALIVE_COMMENT = ": OPENROUTER PROCESSING\n\n";
-const DEFAULT_USAGE: Required<FakeUsage> = { prompt_tokens: 10, completion_tokens: 20, cost: 0.0001 };
+const DEFAULT_USAGE: { prompt_tokens: number; completion_tokens: number; cost: number } = { prompt_tokens: 10, completion_tokens: 20, cost: 0.0001 };
 const WRITE_CHUNK = 64 * 1024;
 
 const STATUS_MESSAGES: Readonly<Record<number, string>> = {
@@ -372,7 +373,8 @@ export function startFakeOpenRouter(options: FakeOpenRouterOptions = {}): Promis
   const usageOf = (u: FakeUsage | undefined): Record<string, number> => {
     const prompt = u?.prompt_tokens ?? DEFAULT_USAGE.prompt_tokens;
     const completion = u?.completion_tokens ?? DEFAULT_USAGE.completion_tokens;
-    return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, cost: u?.cost ?? DEFAULT_USAGE.cost };
+    const base = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+    return u?.cost === null ? base : { ...base, cost: u?.cost ?? DEFAULT_USAGE.cost };
   };
 
   const completion = (

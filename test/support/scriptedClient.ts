@@ -7,6 +7,8 @@ export type Step =
   | { readonly answer: string; readonly delayMs?: number; readonly cost?: number }
   | { readonly fail: ProviderError; readonly delayMs?: number }
   | { readonly hang: true }
+  /** Streams these pieces, then hangs: a call that a policy, a timeout or Ctrl-C will cut. */
+  | { readonly streamThenHang: ReadonlyArray<string> }
 
 export interface ScriptedClient {
   readonly layer: Layer.Layer<OpenRouterClient>
@@ -46,6 +48,10 @@ export const makeScriptedClient = (
         yield* Ref.update(maxInFlight, (m) => Math.max(m, now))
         return yield* Effect.gen(function*() {
           if ("hang" in step) return yield* Effect.never
+          if ("streamThenHang" in step) {
+            for (const piece of step.streamThenHang) if (request.onDelta) yield* request.onDelta(piece)
+            return yield* Effect.never
+          }
           if (step.delayMs) yield* Effect.sleep(step.delayMs)
           if ("fail" in step) return yield* Effect.fail(step.fail)
           return {

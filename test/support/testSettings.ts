@@ -26,6 +26,8 @@ export const makeTestSettings = (overrides: Partial<SettingsValue> = {}): Settin
   stream: false,
   checkModels: false,
   maxCost: Option.none(),
+  maxModels: 16,
+  maxInFlight: 16,
   outputDir: path.join(os.tmpdir(), "parallel-llm-test-runs"),
   logLevel: "info",
   logFile: Option.none(),

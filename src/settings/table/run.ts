@@ -159,6 +159,24 @@ export const runSettings = {
     default: false,
     defaultDoc: "off"
   }),
+  maxModels: withDefault({
+    field: "maxModels",
+    kind: integerIn(1, 1000),
+    flag: "max-models",
+    env: "PARALLEL_LLM_MAX_MODELS",
+    doc: "Most candidate models in one run; a run with more is refused before any call",
+    default: 16,
+    defaultDoc: "16"
+  }),
+  maxInFlight: withDefault({
+    field: "maxInFlight",
+    kind: integerIn(1, 4096),
+    flag: "max-in-flight",
+    env: "PARALLEL_LLM_MAX_IN_FLIGHT",
+    doc: "Upstream calls in flight for the whole process, every run together (`serve`; in `batch`, its `--concurrency` is this bound)",
+    default: 16,
+    defaultDoc: "16"
+  }),
   maxCost: optional({
     field: "maxCost",
     kind: numberIn(0, 1_000_000),

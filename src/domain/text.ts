@@ -1,0 +1,26 @@
+// Text from outside (a provider's answer or error, a prompt, a batch id) on its way to a terminal, a log or
+// a manifest: control characters could set a window title, clear the screen or forge a status line.
+
+/** C0 controls but tab and newline, DEL, and C1 controls (which include the 8-bit CSI). */
+const CONTROL = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F]/g
+
+/** The text without control characters; tabs and newlines stay, a CRLF becomes a newline. */
+export const stripControl = (text: string): string => text.replace(/\r\n/g, "\n").replace(CONTROL, "")
+
+/** Hosts that never leave the machine. */
+const LOOPBACK = /^(?:localhost|127(?:\.\d{1,3}){3}|\[::1\]|::1)$/i
+
+/**
+ * A warning when the API key would travel in clear: a plain `http://` base URL to a host off this machine.
+ * Undefined when the URL is https, loopback, unparsable (the settings refuse it) or no key is sent.
+ */
+export const cleartextKeyWarning = (baseUrl: string, sendsKey: boolean): string | undefined => {
+  if (!sendsKey || !URL.canParse(baseUrl)) return undefined
+  const url = new URL(baseUrl)
+  if (url.protocol !== "http:" || LOOPBACK.test(url.hostname)) return undefined
+  return `the base URL ${url.protocol}//${url.host} is plain http off this machine: the API key is sent in clear (use https)`
+}
+
+/** Models named more than once in one run: each is asked, and paid for, once per mention. */
+export const duplicatesIn = (models: ReadonlyArray<string>): ReadonlyArray<string> =>
+  [...new Set(models.filter((m, i) => models.indexOf(m) !== i))]

@@ -1,0 +1,52 @@
+import { Cause, Option } from "effect"
+import { StoreError } from "../domain/errors.js"
+import type { CandidateRecord, RunStatus, SynthesisRecord, Usage } from "../domain/manifest.js"
+
+// What a run's manifest says of its end: its status, why it has no answer, what it cost. Pure, from the run's state.
+
+/** What a run knows while it goes: each candidate's record, the synthesis, the answer. */
+export interface RunState {
+  readonly candidates: ReadonlyArray<CandidateRecord | undefined>
+  /** Attempts started per candidate, so a cancelled candidate's record is still truthful. */
+  readonly attempts: ReadonlyArray<number>
+  readonly synthesis: SynthesisRecord | undefined
+  /** The synthesizer being asked right now, if any: a run interrupted then records it as cancelled. */
+  readonly synthesizing: string | undefined
+  readonly final: string | undefined
+}
+
+export const sumUsage = (records: ReadonlyArray<{ readonly usage?: Usage | undefined } | undefined>): Usage => {
+  let promptTokens = 0
+  let completionTokens = 0
+  let cost: number | undefined
+  for (const record of records) {
+    if (!record?.usage) continue
+    promptTokens += record.usage.promptTokens
+    completionTokens += record.usage.completionTokens
+    if (record.usage.cost !== undefined) cost = (cost ?? 0) + record.usage.cost
+  }
+  return { promptTokens, completionTokens, ...(cost !== undefined ? { cost } : {}) }
+}
+
+export const statusOf = (state: RunState, interrupted: boolean): RunStatus => {
+  if (state.final === undefined) return interrupted ? "cancelled" : "failed"
+  const allAnswered = state.candidates.every((c) => c?.status === "ok")
+  const firstSynthesizerAnswered = state.synthesis?.status === "ok" && state.synthesis.failedSynthesizers === undefined
+  return allAnswered && firstSynthesizerAnswered ? "ok" : "partial"
+}
+
+/** Why a run stopped on a failure of its own (not a model's): a file it could not write, or an internal error. */
+export const stoppedBy = (cause: Cause.Cause<unknown>): string =>
+  Option.match(Cause.failureOption(cause), {
+    onNone: () => "the run stopped on an internal error",
+    onSome: (error) => (error instanceof StoreError ? `the run stopped: ${error.message}` : "the run stopped on an internal error")
+  })
+
+/** Why a run without an answer has none, in one line. */
+export const failureReason = (state: RunState, status: RunStatus): string | undefined => {
+  if (status === "cancelled") return "interrupted before the answer"
+  if (status !== "failed") return undefined
+  if (state.candidates.every((c) => c !== undefined && c.status !== "ok")) return "no candidate answered"
+  if (state.synthesis?.error) return `the synthesis failed: ${state.synthesis.error.message}`
+  return "the run stopped before an answer"
+}

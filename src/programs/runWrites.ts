@@ -1,0 +1,65 @@
+import { Effect, Fiber, Ref, type Scope } from "effect"
+import type { StoreError } from "../domain/errors.js"
+import type { RunHandle } from "../services/RunStore.js"
+
+/** A file of the run that could not be written, relative to the run directory, and why. */
+export interface Unwritten {
+  readonly file: string
+  readonly message: string
+}
+
+/** Anything a manifest records with a file: the file is named only if it is on disk. */
+interface WithFiles {
+  readonly file?: string | undefined
+  readonly partialFile?: string | undefined
+  readonly writeError?: string | undefined
+}
+
+/**
+ * The files of one run being written beside its calls. A write that fails (a full disk, a read-only
+ * directory) never stops the run: it is logged, remembered, and the manifest then names neither the file
+ * nor anything that points to it (`withoutUnwritten`).
+ */
+export const makeRunWrites = Effect.fnUntraced(function*(run: RunHandle, scope: Scope.Scope) {
+  const writes = yield* Ref.make<ReadonlyArray<Fiber.Fiber<string, StoreError>>>([])
+  const failed = yield* Ref.make<ReadonlyArray<Unwritten>>([])
+
+  const relative = (error: StoreError) =>
+    error.path.startsWith(`${run.dir}/`) ? error.path.slice(run.dir.length + 1) : error.path
+
+  /** Remembers a failed write of the run's own and says so; the run goes on. */
+  const note = (error: StoreError) =>
+    Ref.update(failed, (all) => [...all, { file: relative(error), message: error.message }]).pipe(
+      Effect.zipRight(Effect.logWarning(`${error.message}; the run goes on without that file`))
+    )
+
+  /** Starts writing a file without waiting for it. */
+  const save = (write: Effect.Effect<string, StoreError>) =>
+    write.pipe(
+      Effect.tapError(note),
+      Effect.uninterruptible,
+      Effect.forkIn(scope),
+      Effect.flatMap((fiber) => Ref.update(writes, (all) => [...all, fiber]))
+    )
+
+  /** Every write started so far has ended, written or not. */
+  const allSettled = Ref.get(writes).pipe(Effect.flatMap(Fiber.awaitAll), Effect.asVoid)
+
+  const unwritten = Ref.get(failed)
+
+  /** The record without the files that are not on disk, with the write error instead. */
+  const withoutUnwritten = <R extends WithFiles>(record: R, all: ReadonlyArray<Unwritten>): R => {
+    const lost = all.filter((u) => u.file === record.file || u.file === record.partialFile)
+    if (lost.length === 0) return record
+    const isLost = (file: string | undefined) => lost.some((u) => u.file === file)
+    // Left undefined rather than deleted: the manifest's JSON has no such key either way.
+    return {
+      ...record,
+      file: isLost(record.file) ? undefined : record.file,
+      partialFile: isLost(record.partialFile) ? undefined : record.partialFile,
+      writeError: lost.map((u) => u.message).join("; ")
+    }
+  }
+
+  return { save, note, allSettled, unwritten, withoutUnwritten }
+})
