@@ -5,7 +5,16 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeOpenRouter, startFakeOpenRouter } from "./support/fakeOpenRouter.js"
-import { bearer, connectHttp, health, type HttpServer, initializeBody, mcpPostHeaders, startHttpServer, waitUntil } from "./support/httpHarness.js"
+import {
+  bearer,
+  connectHttp,
+  health,
+  type HttpServer,
+  initializeBody,
+  mcpPostHeaders,
+  startHttpServer,
+  waitUntil
+} from "./support/httpHarness.js"
 import { readManifest, runIdIn, serverEnv, waitFor } from "./support/mcpHarness.js"
 import { runCli } from "./support/spawnCli.js"
 
@@ -83,7 +92,11 @@ describe("serve --http", () => {
   it("refuses a client without the token or with a wrong one (401), accepts the right one", async () => {
     await expect(connectHttp(server.url, {})).rejects.toMatchObject({ code: 401 })
     await expect(connectHttp(server.url, bearer(`${server.token}x`))).rejects.toMatchObject({ code: 401 })
-    const refused = await fetch(server.url, { method: "POST", headers: { ...mcpPostHeaders, authorization: "Bearer nope" }, body: initializeBody })
+    const refused = await fetch(server.url, {
+      method: "POST",
+      headers: { ...mcpPostHeaders, authorization: "Bearer nope" },
+      body: initializeBody
+    })
     expect(refused.status).toBe(401)
     expect(refused.headers.get("www-authenticate")).toBe("Bearer")
     expect(await refused.text()).not.toContain(server.token)
@@ -102,9 +115,17 @@ describe("serve --http", () => {
 
   it("refuses a foreign browser Origin (403) and, on loopback, a foreign Host (403)", async () => {
     const headers = { ...mcpPostHeaders, ...bearer(server.token) }
-    const foreign = await fetch(server.url, { method: "POST", headers: { ...headers, origin: "https://evil.example" }, body: initializeBody })
+    const foreign = await fetch(server.url, {
+      method: "POST",
+      headers: { ...headers, origin: "https://evil.example" },
+      body: initializeBody
+    })
     expect(foreign.status).toBe(403)
-    const local = await fetch(server.url, { method: "POST", headers: { ...headers, origin: "http://localhost:6274" }, body: initializeBody })
+    const local = await fetch(server.url, {
+      method: "POST",
+      headers: { ...headers, origin: "http://localhost:6274" },
+      body: initializeBody
+    })
     expect(local.status).toBe(200)
     expect(local.headers.get("access-control-allow-origin")).toBe("http://localhost:6274")
     await local.body?.cancel()
@@ -118,7 +139,9 @@ describe("serve --http", () => {
       expect(a.transport.sessionId).not.toBe(b.transport.sessionId)
       const before = (await health(server.base)).sessions
       const results = await Promise.all(
-        [a, b].map((c, i) => c.client.callTool({ name: "process_prompt", arguments: { prompt: `Question ${i}` } }, CallToolResultSchema, { timeout: 30_000 }))
+        [a, b].map((c, i) =>
+          c.client.callTool({ name: "process_prompt", arguments: { prompt: `Question ${i}` } }, CallToolResultSchema, { timeout: 30_000 })
+        )
       )
       for (const result of results) {
         expect(result.isError).toBeFalsy()
@@ -139,14 +162,20 @@ describe("serve --http", () => {
       const controller = new AbortController()
       const messages: Array<string> = []
       const abortedBefore = fake.abortedRequests().length
-      const call = mcp.client.callTool({ name: "process_prompt", arguments: { prompt: "Cancel me", models: ["http/hang", "http/hang2"] } }, CallToolResultSchema, {
-        signal: controller.signal,
-        timeout: 30_000,
-        onprogress: (p) => messages.push(p.message ?? "")
-      })
+      const call = mcp.client.callTool(
+        { name: "process_prompt", arguments: { prompt: "Cancel me", models: ["http/hang", "http/hang2"] } },
+        CallToolResultSchema,
+        {
+          signal: controller.signal,
+          timeout: 30_000,
+          onprogress: (p) => messages.push(p.message ?? "")
+        }
+      )
       const runId = await waitFor("the run id in a progress message", () => messages.map(runIdIn).find(Boolean))
-      await waitFor("both hanging requests in flight", () =>
-        fake.requests.filter((r) => r.model?.startsWith("http/hang") && r.endedAt === undefined).length === 2)
+      await waitFor(
+        "both hanging requests in flight",
+        () => fake.requests.filter((r) => r.model?.startsWith("http/hang") && r.endedAt === undefined).length === 2
+      )
       controller.abort("test cancels")
       await expect(call).rejects.toThrow()
       const aborted = await waitFor("the fake to see both requests aborted", () => {
@@ -164,7 +193,10 @@ describe("serve --http", () => {
   it("finds a run started by one client from a second connection (get_run)", async () => {
     const first = await connectHttp(server.url, bearer(server.token))
     const started = outputOf(
-      await first.client.callTool({ name: "process_prompt", arguments: { prompt: "Handle me", models: ["http/slow"], wait: 0 } }) as CallToolResult
+      await first.client.callTool({
+        name: "process_prompt",
+        arguments: { prompt: "Handle me", models: ["http/slow"], wait: 0 }
+      }) as CallToolResult
     )
     expect(started.status).toBe("running")
     await first.close()
@@ -173,7 +205,9 @@ describe("serve --http", () => {
     const second = await connectHttp(server.url, bearer(server.token))
     try {
       const done = outputOf(
-        await second.client.callTool({ name: "get_run", arguments: { runId: started.runId, wait: 30 } }, CallToolResultSchema, { timeout: 40_000 }) as CallToolResult
+        await second.client.callTool({ name: "get_run", arguments: { runId: started.runId, wait: 30 } }, CallToolResultSchema, {
+          timeout: 40_000
+        }) as CallToolResult
       )
       expect(done.runId).toBe(started.runId)
       expect(done.final).toBe("Merged: 4")
@@ -185,10 +219,21 @@ describe("serve --http", () => {
 
 describe("serve --http limits", () => {
   it("bounds the body (413) and the sessions (503); idle sessions expire", async () => {
-    const server = await startHttpServer(envFor(freshDir()), ["--http-max-sessions", "1", "--http-session-idle", "1", "--http-max-body", "2048"])
+    const server = await startHttpServer(envFor(freshDir()), [
+      "--http-max-sessions",
+      "1",
+      "--http-session-idle",
+      "1",
+      "--http-max-body",
+      "2048"
+    ])
     try {
       const headers = { ...mcpPostHeaders, ...bearer(server.token) }
-      const big = await fetch(server.url, { method: "POST", headers, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping", pad: "x".repeat(4096) }) })
+      const big = await fetch(server.url, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping", pad: "x".repeat(4096) })
+      })
       expect(big.status).toBe(413)
 
       const mcp = await connectHttp(server.url, bearer(server.token))
@@ -221,7 +266,10 @@ describe("serve --http refusals and shutdown", () => {
     expect(server.cli.stderr()).not.toContain(token)
     const mcp = await connectHttp(server.url, bearer(token))
     const started = outputOf(
-      await mcp.client.callTool({ name: "process_prompt", arguments: { prompt: "Stop me", models: ["http/one", "http/hang"], wait: 0 } }) as CallToolResult
+      await mcp.client.callTool({
+        name: "process_prompt",
+        arguments: { prompt: "Stop me", models: ["http/one", "http/hang"], wait: 0 }
+      }) as CallToolResult
     )
     await waitFor("one's answer on disk", () => fs.existsSync(path.join(started.runDir, "responses", "01-http-one.md")))
     const { code, stderr } = await server.stop()

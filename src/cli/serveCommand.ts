@@ -17,7 +17,9 @@ const serveOptions = {
     Options.withDescription("Serve MCP Streamable HTTP at /mcp (bearer token required; GET /healthz without) instead of stdio")
   ),
   host: Options.text("host").pipe(
-    Options.withDescription(`With --http: the address to listen on. Default: ${DEFAULT_HOST}. Beyond loopback only with PARALLEL_LLM_HTTP_TOKEN set`),
+    Options.withDescription(
+      `With --http: the address to listen on. Default: ${DEFAULT_HOST}. Beyond loopback only with PARALLEL_LLM_HTTP_TOKEN set`
+    ),
     Options.optional
   ),
   port: Options.integer("port").pipe(

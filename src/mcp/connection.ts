@@ -1,7 +1,7 @@
 import { FileSystem } from "@effect/platform"
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
-import { Effect, FiberSet, Runtime, type Scope, Schema } from "effect"
+import { Effect, FiberSet, Runtime, Schema, type Scope } from "effect"
 import { fileURLToPath } from "node:url"
 import { Logging } from "../services/Logging.js"
 import { makeMcpApp } from "./app.js"

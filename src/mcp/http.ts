@@ -80,7 +80,11 @@ export const serveMcpHttp = Effect.fn("serveMcpHttp")(function*(options: HttpSer
     const nodeServer = http.createServer()
     const server = yield* NodeHttpServer.make(() => nodeServer, { host: options.host, port: options.port }).pipe(
       Effect.mapError((e) =>
-        new UsageError({ message: `cannot listen on ${hostInUrl(options.host, options.port)}: ${e.cause instanceof Error ? e.cause.message : String(e.cause)}` })
+        new UsageError({
+          message: `cannot listen on ${hostInUrl(options.host, options.port)}: ${
+            e.cause instanceof Error ? e.cause.message : String(e.cause)
+          }`
+        })
       )
     )
     const port = server.address._tag === "TcpAddress" ? server.address.port : options.port
@@ -108,7 +112,10 @@ export const serveMcpHttp = Effect.fn("serveMcpHttp")(function*(options: HttpSer
         case "unknown":
           return refuse(404, "Session not found", cors, -32001)
         case "full":
-          return refuse(503, `Too many sessions (the server allows ${settings.httpMaxSessions}); close one or retry later`, { ...cors, "retry-after": "5" })
+          return refuse(503, `Too many sessions (the server allows ${settings.httpMaxSessions}); close one or retry later`, {
+            ...cors,
+            "retry-after": "5"
+          })
         case "closing":
           return refuse(503, "The server is shutting down", cors)
         default:
@@ -123,7 +130,9 @@ export const serveMcpHttp = Effect.fn("serveMcpHttp")(function*(options: HttpSer
         // Said without the request's own text (headers, path): only what the server decided, and from where.
         const refused = (status: number, message: string, headers: Record<string, string> = {}) =>
           Effect.as(
-            Effect.logWarning(`HTTP ${status} for ${request.method} from ${Option.getOrElse(request.remoteAddress, () => "?")}: ${message}`),
+            Effect.logWarning(
+              `HTTP ${status} for ${request.method} from ${Option.getOrElse(request.remoteAddress, () => "?")}: ${message}`
+            ),
             refuse(status, message, headers)
           )
         const origin = request.headers.origin

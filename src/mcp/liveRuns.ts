@@ -40,7 +40,6 @@ export interface RunFailure {
 /** The runs kept in memory after they end (their files stay on disk whatever happens to this list). */
 const FINISHED_KEPT = 200
 
-
 /**
  * The server's runs: each one a fiber in a server-scoped set, so that a run outlives the request that
  * started it (a client that stops waiting does not lose the answer). A run is found again by its id.

@@ -8,7 +8,8 @@ export const serveSettings = {
     kind: numberIn(0, 3_600),
     flag: "mcp-wait",
     env: "PARALLEL_LLM_MCP_WAIT",
-    doc: "Seconds an MCP call waits for its run before answering `running` with the run id (0: at once); keep it under the client's timeout",
+    doc:
+      "Seconds an MCP call waits for its run before answering `running` with the run id (0: at once); keep it under the client's timeout",
     default: 45,
     defaultDoc: "45",
     convert: secondsToMs
