@@ -258,25 +258,30 @@ describe("serve --http refusals and shutdown", () => {
     expect(result.stderr).toMatch(/0\.0\.0\.0 is not a loopback address: set PARALLEL_LLM_HTTP_TOKEN/)
   })
 
-  it("SIGTERM cancels the runs in flight, writes their manifests and exits 130", async () => {
+  it("SIGTERM cancels the runs in flight, answers the calls waiting for them, writes the manifests, exits 130", async () => {
     const outputDir = freshDir()
     const token = "a-token-chosen-by-the-user-0123456789"
     const server = await startHttpServer(envFor(outputDir, { PARALLEL_LLM_HTTP_TOKEN: token }))
     expect(server.token).toBe(token)
     expect(server.cli.stderr()).not.toContain(token)
     const mcp = await connectHttp(server.url, bearer(token))
-    const started = outputOf(
-      await mcp.client.callTool({
-        name: "process_prompt",
-        arguments: { prompt: "Stop me", models: ["http/one", "http/hang"], wait: 0 }
-      }) as CallToolResult
+    const messages: Array<string> = []
+    const waiting = mcp.client.callTool(
+      { name: "process_prompt", arguments: { prompt: "Stop me", models: ["http/one", "http/hang"] } },
+      CallToolResultSchema,
+      { timeout: 15_000, onprogress: (p) => messages.push(p.message ?? "") }
     )
-    await waitFor("one's answer on disk", () => fs.existsSync(path.join(started.runDir, "responses", "01-http-one.md")))
+    const runId = await waitFor("the run id in a progress message", () => messages.map(runIdIn).find(Boolean))
+    const runDir = path.join(outputDir, runId)
+    await waitFor("one's answer on disk", () => fs.existsSync(path.join(runDir, "responses", "01-http-one.md")))
     const { code, stderr } = await server.stop()
     expect(code).toBe(130)
     expect(stderr).toContain("cancelling 1 run in flight")
-    const manifest = readManifest(started.runDir)
+    // The call waiting for the run was answered before its session closed.
+    expect(outputOf(await waiting as CallToolResult).status).toBe("cancelled")
+    const manifest = readManifest(runDir)
     expect(manifest?.status).toBe("cancelled")
     expect(manifest?.candidates.map((c) => c.status)).toEqual(["ok", "cancelled"])
+    await mcp.close()
   })
 })

@@ -19,6 +19,8 @@ export interface HttpServeOptions {
 
 const TOKEN_ENV = "PARALLEL_LLM_HTTP_TOKEN"
 const MIN_TOKEN_LENGTH = 16
+/** On shutdown, how long the requests waiting for the runs just cancelled get to answer. */
+const SHUTDOWN_GRACE_MS = 2_000
 
 /** The token from the environment; an empty variable counts as unset. */
 const tokenFromEnvironment = Config.option(Config.redacted(TOKEN_ENV)).pipe(
@@ -153,12 +155,14 @@ export const serveMcpHttp = Effect.fn("serveMcpHttp")(function*(options: HttpSer
       HttpRouter.empty.pipe(HttpRouter.get("/healthz", health), HttpRouter.all("/mcp", mcp)),
       guard
     )
-    // Released first: no new connection or request, then the runs in flight cancelled and awaited.
+    // Released first: no new connection or request, then the runs in flight cancelled and awaited, and
+    // the requests waiting for them given a moment to answer.
     yield* Effect.addFinalizer(() =>
       Effect.gen(function*() {
         yield* sessions.stopAccepting
         nodeServer.close()
         yield* runs.cancelAll
+        yield* sessions.drain(SHUTDOWN_GRACE_MS)
       })
     )
 

@@ -39,7 +39,9 @@ export type NoSession = "unknown" | "full" | "closing"
  */
 export const makeSessions = (connection: Omit<ConnectionOptions, "onClose">, limits: SessionLimits) =>
   Effect.gen(function*() {
-    const scope = yield* Effect.scope
+    // The sessions' own scope, forked now so that it closes at this point of the caller's finalizers: a
+    // session opened later must not close before what the caller releases first (cancelling the runs).
+    const scope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
     const runtime = yield* Effect.runtime<ToolServices | Logging>()
     const services = yield* Effect.context<ToolServices | Logging>()
     const sessions = new Map<string, Session>()
@@ -137,8 +139,20 @@ export const makeSessions = (connection: Omit<ConnectionOptions, "onClose">, lim
       })
     )
 
+    const anyBusy = Effect.suspend(() => Effect.exists([...sessions.values()], (session) => session.busy))
+
     return {
       withSession,
+      /**
+       * Waits, at most `ms`, for the requests being answered to end: on shutdown, a client waiting for a run
+       * just cancelled gets that run's result before its session closes.
+       */
+      drain: (ms: number) =>
+        anyBusy.pipe(
+          Effect.repeat({ until: (busy) => !busy, schedule: Schedule.spaced(25) }),
+          Effect.timeout(ms),
+          Effect.ignore
+        ),
       /** Sessions open now. */
       size: Effect.sync(() => sessions.size),
       /** From now on every request is answered "closing" (the server is shutting down). */
