@@ -4,6 +4,7 @@ import type { WebStandardStreamableHTTPServerTransport } from "@modelcontextprot
 import { Config, Console, Effect, Option, Redacted } from "effect"
 import * as http from "node:http"
 import { SettingsError, UsageError } from "../domain/errors.js"
+import { stripControl } from "../domain/text.js"
 import { Settings } from "../services/Settings.js"
 import { logShutdown, packageVersion } from "./connection.js"
 import { generateToken, hostAllowed, hostInUrl, isLoopbackHost, makeTokenCheck, originAllowed } from "./httpGuard.js"
@@ -60,8 +61,8 @@ const webHandler = (transport: WebStandardStreamableHTTPServerTransport, cors: R
  * platform's Node HTTP server), `GET /healthz` for supervisors. One process, many clients: a session per
  * client, each its own SDK Server, all sharing the services (one connection pool) and one set of runs,
  * so a run started by one client is found by `get_run` from another. Runs until interrupted (SIGINT,
- * SIGTERM, SIGHUP): then it stops accepting, cancels the runs in flight (manifests written), closes
- * every session, and returns.
+ * SIGTERM, SIGHUP): then it stops accepting, cancels the runs in flight (manifests written), lets the
+ * calls waiting for them answer, closes every session, and returns.
  */
 export const serveMcpHttp = Effect.fn("serveMcpHttp")(function*(options: HttpServeOptions) {
   const settings = yield* Settings
@@ -70,7 +71,9 @@ export const serveMcpHttp = Effect.fn("serveMcpHttp")(function*(options: HttpSer
   const fromEnvironment = yield* tokenFromEnvironment
   if (Option.isNone(fromEnvironment) && !onLoopback) {
     return yield* new UsageError({
-      message: `--host ${options.host} is not a loopback address: set ${TOKEN_ENV} (a long random secret) to serve beyond this machine`
+      message: `--host ${
+        stripControl(options.host)
+      } is not a loopback address: set ${TOKEN_ENV} (a long random secret) to serve beyond this machine`
     })
   }
   const token = Option.getOrElse(fromEnvironment, generateToken)
@@ -83,9 +86,9 @@ export const serveMcpHttp = Effect.fn("serveMcpHttp")(function*(options: HttpSer
     const server = yield* NodeHttpServer.make(() => nodeServer, { host: options.host, port: options.port }).pipe(
       Effect.mapError((e) =>
         new UsageError({
-          message: `cannot listen on ${hostInUrl(options.host, options.port)}: ${
-            e.cause instanceof Error ? e.cause.message : String(e.cause)
-          }`
+          message: stripControl(
+            `cannot listen on ${hostInUrl(options.host, options.port)}: ${e.cause instanceof Error ? e.cause.message : String(e.cause)}`
+          )
         })
       )
     )
