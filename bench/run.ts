@@ -1,8 +1,9 @@
 /**
  * `npm run bench`: performance figures against the loopback fake (in a worker thread), printed as a
  * table and written to bench/results/latest.json. Each figure is the median of several runs.
- * `BENCH_QUICK=1` runs each measurement a few times on a small batch (the smoke test uses it).
- * Never part of `npm test`'s assertions: these are figures, and the machine decides them.
+ * `BENCH_QUICK=1` runs each measurement a few times on a small batch; `BENCH_ONLY=calls,events` runs only
+ * those; the 1,000-stream scale run needs `BENCH_SCALE=1` or `BENCH_ONLY=scale`. Never part of
+ * `npm test`: these are figures, and the machine decides them.
  */
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
@@ -21,7 +22,8 @@ import { layerSettings, loadSettings, type RawSettings, type SettingsValue } fro
 import type { Behavior, Script } from "../test/support/fakeOpenRouter.js"
 import { realHttpClientLayer } from "../test/support/realHttpClient.js"
 import type { FakeReply, FakeRequest, FakeStats } from "./fakeWorker.js"
-import { FIGURES, meetsTarget } from "./figures.js"
+import { FIGURES, meetsTarget, TARGETS } from "./figures.js"
+import { measureCallCpu, measureEventCpu, measureScale } from "./targets.js"
 
 const root = process.env.BENCH_ROOT ?? process.cwd()
 const quick = process.env.BENCH_QUICK === "1"
@@ -55,7 +57,9 @@ interface Fake {
   readonly close: () => Promise<void>
 }
 
-type Command = { readonly type: "setScript"; readonly script: Script; readonly default?: Behavior } | { readonly type: "reset" | "stats" | "close" }
+type Command = { readonly type: "setScript"; readonly script: Script; readonly default?: Behavior } | {
+  readonly type: "reset" | "stats" | "close"
+}
 
 const startFake = (): Promise<Fake> =>
   new Promise((resolve, reject) => {
@@ -103,7 +107,9 @@ const SYNTH_MS = 100
 const IDEAL_MS = Math.max(...CANDIDATE_MS) + SYNTH_MS
 
 const overheadScript = (): Script => ({
-  ...Object.fromEntries(CANDIDATES.map((m, i) => [m, { kind: "ok", delayMs: CANDIDATE_MS[i]!, content: answerText(m) } satisfies Behavior])),
+  ...Object.fromEntries(
+    CANDIDATES.map((m, i) => [m, { kind: "ok", delayMs: CANDIDATE_MS[i]!, content: answerText(m) } satisfies Behavior])
+  ),
   [SYNTH]: { kind: "ok", delayMs: SYNTH_MS, content: answerText(SYNTH) }
 })
 
@@ -153,7 +159,10 @@ interface Spawned {
 const spawnCli = (args: ReadonlyArray<string>, env: Record<string, string>, options: { readonly rss?: boolean } = {}): Promise<Spawned> =>
   new Promise((resolve, reject) => {
     const started = performance.now()
-    const child = spawn(process.execPath, [cliEntry, ...args], { env: { PATH: process.env.PATH ?? "", HOME: tmp, ...env }, stdio: ["ignore", "ignore", "pipe"] })
+    const child = spawn(process.execPath, [cliEntry, ...args], {
+      env: { PATH: process.env.PATH ?? "", HOME: tmp, ...env },
+      stdio: ["ignore", "ignore", "pipe"]
+    })
     let stderr = ""
     child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr = (stderr + chunk).slice(-20_000)))
     let peak: number | undefined
@@ -204,6 +213,7 @@ const cliEnv = (fake: Fake, outputDir: string): Record<string, string> => ({
 
 const figures: Record<string, number> = {}
 const details: Record<string, unknown> = {}
+const targetContext = { root, tmp, quick, figures, details, log }
 
 const measureOverhead = async (fake: Fake) => {
   await fake.setScript(overheadScript())
@@ -230,7 +240,13 @@ const measureOverhead = async (fake: Fake) => {
   const target = new URL(`${fake.url}/chat/completions`)
   const call = async (model: string) => {
     const body = JSON.stringify({ model, messages: [{ role: "user", content: request.prompt }], stream: true })
-    const response = await agent.request({ origin: target.origin, path: target.pathname, method: "POST", body, headers: { "content-type": "application/json" } })
+    const response = await agent.request({
+      origin: target.origin,
+      path: target.pathname,
+      method: "POST",
+      body,
+      headers: { "content-type": "application/json" }
+    })
     await response.body.text()
   }
   const floorOnce = async () => {
@@ -284,7 +300,10 @@ const batchOnce = async (fake: Fake, prompts: number, args: ReadonlyArray<string
   await fake.setScript({}, { kind: "ok", delayMs: 50, content: SHORT_ANSWER })
   const dir = fs.mkdtempSync(path.join(tmp, "batch-"))
   const input = path.join(dir, "prompts.jsonl")
-  fs.writeFileSync(input, Array.from({ length: prompts }, (_, i) => JSON.stringify({ prompt: `Question number ${i + 1}?` })).join("\n") + "\n")
+  fs.writeFileSync(
+    input,
+    Array.from({ length: prompts }, (_, i) => JSON.stringify({ prompt: `Question number ${i + 1}?` })).join("\n") + "\n"
+  )
   const run = await spawnCli(
     ["batch", input, ...CANDIDATES.flatMap((m) => ["-m", m]), "-s", SYNTH, ...args],
     cliEnv(fake, path.join(dir, "runs")),
@@ -293,7 +312,9 @@ const batchOnce = async (fake: Fake, prompts: number, args: ReadonlyArray<string
   const stats = await fake.stats()
   const results = fs.readFileSync(path.join(dir, "prompts.results.jsonl"), "utf8").trim().split("\n")
   const ok = results.filter((line) => JSON.parse(line).status === "ok").length
-  if (run.code !== 0 || ok !== prompts) throw new Error(`batch (${label}) exited ${run.code} with ${ok}/${prompts} ok: ${run.stderr.slice(-2000)}`)
+  if (run.code !== 0 || ok !== prompts) {
+    throw new Error(`batch (${label}) exited ${run.code} with ${ok}/${prompts} ok: ${run.stderr.slice(-2000)}`)
+  }
   fs.rmSync(dir, { recursive: true, force: true })
   return { ms: run.ms, peakRssKb: run.peakRssKb ?? Number.NaN, cpuMs: run.cpuMs ?? Number.NaN, stats }
 }
@@ -330,7 +351,13 @@ const measureThroughput = async (fake: Fake) => {
   await Promise.all(Array.from({ length: concurrency }, async () => {
     while (sent < calls) {
       sent++
-      const response = await agent.request({ origin: target.origin, path: target.pathname, method: "POST", body, headers: { "content-type": "application/json" } })
+      const response = await agent.request({
+        origin: target.origin,
+        path: target.pathname,
+        method: "POST",
+        body,
+        headers: { "content-type": "application/json" }
+      })
       await response.body.text()
     }
   }))
@@ -352,8 +379,12 @@ const measureStartup = async (fake: Fake) => {
       child.on("error", reject)
       child.on("exit", () => resolve(performance.now() - started))
     }))
-  figures["startup.askHelpMs"] = await repeat(times, async () => (await spawnCli(["ask", "--help"], {})).ms)
+  // The first run after an install has no code cache yet (it makes one in the user's cache directory).
+  fs.rmSync(path.join(tmp, ".cache"), { recursive: true, force: true })
+  figures["startup.serveInitColdMs"] = await serveInit(fake)
   figures["startup.serveInitMs"] = await repeat(times, () => serveInit(fake))
+  figures["startup.versionMs"] = await repeat(times, async () => (await spawnCli(["--version"], {})).ms)
+  figures["startup.askHelpMs"] = await repeat(times, async () => (await spawnCli(["ask", "--help"], {})).ms)
 }
 
 /** Spawn `serve`, send `initialize`, time to its answer (the first line on stdout). */
@@ -366,7 +397,14 @@ const serveInit = (fake: Fake): Promise<number> =>
     })
     child.on("error", reject)
     child.stdin.write(
-      `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "bench", version: "1" } } })}\n`
+      `${
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "initialize",
+          params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "bench", version: "1" } }
+        })
+      }\n`
     )
     let out = ""
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
@@ -392,7 +430,9 @@ interface OriginalRun {
 }
 
 const measureTail = async (fake: Fake) => {
-  const data = JSON.parse(fs.readFileSync(path.join(root, "bench", "data", "original-latencies.json"), "utf8")) as { runs: ReadonlyArray<OriginalRun> }
+  const data = JSON.parse(fs.readFileSync(path.join(root, "bench", "data", "original-latencies.json"), "utf8")) as {
+    runs: ReadonlyArray<OriginalRun>
+  }
   const settings = await settingsFor(fake)
   for (const name of ["C", "B"]) {
     const run = data.runs.find((r) => r.name === name)!
@@ -400,7 +440,11 @@ const measureTail = async (fake: Fake) => {
     const synth = "tail/synthesizer"
     // Seconds in the original become tens of milliseconds here: 100× faster.
     await fake.setScript({
-      ...Object.fromEntries(models.map((m) => [m, { kind: "ok", delayMs: Math.round((run.candidates[m] ?? 0) * 10), content: answerText(m) } satisfies Behavior])),
+      ...Object.fromEntries(
+        models.map((
+          m
+        ) => [m, { kind: "ok", delayMs: Math.round((run.candidates[m] ?? 0) * 10), content: answerText(m) } satisfies Behavior])
+      ),
       [synth]: { kind: "ok", delayMs: Math.round((run.synthesis ?? 0) * 10), content: answerText(synth) }
     })
     const runtime = makeRuntime(settings)
@@ -431,13 +475,45 @@ const printTable = () => {
     const text = value === undefined ? "—" : Number.isInteger(value) ? String(value) : value < 10 ? value.toFixed(3) : value.toFixed(0)
     const target = spec.target === undefined
       ? ""
-      : `${spec.target.max !== undefined ? `≤ ${spec.target.max}` : `≥ ${spec.target.min}`} ${value === undefined ? "" : meetsTarget(spec, value) ? "met" : "MISSED"}`
+      : `${spec.target.max !== undefined ? `≤ ${spec.target.max}` : `≥ ${spec.target.min}`} ${
+        value === undefined ? "" : meetsTarget(spec, value) ? "met" : "MISSED"
+      }`
     return [spec.label, `${text} ${spec.unit}`.trim(), target]
   })
   const widths = [0, 1, 2].map((i) => Math.max(...rows.map((r) => r[i]!.length), 6))
   const header = ["figure", "value", "target"]
-  const line = (cells: ReadonlyArray<string>) => cells.map((c, i) => (i === 1 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join("  ").trimEnd()
+  const line = (cells: ReadonlyArray<string>) =>
+    cells.map((c, i) => (i === 1 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join("  ").trimEnd()
   process.stdout.write([line(header), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)].join("\n") + "\n")
+  printTargets()
+}
+
+/** Issue 16's targets: the project beside the bare-Node floor measured in the same run, and their ratio. */
+const printTargets = () => {
+  const number = (value: number | undefined) => (value === undefined ? "—" : value < 10 ? value.toFixed(2) : value.toFixed(0))
+  const rows = TARGETS.flatMap((t) => {
+    const project = figures[`${t.key}.project`]
+    if (project === undefined) return []
+    const floor = figures[`${t.key}.floor`]
+    const ratio = figures[`${t.key}.ratio`]
+    const judged = t.goal.ratio !== undefined ? ratio : project
+    const limit = t.goal.ratio ?? t.goal.max
+    const met = judged === undefined || limit === undefined ? "" : judged <= limit ? "met" : "MISSED"
+    return [[
+      t.label,
+      `${number(project)} ${t.unit}`,
+      `${number(floor)} ${t.unit}`,
+      ratio === undefined ? "—" : `${ratio.toFixed(2)}×`,
+      t.goal.text,
+      met
+    ]]
+  })
+  if (rows.length === 0) return
+  const all = [["target", "project", "floor", "ratio", "goal", ""], ...rows]
+  const widths = [0, 1, 2, 3, 4, 5].map((i) => Math.max(...all.map((r) => r[i]!.length)))
+  const line = (cells: ReadonlyArray<string>) =>
+    cells.map((c, i) => (i >= 1 && i <= 3 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join("  ").trimEnd()
+  process.stdout.write(["", line(all[0]!), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)].join("\n") + "\n")
 }
 
 const main = async () => {
@@ -447,14 +523,20 @@ const main = async () => {
   // BENCH_ONLY=overhead,throughput runs only those measurements (while working on one figure).
   const only = process.env.BENCH_ONLY?.split(",").map((name) => name.trim())
   try {
-    for (const [name, measure] of [
-      ["start-up", measureStartup],
-      ["overhead", measureOverhead],
-      ["connections", measureConnections],
-      ["tail", measureTail],
-      ["throughput", measureThroughput]
-    ] as const) {
-      if (only !== undefined && !only.includes(name)) continue
+    for (
+      const [name, measure] of [
+        ["start-up", measureStartup],
+        ["overhead", measureOverhead],
+        ["connections", measureConnections],
+        ["tail", measureTail],
+        ["throughput", measureThroughput],
+        ["calls", () => measureCallCpu(targetContext)],
+        ["events", () => measureEventCpu(targetContext)],
+        ["scale", () => measureScale(targetContext)]
+      ] as const
+    ) {
+      // The scale run is heavy (two ~20 s batches of 1,000 streams): only when asked for.
+      if (only === undefined ? name === "scale" && process.env.BENCH_SCALE !== "1" : !only.includes(name)) continue
       log(`${name}…`)
       await measure(fake)
     }

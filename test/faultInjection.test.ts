@@ -10,9 +10,9 @@ import { runPipeline } from "../src/programs/runPipeline.js"
 import { layerOpenRouterClient } from "../src/services/OpenRouterClient.js"
 import { layerRunStore } from "../src/services/RunStore.js"
 import { layerSettings, type SettingsValue } from "../src/services/Settings.js"
-import { makeTestSettings } from "./support/testSettings.js"
 import { type Behavior, type FakeOpenRouter, startFakeOpenRouter } from "./support/fakeOpenRouter.js"
 import { realHttpClientLayer } from "./support/realHttpClient.js"
+import { makeTestSettings } from "./support/testSettings.js"
 
 // Every way a provider fails, scripted on the loopback fake for one candidate while another answers:
 // the run must record the failure precisely, keep the good answer, and synthesize it.
@@ -60,7 +60,10 @@ const runAgainstFake = (faulty: Behavior | Array<Behavior>, overrides: Partial<S
     return { result, faultyRecord, requestsForFault }
   })
 
-const expectFailure = (record: CandidateRecord, expected: { status?: string; tag: string; attempts: number; message: RegExp; httpStatus?: number }) => {
+const expectFailure = (
+  record: CandidateRecord,
+  expected: { status?: string; tag: string; attempts: number; message: RegExp; httpStatus?: number }
+) => {
   expect(record.status).toBe(expected.status ?? "error")
   expect(record.attempts).toBe(expected.attempts)
   expect(record.error?.tag).toBe(expected.tag)
@@ -119,10 +122,10 @@ describe("fault injection against the loopback fake (streaming)", () => {
       expectFailure(faultyRecord, { tag: "NetworkError", attempts: 3, message: /Network error/ })
     }))
 
-  it.live("malformed JSON: an invalid response, not retried", () =>
+  it.live("malformed JSON: an invalid response, retried like a 5xx", () =>
     Effect.gen(function*() {
       const { faultyRecord } = yield* runAgainstFake({ kind: "malformed" })
-      expectFailure(faultyRecord, { tag: "InvalidResponse", attempts: 1, message: /not a chat completion/ })
+      expectFailure(faultyRecord, { tag: "InvalidResponse", attempts: 3, message: /not a chat completion/ })
     }))
 
   it.live("an HTML error page from a proxy: says so, retried as a 502", () =>
@@ -134,13 +137,13 @@ describe("fault injection against the loopback fake (streaming)", () => {
   it.live("empty choices: an invalid response", () =>
     Effect.gen(function*() {
       const { faultyRecord } = yield* runAgainstFake({ kind: "emptyChoices" })
-      expectFailure(faultyRecord, { tag: "InvalidResponse", attempts: 1, message: /no (choices|content)/ })
+      expectFailure(faultyRecord, { tag: "InvalidResponse", attempts: 3, message: /no (choices|content)/ })
     }))
 
   it.live("null content: an invalid response", () =>
     Effect.gen(function*() {
       const { faultyRecord } = yield* runAgainstFake({ kind: "nullContent" })
-      expectFailure(faultyRecord, { tag: "InvalidResponse", attempts: 1, message: /null|no content/ })
+      expectFailure(faultyRecord, { tag: "InvalidResponse", attempts: 3, message: /null|no content/ })
     }))
 
   it.live("an error inside an HTTP 200: a transient code is retried", () =>
@@ -183,7 +186,12 @@ describe("fault injection against the loopback fake (streaming)", () => {
 
   it.live("a slow trickling body: assembled whole", () =>
     Effect.gen(function*() {
-      const { faultyRecord, result } = yield* runAgainstFake({ kind: "trickle", content: "slowly but surely arriving", chunkDelayMs: 40, chunks: 6 })
+      const { faultyRecord, result } = yield* runAgainstFake({
+        kind: "trickle",
+        content: "slowly but surely arriving",
+        chunkDelayMs: 40,
+        chunks: 6
+      })
       expect(faultyRecord).toMatchObject({ status: "ok", attempts: 1 })
       expect(fs.readFileSync(path.join(result.runDir, "responses/02-fault-x.md"), "utf8")).toBe("slowly but surely arriving")
     }))

@@ -204,6 +204,15 @@ describe("get_run and cancel_run", () => {
     expect(recovered).toMatchObject({ status: "partial", final: SYNTH_ANSWER, source: runId })
   })
 
+  it("refuse more models than --max-models before any call, naming the setting", async () => {
+    const before = fake.chatRequests().length
+    const models = Array.from({ length: 17 }, (_, i) => `fast/m${i}`)
+    const result = await call(mcp.client, "process_prompt", { prompt: "Too many", models })
+    expect(result.isError).toBe(true)
+    expect(textOf(result)).toContain("17 candidate models, more than the 16 allowed in one run (--max-models)")
+    expect(fake.chatRequests().length).toBe(before)
+  })
+
   it("every other tool's results are text only too", async () => {
     for (const [name, args] of [["list_runs", {}], ["list_models", {}], ["get_config", {}], ["process_prompt", { prompt: "" }]] as const) {
       await call(mcp.client, name, args)

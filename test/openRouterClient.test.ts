@@ -19,9 +19,9 @@ import {
 } from "../src/services/OpenRouterClient.js"
 import { layerRunStore } from "../src/services/RunStore.js"
 import { layerSettings, type SettingsValue } from "../src/services/Settings.js"
-import { makeTestSettings } from "./support/testSettings.js"
 import { type Behavior, type FakeOpenRouter, startFakeOpenRouter } from "./support/fakeOpenRouter.js"
 import { realHttpClientLayer, waitUntil } from "./support/realHttpClient.js"
+import { makeTestSettings } from "./support/testSettings.js"
 
 /** Distinctive, so that a leak anywhere is unmistakable. */
 const KEY = "sk-or-v1-SECRET-5f3c9a1e7d2b4c6a8e0f1a2b3c4d5e6f"
@@ -86,7 +86,11 @@ describe("OpenRouterClient.complete: a good answer", () => {
         }
       })
       const completion = yield* complete(
-        ask("good/model", { messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "Meaning of life?" }], temperature: 0.3, maxTokens: 256 })
+        ask("good/model", {
+          messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "Meaning of life?" }],
+          temperature: 0.3,
+          maxTokens: 256
+        })
       ).pipe(Effect.provide(clientLayer()))
       expect(completion.content).toBe("The answer is 42.")
       expect(completion.servedBy).toBe("good/model-2025-06-01")
@@ -206,11 +210,19 @@ const failureCases: ReadonlyArray<FailureCase> = [
     message: /HTML/,
     check: (e) => expect(e.message).not.toContain("<html")
   },
-  { name: "200 with an HTML page", behavior: { kind: "html", status: 200 }, tag: "InvalidResponse", transient: false, message: /HTML/ },
-  { name: "200 with malformed JSON", behavior: { kind: "malformed" }, tag: "InvalidResponse", transient: false },
-  { name: "200 with empty choices", behavior: { kind: "emptyChoices" }, tag: "InvalidResponse", transient: false, message: /no choices/ },
-  { name: "200 with null content", behavior: { kind: "nullContent" }, tag: "InvalidResponse", transient: false, message: /null/ },
-  { name: "200 with empty content", behavior: { kind: "emptyContent" }, tag: "InvalidResponse", transient: false, message: /empty/ },
+  // Not a chat completion at HTTP 200: transient, like the 5xx a proxy would have sent instead.
+  { name: "200 with an HTML page", behavior: { kind: "html", status: 200 }, tag: "InvalidResponse", transient: true, message: /HTML/ },
+  { name: "200 with malformed JSON", behavior: { kind: "malformed" }, tag: "InvalidResponse", transient: true, message: /cut short/ },
+  { name: "200 with empty choices", behavior: { kind: "emptyChoices" }, tag: "InvalidResponse", transient: true, message: /no choices/ },
+  { name: "200 with null content", behavior: { kind: "nullContent" }, tag: "InvalidResponse", transient: true, message: /null/ },
+  { name: "200 with empty content", behavior: { kind: "emptyContent" }, tag: "InvalidResponse", transient: true, message: /empty/ },
+  {
+    name: "200 with JSON of the wrong shape: one short line naming the field, no dump of the schema",
+    behavior: { kind: "status", status: 200, body: { choices: [{ message: { content: 42 } }] } },
+    tag: "InvalidResponse",
+    transient: true,
+    message: /^Invalid response: a body that is not a chat completion \(wrong shape at choices\.0\.message\.content\)$/
+  },
   {
     name: "an error object with a 5xx code in a 200 body",
     behavior: { kind: "errorIn200", code: 502, message: "Upstream provider exploded" },
@@ -220,10 +232,13 @@ const failureCases: ReadonlyArray<FailureCase> = [
     check: (e) => expect(e._tag === "ErrorInBody" && e.code).toBe(502)
   },
   {
+    // A 429 is a rate limit wherever it arrives: the same tag and status as an HTTP 429.
     name: "an error object with code 429 in a 200 body",
     behavior: { kind: "errorIn200", code: 429, message: "slow down" },
-    tag: "ErrorInBody",
-    transient: true
+    tag: "RateLimited",
+    transient: true,
+    httpStatus: 429,
+    message: /slow down/
   },
   {
     name: "an error object with code 400 in a 200 body",
@@ -265,6 +280,28 @@ describe("OpenRouterClient.complete: each failure maps to its typed error", () =
         expect(chatCount(model)).toBe(1)
       }))
   })
+})
+
+describe("a 429 is typed by the provider's code wherever it arrives", () => {
+  for (
+    const [where, behavior, stream] of [
+      ["the HTTP status", { kind: "status", status: 429 }, false],
+      ["a 200 body", { kind: "errorIn200", code: 429, message: "Rate limit exceeded" }, false],
+      ["a 200 body of a streamed request", { kind: "errorIn200", code: "429", message: "Rate limit exceeded" }, true],
+      ["an event mid-stream", { kind: "streamError", partial: "The first words", code: 429, message: "Rate limit exceeded" }, true]
+    ] satisfies ReadonlyArray<readonly [string, Behavior, boolean]>
+  ) {
+    it.live(`in ${where}: RateLimited with httpStatus 429, transient`, () =>
+      Effect.gen(function*() {
+        const model = `limited/${where.replace(/\W+/g, "-")}`
+        fake.setScript({ [model]: behavior })
+        const error = yield* complete(ask(model)).pipe(Effect.flip, Effect.provide(clientLayer({ stream })))
+        expect(error._tag).toBe("RateLimited")
+        expect(httpStatusOf(error)).toBe(429)
+        expect(isTransient(error)).toBe(true)
+        if (behavior.kind === "streamError") expect(error._tag === "RateLimited" && error.partialContent).toBe("The first words")
+      }))
+  }
 })
 
 describe("parseRetryAfter", () => {
@@ -342,13 +379,34 @@ describe("callModel with the real client and the real clock", () => {
       expect(chatCount("down/always")).toBe(3)
     }))
 
-  for (const behavior of [
-    { kind: "status", status: 401 },
-    { kind: "status", status: 400 },
-    { kind: "status", status: 402 },
-    { kind: "status", status: 403 },
-    { kind: "errorIn200", code: 400 }
-  ] satisfies ReadonlyArray<Behavior>) {
+  for (
+    const behavior of [
+      { kind: "malformed" },
+      { kind: "html", status: 200 },
+      { kind: "emptyChoices" },
+      { kind: "nullContent" }
+    ] satisfies ReadonlyArray<Behavior>
+  ) {
+    it.live(`a 200 that is not a chat completion (${behavior.kind}) is retried under the same schedule`, () =>
+      Effect.gen(function*() {
+        const model = `invalid/${behavior.kind}`
+        fake.setScript({ [model]: [behavior, { kind: "ok", content: "a real answer" }] })
+        const call = yield* callModel(ask(model), policy).pipe(Effect.provide(clientLayer()))
+        expect(Either.getOrThrow(call.result).content).toBe("a real answer")
+        expect(call.attempts).toBe(2)
+        expect(chatCount(model)).toBe(2)
+      }))
+  }
+
+  for (
+    const behavior of [
+      { kind: "status", status: 401 },
+      { kind: "status", status: 400 },
+      { kind: "status", status: 402 },
+      { kind: "status", status: 403 },
+      { kind: "errorIn200", code: 400 }
+    ] satisfies ReadonlyArray<Behavior>
+  ) {
     const label = behavior.kind === "status" ? `HTTP ${behavior.status}` : `ErrorInBody code ${behavior.code}`
     it.live(`${label}: exactly 1 request, never retried`, () =>
       Effect.gen(function*() {
@@ -421,6 +479,37 @@ describe("pooled connections", () => {
       expect(fake.chatRequests()).toHaveLength(20)
       expect(fake.connections).toBe(1)
     }).pipe(Effect.provide(clientLayer())))
+
+  it.live("20 sequential streamed calls use exactly 1 TCP connection: the body is read to its end after [DONE]", () =>
+    Effect.gen(function*() {
+      const client = yield* OpenRouterClient
+      for (let i = 0; i < 20; i++) {
+        const completion = yield* client.complete(ask(`pool/stream-${i}`))
+        expect(completion.content).toBe(`Answer from pool/stream-${i}`)
+        yield* turn
+      }
+      expect(fake.connections).toBe(1)
+    }).pipe(Effect.provide(clientLayer({ stream: true }))))
+
+  it.live("a response that ends a moment after [DONE]: waited for, and its connection reused", () =>
+    Effect.gen(function*() {
+      fake.setDefault({ kind: "ok", endAfterDoneMs: 50 })
+      const client = yield* OpenRouterClient
+      for (let i = 0; i < 5; i++) {
+        expect((yield* client.complete(ask(`pool/late-end-${i}`))).content).toBe(`Answer from pool/late-end-${i}`)
+        yield* turn
+      }
+      expect(fake.connections).toBe(1)
+      expect(fake.abortedRequests()).toHaveLength(0)
+    }).pipe(Effect.provide(clientLayer({ stream: true }))))
+
+  it.live("a response kept open after [DONE]: the answer is returned and only that connection is dropped", () =>
+    Effect.gen(function*() {
+      fake.setScript({ "pool/never-ends": { kind: "ok", content: "complete anyway", endAfterDoneMs: 600_000 } })
+      const completion = yield* complete(ask("pool/never-ends")).pipe(Effect.provide(clientLayer({ stream: true })))
+      expect(completion.content).toBe("complete anyway")
+      yield* Effect.promise(() => waitUntil(() => fake.abortedRequests().length === 1, "the open response to be dropped"))
+    }))
 
   it.live("20 sequential calls back to back in one tick still reuse connections (at most 2)", () =>
     Effect.gen(function*() {
@@ -538,17 +627,43 @@ describe("the API key is never logged", () => {
       expect(logText).not.toContain(KEY.slice(-16))
     }))
 
+  it.live("a key echoed in another letter case or by its leading part is redacted from answers and errors", () =>
+    Effect.gen(function*() {
+      const echo = `upper ${KEY.toUpperCase()}, lower ${KEY.toLowerCase()}, cut ${KEY.slice(0, 20)}… and the rest of the answer`
+      const leaks = (text: string) => text.toLowerCase().includes(KEY.slice(0, 16).toLowerCase())
+      for (const stream of [false, true]) {
+        fake.setScript({ "echo/answer": { kind: "ok", content: echo } })
+        const completion = yield* complete(ask("echo/answer")).pipe(Effect.provide(clientLayer({ stream })))
+        expect(leaks(completion.content), completion.content).toBe(false)
+        expect(completion.content).toContain("and the rest of the answer")
+      }
+      const error = yield* failureOf("echo/error", { kind: "errorIn200", code: 400, message: `bad key ${KEY.toUpperCase().slice(0, 24)}` })
+      expect(leaks(error.message), error.message).toBe(false)
+    }))
+
+  it.live("a short key is redacted from nothing: it cannot corrupt the bodies it appears in", () =>
+    Effect.gen(function*() {
+      for (const stream of [false, true]) {
+        const completion = yield* complete(ask("short/key")).pipe(
+          Effect.provide(clientLayer({ stream, apiKey: Option.some(Redacted.make("e")) }))
+        )
+        expect(completion.content).toBe("Answer from short/key")
+      }
+    }))
+
   // Some OpenAI-compatible servers and proxies quote the key they received in a 401/400 body
   // ("Received API Key = sk-..."). The client copies provider messages into its errors, which go to
   // logs and run.json: the contract says the key never appears in an error message.
   it.live("a provider that echoes the key in its error body does not get it into the error message", () =>
     Effect.gen(function*() {
       const echoed = { error: { code: 401, message: `Authentication Error, invalid key. Received API Key = ${KEY}` } }
-      for (const [model, behavior] of [
-        ["echo/json", { kind: "status", status: 401, body: echoed }],
-        ["echo/text", { kind: "status", status: 400, body: `bad request from key ${KEY}` }],
-        ["echo/in200", { kind: "errorIn200", code: 400, message: `Received API Key = ${KEY}` }]
-      ] as const) {
+      for (
+        const [model, behavior] of [
+          ["echo/json", { kind: "status", status: 401, body: echoed }],
+          ["echo/text", { kind: "status", status: 400, body: `bad request from key ${KEY}` }],
+          ["echo/in200", { kind: "errorIn200", code: 400, message: `Received API Key = ${KEY}` }]
+        ] as const
+      ) {
         const error = yield* failureOf(model, behavior)
         expect(error.message, `${model}: ${error._tag}`).not.toContain(KEY)
       }

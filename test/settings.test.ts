@@ -116,6 +116,22 @@ describe("loadSettings: defaults", () => {
       expect(sources.concurrency).toBe("default")
     }))
 
+  it.effect("a key is required for OpenRouter's own URL only; another server gets no OpenRouter fallback synthesizer", () =>
+    Effect.gen(function*() {
+      const error = yield* loadError({ env: { OPENROUTER_API_KEY: undefined } })
+      expect(error.message).toContain("OPENROUTER_API_KEY is not set")
+      const openRouter = yield* load({ env: { OPENROUTER_API_KEY: KEY } })
+      expect(openRouter.settings.fallbackSynthesizers).toEqual(DEFAULT_FALLBACK_SYNTHESIZERS)
+      for (const baseUrl of ["http://gpu-box.lan:11434/v1", "https://vllm.example.com/v1"]) {
+        const other = yield* load({ flags: { baseUrl }, env: { OPENROUTER_API_KEY: undefined } })
+        expect(Option.isNone(other.settings.apiKey), baseUrl).toBe(true)
+        expect(other.settings.fallbackSynthesizers, baseUrl).toEqual([])
+        // One the user chose is kept.
+        const chosen = yield* load({ flags: { baseUrl, fallbackSynthesizers: "llama3.1:8b" }, env: { OPENROUTER_API_KEY: undefined } })
+        expect(chosen.settings.fallbackSynthesizers).toEqual(["llama3.1:8b"])
+      }
+    }))
+
   it.effect("an MCP Bundle placeholder left unfilled (`${user_config.models}`) counts as not set", () =>
     Effect.gen(function*() {
       const { settings, sources } = yield* load({
@@ -310,7 +326,7 @@ describe("loadSettings: invalid values name where they came from", () => {
   const envCases: ReadonlyArray<readonly [string, string]> = [
     ["PARALLEL_LLM_TIMEOUT", "-1"],
     ["PARALLEL_LLM_TIMEOUT", "soon"],
-    ["PARALLEL_LLM_CONCURRENCY", "1000"],
+    ["PARALLEL_LLM_CONCURRENCY", "2000"],
     ["PARALLEL_LLM_RETRIES", "2.5"],
     ["PARALLEL_LLM_TEMPERATURE", "hot"],
     ["PARALLEL_LLM_MODELS", "good/one,bad model"],
@@ -388,15 +404,17 @@ describe("loadSettings: invalid values name where they came from", () => {
 })
 
 describe("loadSettings: the API key", () => {
-  it.effect("missing with a non-loopback URL fails naming OPENROUTER_API_KEY", () =>
+  it.effect("missing for OpenRouter's own URL fails naming OPENROUTER_API_KEY; another server needs none", () =>
     Effect.gen(function*() {
       const defaultUrl = yield* loadError({ env: {} })
       expect(defaultUrl.setting).toBe("OPENROUTER_API_KEY")
       expect(defaultUrl.message).toContain("OPENROUTER_API_KEY")
-      const remote = yield* loadError({ env: { OPENROUTER_BASE_URL: "https://llm.example.com/v1" } })
-      expect(remote.message).toContain("OPENROUTER_API_KEY")
-      const remoteFlag = yield* loadError({ flags: { baseUrl: "http://192.168.1.10:11434/v1" }, env: {} })
-      expect(remoteFlag.message).toContain("OPENROUTER_API_KEY")
+      const openRouter = yield* loadError({ env: { OPENROUTER_BASE_URL: "https://eu.openrouter.ai/api/v1" } })
+      expect(openRouter.message).toContain("OPENROUTER_API_KEY")
+      const remote = yield* load({ env: { OPENROUTER_BASE_URL: "https://llm.example.com/v1" } })
+      expect(Option.isNone(remote.settings.apiKey)).toBe(true)
+      const remoteFlag = yield* load({ flags: { baseUrl: "http://192.168.1.10:11434/v1" }, env: {} })
+      expect(Option.isNone(remoteFlag.settings.apiKey)).toBe(true)
     }))
 
   it.effect("a loopback URL (127.0.0.1, localhost, [::1]) needs no key", () =>

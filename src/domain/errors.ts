@@ -8,11 +8,18 @@ const common = {
   message: Schema.String
 }
 
-/** 429: slow down; `retryAfterMs` is the server's Retry-After when it sent one. */
+/** Text a streamed answer had produced before it broke off: kept in the run as `NN-<slug>.partial.md`. */
+const partialContent = Schema.optional(Schema.String)
+
+/**
+ * 429: slow down; `retryAfterMs` is the server's Retry-After when it sent one. Typed so however the 429
+ * arrives: as the HTTP status, in a 200 body, or as an event mid-stream (with the text streamed so far).
+ */
 export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", {
   ...common,
   httpStatus: Schema.Number,
-  retryAfterMs: Schema.optional(Schema.Number)
+  retryAfterMs: Schema.optional(Schema.Number),
+  partialContent
 }) {}
 
 /** 401: the API key is missing or wrong. */
@@ -46,14 +53,14 @@ export class ProviderFailure extends Schema.TaggedError<ProviderFailure>()("Prov
   retryAfterMs: Schema.optional(Schema.Number)
 }) {}
 
-/** A 2xx answer we cannot use: not JSON, an HTML page, no choices, null or empty content. */
+/**
+ * A 2xx answer we cannot use: not JSON (or cut short), an HTML page, no choices, null or empty content.
+ * Transient: a proxy's page or a truncated body says nothing about the next attempt.
+ */
 export class InvalidResponse extends Schema.TaggedError<InvalidResponse>()("InvalidResponse", {
   ...common,
   httpStatus: Schema.optional(Schema.Number)
 }) {}
-
-/** Text a streamed answer had produced before it broke off: kept in the run as `NN-<slug>.partial.md`. */
-const partialContent = Schema.optional(Schema.String)
 
 /**
  * An error object inside an HTTP 200 body, or an error event in the middle of a stream (OpenRouter
@@ -104,6 +111,7 @@ export const isTransient = (error: ProviderError): boolean => {
     case "RateLimited":
     case "ProviderFailure":
     case "NetworkError":
+    case "InvalidResponse":
       return true
     case "ErrorInBody":
       return error.transient

@@ -8,9 +8,6 @@ import { McpOverrides } from "../settings/mcpOverrides.js"
 // are decoded with it, structured results are encoded with it on their way out) and generates the JSON
 // Schema the tool advertises, so the two can never disagree. Output fields that do not apply are left out.
 
-/** The most candidate models one call may ask: a guard against a runaway (and costly) argument. */
-export const MAX_MODELS_PER_CALL = 16
-
 const ModelArgument = Schema.compose(Schema.String, ModelId).annotations({ jsonSchema: { type: "string" } })
 
 /** How long one call waits for its run; the run goes on either way. */
@@ -31,8 +28,9 @@ export const ProcessPromptInput = Schema.Struct({
     description: "The question or task, as you would ask one model; every candidate gets it unchanged."
   }),
   models: Schema.optionalWith(
-    Schema.Array(ModelArgument).pipe(Schema.minItems(1), Schema.maxItems(MAX_MODELS_PER_CALL)).annotations({
-      description: `Candidate models for this call (1 to ${MAX_MODELS_PER_CALL}). Default: the server's.`
+    // The upper bound is the server's `maxModels`, checked with the rest of the run before any call.
+    Schema.Array(ModelArgument).pipe(Schema.minItems(1)).annotations({
+      description: "Candidate models for this call (at most the server's --max-models, 16 by default). Default: the server's."
     }),
     { exact: true }
   ),

@@ -29,6 +29,17 @@ export const retrySchedule = (policy: RetryPolicy): Schedule.Schedule<ProviderEr
     })
   )
 
+/** Schedules are values: one per policy, built once, rather than once per call. */
+const schedules = new Map<string, Schedule.Schedule<ProviderError, ProviderError>>()
+const scheduleFor = (policy: RetryPolicy) => {
+  const key = `${policy.retries}/${policy.retryBaseDelayMs}`
+  const known = schedules.get(key)
+  if (known !== undefined) return known
+  const schedule = retrySchedule(policy)
+  schedules.set(key, schedule)
+  return schedule
+}
+
 export interface ModelCall {
   readonly result: Either.Either<Completion, ProviderError>
   readonly attempts: number
@@ -45,7 +56,7 @@ export interface ModelCall {
  * permit, so a busy batch does not time out calls that were never sent. Backoff sleeps between
  * attempts hold no permit.
  */
-export const callModel = Effect.fn("callModel")(function*(
+export const callModel = Effect.fnUntraced(function*(
   request: CompletionRequest,
   policy: RetryPolicy & { readonly timeoutMs: number },
   onAttempt: (attempt: number) => Effect.Effect<void> = () => Effect.void
@@ -63,7 +74,9 @@ export const callModel = Effect.fn("callModel")(function*(
       Effect.flatMap((n) =>
         client.complete(request).pipe(
           Effect.tapError((error) =>
-            Effect.logDebug(`${request.model}: attempt ${n} failed: ${error.message}${isTransient(error) && n <= policy.retries ? " (will retry)" : ""}`)
+            Effect.logDebug(
+              `${request.model}: attempt ${n} failed: ${error.message}${isTransient(error) && n <= policy.retries ? " (will retry)" : ""}`
+            )
           )
         )
       )
@@ -82,7 +95,7 @@ export const callModel = Effect.fn("callModel")(function*(
   )
 
   const result = yield* attempt.pipe(
-    Effect.retry(retrySchedule(policy)),
+    Effect.retry(scheduleFor(policy)),
     Effect.raceFirst(budget),
     Effect.either
   )

@@ -3,7 +3,7 @@ import { Chunk, Config, ConfigError, ConfigProvider, Effect, Option, ParseResult
 import * as os from "node:os"
 import * as path from "node:path"
 import { SettingsError } from "../domain/errors.js"
-import { defaultConfigFile, isLoopbackUrl } from "./paths.js"
+import { defaultConfigFile, isOpenRouterUrl } from "./paths.js"
 import type { SettingContext } from "./setting.js"
 import { type SettingKey, settingKeys, settingsTable } from "./table.js"
 import type { RawSettings, SettingSource, SettingsValue } from "./values.js"
@@ -148,13 +148,16 @@ export const loadSettings = Effect.fn("Settings.load")(function*(input: LoadInpu
     })
   )
   const fields = Object.fromEntries(settingKeys.map((key) => [settingsTable[key].field, values.byKey[key]]))
-  const settings = { ...fields, apiKey: values.apiKey, configFile: Option.fromNullable(configFile) } as SettingsValue
-  if (input.requireApiKey !== false && Option.isNone(settings.apiKey) && !isLoopbackUrl(settings.baseUrl)) {
+  const loaded = { ...fields, apiKey: values.apiKey, configFile: Option.fromNullable(configFile) } as SettingsValue
+  const openRouter = isOpenRouterUrl(loaded.baseUrl)
+  // The default fallback synthesizer is an OpenRouter model: another server gets none it was not given.
+  const settings = !openRouter && sources.fallbackSynthesizers === "default" ? { ...loaded, fallbackSynthesizers: [] } : loaded
+  if (input.requireApiKey !== false && Option.isNone(settings.apiKey) && openRouter) {
     return yield* new SettingsError({
       setting: "OPENROUTER_API_KEY",
       message:
         `OPENROUTER_API_KEY is not set. Get a key at https://openrouter.ai/keys and export it ` +
-        `(for an MCP client, put it in the server's "env" block). Only a loopback --base-url works without a key.`
+        `(for an MCP client, put it in the server's "env" block). Other OpenAI-compatible servers (--base-url) need none.`
     })
   }
   return { settings, sources } satisfies LoadedSettings

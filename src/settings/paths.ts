@@ -33,7 +33,16 @@ export const defaultConfigFile = (
   home: string = os.homedir()
 ): string => path.join(perUserDir("config", env, platform, home), "config.json")
 
-/** Local OpenAI-compatible servers (Ollama, LM Studio, vLLM, our test fakes) need no key. */
+/**
+ * OpenRouter's own API: the one base URL that needs a key, and the one whose model ids the default
+ * fallback synthesizer names. Any other OpenAI-compatible server (Ollama, LM Studio, vLLM) gets neither.
+ */
+export const isOpenRouterUrl = (url: string): boolean => {
+  const host = new URL(url).hostname
+  return host === "openrouter.ai" || host.endsWith(".openrouter.ai")
+}
+
+/** Loopback servers: a key sent there in clear never leaves the machine. */
 export const isLoopbackUrl = (url: string): boolean => {
   const host = new URL(url).hostname
   return host === "localhost" || host === "[::1]" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host)

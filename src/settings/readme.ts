@@ -35,7 +35,7 @@ export const settingsMarkdownTable = (): string =>
   [
     "| setting | flag | environment | config key | default |",
     "|---|---|---|---|---|",
-    "| API key | — | `OPENROUTER_API_KEY` | — | required, except when the base URL is on loopback |",
+    "| API key | — | `OPENROUTER_API_KEY` | — | required for OpenRouter's own URL; optional for any other server (sent when set) |",
     ...settingKeys.map((key) => {
       const s: AnySetting = settingsTable[key]
       return `| ${s.doc} | ${flagCell(s)} | ${envCell(s)} | ${keyCell(key, s)} | ${s.defaultDoc} |`

@@ -35,6 +35,8 @@ export type Behavior =
       servedBy?: string;
       usage?: FakeUsage;
       finishReason?: string;
+      /** stream:true: how long the response stays open after `[DONE]` before it ends (default: ends at once). */
+      endAfterDoneMs?: number;
     }
   /** JSON error body, default `{error:{code:status,message:"..."}}`. A string `body` is sent verbatim. */
   | { kind: "status"; status: number; body?: unknown; retryAfter?: number | string; delayMs?: number }
@@ -420,10 +422,12 @@ export function startFakeOpenRouter(options: FakeOpenRouterOptions = {}): Promis
     model: string,
     finishReason: string,
     usage: FakeUsage | undefined,
+    endAfterDoneMs?: number,
   ): Promise<void> => {
     if (!(await write(ctx, res, chunk(id, model, { choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: finishReason }] })))) return;
     if (!(await write(ctx, res, chunk(id, model, { choices: [], usage: usageOf(usage) })))) return;
     if (!(await write(ctx, res, "data: [DONE]\n\n"))) return;
+    if (endAfterDoneMs !== undefined && !(await sleep(ctx, endAfterDoneMs))) return;
     res.end();
   };
 
@@ -471,7 +475,7 @@ export function startFakeOpenRouter(options: FakeOpenRouterOptions = {}): Promis
         }
         if (!(await startSse(ctx, res))) return;
         for (const piece of splitWords(content)) if (!(await write(ctx, res, deltaChunk(id, served, piece)))) return;
-        await finishSse(ctx, res, id, served, finishReason, b.usage);
+        await finishSse(ctx, res, id, served, finishReason, b.usage, b.endAfterDoneMs);
         return;
       }
       case "status": {

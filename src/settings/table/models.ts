@@ -57,6 +57,6 @@ export const modelSettings = {
     env: "PARALLEL_LLM_FALLBACK_SYNTHESIZERS",
     doc: "Fallback synthesizers, tried in order when the one before fails (`none` for none)",
     default: DEFAULT_FALLBACK_SYNTHESIZERS,
-    defaultDoc: "`anthropic/claude-sonnet-4.5`"
+    defaultDoc: "`anthropic/claude-sonnet-4.5` on OpenRouter; none on any other server"
   })
 }

@@ -1,0 +1,216 @@
+/**
+ * The targets of issue 16, each measured side by side with the bare-Node floor (bench/floor.mjs) against
+ * the token server (bench/tokenServer.mjs), both in processes of their own: CPU and peak RSS come from
+ * /usr/bin/time, so the two sides are measured the same way. Runs alternate project/floor; the
+ * figures are medians, with the spread of the ratio in the details.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { setTimeout as sleep } from "node:timers/promises"
+
+export interface TargetContext {
+  readonly root: string
+  readonly tmp: string
+  readonly quick: boolean
+  readonly figures: Record<string, number>
+  readonly details: Record<string, unknown>
+  readonly log: (line: string) => void
+}
+
+interface Measured {
+  readonly wallMs: number
+  readonly cpuMs: number
+  readonly peakRssMb: number
+}
+
+const median = (values: ReadonlyArray<number>): number => {
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
+}
+
+/** Starts the token server in its own process; resolves with its base URL and a way to stop it. */
+const startTokenServer = (ctx: TargetContext, options: { events: number; intervalMs: number; delayMs: number }) =>
+  new Promise<{ url: string; stop: () => Promise<void> }>((resolve, reject) => {
+    const child = spawn(process.execPath, [
+      path.join(ctx.root, "bench", "tokenServer.mjs"),
+      `--events=${options.events}`,
+      `--interval=${options.intervalMs}`,
+      `--delay=${options.delayMs}`
+    ], { stdio: ["ignore", "pipe", "inherit"] })
+    child.on("error", reject)
+    child.stdout.setEncoding("utf8").once("data", (line: string) =>
+      resolve({
+        url: line.trim(),
+        stop: () =>
+          new Promise<void>((done) => (child.exitCode !== null ? done() : (child.once("exit", () => done()), child.kill("SIGTERM"))))
+      }))
+  })
+
+/** Runs `node args` under /usr/bin/time: wall, user + system CPU, peak RSS of that process alone. */
+const timed = (
+  ctx: TargetContext,
+  args: ReadonlyArray<string>,
+  env: Record<string, string> = {}
+): Promise<Measured & { code: number | null; stderr: string }> =>
+  new Promise((resolve, reject) => {
+    const report = path.join(ctx.tmp, `time-${process.hrtime.bigint()}.txt`)
+    const child: ChildProcess = spawn("/usr/bin/time", ["-f", "%e %U %S %M", "-o", report, process.execPath, ...args], {
+      env: { PATH: process.env.PATH ?? "", HOME: ctx.tmp, ...env },
+      stdio: ["ignore", "ignore", "pipe"]
+    })
+    let stderr = ""
+    child.stderr?.setEncoding("utf8").on("data", (piece: string) => (stderr = (stderr + piece).slice(-4000)))
+    child.on("error", reject)
+    child.on("exit", (code) => {
+      const [wall, user, system, rssKb] = fs.readFileSync(report, "utf8").trim().split("\n").at(-1)!.split(" ").map(Number)
+      resolve({ code, stderr, wallMs: wall! * 1000, cpuMs: (user! + system!) * 1000, peakRssMb: rssKb! / 1024 })
+    })
+  })
+
+const CANDIDATES = ["t/c1", "t/c2", "t/c3", "t/c4", "t/c5"]
+const SYNTH = "t/synth"
+
+interface BatchShape {
+  readonly prompts: number
+  readonly concurrency: number
+  readonly runs: number
+}
+
+/** One batch through the built CLI and the same through the floor, against `url`; every answer checked. */
+const pair = async (ctx: TargetContext, url: string, shape: BatchShape, label: string) => {
+  const dir = fs.mkdtempSync(path.join(ctx.tmp, `${label}-`))
+  const input = path.join(dir, "prompts.jsonl")
+  fs.writeFileSync(
+    input,
+    Array.from({ length: shape.prompts }, (_, i) => JSON.stringify({ prompt: `Question ${i + 1}?` })).join("\n") + "\n"
+  )
+  const project = await timed(ctx, [
+    path.join(ctx.root, "dist", "main.js"),
+    "batch",
+    input,
+    ...CANDIDATES.flatMap((m) => ["-m", m]),
+    "-s",
+    SYNTH,
+    "--concurrency",
+    String(shape.concurrency),
+    "--runs",
+    String(shape.runs)
+  ], {
+    OPENROUTER_BASE_URL: url,
+    PARALLEL_LLM_OUTPUT_DIR: path.join(dir, "runs"),
+    PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none",
+    PARALLEL_LLM_LOG_LEVEL: "warning"
+  })
+  const ok =
+    fs.readFileSync(path.join(dir, "prompts.results.jsonl"), "utf8").trim().split("\n").filter((l) => JSON.parse(l).status === "ok").length
+  if (project.code !== 0 || ok !== shape.prompts) {
+    throw new Error(`${label}: batch exited ${project.code} with ${ok}/${shape.prompts} ok: ${project.stderr}`)
+  }
+  await sleep(200)
+  const floorOut = path.join(dir, "floor")
+  fs.mkdirSync(floorOut)
+  const floor = await timed(ctx, [
+    path.join(ctx.root, "bench", "floor.mjs"),
+    "--url",
+    url,
+    "--input",
+    input,
+    "--out",
+    floorOut,
+    "--models",
+    CANDIDATES.join(","),
+    "--synth",
+    SYNTH,
+    "--concurrency",
+    String(shape.concurrency),
+    "--runs",
+    String(shape.runs)
+  ])
+  const floorOk = fs.readFileSync(path.join(floorOut, "results.jsonl"), "utf8").trim().split("\n").length
+  if (floor.code !== 0 || floorOk !== shape.prompts) {
+    throw new Error(`${label}: floor exited ${floor.code} with ${floorOk}/${shape.prompts}: ${floor.stderr}`)
+  }
+  fs.rmSync(dir, { recursive: true, force: true })
+  return { project, floor }
+}
+
+interface Pair {
+  readonly project: Measured
+  readonly floor: Measured
+}
+
+const record = (ctx: TargetContext, key: string, pairs: ReadonlyArray<Pair>, pick: (m: Measured) => number, per = 1) => {
+  const project = median(pairs.map((p) => pick(p.project))) / per
+  const floor = median(pairs.map((p) => pick(p.floor))) / per
+  const ratios = pairs.map((p) => pick(p.project) / pick(p.floor))
+  ctx.figures[`${key}.project`] = project
+  ctx.figures[`${key}.floor`] = floor
+  ctx.figures[`${key}.ratio`] = median(ratios)
+  ctx.details[key] = {
+    ratios: ratios.map((r) => Number(r.toFixed(3))),
+    project: pairs.map((p) => p.project),
+    floor: pairs.map((p) => p.floor)
+  }
+}
+
+/** Target 1: CPU per call, 200 prompts × 6 calls of short answers at 50 ms, 50 calls in flight. */
+export const measureCallCpu = async (ctx: TargetContext) => {
+  const server = await startTokenServer(ctx, { events: 20, intervalMs: 0, delayMs: 50 })
+  const shape = { prompts: ctx.quick ? 20 : 200, concurrency: 50, runs: 10 }
+  const pairs: Array<Pair> = []
+  for (let i = 0; i < (ctx.quick ? 1 : 3); i++) {
+    pairs.push(await pair(ctx, server.url, shape, "calls"))
+    ctx.log(`calls ${i + 1}: project ${Math.round(pairs.at(-1)!.project.cpuMs)} ms CPU, floor ${Math.round(pairs.at(-1)!.floor.cpuMs)} ms`)
+  }
+  await server.stop()
+  const calls = shape.prompts * 6
+  record(ctx, "targets.callCpu", pairs, (m) => m.cpuMs, calls / 1000)
+  record(ctx, "targets.batchRss", pairs, (m) => m.peakRssMb)
+}
+
+/**
+ * Target 2: CPU per SSE event on token streams (1,500 events per answer, one per socket write): the
+ * same batch with 1,500 and with 1 event per answer, so that start-up and per-call work cancel out.
+ */
+export const measureEventCpu = async (ctx: TargetContext) => {
+  const events = 1500
+  const shape = { prompts: ctx.quick ? 2 : 10, concurrency: 10, runs: 2 }
+  const long = await startTokenServer(ctx, { events, intervalMs: 0, delayMs: 0 })
+  const short = await startTokenServer(ctx, { events: 1, intervalMs: 0, delayMs: 0 })
+  const pairs: Array<Pair> = []
+  for (let i = 0; i < (ctx.quick ? 1 : 3); i++) {
+    const a = await pair(ctx, long.url, shape, "events")
+    const b = await pair(ctx, short.url, shape, "events-base")
+    const diff = (x: Measured, y: Measured): Measured => ({ wallMs: x.wallMs - y.wallMs, cpuMs: x.cpuMs - y.cpuMs, peakRssMb: x.peakRssMb })
+    pairs.push({ project: diff(a.project, b.project), floor: diff(a.floor, b.floor) })
+    ctx.log(
+      `events ${i + 1}: project +${Math.round(pairs.at(-1)!.project.cpuMs)} ms CPU, floor +${Math.round(pairs.at(-1)!.floor.cpuMs)} ms`
+    )
+  }
+  await long.stop()
+  await short.stop()
+  // µs per event
+  record(ctx, "targets.eventCpu", pairs, (m) => m.cpuMs, (shape.prompts * 6 * (events - 1)) / 1000)
+}
+
+/** Target 4: 1,000 streamed calls at once, ~30 events/s for ~10 s each, against a server in another process. */
+export const measureScale = async (ctx: TargetContext) => {
+  const server = await startTokenServer(ctx, { events: ctx.quick ? 30 : 300, intervalMs: 33, delayMs: 0 })
+  const shape = { prompts: 200, concurrency: 1000, runs: 200 }
+  const pairs: Array<Pair> = []
+  for (let i = 0; i < (ctx.quick ? 1 : 2); i++) {
+    pairs.push(await pair(ctx, server.url, shape, "scale"))
+    const last = pairs.at(-1)!
+    ctx.log(
+      `scale ${i + 1}: project ${Math.round(last.project.cpuMs)} ms CPU ${Math.round(last.project.wallMs)} ms wall, floor ${
+        Math.round(last.floor.cpuMs)
+      } / ${Math.round(last.floor.wallMs)}`
+    )
+  }
+  await server.stop()
+  record(ctx, "targets.scaleCpu", pairs, (m) => m.cpuMs)
+  record(ctx, "targets.scaleWall", pairs, (m) => m.wallMs)
+  record(ctx, "targets.scaleRss", pairs, (m) => m.peakRssMb)
+}

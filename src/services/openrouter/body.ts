@@ -1,0 +1,40 @@
+import type { HttpClientError } from "@effect/platform"
+import { NetworkError, type ProviderError, ResponseTooLarge } from "../../domain/errors.js"
+
+/** What reading a body needs to know to type its failures. */
+export interface BodyContext {
+  readonly model: string
+  readonly maxBytes: number
+}
+
+export const transportError = (model: string, error: HttpClientError.HttpClientError): NetworkError =>
+  new NetworkError({
+    model,
+    message: `${error._tag === "RequestError" ? "Network error" : "Network error while reading the answer"}: ${
+      describeCause(error.cause) ?? error.reason
+    }`
+  })
+
+const describeCause = (cause: unknown): string | undefined => {
+  if (!(cause instanceof Error)) return undefined
+  const inner: unknown = "cause" in cause ? cause.cause : undefined
+  const code: unknown = "code" in cause ? cause.code : undefined
+  return [cause.message, typeof code === "string" ? code : undefined, describeCause(inner)].filter(Boolean).join(": ")
+}
+
+export const tooLarge = (model: string, maxBytes: number, partialContent?: string) =>
+  new ResponseTooLarge({
+    model,
+    limitBytes: maxBytes,
+    message: `Response larger than ${maxBytes.toLocaleString("en-US")} bytes (--max-response-bytes): connection closed`,
+    ...(partialContent ? { partialContent } : {})
+  })
+
+/** Counts a body's bytes against the cap: past it, the answer ends and its connection is closed. */
+export const byteCap = (context: BodyContext) => {
+  let size = 0
+  return (bytes: Uint8Array): ProviderError | undefined => {
+    size += bytes.length
+    return size > context.maxBytes ? tooLarge(context.model, context.maxBytes) : undefined
+  }
+}

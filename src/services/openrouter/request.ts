@@ -1,0 +1,57 @@
+import { HttpClient, HttpClientRequest } from "@effect/platform"
+import { type Effect, Option } from "effect"
+import type { SettingsValue } from "../Settings.js"
+
+export interface ChatMessage {
+  readonly role: "system" | "user" | "assistant"
+  readonly content: string
+}
+
+export interface CompletionRequest {
+  readonly model: string
+  readonly messages: ReadonlyArray<ChatMessage>
+  readonly temperature?: number
+  readonly maxTokens?: number
+  /** Called with the text of a streamed answer as it arrives (live progress): each network read's pieces at once. */
+  readonly onDelta?: ((text: string) => Effect.Effect<void>) | undefined
+}
+
+/** The JSON body of `POST /chat/completions`: only what was set, in the provider's names. */
+export const chatBody = (request: CompletionRequest, stream: boolean) => ({
+  model: request.model,
+  messages: request.messages,
+  ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+  ...(request.maxTokens !== undefined ? { max_tokens: request.maxTokens } : {}),
+  stream
+})
+
+type ClientSettings = Pick<SettingsValue, "baseUrl" | "apiKey" | "appUrl" | "appTitle">
+
+/**
+ * The provider's HTTP client, configured once: base URL, bearer token (kept `Redacted` down to the
+ * header, which the platform redacts in its own logs and spans), attribution headers.
+ * No span and no traceparent header per request: nothing here exports traces, and the provider has
+ * no use for ours.
+ */
+export const providerHttpClient = (http: HttpClient.HttpClient, settings: ClientSettings): HttpClient.HttpClient => {
+  const auth = Option.match(settings.apiKey, {
+    onNone: () => (request: HttpClientRequest.HttpClientRequest) => request,
+    onSome: (key) => HttpClientRequest.bearerToken(key)
+  })
+  const headers = { "HTTP-Referer": settings.appUrl, "X-Title": settings.appTitle }
+  return http.pipe(
+    HttpClient.mapRequest((request) =>
+      auth(HttpClientRequest.setHeaders(HttpClientRequest.prependUrl(request, settings.baseUrl), headers))
+    ),
+    HttpClient.withTracerDisabledWhen(() => true)
+  )
+}
+
+/** A chat request; a streamed one asks for server-sent events instead of JSON. */
+export const chatRequest = (request: CompletionRequest, stream: boolean): HttpClientRequest.HttpClientRequest =>
+  HttpClientRequest.post("/chat/completions").pipe(
+    HttpClientRequest.bodyUnsafeJson(chatBody(request, stream)),
+    HttpClientRequest.accept(stream ? "text/event-stream" : "application/json")
+  )
+
+export const modelsRequest: HttpClientRequest.HttpClientRequest = HttpClientRequest.get("/models").pipe(HttpClientRequest.acceptJson)

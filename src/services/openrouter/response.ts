@@ -1,0 +1,153 @@
+import { Either } from "effect"
+import {
+  BadRequest,
+  ErrorInBody,
+  Forbidden,
+  InvalidResponse,
+  isTransientStatus,
+  OutOfCredits,
+  type ProviderError,
+  ProviderFailure,
+  RateLimited,
+  Unauthorized
+} from "../../domain/errors.js"
+import type { Redact } from "./redact.js"
+import { decodeChat, decodeErrorBody, type ErrorObject, type Undecodable, type Usage } from "./wire.js"
+
+export interface Completion {
+  readonly content: string
+  /** The model that really answered (and is billed): OpenRouter may route to another one. */
+  readonly servedBy: string
+  readonly usage: { readonly promptTokens: number; readonly completionTokens: number; readonly cost?: number }
+  readonly finishReason: string | undefined
+}
+
+export interface ModelInfo {
+  readonly id: string
+  readonly name?: string | undefined
+  readonly contextLength?: number | undefined
+  /** USD per million tokens. */
+  readonly promptPrice?: number | undefined
+  readonly completionPrice?: number | undefined
+}
+
+/** Retry-After is either delta-seconds or an HTTP date. */
+export const parseRetryAfter = (value: string | undefined, now: number = Date.now()): number | undefined => {
+  if (value === undefined || value.trim() === "") return undefined
+  const seconds = Number(value)
+  if (Number.isFinite(seconds)) return Math.max(0, Math.round(seconds * 1000))
+  const date = Date.parse(value)
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now)
+}
+
+export const snippet = (text: string, max = 200): string => {
+  const flat = text.replace(/\s+/g, " ").trim()
+  return flat.length > max ? `${flat.slice(0, max)}…` : flat
+}
+
+const looksLikeHtml = (contentType: string | undefined, text: string): boolean =>
+  (contentType ?? "").includes("text/html") || /^\s*<(!doctype|html|head|body)/i.test(text)
+
+/** A numeric or textual error code that says "try again later". */
+const isTransientCode = (code: number | string | null | undefined): boolean => {
+  if (typeof code === "number") return isTransientStatus(code)
+  if (typeof code === "string") {
+    const n = Number(code)
+    if (Number.isFinite(n)) return isTransientStatus(n)
+    return /timeout|timed.?out|rate|overload|unavailable|server_error|internal|capacity|busy/i.test(code)
+  }
+  return false
+}
+
+const isRateLimitCode = (code: number | string | null | undefined): boolean => code === 429 || code === "429"
+
+export const usageOf = (usage: Usage | null | undefined): Completion["usage"] => ({
+  promptTokens: usage?.prompt_tokens ?? 0,
+  completionTokens: usage?.completion_tokens ?? 0,
+  ...(usage?.cost != null ? { cost: usage.cost } : {})
+})
+
+/**
+ * An error the provider reported inside an answer: a 200 body, a choice, or a stream event. A 429 is
+ * typed as a rate limit wherever it arrives, with the same tag and status as an HTTP 429.
+ */
+export const providerErrorOf = (
+  model: string,
+  error: ErrorObject | null | undefined,
+  where: string,
+  redact: Redact,
+  options: { readonly partialContent?: string | undefined; readonly transientWithoutCode: boolean }
+): RateLimited | ErrorInBody => {
+  const code = error?.code ?? undefined
+  const text = redact(error?.message ?? "finish_reason error")
+  const message = `Provider error ${where}: ${text}${code !== undefined ? ` (code ${code})` : ""}`
+  const partial = options.partialContent ? { partialContent: options.partialContent } : {}
+  if (isRateLimitCode(code)) return new RateLimited({ model, message, httpStatus: 429, ...partial })
+  const transient = code === undefined ? options.transientWithoutCode : isTransientCode(code)
+  return new ErrorInBody({ model, code, message, transient, ...partial })
+}
+
+/** Maps an HTTP error status (with its body) to the typed error a caller can act on. */
+export const errorForStatus = (
+  model: string,
+  status: number,
+  headers: Readonly<Record<string, string | undefined>>,
+  text: string,
+  redact: Redact
+): ProviderError => {
+  const providerMessage = Either.match(decodeErrorBody(text), {
+    onLeft: () => (looksLikeHtml(headers["content-type"], text)
+      ? "an HTML error page (a proxy or gateway answered)"
+      : snippet(redact(text)) || "no body"),
+    onRight: (b) => (b.error.message != null ? redact(b.error.message) : `error code ${String(b.error.code)}`)
+  })
+  const message = `HTTP ${status}: ${providerMessage}`
+  const retryAfterMs = parseRetryAfter(headers["retry-after"])
+  if (status === 429) return new RateLimited({ model, message, httpStatus: status, retryAfterMs })
+  if (status === 401) return new Unauthorized({ model, message: `${message} (check OPENROUTER_API_KEY)`, httpStatus: status })
+  if (status === 402) return new OutOfCredits({ model, message: `${message} (add credits to the OpenRouter account)`, httpStatus: status })
+  if (status === 403) return new Forbidden({ model, message, httpStatus: status })
+  if (isTransientStatus(status)) return new ProviderFailure({ model, message, httpStatus: status, retryAfterMs })
+  return new BadRequest({ model, message, httpStatus: status })
+}
+
+/** One short line on why a 2xx body is not a chat completion. */
+export const describeUndecodable = (reason: Undecodable, contentType: string | undefined, text: string): string =>
+  looksLikeHtml(contentType, text)
+    ? "an HTML page instead of JSON (a proxy or gateway answered)"
+    : text.trim() === ""
+    ? "an empty body"
+    : reason._tag === "NotJson"
+    ? "a body that is not a chat completion (not JSON, or cut short)"
+    : `a body that is not a chat completion (wrong shape at ${reason.path})`
+
+const invalid = (model: string, status: number, what: string) =>
+  new InvalidResponse({ model, message: `Invalid response: ${what}`, httpStatus: status })
+
+/** Turns a 2xx body into a Completion, or the precise reason it cannot be one. */
+export const interpretChatBody = (
+  model: string,
+  status: number,
+  contentType: string | undefined,
+  text: string,
+  redact: Redact
+): Either.Either<Completion, ProviderError> => {
+  const decoded = decodeChat(text)
+  if (Either.isLeft(decoded)) return Either.left(invalid(model, status, describeUndecodable(decoded.left, contentType, text)))
+  const body = decoded.right
+  if (body.error) return Either.left(providerErrorOf(model, body.error, `in a ${status} body`, redact, { transientWithoutCode: false }))
+  const choice = body.choices?.[0]
+  if (!choice) return Either.left(invalid(model, status, "no choices"))
+  if (choice.error || choice.finish_reason === "error") {
+    return Either.left(providerErrorOf(model, choice.error, "in the answer", redact, { transientWithoutCode: true }))
+  }
+  const content = choice.message?.content
+  if (content == null) return Either.left(invalid(model, status, "content is null"))
+  if (content.trim() === "") return Either.left(invalid(model, status, "content is empty"))
+  return Either.right({
+    content: redact(content),
+    servedBy: body.model != null ? redact(body.model) : model,
+    usage: usageOf(body.usage),
+    finishReason: choice.finish_reason ?? undefined
+  })
+}

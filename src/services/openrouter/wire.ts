@@ -1,0 +1,116 @@
+import { Either, ParseResult, Schema } from "effect"
+
+// The provider's wire formats, decoded rather than trusted. Each decoder is compiled once and reads
+// JSON that was parsed once.
+
+export const ErrorObject = Schema.Struct({
+  code: Schema.optional(Schema.Union(Schema.Number, Schema.String, Schema.Null)),
+  message: Schema.optional(Schema.NullOr(Schema.String)),
+  metadata: Schema.optional(Schema.Unknown)
+})
+export type ErrorObject = typeof ErrorObject.Type
+
+/** A message (whole answers) or a delta (streamed pieces): both carry optional, nullable text. */
+const TextContent = Schema.optional(Schema.NullOr(Schema.Struct({
+  content: Schema.optional(Schema.NullOr(Schema.String))
+})))
+
+const choiceEnd = {
+  finish_reason: Schema.optional(Schema.NullOr(Schema.String)),
+  error: Schema.optional(Schema.NullOr(ErrorObject))
+}
+
+const UsageObject = Schema.Struct({
+  prompt_tokens: Schema.optional(Schema.NullOr(Schema.Number)),
+  completion_tokens: Schema.optional(Schema.NullOr(Schema.Number)),
+  cost: Schema.optional(Schema.NullOr(Schema.Number))
+})
+export type Usage = typeof UsageObject.Type
+const Usage = Schema.optional(Schema.NullOr(UsageObject))
+
+const ChatResponse = Schema.Struct({
+  id: Schema.optional(Schema.NullOr(Schema.String)),
+  model: Schema.optional(Schema.NullOr(Schema.String)),
+  choices: Schema.optional(Schema.NullOr(Schema.Array(Schema.Struct({ message: TextContent, ...choiceEnd })))),
+  usage: Usage,
+  error: Schema.optional(Schema.NullOr(ErrorObject))
+})
+export type ChatResponse = typeof ChatResponse.Type
+
+const ErrorBody = Schema.Struct({ error: ErrorObject })
+
+const StreamChunk = Schema.Struct({
+  model: ChatResponse.fields.model,
+  choices: Schema.optional(Schema.NullOr(Schema.Array(Schema.Struct({ delta: TextContent, ...choiceEnd })))),
+  usage: Usage,
+  error: ChatResponse.fields.error
+})
+export type StreamChunk = typeof StreamChunk.Type
+
+const Price = Schema.Union(Schema.Number, Schema.NumberFromString)
+
+const ModelsResponse = Schema.Struct({
+  data: Schema.Array(Schema.Struct({
+    id: Schema.String,
+    name: Schema.optional(Schema.NullOr(Schema.String)),
+    context_length: Schema.optional(Schema.NullOr(Schema.Number)),
+    pricing: Schema.optional(Schema.NullOr(Schema.Struct({
+      prompt: Schema.optional(Schema.NullOr(Price)),
+      completion: Schema.optional(Schema.NullOr(Price))
+    })))
+  }))
+})
+export type ModelsResponse = typeof ModelsResponse.Type
+
+/** Why a body could not be read: not JSON at all, or JSON of the wrong shape (at `path`). */
+export type Undecodable = { readonly _tag: "NotJson" } | { readonly _tag: "WrongShape"; readonly path: string }
+
+const notJson: Undecodable = { _tag: "NotJson" }
+
+/** The first issue's place in the body, e.g. `choices.0.message`: short, and never a dump of the schema's type. */
+const wrongShape = (error: ParseResult.ParseError): Undecodable => {
+  const path = ParseResult.ArrayFormatter.formatErrorSync(error)[0]?.path.join(".") ?? ""
+  return { _tag: "WrongShape", path: path === "" ? "(top level)" : path }
+}
+
+const parseJson = (text: string): Either.Either<unknown, Undecodable> =>
+  Either.try({ try: () => JSON.parse(text) as unknown, catch: () => notJson })
+
+const decoderOf = <A, I>(schema: Schema.Schema<A, I>) => {
+  const decode = Schema.decodeUnknownEither(schema)
+  return (json: unknown): Either.Either<A, Undecodable> => Either.mapLeft(decode(json), wrongShape)
+}
+
+const decodeChatJson = decoderOf(ChatResponse)
+const decodeErrorJson = decoderOf(ErrorBody)
+const decodeModelsJson = decoderOf(ModelsResponse)
+const decodeChunkJson = decoderOf(StreamChunk)
+
+export const decodeChat = (text: string) => Either.flatMap(parseJson(text), decodeChatJson)
+export const decodeErrorBody = (text: string) => Either.flatMap(parseJson(text), decodeErrorJson)
+export const decodeModels = (text: string) => Either.flatMap(parseJson(text), decodeModelsJson)
+
+type Json = Readonly<Record<string, unknown>>
+const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value)
+
+/**
+ * The everyday delta chunk: one choice whose delta carries text, no usage, no error, no finish reason.
+ * Checked by hand on the fields the answer reads, which the Schema would accept as they are.
+ */
+const isEverydayChunk = (json: unknown): json is StreamChunk => {
+  if (!isObject(json) || json.error !== undefined || json.usage !== undefined) return false
+  const model = json.model
+  if (!(model === undefined || model === null || typeof model === "string")) return false
+  const choices = json.choices
+  if (!Array.isArray(choices) || choices.length !== 1) return false
+  const choice: unknown = choices[0]
+  return isObject(choice) && choice.error === undefined && (choice.finish_reason === undefined || choice.finish_reason === null) &&
+    isObject(choice.delta) && typeof choice.delta.content === "string"
+}
+
+/** One SSE chunk through the Schema alone (what the fast path must agree with). */
+export const decodeStreamChunkBySchema = (text: string) => Either.flatMap(parseJson(text), decodeChunkJson)
+
+/** One SSE chunk: the everyday delta chunk by the check above, everything else through the Schema. */
+export const decodeStreamChunk = (text: string): Either.Either<StreamChunk, Undecodable> =>
+  Either.flatMap(parseJson(text), (json) => (isEverydayChunk(json) ? Either.right(json) : decodeChunkJson(json)))
