@@ -190,7 +190,7 @@ describe("serve --http", () => {
     }
   })
 
-  it("finds a run started by one client from a second connection (get_run)", async () => {
+  it("finds a run started by one client from a second connection (get_run, tasks/get, resources)", async () => {
     const first = await connectHttp(server.url, bearer(server.token))
     const started = outputOf(
       await first.client.callTool({
@@ -211,6 +211,10 @@ describe("serve --http", () => {
       )
       expect(done.runId).toBe(started.runId)
       expect(done.final).toBe("Merged: 4")
+      // Its task (task id = run id) and its files too.
+      expect((await second.client.experimental.tasks.getTask(started.runId)).status).toBe("completed")
+      const final = await second.client.readResource({ uri: `parallel-llm://runs/${started.runId}/final.md` })
+      expect(final.contents[0]).toMatchObject({ text: "Merged: 4" })
     } finally {
       await second.close()
     }
