@@ -8,15 +8,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
-
-export interface TargetContext {
-  readonly root: string
-  readonly tmp: string
-  readonly quick: boolean
-  readonly figures: Record<string, number>
-  readonly details: Record<string, unknown>
-  readonly log: (line: string) => void
-}
+import { type BenchContext, median } from "../context.js"
 
 interface Measured {
   readonly wallMs: number
@@ -24,14 +16,8 @@ interface Measured {
   readonly peakRssMb: number
 }
 
-const median = (values: ReadonlyArray<number>): number => {
-  const sorted = [...values].sort((a, b) => a - b)
-  const mid = Math.floor(sorted.length / 2)
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
-}
-
 /** Starts the token server in its own process; resolves with its base URL and a way to stop it. */
-const startTokenServer = (ctx: TargetContext, options: { events: number; intervalMs: number; delayMs: number }) =>
+const startTokenServer = (ctx: BenchContext, options: { events: number; intervalMs: number; delayMs: number }) =>
   new Promise<{ url: string; stop: () => Promise<void> }>((resolve, reject) => {
     const child = spawn(process.execPath, [
       path.join(ctx.root, "bench", "tokenServer.mjs"),
@@ -50,7 +36,7 @@ const startTokenServer = (ctx: TargetContext, options: { events: number; interva
 
 /** Runs `node args` under /usr/bin/time: wall, user + system CPU, peak RSS of that process alone. */
 const timed = (
-  ctx: TargetContext,
+  ctx: BenchContext,
   args: ReadonlyArray<string>,
   env: Record<string, string> = {}
 ): Promise<Measured & { code: number | null; stderr: string }> =>
@@ -79,7 +65,7 @@ interface BatchShape {
 }
 
 /** One batch through the built CLI and the same through the floor, against `url`; every answer checked. */
-const pair = async (ctx: TargetContext, url: string, shape: BatchShape, label: string) => {
+const pair = async (ctx: BenchContext, url: string, shape: BatchShape, label: string) => {
   const dir = fs.mkdtempSync(path.join(ctx.tmp, `${label}-`))
   const input = path.join(dir, "prompts.jsonl")
   fs.writeFileSync(
@@ -87,7 +73,7 @@ const pair = async (ctx: TargetContext, url: string, shape: BatchShape, label: s
     Array.from({ length: shape.prompts }, (_, i) => JSON.stringify({ prompt: `Question ${i + 1}?` })).join("\n") + "\n"
   )
   const project = await timed(ctx, [
-    path.join(ctx.root, "dist", "main.js"),
+    ctx.cliEntry,
     "batch",
     input,
     ...CANDIDATES.flatMap((m) => ["-m", m]),
@@ -141,7 +127,7 @@ interface Pair {
   readonly floor: Measured
 }
 
-const record = (ctx: TargetContext, key: string, pairs: ReadonlyArray<Pair>, pick: (m: Measured) => number, per = 1) => {
+const record = (ctx: BenchContext, key: string, pairs: ReadonlyArray<Pair>, pick: (m: Measured) => number, per = 1) => {
   const project = median(pairs.map((p) => pick(p.project))) / per
   const floor = median(pairs.map((p) => pick(p.floor))) / per
   const ratios = pairs.map((p) => pick(p.project) / pick(p.floor))
@@ -156,7 +142,7 @@ const record = (ctx: TargetContext, key: string, pairs: ReadonlyArray<Pair>, pic
 }
 
 /** Target 1: CPU per call, 200 prompts × 6 calls of short answers at 50 ms, 50 calls in flight. */
-export const measureCallCpu = async (ctx: TargetContext) => {
+export const measureCallCpu = async (ctx: BenchContext) => {
   const server = await startTokenServer(ctx, { events: 20, intervalMs: 0, delayMs: 50 })
   const shape = { prompts: ctx.quick ? 20 : 200, concurrency: 50, runs: 10 }
   const pairs: Array<Pair> = []
@@ -174,7 +160,7 @@ export const measureCallCpu = async (ctx: TargetContext) => {
  * Target 2: CPU per SSE event on token streams (1,500 events per answer, one per socket write): the
  * same batch with 1,500 and with 1 event per answer, so that start-up and per-call work cancel out.
  */
-export const measureEventCpu = async (ctx: TargetContext) => {
+export const measureEventCpu = async (ctx: BenchContext) => {
   const events = 1500
   const shape = { prompts: ctx.quick ? 2 : 10, concurrency: 10, runs: 2 }
   const long = await startTokenServer(ctx, { events, intervalMs: 0, delayMs: 0 })
@@ -196,7 +182,7 @@ export const measureEventCpu = async (ctx: TargetContext) => {
 }
 
 /** Target 4: 1,000 streamed calls at once, ~30 events/s for ~10 s each, against a server in another process. */
-export const measureScale = async (ctx: TargetContext) => {
+export const measureScale = async (ctx: BenchContext) => {
   const server = await startTokenServer(ctx, { events: ctx.quick ? 30 : 300, intervalMs: 33, delayMs: 0 })
   const shape = { prompts: 200, concurrency: 1000, runs: 200 }
   const pairs: Array<Pair> = []
