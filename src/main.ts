@@ -8,6 +8,7 @@ import { appLayer, batchLayer } from "./AppLayer.js"
 import { ask, askCommand } from "./cli/askCommand.js"
 import { batch, BATCH_DEFAULTS, batchCommand } from "./cli/batchCommand.js"
 import { config, configCommand } from "./cli/configCommand.js"
+import { evalCommand, evalSettings, evaluate } from "./cli/evalCommand.js"
 import { models, modelsCommand } from "./cli/modelsCommand.js"
 import type { Outcome } from "./cli/outcome.js"
 import { resynth, resynthCommand } from "./cli/resynthCommand.js"
@@ -50,6 +51,7 @@ const commands = (exitCode: Ref.Ref<number>) => {
         Command.withSubcommands([showCommand.pipe(Command.withHandler(record(show)), provide(appWithoutKey))])
       ),
       resynthCommand.pipe(Command.withHandler(record(resynth)), provide(app)),
+      evalCommand.pipe(Command.withHandler(record(evaluate)), Command.provide((args) => batchLayer(evalSettings(args)))),
       configCommand.pipe(Command.withHandler(record(config)))
     ])
   )

@@ -98,7 +98,17 @@ describe("the MCP Bundle (manifest.json, npm run bundle:mcpb)", () => {
   })
 
   it("holds the files npm publishes plus the manifest, no node_modules", () => {
-    expect(listTree(unpacked)).toEqual(["LICENSE", "README.md", "dist/main.js", "dist/parallel-llm.cjs", "manifest.json", "package.json"])
+    expect(listTree(unpacked)).toEqual([
+      "LICENSE",
+      "README.md",
+      "data/README.md",
+      "data/gsm8k-LICENSE.txt",
+      "data/gsm8k-frozen-candidates.jsonl",
+      "dist/main.js",
+      "dist/parallel-llm.cjs",
+      "manifest.json",
+      "package.json"
+    ])
   })
 
   it("its server lists exactly the tools the manifest declares, in order", async () => {

@@ -77,7 +77,9 @@ describe("the npm package, packed and installed from its tarball", () => {
     expect(files).toContain("LICENSE")
     for (const target of Object.values(source.bin ?? {})) expect(files).toContain(target)
     for (const file of files) {
-      expect(["package.json", "README.md", "LICENSE"].includes(file) || file.startsWith("dist/"), file).toBe(true)
+      // data/: eval's built-in datasets, each with its licence.
+      const shipped = ["package.json", "README.md", "LICENSE"].includes(file) || file.startsWith("dist/") || file.startsWith("data/")
+      expect(shipped, file).toBe(true)
       expect(file, "no source maps, declarations or V8 code caches in the package").not.toMatch(/\.(map|d\.ts|cache)$/)
     }
   })
@@ -109,6 +111,13 @@ describe("the npm package, packed and installed from its tarball", () => {
     const help = await runCommand(installedBin, ["--help"], { cwd: app, env })
     expect(help.code, help.stderr).toBe(0)
     for (const command of ["ask", "serve", "models", "config"]) expect(help.stdout).toContain(`- ${command}`)
+  })
+
+  it("runs parallel-llm eval --dataset gsm8k --baselines-only from the data it ships, without a key", async () => {
+    expect(fs.existsSync(path.join(installedRoot, "data", "gsm8k-LICENSE.txt"))).toBe(true)
+    const result = await runCommand(installedBin, ["eval", "--dataset", "gsm8k", "--baselines-only", "--json"], { cwd: app, env })
+    expect(result.code, result.stderr).toBe(0)
+    expect(JSON.parse(result.stdout)).toMatchObject({ items: 1319, baselines: { oracle: { correct: 887, n: 1319 } } })
   })
 
   it("runs parallel-llm ask against the loopback provider", async () => {

@@ -40,7 +40,6 @@ export interface RunFailure {
 /** The runs kept in memory after they end (their files stay on disk whatever happens to this list). */
 const FINISHED_KEPT = 200
 
-
 /**
  * The server's runs: each one a fiber in a server-scoped set, so that a run outlives the request that
  * started it (a client that stops waiting does not lose the answer). A run is found again by its id.
@@ -149,7 +148,9 @@ export const makeLiveRuns = Effect.gen(function*() {
     /** A run this server started, live or recently finished. */
     get: (runId: string): Effect.Effect<LiveRun | undefined> => Ref.get(runs).pipe(Effect.map((all) => all.get(runId))),
     /** How many runs are still going. */
-    size: FiberSet.size(fibers)
+    size: FiberSet.size(fibers),
+    /** Interrupts every run still going and waits for each (their manifests written `cancelled`). */
+    cancelAll: FiberSet.clear(fibers)
   }
 })
 

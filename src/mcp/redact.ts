@@ -25,3 +25,5 @@ export const makeRedactor = (apiKey: Option.Option<Redacted.Redacted<string>>) =
     value: <A>(value: A): A => (secret === undefined ? value : (deep(value) as A))
   }
 }
+
+export type Redactor = ReturnType<typeof makeRedactor>

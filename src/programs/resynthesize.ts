@@ -46,3 +46,28 @@ export const resynthesize = Effect.fn("resynthesize")(function*(input: {
     onEvent: input.onEvent
   })
 })
+
+/**
+ * Synthesizes answers the caller already has (an eval's frozen candidates) without asking any candidate:
+ * a new run with those answers as its responses, in which only the synthesis is paid for.
+ */
+export const synthesizeGiven = Effect.fn("synthesizeGiven")(function*(input: {
+  readonly prompt: string
+  readonly answers: ReadonlyArray<{ readonly model: string; readonly content: string }>
+  readonly synthesizer?: string | undefined
+  readonly onEvent?: ((event: RunEvent) => Effect.Effect<void>) | undefined
+}) {
+  const outcomes = input.answers.map((answer, index): CandidateOutcome => ({
+    index,
+    model: answer.model,
+    record: { model: answer.model, status: "ok", attempts: 0 },
+    content: answer.content
+  }))
+  return yield* runPipeline({
+    prompt: input.prompt,
+    models: input.answers.map((a) => a.model),
+    synthesizer: input.synthesizer,
+    reuse: { outcomes },
+    onEvent: input.onEvent
+  })
+})

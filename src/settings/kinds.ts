@@ -102,3 +102,24 @@ export const LogLevelName = Schema.Literal("debug", "info", "warning", "error")
 export type LogLevelName = typeof LogLevelName.Type
 
 export const logLevel: Kind<LogLevelName> = { text: Schema.compose(Schema.String, LogLevelName), file: Schema.String, flag: "text", plain: LogLevelName, json: Schema.String }
+
+const OriginText = Schema.String.pipe(
+  Schema.filter((s) => {
+    const url = URL.canParse(s) ? new URL(s) : undefined
+    return (url !== undefined && (url.protocol === "http:" || url.protocol === "https:") && url.origin === s.replace(/\/$/, "")) ||
+      `expected an origin such as https://app.example.com (scheme, host and port only), got ${JSON.stringify(s)}`
+  })
+)
+
+/** Browser origins (`https://app.example.com`): a repeatable flag, comma-separated in the environment. */
+export const originList: Kind<ReadonlyArray<string>> = {
+  text: Schema.transform(Schema.String, Schema.Array(OriginText), {
+    strict: true,
+    decode: (s) => s.split(",").map((o) => o.trim().replace(/\/$/, "")).filter((o) => o !== ""),
+    encode: (origins) => origins.join(",")
+  }),
+  file: ListInFile,
+  flag: "list",
+  plain: Schema.Array(Schema.String),
+  json: Schema.Array(Schema.String)
+}

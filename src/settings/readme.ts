@@ -40,6 +40,8 @@ export const settingsMarkdownTable = (): string =>
       const s: AnySetting = settingsTable[key]
       return `| ${s.doc} | ${flagCell(s)} | ${envCell(s)} | ${keyCell(key, s)} | ${s.defaultDoc} |`
     }),
+    "| Bearer token of `serve --http` (a secret: environment only) | — | `PARALLEL_LLM_HTTP_TOKEN` | — | " +
+    "generated at start and printed once to stderr; required to listen beyond loopback |",
     "| Config file (JSON; relative paths in it are relative to the file) | `--config` | `PARALLEL_LLM_CONFIG` | — | " +
     "`~/.config/parallel-llm-mcp/config.json` when it exists (`$XDG_CONFIG_HOME`, macOS `~/Library/Application Support`, Windows `%APPDATA%`) |"
   ].join("\n")

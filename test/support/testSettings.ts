@@ -35,6 +35,10 @@ export const makeTestSettings = (overrides: Partial<SettingsValue> = {}): Settin
   appTitle: "parallel-llm-mcp",
   mcpWaitMs: 45_000,
   resourceLinks: false,
+  httpMaxSessions: 64,
+  httpSessionIdleMs: 1_800_000,
+  httpMaxBodyBytes: 1024 * 1024,
+  httpAllowedOrigins: [],
   configFile: Option.none(),
   ...overrides
 })

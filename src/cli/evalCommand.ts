@@ -1,0 +1,204 @@
+import { Args, Command, Options } from "@effect/cli"
+import { Effect, Either, Option, ParseResult, Schedule, Schema } from "effect"
+import * as path from "node:path"
+import { UsageError } from "../domain/errors.js"
+import { stripControl } from "../domain/text.js"
+import { holdResultsLock, isSameFile } from "../programs/batchLock.js"
+import { computeBaselines } from "../programs/eval/baselines.js"
+import { builtinDatasets, loadDataset, selectItems } from "../programs/eval/dataset.js"
+import { type EvalReport, markdownReport, strategyRows } from "../programs/eval/report.js"
+import { defaultEvalResultsPath, type EvalProgress, type EvalResult, runEval } from "../programs/eval/runEval.js"
+import { scorers } from "../programs/eval/scorers.js"
+import { knownStrategies, StrategyList } from "../programs/eval/strategies.js"
+import { Logging } from "../services/Logging.js"
+import { Settings } from "../services/Settings.js"
+import { BATCH_DEFAULT_RUNS, BATCH_DEFAULTS, progressText } from "./batchCommand.js"
+import { outcomeIf, succeeded } from "./outcome.js"
+import { settingsLayer, settingsOptions } from "./settingsOptions.js"
+
+const Count = Schema.Int.pipe(Schema.greaterThanOrEqualTo(1, { message: () => "must be a whole number of at least 1" }))
+
+/** A flag's value decoded with its schema; a bad one is a one-line usage error naming the flag. */
+const decodeFlag = <A, I>(flag: string, schema: Schema.Schema<A, I>, value: I) =>
+  Either.mapLeft(
+    Schema.decodeEither(schema)(value),
+    (e) => new UsageError({ message: `${flag}: ${ParseResult.ArrayFormatter.formatErrorSync(e).map((i) => i.message).join("; ")}` })
+  )
+
+const optionalCount = (flag: string, value: Option.Option<number>) =>
+  Option.match(value, { onNone: () => Either.right(undefined), onSome: (n) => decodeFlag(flag, Count, n) })
+
+/** Text from the dataset or a provider, on one line and without control characters. */
+const oneLine = (text: string) => stripControl(text).replace(/\s+/g, " ")
+
+const resultText = (r: EvalResult): string =>
+  oneLine(
+    `${r.strategy} ${r.id} (line ${r.line}) ${r.status}${r.correct ? " ✓" : " ✗"}${r.cost !== null ? ` $${r.cost.toFixed(4)}` : ""}` +
+      `${r.error !== undefined ? `: ${r.error}` : ""}`
+  )
+
+const statusText = (p: EvalProgress) => `parallel-llm eval: ${progressText(p)} · ${p.correct} correct`
+
+/** Progress on stderr, like batch's: on a terminal one status line redrawn in place, elsewhere one line per run. */
+const makeProgressView = (out: NodeJS.WriteStream) => {
+  const tty = out.isTTY === true
+  let status = ""
+  // A pseudo-terminal without a size reports 0 columns.
+  const fit = (text: string) => text.slice(0, Math.max(20, (out.columns || 100) - 1))
+  const redraw = () => tty && status !== "" && out.write(`\r\x1b[2K${fit(status)}`)
+  return {
+    tty,
+    log: (line: string) => {
+      if (tty && status !== "") out.write("\r\x1b[2K")
+      out.write(line)
+      redraw()
+    },
+    update: (p: EvalProgress, last: EvalResult | undefined) => {
+      status = statusText(p)
+      if (!tty) return void (last !== undefined && out.write(`${statusText(p)} · ${resultText(last)}\n`))
+      if (last !== undefined && (last.status === "failed" || last.status === "cancelled")) out.write(`\r\x1b[2K  ✗ ${resultText(last)}\n`)
+      redraw()
+    },
+    tick: () => redraw(),
+    end: () => {
+      if (tty && status !== "") out.write("\n")
+      status = ""
+    }
+  }
+}
+
+const evalOptions = {
+  file: Args.text({ name: "FILE.jsonl" }).pipe(
+    Args.withDescription(`A dataset: one JSON object per line, {"question", "answer", "candidates"?: {model: answer}, "id"?}.`),
+    Args.optional
+  ),
+  dataset: Options.text("dataset").pipe(
+    Options.withDescription(`A built-in dataset (${Object.keys(builtinDatasets).join(", ")}) or a dataset file.`),
+    Options.optional
+  ),
+  strategies: Options.text("strategies").pipe(
+    Options.withDescription(`Strategies to measure, comma-separated (known: ${knownStrategies.join(", ")}; default synthesize).`),
+    Options.withDefault("synthesize")
+  ),
+  scorer: Options.choice("scorer", ["numeric", "exact", "regex", "choice"] as const).pipe(
+    Options.withDescription(
+      "How an answer is judged right (default: the dataset's; numeric for a file): the final number, the final " +
+        "answer's text, a regular expression (the `answer`) found in the response, or a choice letter A-J."
+    ),
+    Options.optional
+  ),
+  limit: Options.integer("limit").pipe(Options.withDescription("Only the first N items (after --sample)."), Options.optional),
+  sample: Options.integer("sample").pipe(
+    Options.withDescription("N items drawn at random (see --seed), kept in dataset order."),
+    Options.optional
+  ),
+  seed: Options.integer("seed").pipe(
+    Options.withDescription("Seed of --sample (default 1): the same seed draws the same items."),
+    Options.withDefault(1)
+  ),
+  baselinesOnly: Options.boolean("baselines-only").pipe(
+    Options.withDescription("Only the frozen candidates' baselines (best single, majority vote, oracle): no call, no API key.")
+  ),
+  runs: Options.integer("runs").pipe(
+    Options.withDescription(`Runs in flight at once (default ${BATCH_DEFAULT_RUNS}).`),
+    Options.withDefault(BATCH_DEFAULT_RUNS)
+  ),
+  waitLock: Options.boolean("wait-lock").pipe(
+    Options.withDescription("When another process is writing the same results file, wait for it to end instead of refusing.")
+  ),
+  out: Options.text("out").pipe(
+    Options.withAlias("o"),
+    Options.withDescription(
+      "The results file, one JSON line per run, appended as each ends (default: FILE.eval.jsonl, or NAME.eval.jsonl here)."
+    ),
+    Options.optional
+  ),
+  json: Options.boolean("json").pipe(Options.withDescription("Print the report as JSON instead of a Markdown table.")),
+  ...settingsOptions
+}
+type EvalArgs = Command.Command.ParseConfig<typeof evalOptions>
+
+export const evalCommand = Command.make("eval", evalOptions).pipe(
+  Command.withDescription(
+    "Score aggregation strategies on a dataset of questions with objective answers. With frozen candidate answers " +
+      "only the aggregation is paid for, and the baselines (best single candidate, majority vote, oracle) cost nothing. " +
+      "Every run is a normal run directory; results are appended to a results file, so running again resumes."
+  )
+)
+
+/** eval's settings: batch's defaults (a process-wide --concurrency); `--baselines-only` makes no call, so needs no key. */
+export const evalSettings = (args: EvalArgs) => settingsLayer(args, { defaults: BATCH_DEFAULTS, requireApiKey: !args.baselinesOnly })
+
+/** `eval`: exit code 1 when a run failed or was cancelled. Needs the CallGate of `batchLayer`. */
+export const evaluate = Effect.fn("eval")(function*(args: EvalArgs) {
+  if (Option.isSome(args.file) && Option.isSome(args.dataset)) {
+    return yield* new UsageError({ message: "give the dataset as FILE.jsonl or with --dataset, not both" })
+  }
+  const spec = Option.orElse(args.file, () => args.dataset)
+  if (Option.isNone(spec)) {
+    return yield* new UsageError({ message: `no dataset: give FILE.jsonl or --dataset ${Object.keys(builtinDatasets).join("|")}` })
+  }
+  const strategies = yield* decodeFlag("--strategies", StrategyList, args.strategies)
+  const limit = yield* optionalCount("--limit", args.limit)
+  const sample = yield* optionalCount("--sample", args.sample)
+  const runs = yield* decodeFlag("--runs", Count.pipe(Schema.lessThanOrEqualTo(1024, { message: () => "must be at most 1024" })), args.runs)
+
+  const dataset = yield* loadDataset(spec.value, Option.getOrUndefined(args.scorer))
+  const scorer = scorers[Option.getOrElse(args.scorer, () => dataset.defaultScorer)]
+  const items = selectItems(dataset.items, { limit, sample, seed: args.seed })
+  const baselines = computeBaselines(items, scorer)
+  const report = (rest: Partial<EvalReport>): EvalReport => ({
+    dataset: dataset.name,
+    scorer: scorer.name,
+    items: items.length,
+    baselines: baselines ?? null,
+    strategies: [],
+    ...rest
+  })
+  const print = (r: EvalReport) =>
+    Effect.sync(() => process.stdout.write(args.json ? `${JSON.stringify(r, null, 2)}\n` : markdownReport(r)))
+
+  if (args.baselinesOnly) {
+    if (baselines === undefined) {
+      return yield* new UsageError({ message: `${dataset.name} has no frozen candidates: no baselines to compute without calls` })
+    }
+    yield* print(report({}))
+    return succeeded
+  }
+
+  const settings = yield* Settings
+  const output = path.resolve(
+    Option.getOrElse(
+      args.out,
+      () => defaultEvalResultsPath(dataset.file, Object.hasOwn(builtinDatasets, dataset.name) ? dataset.name : undefined)
+    )
+  )
+  // A symlink or a hard link to the dataset is the dataset too.
+  if (output === path.resolve(dataset.file) || (yield* isSameFile(dataset.file, output))) {
+    return yield* new UsageError({ message: "--out must not be the dataset file" })
+  }
+
+  const view = makeProgressView(process.stderr)
+  const logging = yield* Logging
+  const ticker = view.tty ? Effect.sync(() => view.tick()).pipe(Effect.repeat(Schedule.spaced("1 second"))) : Effect.never
+  const done = yield* Effect.zipRight(
+    // One process per results file, as in batch: held until the eval ends, before the results are read.
+    Effect.zipRight(logging.useStderr((line) => view.log(line)), holdResultsLock(output, args.waitLock)),
+    runEval({ items, strategies, scorer, output, runs, onProgress: (p, last) => Effect.sync(() => view.update(p, last)) })
+  ).pipe(
+    Effect.withTracerEnabled(false),
+    Effect.raceFirst(Effect.andThen(ticker, Effect.never)),
+    Effect.ensuring(Effect.sync(() => view.end())),
+    Effect.onInterrupt(() =>
+      Effect.sync(() =>
+        process.stderr.write(`parallel-llm: eval interrupted · results so far in ${output}; run the same command again to resume\n`)
+      )
+    ),
+    Effect.scoped
+  )
+  process.stderr.write(`parallel-llm: eval done: ${progressText(done.progress)} · ${output}\n`)
+  yield* print(
+    report({ synthesizer: settings.synthesizer, strategies: strategyRows(strategies, done.results, items.length), resultsFile: output })
+  )
+  return outcomeIf(done.progress.failed === 0 && done.progress.cancelled === 0)
+})

@@ -1,0 +1,181 @@
+import { HttpApp, HttpMiddleware, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import type { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
+import { Config, Console, Effect, Option, Redacted } from "effect"
+import * as http from "node:http"
+import { SettingsError, UsageError } from "../domain/errors.js"
+import { stripControl } from "../domain/text.js"
+import { Settings } from "../services/Settings.js"
+import { logShutdown, packageVersion } from "./connection.js"
+import { generateToken, hostAllowed, hostInUrl, isLoopbackHost, makeTokenCheck, originAllowed } from "./httpGuard.js"
+import { makeSessions } from "./httpSessions.js"
+import { makeLiveRuns } from "./liveRuns.js"
+import { makeRedactor } from "./redact.js"
+
+export interface HttpServeOptions {
+  readonly host: string
+  /** 0: any free port (the one chosen is printed). */
+  readonly port: number
+}
+
+const TOKEN_ENV = "PARALLEL_LLM_HTTP_TOKEN"
+const MIN_TOKEN_LENGTH = 16
+/** On shutdown, how long the requests waiting for the runs just cancelled get to answer. */
+const SHUTDOWN_GRACE_MS = 2_000
+
+/** The token from the environment; an empty variable counts as unset. */
+const tokenFromEnvironment = Config.option(Config.redacted(TOKEN_ENV)).pipe(
+  Effect.map(Option.filter((token) => Redacted.value(token).trim() !== "")),
+  Effect.orElseSucceed(() => Option.none<Redacted.Redacted<string>>()),
+  Effect.flatMap((token) =>
+    Option.isSome(token) && Redacted.value(token.value).length < MIN_TOKEN_LENGTH
+      ? new SettingsError({ setting: TOKEN_ENV, message: `${TOKEN_ENV} must be at least ${MIN_TOKEN_LENGTH} characters` })
+      : Effect.succeed(token)
+  )
+)
+
+/** A JSON-RPC error as the SDK's transport writes its own refusals, so that clients show the message. */
+const refuse = (status: number, message: string, headers: Record<string, string> = {}, code = -32000) =>
+  HttpServerResponse.unsafeJson({ jsonrpc: "2.0", error: { code, message }, id: null }, { status, headers })
+
+/** What a browser on an allowed origin needs to call `/mcp` (the origin was checked before). */
+const corsHeaders = (origin: string | undefined): Record<string, string> =>
+  origin === undefined ? {} : {
+    "access-control-allow-origin": origin,
+    "access-control-allow-methods": "GET, POST, DELETE",
+    "access-control-allow-headers": "authorization, content-type, accept, last-event-id, mcp-session-id, mcp-protocol-version",
+    "access-control-expose-headers": "mcp-session-id, mcp-protocol-version",
+    "access-control-max-age": "600",
+    vary: "Origin"
+  }
+
+/** The SDK transport as a web handler, its answers with the CORS headers added. */
+const webHandler = (transport: WebStandardStreamableHTTPServerTransport, cors: Record<string, string>) => async (request: Request) => {
+  const response = await transport.handleRequest(request)
+  for (const [name, value] of Object.entries(cors)) response.headers.set(name, value)
+  return response
+}
+
+/**
+ * `serve --http`: MCP Streamable HTTP at `/mcp` (the SDK's web-standard transport, mounted on the
+ * platform's Node HTTP server), `GET /healthz` for supervisors. One process, many clients: a session per
+ * client, each its own SDK Server, all sharing the services (one connection pool) and one set of runs,
+ * so a run started by one client is found by `get_run` from another. Runs until interrupted (SIGINT,
+ * SIGTERM, SIGHUP): then it stops accepting, cancels the runs in flight (manifests written), lets the
+ * calls waiting for them answer, closes every session, and returns.
+ */
+export const serveMcpHttp = Effect.fn("serveMcpHttp")(function*(options: HttpServeOptions) {
+  const settings = yield* Settings
+  const version = yield* packageVersion
+  const onLoopback = isLoopbackHost(options.host)
+  const fromEnvironment = yield* tokenFromEnvironment
+  if (Option.isNone(fromEnvironment) && !onLoopback) {
+    return yield* new UsageError({
+      message: `--host ${
+        stripControl(options.host)
+      } is not a loopback address: set ${TOKEN_ENV} (a long random secret) to serve beyond this machine`
+    })
+  }
+  const token = Option.getOrElse(fromEnvironment, generateToken)
+  const authorized = makeTokenCheck(token)
+  const allowedOrigins = settings.httpAllowedOrigins
+
+  yield* Effect.gen(function*() {
+    // Kept to stop accepting connections first thing on shutdown (the platform closes it again, a no-op).
+    const nodeServer = http.createServer()
+    const server = yield* NodeHttpServer.make(() => nodeServer, { host: options.host, port: options.port }).pipe(
+      Effect.mapError((e) =>
+        new UsageError({
+          message: stripControl(
+            `cannot listen on ${hostInUrl(options.host, options.port)}: ${e.cause instanceof Error ? e.cause.message : String(e.cause)}`
+          )
+        })
+      )
+    )
+    const port = server.address._tag === "TcpAddress" ? server.address.port : options.port
+    const url = `http://${hostInUrl(options.host, port)}/mcp`
+
+    // Released after the sessions: whatever run a request started meanwhile is cancelled too.
+    const runs = yield* makeLiveRuns
+    // Released before the runs' set: every session closed, each request still waiting interrupted.
+    const sessions = yield* makeSessions(
+      { version, runs, redactor: makeRedactor(settings.apiKey) },
+      { maxSessions: settings.httpMaxSessions, idleMs: settings.httpSessionIdleMs, maxBodyBytes: settings.httpMaxBodyBytes }
+    )
+
+    const health = Effect.all({ sessions: sessions.size, runs: runs.size }).pipe(
+      Effect.map((counts) => HttpServerResponse.unsafeJson({ status: "ok", ...counts }))
+    )
+
+    const mcp = Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const sessionId = request.headers["mcp-session-id"]
+      const cors = corsHeaders(request.headers.origin)
+      if (sessionId === undefined && request.method !== "POST") return refuse(400, "Bad Request: Mcp-Session-Id header is required", cors)
+      const answer = yield* sessions.withSession(sessionId, (transport) => HttpApp.fromWebHandler(webHandler(transport, cors)))
+      switch (answer) {
+        case "unknown":
+          return refuse(404, "Session not found", cors, -32001)
+        case "full":
+          return refuse(503, `Too many sessions (the server allows ${settings.httpMaxSessions}); close one or retry later`, {
+            ...cors,
+            "retry-after": "5"
+          })
+        case "closing":
+          return refuse(503, "The server is shutting down", cors)
+        default:
+          return answer
+      }
+    })
+
+    // Before any route: the origin (and, on loopback, the Host), then the token on all but GET /healthz.
+    const guard = HttpMiddleware.make((app) =>
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        // Said without the request's own text (headers, path): only what the server decided, and from where.
+        const refused = (status: number, message: string, headers: Record<string, string> = {}) =>
+          Effect.as(
+            Effect.logWarning(
+              `HTTP ${status} for ${request.method} from ${Option.getOrElse(request.remoteAddress, () => "?")}: ${message}`
+            ),
+            refuse(status, message, headers)
+          )
+        const origin = request.headers.origin
+        if (!originAllowed(origin, allowedOrigins)) return yield* refused(403, "Forbidden: this Origin is not allowed")
+        if (!hostAllowed(request.headers.host, onLoopback)) return yield* refused(403, "Forbidden: this Host is not allowed")
+        const cors = corsHeaders(origin)
+        // A browser's preflight carries no credentials.
+        if (request.method === "OPTIONS") return HttpServerResponse.empty({ status: 204, headers: cors })
+        const open = request.method === "GET" && request.url.split("?")[0] === "/healthz"
+        if (!open && !authorized(request.headers.authorization)) {
+          return yield* refused(401, "Unauthorized: send Authorization: Bearer <token>", { ...cors, "www-authenticate": "Bearer" })
+        }
+        return yield* app
+      })
+    )
+
+    yield* server.serve(
+      HttpRouter.empty.pipe(HttpRouter.get("/healthz", health), HttpRouter.all("/mcp", mcp)),
+      guard
+    )
+    // Released first: no new connection or request, then the runs in flight cancelled and awaited, and
+    // the requests waiting for them given a moment to answer.
+    yield* Effect.addFinalizer(() =>
+      Effect.gen(function*() {
+        yield* sessions.stopAccepting
+        nodeServer.close()
+        yield* runs.cancelAll
+        yield* sessions.drain(SHUTDOWN_GRACE_MS)
+      })
+    )
+
+    yield* Console.error(
+      `parallel-llm: MCP over HTTP at ${url}` +
+        (Option.isSome(fromEnvironment)
+          ? ` (bearer token from ${TOKEN_ENV})`
+          : `; send "Authorization: Bearer ${Redacted.value(token)}" (a token for this process only; set ${TOKEN_ENV} to choose one)`)
+    )
+    yield* Effect.logInfo(`MCP server ready on ${url}; runs go to ${settings.outputDir}`)
+    return yield* Effect.never.pipe(Effect.onInterrupt(() => logShutdown(runs, "interrupted")))
+  }).pipe(Effect.scoped)
+})

@@ -1,0 +1,165 @@
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
+import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/sdk/types.js"
+import { Clock, Effect, ExecutionStrategy, Exit, Runtime, Schedule, Scope } from "effect"
+import * as crypto from "node:crypto"
+import type { Logging } from "../services/Logging.js"
+import { type ConnectionOptions, openConnection } from "./connection.js"
+import { readableErrors } from "./protocolErrors.js"
+import type { ToolServices } from "./tools/tool.js"
+
+/** The SDK's Streamable HTTP transport, with a readable error for every request whose params are malformed. */
+class HttpTransport extends WebStandardStreamableHTTPServerTransport {
+  override send(message: JSONRPCMessage, options?: { relatedRequestId?: RequestId }): Promise<void> {
+    return super.send(readableErrors(message), options)
+  }
+}
+
+interface Session {
+  readonly transport: HttpTransport
+  readonly scope: Scope.CloseableScope
+  /** Whether a request of the session is still being answered. */
+  readonly busy: Effect.Effect<boolean>
+  lastSeenMs: number
+}
+
+export interface SessionLimits {
+  readonly maxSessions: number
+  readonly idleMs: number
+  readonly maxBodyBytes: number
+}
+
+/** Why a request gets no session: the answer to send instead. */
+export type NoSession = "unknown" | "full" | "closing"
+
+/**
+ * The MCP sessions of `serve --http`: one per client, each its own transport and SDK Server (an
+ * `openConnection`) over the process's shared services and runs. A session begins with the client's
+ * `initialize` POST, and ends on `DELETE /mcp`, after `idleMs` without a request (while none is being
+ * answered), or when the scope closes (all of them, and no new one after that).
+ */
+export const makeSessions = (connection: Omit<ConnectionOptions, "onClose">, limits: SessionLimits) =>
+  Effect.gen(function*() {
+    // The sessions' own scope, forked now so that it closes at this point of the caller's finalizers: a
+    // session opened later must not close before what the caller releases first (cancelling the runs).
+    const scope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
+    const runtime = yield* Effect.runtime<ToolServices | Logging>()
+    const services = yield* Effect.context<ToolServices | Logging>()
+    const sessions = new Map<string, Session>()
+    // Sessions being opened by an `initialize` not answered yet: they count against the limit.
+    let opening = 0
+    let closing = false
+
+    const close = (session: Session) => Scope.close(session.scope, Exit.void)
+    const forget = (id: string | undefined) => {
+      const session = id === undefined ? undefined : sessions.get(id)
+      if (id !== undefined) sessions.delete(id)
+      return session
+    }
+
+    /** A new session's transport and server; it joins the registry once the client initialized it. */
+    const open = Effect.gen(function*() {
+      const sessionScope = yield* Scope.fork(scope, ExecutionStrategy.sequential)
+      const now = yield* Clock.currentTimeMillis
+      let session: Session | undefined
+      const transport = new HttpTransport({
+        sessionIdGenerator: () => crypto.randomUUID(),
+        maxRequestBodySize: limits.maxBodyBytes,
+        onsessioninitialized: (id) => {
+          if (session !== undefined) sessions.set(id, session)
+        }
+      })
+      const { busy } = yield* openConnection(transport, {
+        ...connection,
+        // DELETE /mcp, or the transport closed: the session goes, with whatever it still holds.
+        onClose: () => {
+          const gone = forget(transport.sessionId)
+          if (gone !== undefined) Runtime.runFork(runtime)(close(gone))
+        }
+      }).pipe(Scope.extend(sessionScope))
+      session = { transport, scope: sessionScope, busy, lastSeenMs: now }
+      return session
+    }).pipe(Effect.provide(services))
+
+    /**
+     * Answers a request of the session it names (none: a new session, for an `initialize`), with
+     * `handle` given the session's transport; or says why there is no session to answer it.
+     */
+    const withSession = <A, E, R>(
+      sessionId: string | undefined,
+      handle: (transport: WebStandardStreamableHTTPServerTransport) => Effect.Effect<A, E, R>
+    ): Effect.Effect<A | NoSession, E, R> =>
+      Effect.gen(function*() {
+        if (closing) return "closing" as const
+        if (sessionId !== undefined) {
+          const session = sessions.get(sessionId)
+          if (session === undefined) return "unknown" as const
+          session.lastSeenMs = yield* Clock.currentTimeMillis
+          return yield* handle(session.transport)
+        }
+        if (sessions.size + opening >= limits.maxSessions) return "full" as const
+        opening += 1
+        return yield* Effect.acquireUseRelease(
+          open,
+          (session) => handle(session.transport),
+          // Anything but a successful `initialize` leaves nothing behind.
+          (session) =>
+            Effect.suspend(() =>
+              session.transport.sessionId !== undefined && sessions.has(session.transport.sessionId) ? Effect.void : close(session)
+            )
+        ).pipe(
+          Effect.ensuring(Effect.sync(() => {
+            opening -= 1
+          }))
+        )
+      })
+
+    /** Ends the sessions idle for `idleMs`: no request for that long, and none still being answered. */
+    const expireIdle = Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      for (const [id, session] of sessions) {
+        if (now - session.lastSeenMs < limits.idleMs || (yield* session.busy)) continue
+        forget(id)
+        yield* Effect.logInfo(`MCP session ${id.slice(0, 8)} idle for ${Math.round((now - session.lastSeenMs) / 1000)} s: closed`)
+        yield* close(session)
+      }
+    })
+    yield* expireIdle.pipe(
+      Effect.repeat(Schedule.spaced(Math.min(60_000, Math.max(250, limits.idleMs / 4)))),
+      Effect.interruptible,
+      Effect.forkScoped
+    )
+
+    // Released with the scope: no new session, then every session closed (its requests interrupted).
+    yield* Effect.addFinalizer(() =>
+      Effect.suspend(() => {
+        closing = true
+        const all = [...sessions.values()]
+        sessions.clear()
+        return Effect.forEach(all, close, { discard: true })
+      })
+    )
+
+    const anyBusy = Effect.suspend(() => Effect.exists([...sessions.values()], (session) => session.busy))
+
+    return {
+      withSession,
+      /**
+       * Waits, at most `ms`, for the requests being answered to end: on shutdown, a client waiting for a run
+       * just cancelled gets that run's result before its session closes.
+       */
+      drain: (ms: number) =>
+        anyBusy.pipe(
+          Effect.repeat({ until: (busy) => !busy, schedule: Schedule.spaced(25) }),
+          Effect.timeout(ms),
+          Effect.ignore
+        ),
+      /** Sessions open now. */
+      size: Effect.sync(() => sessions.size),
+      /** From now on every request is answered "closing" (the server is shutting down). */
+      stopAccepting: Effect.sync(() => {
+        closing = true
+      })
+    }
+  })
+
+export type Sessions = Effect.Effect.Success<ReturnType<typeof makeSessions>>

@@ -1,0 +1,269 @@
+import { FileSystem } from "@effect/platform"
+import { Cause, Clock, Effect, Exit, Option, Ref, Schema } from "effect"
+import * as path from "node:path"
+import { StoreError, UsageError } from "../../domain/errors.js"
+import { Settings } from "../../services/Settings.js"
+import { checkRunRequest } from "../checkRunRequest.js"
+import type { BatchProgress } from "../runBatch.js"
+import type { RunEvent, RunResult } from "../runPipeline.js"
+import { type EvalItem, fingerprintOf } from "./dataset.js"
+import type { Scorer, ScorerName } from "./scorers.js"
+import { runStrategy, type StrategyName } from "./strategies.js"
+
+// Runs every selected item through every strategy, a few runs at a time, and appends one result line per
+// run to the results file the moment it ends, so that a second pass pays nothing for what is done.
+
+/** One line of the results file. The last line for a (strategy, id) pair is its current state. */
+export const EvalResult = Schema.Struct({
+  strategy: Schema.String,
+  id: Schema.String,
+  line: Schema.Number,
+  /** What the run was made from (question, candidates, models, synthesizer): another one is not reused. */
+  fingerprint: Schema.String,
+  runDir: Schema.NullOr(Schema.String),
+  /** The run's status (a run of this process ends with one of its own, never a reader's `interrupted`). */
+  status: Schema.Literal("ok", "partial", "failed", "cancelled"),
+  scorer: Schema.String,
+  /** The dataset's answer the run was scored against, and whether the run's final answer matched it. */
+  answer: Schema.String,
+  correct: Schema.Boolean,
+  /** The final answer as the scorer read it, when it found one. */
+  extracted: Schema.optional(Schema.String),
+  cost: Schema.NullOr(Schema.Number),
+  promptTokens: Schema.Number,
+  completionTokens: Schema.Number,
+  durationMs: Schema.NullOr(Schema.Number),
+  error: Schema.optional(Schema.String)
+})
+export type EvalResult = typeof EvalResult.Type
+
+const decodeResult = Schema.decodeUnknownOption(Schema.parseJson(EvalResult))
+
+const keyOf = (strategy: string, id: string) => `${strategy}\u0000${id}`
+
+/** The last result per (strategy, id) in a results file; unreadable lines are ignored. */
+export const lastResults = (text: string): ReadonlyMap<string, EvalResult> => {
+  const last = new Map<string, EvalResult>()
+  for (const raw of text.split("\n")) {
+    if (raw.trim() === "") continue
+    const result = decodeResult(raw)
+    if (Option.isSome(result)) last.set(keyOf(result.value.strategy, result.value.id), result.value)
+  }
+  return last
+}
+
+/** `questions.jsonl` → `questions.eval.jsonl`; a built-in dataset's goes to the current directory. */
+export const defaultEvalResultsPath = (datasetFile: string, builtin: string | undefined): string =>
+  builtin !== undefined
+    ? path.resolve(`${builtin}.eval.jsonl`)
+    : datasetFile.endsWith(".jsonl")
+    ? `${datasetFile.slice(0, -".jsonl".length)}.eval.jsonl`
+    : `${datasetFile}.eval.jsonl`
+
+export type EvalProgress = BatchProgress & { readonly correct: number }
+
+export interface EvalOptions {
+  readonly items: ReadonlyArray<EvalItem>
+  readonly strategies: ReadonlyArray<StrategyName>
+  readonly scorer: Scorer
+  readonly output: string
+  /** Runs in flight at once. */
+  readonly runs: number
+  readonly onProgress?: ((progress: EvalProgress, last: EvalResult | undefined) => Effect.Effect<void>) | undefined
+}
+
+const oneLine = (text: string) => text.replace(/\s+/g, " ").trim()
+
+/** A finished run's result line, scored. */
+const resultOf = (
+  base: Pick<EvalResult, "strategy" | "id" | "line" | "fingerprint" | "scorer" | "answer">,
+  run: RunResult,
+  scorer: Scorer
+): EvalResult => {
+  // Every synthesizer failed and the run fell back to a candidate's answer: that is no answer of the strategy.
+  const fellBack = run.manifest.synthesis?.fallbackToCandidate !== undefined
+  const final = fellBack ? undefined : run.final
+  const extracted = final === undefined ? undefined : scorer.extract(final)
+  return {
+    ...base,
+    runDir: run.runDir,
+    status: fellBack ? "failed" : run.manifest.status === "interrupted" ? "cancelled" : run.manifest.status,
+    correct: final !== undefined && scorer.correct(final, base.answer),
+    ...(extracted !== undefined ? { extracted: oneLine(extracted).slice(0, 200) } : {}),
+    cost: run.manifest.usage.cost ?? null,
+    promptTokens: run.manifest.usage.promptTokens,
+    completionTokens: run.manifest.usage.completionTokens,
+    durationMs: run.manifest.durationMs,
+    ...(fellBack
+      ? { error: `the synthesis failed (${run.manifest.synthesis?.error?.message ?? "no synthesizer answered"}): not scored` }
+      : run.manifest.error !== undefined
+      ? { error: run.manifest.error }
+      : {})
+  }
+}
+
+/**
+ * Every (strategy, item) pair: the result of an earlier pass when it answered with the same fingerprint
+ * (rescored from its `final.md` if the scorer or the answer changed since), else a new run. Returns the
+ * results of every pair, in strategy then dataset order, with the final progress.
+ */
+export const runEval = Effect.fn("runEval")(function*(options: EvalOptions) {
+  const fs = yield* FileSystem.FileSystem
+  const settings = yield* Settings
+  const previousText = yield* fs.exists(options.output).pipe(
+    Effect.flatMap((exists) => (exists ? fs.readFileString(options.output) : Effect.succeed(""))),
+    Effect.mapError((e) => new UsageError({ message: `cannot read the results file ${options.output}: ${e.message}` }))
+  )
+  const previous = lastResults(previousText)
+
+  const pairs = options.strategies.flatMap((strategy) =>
+    options.items.map((item) => {
+      const fingerprint = fingerprintOf({
+        strategy,
+        question: item.question,
+        candidates: item.candidates ?? null,
+        models: item.candidates === undefined ? settings.models : null,
+        synthesizer: settings.synthesizer
+      })
+      return {
+        strategy,
+        item,
+        base: { strategy, id: item.id, line: item.line, fingerprint, scorer: options.scorer.name, answer: item.answer }
+      }
+    })
+  )
+  const reused = new Map<string, EvalResult>()
+  for (const pair of pairs) {
+    const before = previous.get(keyOf(pair.strategy, pair.item.id))
+    if (before === undefined || before.fingerprint !== pair.base.fingerprint) continue
+    if (before.status !== "ok" && before.status !== "partial") continue
+    const rescored = yield* rescore(before, pair.base.scorer, pair.item.answer, options.scorer)
+    if (rescored !== undefined) reused.set(keyOf(pair.strategy, pair.item.id), rescored)
+  }
+  const todo = pairs.filter((pair) => !reused.has(keyOf(pair.strategy, pair.item.id)))
+  // --check-models once for the whole eval, not once per run: the synthesizers, and the candidates if any are asked.
+  if (settings.checkModels && todo.length > 0) {
+    yield* checkRunRequest({
+      prompt: "",
+      models: todo.some((pair) => pair.item.candidates === undefined) ? settings.models : [],
+      synthesizers: [settings.synthesizer, ...settings.fallbackSynthesizers]
+    })
+  }
+
+  const file = yield* fs.open(options.output, { flag: "a" }).pipe(
+    Effect.mapError((e) => new StoreError({ path: options.output, message: `cannot open ${options.output}: ${e.message}` }))
+  )
+  const writeLock = yield* Effect.makeSemaphore(1)
+  const encoder = new TextEncoder()
+  const appendRaw = (data: string) =>
+    writeLock.withPermits(1)(file.writeAll(encoder.encode(data))).pipe(
+      Effect.mapError((e) => new StoreError({ path: options.output, message: `cannot write ${options.output}: ${e.message}` }))
+    )
+  // A line cut short by a crash of an earlier pass must not swallow the first new one.
+  if (previousText !== "" && !previousText.endsWith("\n")) yield* appendRaw("\n")
+
+  const fresh = yield* Ref.make(new Map<string, EvalResult>())
+  const startedMs = yield* Clock.currentTimeMillis
+  const progress = yield* Ref.make<EvalProgress>({
+    total: todo.length,
+    ok: 0,
+    partial: 0,
+    failed: 0,
+    cancelled: 0,
+    skipped: pairs.length - todo.length,
+    invalid: 0,
+    inFlight: 0,
+    cost: 0,
+    unknownCost: 0,
+    elapsedMs: 0,
+    correct: [...reused.values()].filter((r) => r.correct).length
+  })
+  const report = (last: EvalResult | undefined) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const p = yield* Ref.updateAndGet(progress, (p) => ({ ...p, elapsedMs: now - startedMs }))
+      if (options.onProgress) yield* options.onProgress(p, last)
+    })
+  const record = (result: EvalResult) =>
+    appendRaw(`${JSON.stringify(result)}\n`).pipe(
+      Effect.zipRight(Ref.update(fresh, (all) => new Map(all).set(keyOf(result.strategy, result.id), result))),
+      Effect.zipRight(Ref.update(progress, (p) => ({
+        ...p,
+        [result.status]: p[result.status] + 1,
+        inFlight: p.inFlight - 1,
+        cost: p.cost + (result.cost ?? 0),
+        unknownCost: p.unknownCost + (result.cost === null && result.runDir !== null ? 1 : 0),
+        correct: p.correct + (result.correct ? 1 : 0)
+      }))),
+      Effect.zipRight(report(result))
+    )
+
+  yield* Effect.logInfo(
+    `eval: ${todo.length} run${todo.length === 1 ? "" : "s"} to make` +
+      `${reused.size > 0 ? `, ${reused.size} already done` : ""}; results in ${options.output}`
+  )
+  yield* report(undefined)
+
+  const runOne = (pair: (typeof pairs)[number]) =>
+    Effect.uninterruptibleMask((restore) =>
+      Effect.gen(function*() {
+        const startedDir = yield* Ref.make<string | null>(null)
+        const onEvent = (event: RunEvent) => (event._tag === "RunStarted" ? Ref.set(startedDir, event.run.dir) : Effect.void)
+        const models = pair.item.candidates === undefined ? settings.models : []
+        // The process-wide gate bounds the calls: a run's own fan-out does not hold its candidates back.
+        const runSettings = { ...settings, concurrency: Math.max(1, models.length), checkModels: false }
+        yield* Ref.update(progress, (p) => ({ ...p, inFlight: p.inFlight + 1 }))
+        const exit = yield* restore(runStrategy(pair.strategy, pair.item, onEvent).pipe(Effect.provideService(Settings, runSettings))).pipe(
+          Effect.exit
+        )
+        const result: EvalResult = Exit.isSuccess(exit)
+          ? resultOf(pair.base, exit.value, options.scorer)
+          : {
+            ...pair.base,
+            runDir: yield* Ref.get(startedDir),
+            status: Exit.isInterrupted(exit) ? "cancelled" : "failed",
+            correct: false,
+            cost: null,
+            promptTokens: 0,
+            completionTokens: 0,
+            durationMs: null,
+            error: Exit.isInterrupted(exit) ? "interrupted" : failureText(exit.cause)
+          }
+        if (result.status === "failed") yield* Effect.logWarning(`${pair.strategy} ${pair.item.id}: ${result.error ?? "no answer"}`)
+        // Recorded even when the eval is being interrupted: that interruption then goes on stopping it.
+        yield* record(result)
+      })
+    )
+
+  yield* Effect.forEach(todo, runOne, { concurrency: options.runs, discard: true })
+  const made = yield* Ref.get(fresh)
+  const results = pairs.flatMap((pair) => {
+    const key = keyOf(pair.strategy, pair.item.id)
+    const result = made.get(key) ?? reused.get(key)
+    return result === undefined ? [] : [result]
+  })
+  return { results, progress: yield* Ref.get(progress) }
+}, Effect.scoped)
+
+const failureText = (cause: Cause.Cause<{ readonly message: string }>): string => {
+  const failure = Cause.failureOption(cause)
+  return Option.isSome(failure) ? failure.value.message : `internal error: ${oneLine(Cause.pretty(cause)).slice(0, 300)}`
+}
+
+/** An earlier result under the current scorer and answer: as it is, rescored from its `final.md`, or undefined (run it again). */
+const rescore = Effect.fnUntraced(function*(before: EvalResult, scorerName: ScorerName, answer: string, scorer: Scorer) {
+  if (before.scorer === scorerName && before.answer === answer) return before
+  if (before.runDir === null) return undefined
+  const fs = yield* FileSystem.FileSystem
+  const final = yield* fs.readFileString(path.join(before.runDir, "final.md")).pipe(Effect.option)
+  if (Option.isNone(final)) return undefined
+  const extracted = scorer.extract(final.value)
+  const { extracted: _, ...rest } = before
+  return {
+    ...rest,
+    scorer: scorerName,
+    answer,
+    correct: scorer.correct(final.value, answer),
+    ...(extracted !== undefined ? { extracted: oneLine(extracted).slice(0, 200) } : {})
+  } satisfies EvalResult
+})
