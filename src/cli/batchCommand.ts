@@ -7,52 +7,9 @@ import { stripControl } from "../domain/text.js"
 import { holdResultsLock, isSameFile } from "../programs/batchLock.js"
 import { type BatchProgress, type BatchResult, defaultResultsPath, remainingOf, runBatch } from "../programs/runBatch.js"
 import { Logging } from "../services/Logging.js"
-import type { RawSettings } from "../services/Settings.js"
+import { BATCH_DEFAULT_CONCURRENCY, BATCH_DEFAULT_RUNS, progressText } from "./batchProgress.js"
 import { outcomeIf } from "./outcome.js"
 import { settingsOptions } from "./settingsOptions.js"
-
-/** In `batch`, `--concurrency` is process-wide: the bound on HTTP calls in flight across all runs. */
-export const BATCH_DEFAULT_CONCURRENCY = 16
-export const BATCH_DEFAULT_RUNS = 4
-
-/**
- * `batch`'s own defaults: a process-wide concurrency, and warnings and errors only (every run's info
- * lines would drown the progress). A flag, the environment or the config file still wins.
- */
-export const BATCH_DEFAULTS: RawSettings = { concurrency: String(BATCH_DEFAULT_CONCURRENCY), logLevel: "warning" }
-
-const duration = (ms: number): string => {
-  const s = Math.round(ms / 1000)
-  if (s < 60) return `${s}s`
-  const m = Math.floor(s / 60)
-  if (m < 60) return `${m}m${String(s % 60).padStart(2, "0")}s`
-  return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, "0")}m`
-}
-
-/** What the runs cost: a cost the provider did not report is said to be unknown, never counted as $0. */
-const costText = (p: BatchProgress): string => {
-  const known = p.ok + p.partial + p.failed + p.cancelled - p.invalid - p.unknownCost
-  if (p.unknownCost === 0) return `$${p.cost.toFixed(4)}`
-  return known > 0 ? `$${p.cost.toFixed(4)} + unknown` : "cost unknown"
-}
-
-/** `37/1000 · 35 ok, 1 partial, 1 failed · 963 left · 4 running · 12.3/min · ETA 1h18m · $0.0123 · 3m02s` */
-export const progressText = (p: BatchProgress): string => {
-  const finished = p.ok + p.partial + p.failed + p.cancelled
-  const runsFinished = finished - p.invalid
-  const remaining = remainingOf(p)
-  const perMinute = p.elapsedMs > 0 ? (runsFinished * 60_000) / p.elapsedMs : 0
-  const eta = remaining === 0 ? "done" : perMinute > 0 ? `ETA ${duration((remaining / perMinute) * 60_000)}` : "ETA ?"
-  const counts = [
-    `${p.ok} ok`,
-    ...(p.partial > 0 ? [`${p.partial} partial`] : []),
-    `${p.failed} failed`,
-    ...(p.cancelled > 0 ? [`${p.cancelled} cancelled`] : []),
-    ...(p.skipped > 0 ? [`${p.skipped} skipped`] : [])
-  ].join(", ")
-  return `${finished}/${p.total} · ${counts} · ${remaining} left · ${p.inFlight} running · ` +
-    `${perMinute.toFixed(1)}/min · ${eta} · ${costText(p)} · ${duration(p.elapsedMs)}`
-}
 
 const resultText = (r: BatchResult): string =>
   stripControl(

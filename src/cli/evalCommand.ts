@@ -12,7 +12,7 @@ import { scorers } from "../programs/eval/scorers.js"
 import { knownStrategies, StrategyList } from "../programs/eval/strategies.js"
 import { Logging } from "../services/Logging.js"
 import { Settings } from "../services/Settings.js"
-import { BATCH_DEFAULT_RUNS, BATCH_DEFAULTS, progressText } from "./batchCommand.js"
+import { BATCH_DEFAULT_RUNS, BATCH_DEFAULTS, progressText } from "./batchProgress.js"
 import { outcomeIf, succeeded } from "./outcome.js"
 import { settingsLayer, settingsOptions } from "./settingsOptions.js"
 
