@@ -11,8 +11,7 @@ import { expectedManifests, root, serverTools } from "./sync-manifests.mjs"
 
 const output = path.resolve(process.argv[2] ?? path.join(root, "parallel-llm-mcp.mcpb"))
 // Under `npm run`, npm's own CLI script (spawning npm.cmd on Windows needs a shell); else npm from PATH.
-const npm = (args) =>
-  process.env.npm_execpath ? [process.execPath, [process.env.npm_execpath, ...args]] : ["npm", args]
+const npm = (args) => process.env.npm_execpath ? [process.execPath, [process.env.npm_execpath, ...args]] : ["npm", args]
 const mcpb = path.join(root, "node_modules", "@anthropic-ai", "mcpb", "dist", "cli", "cli.js")
 
 const fail = (message) => {

@@ -31,9 +31,10 @@ const appWithoutKey = (args: SettingsFlags) => appLayer(settingsLayer(args, { re
 const commands = (exitCode: Ref.Ref<number>) => {
   const record = <A, E, R>(run: (args: A) => Effect.Effect<Outcome, E, R>) => (args: A) =>
     Effect.flatMap(run(args), (outcome) => Ref.set(exitCode, outcome.exitCode))
-  const provide = <LA, LE, LR>(layerOf: (args: SettingsFlags) => Layer.Layer<LA, LE, LR>) =>
-  <Name extends string, R, E, A extends SettingsFlags>(command: Command.Command<Name, R, E, A>) =>
-    Command.provide(command, (args: A) => layerOf(args))
+  const provide =
+    <LA, LE, LR>(layerOf: (args: SettingsFlags) => Layer.Layer<LA, LE, LR>) =>
+    <Name extends string, R, E, A extends SettingsFlags>(command: Command.Command<Name, R, E, A>) =>
+      Command.provide(command, (args: A) => layerOf(args))
   return Command.make("parallel-llm").pipe(
     Command.withDescription(
       "Ask several LLMs the same question at once through OpenRouter, keep every answer, and have a synthesizer merge them."
@@ -84,12 +85,19 @@ const withColoursWhereWanted = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       plain ? args.map((a) => (typeof a === "string" ? a.replace(ANSI, "") : a)) : args
     const out = strip(plainOut)
     const err = strip(plainErr)
-    return Effect.withConsole(effect, {
-      ...console,
-      log: (...args) => console.log(...out(args)),
-      error: (...args) => console.error(...err(args)),
-      unsafe: { ...console.unsafe, log: (...args) => console.unsafe.log(...out(args)), error: (...args) => console.unsafe.error(...err(args)) }
-    } satisfies Console.Console)
+    return Effect.withConsole(
+      effect,
+      {
+        ...console,
+        log: (...args) => console.log(...out(args)),
+        error: (...args) => console.error(...err(args)),
+        unsafe: {
+          ...console.unsafe,
+          log: (...args) => console.unsafe.log(...out(args)),
+          error: (...args) => console.unsafe.error(...err(args))
+        }
+      } satisfies Console.Console
+    )
   })
 
 const program = Effect.gen(function*() {

@@ -11,10 +11,10 @@ import { layerCallGate } from "../src/services/CallGate.js"
 import { layerOpenRouterClient } from "../src/services/OpenRouterClient.js"
 import { layerRunStore } from "../src/services/RunStore.js"
 import { layerSettings } from "../src/services/Settings.js"
-import { makeTestSettings } from "./support/testSettings.js"
 import { type FakeOpenRouter, startFakeOpenRouter } from "./support/fakeOpenRouter.js"
 import { realHttpClientLayer, waitUntil } from "./support/realHttpClient.js"
 import { cliEntry, freshDirs, repoRoot, runCli, startCli } from "./support/spawnCli.js"
+import { makeTestSettings } from "./support/testSettings.js"
 
 // `batch`: the built CLI against the loopback fake for what a user sees (results file, resume, a bad
 // line, a failing prompt, Ctrl-C), and runBatch in-process for the shared bound on calls in flight.
@@ -117,12 +117,15 @@ describe("parallel-llm batch (the built CLI)", () => {
   it("writes one result line per prompt, marks a bad line and a failing prompt failed, and the others go on", async () => {
     const dir = freshDir("results")
     const input = path.join(dir, "questions.jsonl")
-    fs.writeFileSync(input, jsonl([
-      { id: "q1", prompt: "What is 2+2?" },
-      "{ this is not json",
-      { prompt: "And 3+1?" },
-      { id: "all-fail", prompt: "Nobody answers this", models: ["res/down", "res/down2"] }
-    ]))
+    fs.writeFileSync(
+      input,
+      jsonl([
+        { id: "q1", prompt: "What is 2+2?" },
+        "{ this is not json",
+        { prompt: "And 3+1?" },
+        { id: "all-fail", prompt: "Nobody answers this", models: ["res/down", "res/down2"] }
+      ])
+    )
     const result = await runCli(
       ["batch", input, "-m", "res/one", "-m", "res/two", "-s", "res/synth", "--concurrency", "4", "--runs", "2"],
       { env: envFor(path.join(dir, "runs")), timeoutMs: 120_000 }
@@ -157,10 +160,13 @@ describe("parallel-llm batch (the built CLI)", () => {
     const input = path.join(dir, "work.jsonl")
     const out = path.join(dir, "out", "results.jsonl")
     fs.mkdirSync(path.dirname(out))
-    fs.writeFileSync(input, jsonl([
-      { id: "steady", prompt: "Answered the first time" },
-      { id: "flaky", prompt: "Fails the first time", models: ["flaky/only"] }
-    ]))
+    fs.writeFileSync(
+      input,
+      jsonl([
+        { id: "steady", prompt: "Answered the first time" },
+        { id: "flaky", prompt: "Fails the first time", models: ["flaky/only"] }
+      ])
+    )
     const args = ["batch", input, "--out", out, "-m", "res/one", "-s", "res/synth", "--retries", "0"]
     const env = envFor(path.join(dir, "runs"))
 
@@ -194,18 +200,29 @@ describe("parallel-llm batch (the built CLI)", () => {
   it("Ctrl-C: the runs in flight end cancelled, their lines are written, exit 130; the next pass finishes the job", async () => {
     const dir = freshDir("interrupt")
     const input = path.join(dir, "slow.jsonl")
-    fs.writeFileSync(input, jsonl([
-      { id: "a", prompt: "hangs" },
-      { id: "b", prompt: "hangs too" },
-      { id: "c", prompt: "never started" }
-    ]))
+    fs.writeFileSync(
+      input,
+      jsonl([
+        { id: "a", prompt: "hangs" },
+        { id: "b", prompt: "hangs too" },
+        { id: "c", prompt: "never started" }
+      ])
+    )
     const env = envFor(path.join(dir, "runs"))
-    const cli = startCli(["batch", input, "-m", "int/hang", "-m", "int/fast", "-s", "res/synth", "--runs", "2"], { env, timeoutMs: 120_000 })
-    await waitUntil(() => fake.chatRequests().filter((r) => r.model === "int/hang").length >= 2 || cli.child.exitCode !== null, "both runs asking", 60_000)
+    const cli = startCli(["batch", input, "-m", "int/hang", "-m", "int/fast", "-s", "res/synth", "--runs", "2"], {
+      env,
+      timeoutMs: 120_000
+    })
+    await waitUntil(
+      () => fake.chatRequests().filter((r) => r.model === "int/hang").length >= 2 || cli.child.exitCode !== null,
+      "both runs asking",
+      60_000
+    )
     // The fast candidates' answers are on disk: they must survive the interruption.
     const fastAnswers = () =>
       fs.existsSync(path.join(dir, "runs"))
-        ? fs.readdirSync(path.join(dir, "runs")).filter((run) => fs.existsSync(path.join(dir, "runs", run, "responses", "02-int-fast.md"))).length
+        ? fs.readdirSync(path.join(dir, "runs")).filter((run) => fs.existsSync(path.join(dir, "runs", run, "responses", "02-int-fast.md")))
+          .length
         : 0
     await waitUntil(() => fastAnswers() >= 2 || cli.child.exitCode !== null, "the fast candidates answered", 60_000)
     cli.child.kill("SIGINT")

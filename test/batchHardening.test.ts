@@ -108,7 +108,10 @@ describe("batch results across passes", () => {
   it("a duplicate id never marks the answered prompt failed, bad lines are reported once, and the exit code says they are there", async () => {
     const dir = freshDir("dup")
     const input = path.join(dir, "in.jsonl")
-    fs.writeFileSync(input, [JSON.stringify({ id: "x", prompt: "first" }), JSON.stringify({ id: "x", prompt: "again" }), "not json"].join("\n") + "\n")
+    fs.writeFileSync(
+      input,
+      [JSON.stringify({ id: "x", prompt: "first" }), JSON.stringify({ id: "x", prompt: "again" }), "not json"].join("\n") + "\n"
+    )
     const args = ["batch", input, "-m", "ok/one", "-s", "ok/synth"]
     const out = path.join(dir, "in.results.jsonl")
     const first = await runCli(args, { env: envFor(dir) })

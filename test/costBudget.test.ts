@@ -4,9 +4,9 @@ import { worstCaseCost } from "../src/programs/checkRunRequest.js"
 import { runPipeline } from "../src/programs/runPipeline.js"
 import type { ModelInfo } from "../src/services/OpenRouterClient.js"
 import { layerSettings, type SettingsValue } from "../src/services/Settings.js"
-import { makeTestSettings } from "./support/testSettings.js"
-import { makeTestRunStore } from "./support/testRunStore.js"
 import { makeScriptedClient } from "./support/scriptedClient.js"
+import { makeTestRunStore } from "./support/testRunStore.js"
+import { makeTestSettings } from "./support/testSettings.js"
 
 // Prices per million tokens: $1 in, $2 out; context 10,000 tokens.
 const priced = (id: string): ModelInfo => ({ id, contextLength: 10_000, promptPrice: 1, completionPrice: 2 })

@@ -55,7 +55,9 @@ describe("stripControl", () => {
 describe("cleartextKeyWarning", () => {
   it("warns for plain http off this machine with a key, and only then", () => {
     expect(cleartextKeyWarning("http://gateway.example:8080/v1", true)).toContain("http://gateway.example:8080")
-    for (const url of ["https://openrouter.ai/api/v1", "http://localhost:11434/v1", "http://127.0.0.1:9/v1", "http://[::1]:9/v1", "not a url"]) {
+    for (
+      const url of ["https://openrouter.ai/api/v1", "http://localhost:11434/v1", "http://127.0.0.1:9/v1", "http://[::1]:9/v1", "not a url"]
+    ) {
       expect(cleartextKeyWarning(url, true), url).toBeUndefined()
     }
     expect(cleartextKeyWarning("http://gateway.example/v1", false)).toBeUndefined()
@@ -93,7 +95,9 @@ describe("a gateway that answers with escape codes", () => {
 
 describe("a log file that cannot be written", () => {
   it("ask warns once on stderr and answers", async () => {
-    const result = await runCli(["ask", "hello", "-m", "h/good", "-s", "h/synth", "--log-file", "/dev/full"], { env: envFor(freshDir("devfull")) })
+    const result = await runCli(["ask", "hello", "-m", "h/good", "-s", "h/synth", "--log-file", "/dev/full"], {
+      env: envFor(freshDir("devfull"))
+    })
     expect(result.code).toBe(0)
     expect(result.stdout).toContain("synthesis")
     expect(result.stderr.match(/cannot write the log file \/dev\/full/g)).toHaveLength(1)
@@ -119,7 +123,10 @@ describe("a log file that cannot be written", () => {
 describe("a reader that closes the pipe early (ask … | head)", () => {
   it("ends quietly, without a stack trace", async () => {
     const outputDir = freshDir("epipe")
-    const child = spawn(process.execPath, [cliEntry, "ask", "long", "--no-stream", "-m", "h/long", "-s", "h/long"], { env: envFor(outputDir), stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn(process.execPath, [cliEntry, "ask", "long", "--no-stream", "-m", "h/long", "-s", "h/long"], {
+      env: envFor(outputDir),
+      stdio: ["ignore", "pipe", "pipe"]
+    })
     let stderr = ""
     child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
     // Like `head -1`: read the first chunk, then close the pipe.

@@ -43,7 +43,9 @@ describe("the bound on models in one run (maxModels, default 16)", () => {
       await runCli(["ask", "hi", ...many(17).flatMap((m) => ["-m", m]), "-s", "many/synth"], { env: envFor(dir) }),
       await runCli(["ask", "hi", "-s", "many/synth"], { env: envFor(dir, { PARALLEL_LLM_MODELS: many(17).join(",") }) }),
       await runCli(["ask", "hi", "-s", "many/synth", "--config", configFile], { env: envFor(dir) }),
-      await runCli(["ask", "hi", "-m", "a/one", "-m", "a/two", "-m", "a/three", "-s", "many/synth"], { env: envFor(dir, { PARALLEL_LLM_MAX_MODELS: "2" }) })
+      await runCli(["ask", "hi", "-m", "a/one", "-m", "a/two", "-m", "a/three", "-s", "many/synth"], {
+        env: envFor(dir, { PARALLEL_LLM_MAX_MODELS: "2" })
+      })
     ]
     for (const [i, result] of attempts.entries()) {
       expect(result.code, `attempt ${i}: ${result.stderr}`).toBe(2)
@@ -60,7 +62,11 @@ describe("the bound on models in one run (maxModels, default 16)", () => {
   })
 
   it("applies to an MCP call", async () => {
-    const mcp = await connectMcp({ ...envFor(freshDir("mcp-models")), PARALLEL_LLM_MAX_MODELS: "2", PARALLEL_LLM_SYNTHESIZER: "many/synth" })
+    const mcp = await connectMcp({
+      ...envFor(freshDir("mcp-models")),
+      PARALLEL_LLM_MAX_MODELS: "2",
+      PARALLEL_LLM_SYNTHESIZER: "many/synth"
+    })
     try {
       fake.reset()
       const result = await mcp.client.callTool({ name: "process_prompt", arguments: { prompt: "hi", models: many(3) } })
@@ -84,7 +90,10 @@ describe("the process-wide bound on upstream calls (maxInFlight)", () => {
     })
     try {
       fake.reset()
-      const calls = Array.from({ length: 4 }, (_, i) => mcp.client.callTool({ name: "process_prompt", arguments: { prompt: `question ${i}` } }))
+      const calls = Array.from(
+        { length: 4 },
+        (_, i) => mcp.client.callTool({ name: "process_prompt", arguments: { prompt: `question ${i}` } })
+      )
       for (const result of await Promise.all(calls)) expect(result.isError ?? false).toBe(false)
       expect(fake.chatRequests()).toHaveLength(4 * 5)
       expect(fake.maxInFlight).toBeLessThanOrEqual(3)

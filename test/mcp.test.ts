@@ -1,9 +1,5 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import {
-  type CallToolResult,
-  LoggingMessageNotificationSchema,
-  type Progress
-} from "@modelcontextprotocol/sdk/types.js"
+import { type CallToolResult, LoggingMessageNotificationSchema, type Progress } from "@modelcontextprotocol/sdk/types.js"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -76,13 +72,19 @@ interface Structured {
   readonly summary: string
   readonly next?: string
   readonly files: Readonly<Record<string, string>>
-  readonly candidates: ReadonlyArray<{ model: string; status: string; latencyMs?: number; error?: { message: string; httpStatus?: number } }>
+  readonly candidates: ReadonlyArray<
+    { model: string; status: string; latencyMs?: number; error?: { message: string; httpStatus?: number } }
+  >
 }
 
 const structuredOf = (result: CallToolResult): Structured => result.structuredContent as unknown as Structured
 
-const callTool = (client: Client, name: string, args: Record<string, unknown>, options: { onprogress?: (p: Progress) => void; signal?: AbortSignal } = {}) =>
-  client.callTool({ name, arguments: args }, undefined, { timeout: 60_000, ...options }) as Promise<CallToolResult>
+const callTool = (
+  client: Client,
+  name: string,
+  args: Record<string, unknown>,
+  options: { onprogress?: (p: Progress) => void; signal?: AbortSignal } = {}
+) => client.callTool({ name, arguments: args }, undefined, { timeout: 60_000, ...options }) as Promise<CallToolResult>
 
 describe("MCP server over stdio (one server, several calls)", () => {
   let mcp: McpConnection
@@ -102,7 +104,15 @@ describe("MCP server over stdio (one server, several calls)", () => {
 
   it("lists the tools with object JSON Schemas for input and output", async () => {
     const { tools } = await mcp.client.listTools()
-    expect(tools.map((t) => t.name)).toEqual(["process_prompt", "get_run", "cancel_run", "resynthesize", "list_runs", "list_models", "get_config"])
+    expect(tools.map((t) => t.name)).toEqual([
+      "process_prompt",
+      "get_run",
+      "cancel_run",
+      "resynthesize",
+      "list_runs",
+      "list_models",
+      "get_config"
+    ])
     for (const tool of tools) {
       expect(tool.inputSchema.type).toBe("object")
       expect(tool.outputSchema?.type).toBe("object")
@@ -110,9 +120,19 @@ describe("MCP server over stdio (one server, several calls)", () => {
     }
     const pp = tools.find((t) => t.name === "process_prompt")!
     expect(pp.inputSchema.required).toEqual(["prompt"])
-    expect(Object.keys(pp.inputSchema.properties ?? {}).sort()).toEqual(["deadline", "grace", "models", "prompt", "quorum", "synthesizer", "wait"])
+    expect(Object.keys(pp.inputSchema.properties ?? {}).sort()).toEqual([
+      "deadline",
+      "grace",
+      "models",
+      "prompt",
+      "quorum",
+      "synthesizer",
+      "wait"
+    ])
     expect(pp.inputSchema.additionalProperties).toBe(false)
-    expect(pp.outputSchema?.required).toEqual(expect.arrayContaining(["runId", "status", "final", "summary", "runDir", "files", "candidates"]))
+    expect(pp.outputSchema?.required).toEqual(
+      expect.arrayContaining(["runId", "status", "final", "summary", "runDir", "files", "candidates"])
+    )
     // Read by a model: the answer first, then the summary and the next step, then the facts.
     expect(Object.keys(pp.outputSchema?.properties ?? {}).slice(0, 3)).toEqual(["final", "summary", "next"])
     expect(pp.execution).toEqual({ taskSupport: "optional" })
@@ -142,7 +162,11 @@ describe("MCP server over stdio (one server, several calls)", () => {
 
     const models = await callTool(mcp.client, "list_models", {})
     expect(models.isError).toBeFalsy()
-    const listing = models.structuredContent as { candidates: Array<string>; synthesizer: string; models: Array<{ id: string; role: string }> }
+    const listing = models.structuredContent as {
+      candidates: Array<string>
+      synthesizer: string
+      models: Array<{ id: string; role: string }>
+    }
     expect(listing.candidates).toEqual(MODELS)
     expect(listing.synthesizer).toBe(SYNTH)
     expect(listing.models.map((m) => m.id)).toEqual([...MODELS, SYNTH])
@@ -216,15 +240,17 @@ describe("MCP server over stdio (one server, several calls)", () => {
     const manifest = await mcp.client.readResource({ uri: `parallel-llm://runs/${run.runId}/run.json` })
     expect(manifest.contents[0]).toMatchObject({ mimeType: "application/json" })
 
-    for (const uri of [
-      `parallel-llm://runs/${run.runId}/..%2F..%2F..%2Fetc%2Fpasswd`,
-      `parallel-llm://runs/${run.runId}/../../etc/passwd`,
-      `parallel-llm://runs/..%2F${run.runId}/final.md`,
-      "parallel-llm://runs/../final.md",
-      `parallel-llm://runs/${run.runId}/responses%2F..%2F..%2Frun.json`,
-      `parallel-llm://runs/${run.runId}/%2Fetc%2Fpasswd`,
-      `file:///etc/passwd`
-    ]) {
+    for (
+      const uri of [
+        `parallel-llm://runs/${run.runId}/..%2F..%2F..%2Fetc%2Fpasswd`,
+        `parallel-llm://runs/${run.runId}/../../etc/passwd`,
+        `parallel-llm://runs/..%2F${run.runId}/final.md`,
+        "parallel-llm://runs/../final.md",
+        `parallel-llm://runs/${run.runId}/responses%2F..%2F..%2Frun.json`,
+        `parallel-llm://runs/${run.runId}/%2Fetc%2Fpasswd`,
+        `file:///etc/passwd`
+      ]
+    ) {
       await expect(mcp.client.readResource({ uri }), uri).rejects.toThrow(/-32602/)
     }
     // Well formed but absent: "resource not found".
@@ -326,8 +352,10 @@ describe("MCP server over stdio (one server, several calls)", () => {
     })
     const runId = await waitFor("the run id in a progress message", () => progress.map((p) => runIdIn(p.message ?? "")).find(Boolean))
     await waitFor("alpha's answer", () => progress.some((p) => (p.message ?? "").includes("1/3 answered (mcp/alpha in")))
-    await waitFor("both hanging requests in flight", () =>
-      fake.requests.filter((r) => r.model?.startsWith("mcp/hang") && r.endedAt === undefined).length === 2)
+    await waitFor(
+      "both hanging requests in flight",
+      () => fake.requests.filter((r) => r.model?.startsWith("mcp/hang") && r.endedAt === undefined).length === 2
+    )
     controller.abort("test cancels")
     await expect(call).rejects.toThrow()
 
@@ -367,7 +395,9 @@ describe("MCP server: a run without an answer", () => {
   it("is an isError result naming every model's failure and where the files are", async () => {
     const outputDir = freshDir()
     // The time budget ends the hanging call; it must leave the 429 model its two quick attempts even on a loaded machine.
-    const mcp = await connectMcp(envFor(outputDir, { PARALLEL_LLM_TIMEOUT: "3", PARALLEL_LLM_RETRIES: "1" }, ["fail/limited", "fail/denied", "fail/hang", "fail/echo"]))
+    const mcp = await connectMcp(
+      envFor(outputDir, { PARALLEL_LLM_TIMEOUT: "3", PARALLEL_LLM_RETRIES: "1" }, ["fail/limited", "fail/denied", "fail/hang", "fail/echo"])
+    )
     const logs: Array<unknown> = []
     mcp.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
       logs.push(n.params)
@@ -429,15 +459,21 @@ describe("MCP server process", () => {
     for (const p of fullProgress) expect(p.total).toBe(5)
     expect(fullProgress[4]!.message).toMatch(new RegExp(`: 3/3 answered \\(.*\\); synthesizing with ${SYNTH}; [\\d.]+ s so far$`))
     expect(fullProgress[5]!.message).toMatch(/^run \S+ ok in [\d.]+ s: 3\/3 answered$/)
-    const responseLine = server.stdoutLines().findIndex((l) => l.includes(`"id":${String(done.id)}`) && l.includes('"result"'))
-    const lastProgressLine = server.stdoutLines().findIndex((l) => l.includes('"progressToken":"full"') && l.includes('"progress":5'))
+    const responseLine = server.stdoutLines().findIndex((l) => l.includes(`"id":${String(done.id)}`) && l.includes("\"result\""))
+    const lastProgressLine = server.stdoutLines().findIndex((l) => l.includes("\"progressToken\":\"full\"") && l.includes("\"progress\":5"))
     expect(lastProgressLine).toBeGreaterThanOrEqual(0)
     expect(lastProgressLine).toBeLessThan(responseLine)
 
     // A run that cannot finish, then the client goes away.
-    server.send("tools/call", { name: "process_prompt", arguments: { prompt: "Never finishes", models: ["mcp/alpha", "mcp/hang"] }, _meta: { progressToken: "hang" } })
+    server.send("tools/call", {
+      name: "process_prompt",
+      arguments: { prompt: "Never finishes", models: ["mcp/alpha", "mcp/hang"] },
+      _meta: { progressToken: "hang" }
+    })
     const progressOf = (token: string) =>
-      server.notifications().filter((n) => n.method === "notifications/progress" && n.params?.progressToken === token).map((n) => String(n.params?.message))
+      server.notifications().filter((n) => n.method === "notifications/progress" && n.params?.progressToken === token).map((n) =>
+        String(n.params?.message)
+      )
     const runId = await waitFor("the run id", () => progressOf("hang").map(runIdIn).find(Boolean))
     await waitFor("alpha's answer", () => progressOf("hang").some((m) => m.includes("answered (mcp/alpha in")))
     server.child.stdin!.end()
@@ -488,7 +524,11 @@ describe("MCP server process", () => {
   it("SIGINT cancels the runs in flight, writes their manifests and exits 130", async () => {
     const outputDir = freshDir()
     const server = await spawnRawServer(envFor(outputDir))
-    server.send("tools/call", { name: "process_prompt", arguments: { prompt: "Interrupted", models: ["mcp/alpha", "mcp/hang"] }, _meta: { progressToken: 1 } })
+    server.send("tools/call", {
+      name: "process_prompt",
+      arguments: { prompt: "Interrupted", models: ["mcp/alpha", "mcp/hang"] },
+      _meta: { progressToken: 1 }
+    })
     const progress = () => server.notifications().filter((n) => n.method === "notifications/progress").map((n) => String(n.params?.message))
     const runId = await waitFor("the run id", () => progress().map(runIdIn).find(Boolean))
     await waitFor("alpha's answer", () => progress().some((m) => m.includes("answered (mcp/alpha in")))

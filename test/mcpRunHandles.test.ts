@@ -62,8 +62,12 @@ const strict = (result: CallToolResult): CallToolResult => {
   return result
 }
 
-const call = async (client: Client, name: string, args: Record<string, unknown>, options: { timeout?: number; signal?: AbortSignal } = {}) =>
-  strict(await client.callTool({ name, arguments: args }, undefined, { timeout: 30_000, ...options }) as CallToolResult)
+const call = async (
+  client: Client,
+  name: string,
+  args: Record<string, unknown>,
+  options: { timeout?: number; signal?: AbortSignal } = {}
+) => strict(await client.callTool({ name, arguments: args }, undefined, { timeout: 30_000, ...options }) as CallToolResult)
 
 const outputOf = (result: CallToolResult) => result.structuredContent as unknown as RunOutput
 const textOf = (result: CallToolResult) => result.content.map((b) => (b.type === "text" ? b.text : "")).join("\n")
@@ -108,7 +112,9 @@ describe("a run outlives the request that started it", () => {
   })
 
   it("stopping get_run stops only the waiting: the run goes on and its answer comes", async () => {
-    const first = outputOf(await call(mcp.client, "process_prompt", { prompt: "Keep going", models: ["slow/one"], synthesizer: "fast/synth", wait: 0 }))
+    const first = outputOf(
+      await call(mcp.client, "process_prompt", { prompt: "Keep going", models: ["slow/one"], synthesizer: "fast/synth", wait: 0 })
+    )
     expect(first.status).toBe("running")
     const controller = new AbortController()
     const waiting = call(mcp.client, "get_run", { runId: first.runId, wait: 30 }, { signal: controller.signal })
@@ -147,8 +153,10 @@ describe("get_run and cancel_run", () => {
 
   it("cancel_run aborts every call still going, keeps the answers and returns the cancelled run; a second cancel is refused", async () => {
     const running = outputOf(await call(mcp.client, "process_prompt", { prompt: "Cancel me", wait: 0 }))
-    await waitFor("both stuck requests in flight", () =>
-      fake.requests.filter((r) => r.model?.startsWith("stuck/") && r.endedAt === undefined && !r.aborted).length === 2)
+    await waitFor(
+      "both stuck requests in flight",
+      () => fake.requests.filter((r) => r.model?.startsWith("stuck/") && r.endedAt === undefined && !r.aborted).length === 2
+    )
     await waitFor("the fast answer on disk", () => fs.existsSync(path.join(running.runDir, "responses", "01-fast-one.md")))
     const abortedBefore = fake.abortedRequests().length
     const started = Date.now()
@@ -177,8 +185,12 @@ describe("get_run and cancel_run", () => {
     const env = serverEnv({ baseUrl: fake.url, outputDir, apiKey: API_KEY, models: ["fast/one", "stuck/one"], synthesizer: "fast/synth" })
     const before = new Set(fs.existsSync(outputDir) ? fs.readdirSync(outputDir) : [])
     const cli = startCli(["ask", "A question from the terminal"], { env })
-    const runDir = await waitFor("the CLI's first answer on disk", () =>
-      (fs.existsSync(outputDir) ? fs.readdirSync(outputDir) : []).filter((id) => !before.has(id)).map((id) => path.join(outputDir, id)).find((dir) => fs.existsSync(path.join(dir, "responses", "01-fast-one.md"))))
+    const runDir = await waitFor(
+      "the CLI's first answer on disk",
+      () =>
+        (fs.existsSync(outputDir) ? fs.readdirSync(outputDir) : []).filter((id) => !before.has(id)).map((id) => path.join(outputDir, id))
+          .find((dir) => fs.existsSync(path.join(dir, "responses", "01-fast-one.md")))
+    )
     const runId = path.basename(runDir)
 
     const live = await call(mcp.client, "get_run", { runId, wait: 0 })
@@ -244,11 +256,13 @@ describe("MCP Tasks: a task is a run", () => {
     try {
       const seen: Array<string> = []
       let final: CallToolResult | undefined
-      for await (const message of mcp.client.experimental.tasks.callToolStream(
-        { name: "process_prompt", arguments: { prompt: "As a task" } },
-        CallToolResultSchema,
-        { task: { ttl: 60_000 }, timeout: 30_000 }
-      )) {
+      for await (
+        const message of mcp.client.experimental.tasks.callToolStream(
+          { name: "process_prompt", arguments: { prompt: "As a task" } },
+          CallToolResultSchema,
+          { task: { ttl: 60_000 }, timeout: 30_000 }
+        )
+      ) {
         seen.push(message.type)
         if (message.type === "taskCreated") taskId = message.task.taskId
         if (message.type === "taskStatus") expect(["working", "completed"]).toContain(message.task.status)
@@ -291,8 +305,10 @@ describe("MCP Tasks: a task is a run", () => {
       const first = await stream.next()
       expect(first.value?.type).toBe("taskCreated")
       const taskId = first.value?.type === "taskCreated" ? first.value.task.taskId : ""
-      await waitFor("the stuck request in flight", () =>
-        fake.requests.some((r) => r.model === "stuck/one" && r.endedAt === undefined && !r.aborted))
+      await waitFor(
+        "the stuck request in flight",
+        () => fake.requests.some((r) => r.model === "stuck/one" && r.endedAt === undefined && !r.aborted)
+      )
       await waitFor("the fast answer on disk", () => fs.existsSync(path.join(outputDir, taskId, "responses", "01-fast-one.md")))
       const abortedBefore = fake.abortedRequests().length
       const cancelled = await mcp.client.experimental.tasks.cancelTask(taskId)

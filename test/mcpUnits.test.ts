@@ -11,8 +11,8 @@ import { makeLiveRuns } from "../src/mcp/liveRuns.js"
 import { makeProgress } from "../src/mcp/progress.js"
 import { makeRedactor } from "../src/mcp/redact.js"
 import { parseRunResourceUri, runResourceUri } from "../src/mcp/resources.js"
-import { decodeArguments, NoArguments, ProcessPromptInput } from "../src/mcp/toolSchemas.js"
 import { tools } from "../src/mcp/tools/index.js"
+import { decodeArguments, NoArguments, ProcessPromptInput } from "../src/mcp/toolSchemas.js"
 import type { RunEvent } from "../src/programs/runPipeline.js"
 import { PROMPT_PREVIEW_CHARS, RunStore } from "../src/services/RunStore.js"
 import { layerSettings } from "../src/services/Settings.js"
@@ -57,14 +57,22 @@ describe("tool schemas", () => {
 
   it.effect("decode good arguments, trimming model ids", () =>
     Effect.gen(function*() {
-      const input = yield* decodeArguments("process_prompt", ProcessPromptInput, { prompt: "hi", models: [" openai/gpt-5 "], synthesizer: "x/y" })
+      const input = yield* decodeArguments("process_prompt", ProcessPromptInput, {
+        prompt: "hi",
+        models: [" openai/gpt-5 "],
+        synthesizer: "x/y"
+      })
       expect(input).toEqual({ prompt: "hi", models: ["openai/gpt-5"], synthesizer: "x/y" })
       expect(yield* decodeArguments("get_config", NoArguments, undefined)).toEqual({})
     }))
 
   it.effect("name every bad field, once", () =>
     Effect.gen(function*() {
-      const error = yield* decodeArguments("process_prompt", ProcessPromptInput, { prompt: 1, models: ["ok/model", "bad model"], color: "red" }).pipe(Effect.flip)
+      const error = yield* decodeArguments("process_prompt", ProcessPromptInput, {
+        prompt: 1,
+        models: ["ok/model", "bad model"],
+        color: "red"
+      }).pipe(Effect.flip)
       expect(error._tag).toBe("InvalidArguments")
       expect([...error.fields].sort()).toEqual(["color", "models[1]", "prompt"])
       expect(error.message).toContain("color: unknown argument")
@@ -85,7 +93,15 @@ describe("run resource URIs", () => {
   })
 
   it("refuse other schemes, missing parts and broken escapes", () => {
-    for (const uri of ["file:///etc/passwd", "parallel-llm://runs/", "parallel-llm://runs/abc", "parallel-llm://runs//final.md", "parallel-llm://runs/x/%E0%A4%A"]) {
+    for (
+      const uri of [
+        "file:///etc/passwd",
+        "parallel-llm://runs/",
+        "parallel-llm://runs/abc",
+        "parallel-llm://runs//final.md",
+        "parallel-llm://runs/x/%E0%A4%A"
+      ]
+    ) {
       expect(Either.isLeft(parseRunResourceUri(uri)), uri).toBe(true)
     }
   })
@@ -166,7 +182,18 @@ describe("RunStore reading side", () => {
       expect(yield* store.readRunFile(run.id, file)).toBe("an answer")
       expect(yield* store.readRunFile(run.id, "prompt.md")).toBe("the prompt")
 
-      for (const bad of ["../secret.txt", "../../etc/passwd", "/etc/passwd", "responses/../prompt.md", "responses/01-x.txt", "responses/x/01-a.md", ".prompt.md.tmp", ""]) {
+      for (
+        const bad of [
+          "../secret.txt",
+          "../../etc/passwd",
+          "/etc/passwd",
+          "responses/../prompt.md",
+          "responses/01-x.txt",
+          "responses/x/01-a.md",
+          ".prompt.md.tmp",
+          ""
+        ]
+      ) {
         const error = yield* store.readRunFile(run.id, bad).pipe(Effect.flip)
         expect(error._tag, bad).toBe("InvalidRunPath")
       }
@@ -186,7 +213,13 @@ describe("progress notifications", () => {
   const record = (model: string, ok: boolean) =>
     ok
       ? { model, status: "ok" as const, attempts: 1, latencyMs: 1200 }
-      : { model, status: "error" as const, attempts: 2, latencyMs: 300, error: { tag: "RateLimited", message: "HTTP 429: slow down", httpStatus: 429 } }
+      : {
+        model,
+        status: "error" as const,
+        attempts: 2,
+        latencyMs: 300,
+        error: { tag: "RateLimited", message: "HTTP 429: slow down", httpStatus: 429 }
+      }
   const finished = (index: number, model: string, ok: boolean): RunEvent => ({
     _tag: "CandidateFinished",
     outcome: { index, model, content: ok ? "x" : undefined, record: record(model, ok) },
@@ -264,7 +297,10 @@ describe("redaction", () => {
   it("masks the API key in every string of a result, keeping its shape", () => {
     const key = "sk-or-v1-0123456789abcdef"
     const redact = makeRedactor(Option.some(Redacted.make(key)))
-    const result = { content: [{ type: "text", text: `HTTP 401: got ${key}` }], structuredContent: { n: 1, ok: true, none: null, list: [key] } }
+    const result = {
+      content: [{ type: "text", text: `HTTP 401: got ${key}` }],
+      structuredContent: { n: 1, ok: true, none: null, list: [key] }
+    }
     expect(redact.value(result)).toEqual({
       content: [{ type: "text", text: "HTTP 401: got <redacted>" }],
       structuredContent: { n: 1, ok: true, none: null, list: ["<redacted>"] }

@@ -21,7 +21,9 @@ interface UserConfigField {
 }
 interface Manifest {
   readonly version: string
-  readonly server: { readonly mcp_config: { readonly command: string; readonly args: ReadonlyArray<string>; readonly env: Readonly<Record<string, string>> } }
+  readonly server: {
+    readonly mcp_config: { readonly command: string; readonly args: ReadonlyArray<string>; readonly env: Readonly<Record<string, string>> }
+  }
   readonly tools: ReadonlyArray<{ readonly name: string; readonly description?: string }>
   readonly user_config: Readonly<Record<string, UserConfigField>>
 }
@@ -51,7 +53,11 @@ const connectBundle = async (userConfig: Readonly<Record<string, string>>): Prom
     args: config.args.map((arg) => fill(arg, userConfig)),
     cwd: tmp,
     // A closed loopback port: nothing here calls a model.
-    env: { ...env, OPENROUTER_BASE_URL: "http://127.0.0.1:9/api/v1", ...Object.fromEntries(Object.entries(config.env).map(([k, v]) => [k, fill(v, userConfig)])) },
+    env: {
+      ...env,
+      OPENROUTER_BASE_URL: "http://127.0.0.1:9/api/v1",
+      ...Object.fromEntries(Object.entries(config.env).map(([k, v]) => [k, fill(v, userConfig)]))
+    },
     stderr: "pipe"
   })
   const client = new Client({ name: "mcpb-test", version: "1.0.0" })

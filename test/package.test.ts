@@ -124,7 +124,13 @@ describe("the npm package, packed and installed from its tarball", () => {
     const out = path.join(tmp, "runs")
     const result = await runCommand(installedBin, ["ask", "Does the package work?", "-m", "pkg/one", "-m", "pkg/two", "-s", "pkg/synth"], {
       cwd: app,
-      env: { ...env, OPENROUTER_BASE_URL: fake.url, OPENROUTER_API_KEY: KEY, PARALLEL_LLM_OUTPUT_DIR: out, PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none" }
+      env: {
+        ...env,
+        OPENROUTER_BASE_URL: fake.url,
+        OPENROUTER_API_KEY: KEY,
+        PARALLEL_LLM_OUTPUT_DIR: out,
+        PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none"
+      }
     })
     expect(result.code, result.stderr).toBe(0)
     expect(result.stdout).toBe(`${SYNTH_ANSWER}\n`)

@@ -9,8 +9,8 @@ import { Manifest } from "../src/domain/manifest.js"
 import { runPipeline } from "../src/programs/runPipeline.js"
 import { layerRunStore } from "../src/services/RunStore.js"
 import { layerSettings, type SettingsValue } from "../src/services/Settings.js"
-import { makeTestSettings } from "./support/testSettings.js"
 import { makeScriptedClient } from "./support/scriptedClient.js"
+import { makeTestSettings } from "./support/testSettings.js"
 
 // Item 7 of issue 13: text a candidate already streamed is kept as its `.partial.md` whatever cuts the
 // call: the deadline, the quorum, the per-model timeout, or an interruption (Ctrl-C, MCP cancel).
@@ -27,7 +27,9 @@ const layerFor = (overrides: Partial<SettingsValue>) =>
   }).pipe(
     Effect.map((client) =>
       Layer.mergeAll(client.layer, layerRunStore).pipe(
-        Layer.provideMerge(layerSettings(makeTestSettings({ outputDir: fs.mkdtempSync(path.join(os.tmpdir(), "pllm-partial-")), ...overrides }))),
+        Layer.provideMerge(
+          layerSettings(makeTestSettings({ outputDir: fs.mkdtempSync(path.join(os.tmpdir(), "pllm-partial-")), ...overrides }))
+        ),
         Layer.provide(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer)),
         Layer.merge(Logger.remove(Logger.defaultLogger))
       )
@@ -35,7 +37,8 @@ const layerFor = (overrides: Partial<SettingsValue>) =>
     Layer.unwrapEffect
   )
 
-const manifestIn = (runDir: string) => Schema.decodeUnknownSync(Manifest)(JSON.parse(fs.readFileSync(path.join(runDir, "run.json"), "utf8")))
+const manifestIn = (runDir: string) =>
+  Schema.decodeUnknownSync(Manifest)(JSON.parse(fs.readFileSync(path.join(runDir, "run.json"), "utf8")))
 
 const expectPartialKept = (runDir: string, status: string) => {
   const manifest = manifestIn(runDir)
@@ -53,7 +56,9 @@ describe("text streamed before a call is cut", () => {
 
   it.live("is kept when the deadline ends the wait", () =>
     Effect.gen(function*() {
-      const result = yield* runPipeline({ prompt: "p", deadlineMs: 300 }).pipe(Effect.provide(layerFor({ synthesisReserveMs: Option.some(100) })))
+      const result = yield* runPipeline({ prompt: "p", deadlineMs: 300 }).pipe(
+        Effect.provide(layerFor({ synthesisReserveMs: Option.some(100) }))
+      )
       expect(expectPartialKept(result.runDir, "cancelled").candidates[1]!.reason).toBe("deadline")
     }))
 

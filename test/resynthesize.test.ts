@@ -10,8 +10,8 @@ import { resynthesize } from "../src/programs/resynthesize.js"
 import { runPipeline } from "../src/programs/runPipeline.js"
 import { RunStore } from "../src/services/RunStore.js"
 import { layerSettings } from "../src/services/Settings.js"
-import { makeTestSettings } from "./support/testSettings.js"
 import { makeScriptedClient } from "./support/scriptedClient.js"
+import { makeTestSettings } from "./support/testSettings.js"
 
 const setup = Effect.gen(function*() {
   const client = yield* makeScriptedClient({

@@ -1,8 +1,8 @@
+import { FileSystem } from "@effect/platform"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
-import { describe, expect, it } from "@effect/vitest"
-import { FileSystem } from "@effect/platform"
 import { SystemError } from "@effect/platform/Error"
+import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Layer, Logger, Ref, Schema } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -13,9 +13,9 @@ import { SYNTHESIZER_INSTRUCTIONS } from "../src/programs/buildSynthesisPrompt.j
 import { type RunEvent, runPipeline } from "../src/programs/runPipeline.js"
 import { layerRunStore, RunStore, type RunStoreShape } from "../src/services/RunStore.js"
 import { layerSettings, type SettingsValue } from "../src/services/Settings.js"
-import { makeTestSettings } from "./support/testSettings.js"
 import { makeScriptedClient, type Step } from "./support/scriptedClient.js"
 import { advanceUntil, runToEnd } from "./support/testClock.js"
+import { makeTestSettings } from "./support/testSettings.js"
 
 const tempDir = () => fs.mkdtempSync(path.join(os.tmpdir(), "parallel-llm-pipeline-"))
 
@@ -57,7 +57,17 @@ const layerOnFullDisk = (settings: SettingsValue, full: (file: string) => boolea
         writeFileString: (file: string, data: string, options?: FileSystem.WriteFileStringOptions) =>
           full(file)
             ? real.writeFileString(file, data.slice(0, 3), options).pipe(
-              Effect.zipRight(Effect.fail(new SystemError({ reason: "Unknown", module: "FileSystem", method: "writeFile", pathOrDescriptor: file, description: "ENOSPC: no space left on device" })))
+              Effect.zipRight(
+                Effect.fail(
+                  new SystemError({
+                    reason: "Unknown",
+                    module: "FileSystem",
+                    method: "writeFile",
+                    pathOrDescriptor: file,
+                    description: "ENOSPC: no space left on device"
+                  })
+                )
+              )
             )
             : real.writeFileString(file, data, options)
       }))
@@ -127,10 +137,12 @@ describe("runPipeline", () => {
         "test/gamma": [ok("fast", 0)]
       })
       const finishedOrder: Array<string> = []
-      const result = yield* runToEnd(runPipeline({
-        prompt: "p",
-        onEvent: (e) => Effect.sync(() => e._tag === "CandidateFinished" && finishedOrder.push(e.outcome.model))
-      }).pipe(Effect.provide(layer)))
+      const result = yield* runToEnd(
+        runPipeline({
+          prompt: "p",
+          onEvent: (e) => Effect.sync(() => e._tag === "CandidateFinished" && finishedOrder.push(e.outcome.model))
+        }).pipe(Effect.provide(layer))
+      )
       expect(result.manifest.status).toBe("ok")
       expect(finishedOrder).toEqual(["test/gamma", "test/beta", "test/alpha"])
       expect(result.manifest.candidates.map((c) => c.model)).toEqual(["test/alpha", "test/beta", "test/gamma"])
@@ -328,7 +340,10 @@ describe("runPipeline", () => {
       const { client, layer, settings } = yield* setup({ "test/gamma": [ok("gamma, last", 20)] })
       const release = yield* Deferred.make<void>()
       const held = storeWithResponses((real) => (run, index, model, content, kind) =>
-        model === "test/gamma" ? Deferred.await(release).pipe(Effect.zipRight(real(run, index, model, content, kind))) : real(run, index, model, content, kind))
+        model === "test/gamma"
+          ? Deferred.await(release).pipe(Effect.zipRight(real(run, index, model, content, kind)))
+          : real(run, index, model, content, kind)
+      )
       const synthesisStarted = yield* Deferred.make<string>()
       const fiber = yield* runPipeline({
         prompt: "p",
@@ -357,7 +372,9 @@ describe("runPipeline", () => {
   it.live("goes on when an answer cannot be written: that candidate records the write error, no temporary file stays", () =>
     Effect.gen(function*() {
       const { settings } = yield* setup({})
-      const result = yield* runPipeline({ prompt: "p" }).pipe(Effect.provide(layerOnFullDisk(settings, (file) => file.includes("01-test-alpha.md"))))
+      const result = yield* runPipeline({ prompt: "p" }).pipe(
+        Effect.provide(layerOnFullDisk(settings, (file) => file.includes("01-test-alpha.md")))
+      )
       expect(result.final).toBe("synthesized")
       const manifest = readManifest(result.runDir)
       expect(manifest.status).toBe("partial")
@@ -373,7 +390,9 @@ describe("runPipeline", () => {
   it.live("returns the final answer when final.md cannot be written, and the manifest does not name it", () =>
     Effect.gen(function*() {
       const { settings } = yield* setup({})
-      const result = yield* runPipeline({ prompt: "p" }).pipe(Effect.provide(layerOnFullDisk(settings, (file) => file.includes(".final.md."))))
+      const result = yield* runPipeline({ prompt: "p" }).pipe(
+        Effect.provide(layerOnFullDisk(settings, (file) => file.includes(".final.md.")))
+      )
       expect(result.final).toBe("synthesized")
       const manifest = readManifest(result.runDir)
       expect(manifest).toEqual(result.manifest)

@@ -2,9 +2,9 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Option, TestClock } from "effect"
 import { runPipeline } from "../src/programs/runPipeline.js"
 import { layerSettings, type SettingsValue } from "../src/services/Settings.js"
-import { makeTestSettings } from "./support/testSettings.js"
-import { makeTestRunStore } from "./support/testRunStore.js"
 import { makeScriptedClient, type Step } from "./support/scriptedClient.js"
+import { makeTestRunStore } from "./support/testRunStore.js"
+import { makeTestSettings } from "./support/testSettings.js"
 
 // The original's run C, in seconds: the five candidates and the synthesis.
 const profile: Record<string, ReadonlyArray<Step>> = {
@@ -86,7 +86,13 @@ describe("run policies on the TestClock", () => {
         "p/backup": [{ answer: "backup", delayMs: 40_000 }]
       })
       // Candidates until 33 s, then 22 s left: the synthesizer times out, no time remains for the backup.
-      expect(Object.values(statuses(manifest))).toEqual(["ok", "cancelled:deadline", "cancelled:deadline", "cancelled:deadline", "cancelled:deadline"])
+      expect(Object.values(statuses(manifest))).toEqual([
+        "ok",
+        "cancelled:deadline",
+        "cancelled:deadline",
+        "cancelled:deadline",
+        "cancelled:deadline"
+      ])
       expect(manifest.durationMs).toBe(55_000)
       expect(manifest.status).toBe("partial")
       expect(manifest.synthesis).toMatchObject({ status: "timeout", fallbackToCandidate: "p/codestral" })

@@ -37,7 +37,9 @@ const readJson = <A>(file: string): A => JSON.parse(fs.readFileSync(path.join(re
 const serverJson = readJson<ServerJson>("server.json")
 const schema = readJson<{ readonly $id: string }>("test/fixtures/mcp-registry/server.schema.json")
 const pkg = readJson<{ name: string; version: string; mcpName: string; repository: { url: string } }>("package.json")
-const manifest = readJson<{ version: string; repository: { url: string }; server: { mcp_config: { env: Record<string, string> } } }>("manifest.json")
+const manifest = readJson<{ version: string; repository: { url: string }; server: { mcp_config: { env: Record<string, string> } } }>(
+  "manifest.json"
+)
 const npmPackage = serverJson.packages.find((p) => p.registryType === "npm")
 
 const validator = () => {

@@ -135,7 +135,11 @@ describe("loadSettings: defaults", () => {
   it.effect("an MCP Bundle placeholder left unfilled (`${user_config.models}`) counts as not set", () =>
     Effect.gen(function*() {
       const { settings, sources } = yield* load({
-        env: { OPENROUTER_API_KEY: KEY, PARALLEL_LLM_MODELS: "${user_config.models}", PARALLEL_LLM_SYNTHESIZER: "${user_config.synthesizer}" }
+        env: {
+          OPENROUTER_API_KEY: KEY,
+          PARALLEL_LLM_MODELS: "${user_config.models}",
+          PARALLEL_LLM_SYNTHESIZER: "${user_config.synthesizer}"
+        }
       })
       expect(settings.models).toEqual(DEFAULT_MODELS)
       expect(sources.models).toBe("default")
@@ -238,7 +242,10 @@ describe("loadSettings: precedence flag > env > file > default", () => {
         expect(viaDefault.sources.retries).toBe("file")
         expect(viaDefault.settings.configFile).toEqual(Option.some(file))
       }
-      const named = yield* load({ configFlag: configFile({ concurrency: 2 }), env: { OPENROUTER_API_KEY: KEY, XDG_CONFIG_HOME: configHome } })
+      const named = yield* load({
+        configFlag: configFile({ concurrency: 2 }),
+        env: { OPENROUTER_API_KEY: KEY, XDG_CONFIG_HOME: configHome }
+      })
       expect(named.settings.retries).toBe(3)
       expect(named.settings.concurrency).toBe(2)
     }))
@@ -285,7 +292,14 @@ describe("loadSettings: conversions", () => {
   it.effect("seconds become milliseconds; max tokens; paths are absolute with ~ expanded", () =>
     Effect.gen(function*() {
       const { settings } = yield* load({
-        flags: { timeout: "1.5", retryBaseDelay: "0.01", maxTokens: "100", outputDir: "~/pllm-runs", logFile: "~/pllm.log", logLevel: "debug" }
+        flags: {
+          timeout: "1.5",
+          retryBaseDelay: "0.01",
+          maxTokens: "100",
+          outputDir: "~/pllm-runs",
+          logFile: "~/pllm.log",
+          logLevel: "debug"
+        }
       })
       expect(settings.timeoutMs).toBe(1500)
       expect(settings.retryBaseDelayMs).toBe(10)
@@ -531,7 +545,13 @@ describe("loadSettings: the config file's paths, size, and URLs with credentials
 describe("the settings table", () => {
   it("every setting has its own flag, environment variable and field; describeSettings shows each of them", () => {
     const entries = Object.entries(settingsTable)
-    for (const pick of [(e: (typeof entries)[number]) => e[1].flag, (e: (typeof entries)[number]) => e[1].env, (e: (typeof entries)[number]) => e[1].field]) {
+    for (
+      const pick of [
+        (e: (typeof entries)[number]) => e[1].flag,
+        (e: (typeof entries)[number]) => e[1].env,
+        (e: (typeof entries)[number]) => e[1].field
+      ]
+    ) {
       expect(new Set(entries.map(pick)).size).toBe(entries.length)
     }
   })

@@ -19,7 +19,9 @@ const readPrompt = Effect.fn("readPrompt")(function*(argument: Option.Option<str
   // @effect/cli takes an unknown flag for the positional prompt: refuse it rather than pay for it.
   if (Option.isSome(argument) && /^--?[A-Za-z]/.test(argument.value) && !process.argv.includes("--")) {
     return yield* new UsageError({
-      message: `unknown option ${argument.value.split(/\s/)[0]} (see parallel-llm ask --help; to send a prompt starting with "-", put -- before it)`
+      message: `unknown option ${
+        argument.value.split(/\s/)[0]
+      } (see parallel-llm ask --help; to send a prompt starting with "-", put -- before it)`
     })
   }
   const prompt = Option.isSome(argument)

@@ -133,7 +133,9 @@ export const batch = Effect.fn("batch")(function*(args: Command.Command.ParseCon
       Effect.sync(() => {
         const p = view.latest()
         process.stderr.write(
-          `parallel-llm: batch interrupted${p ? `: ${progressText(p)}` : ""} · results so far in ${output}; run the same command again to resume\n`
+          `parallel-llm: batch interrupted${
+            p ? `: ${progressText(p)}` : ""
+          } · results so far in ${output}; run the same command again to resume\n`
         )
       })
     ),

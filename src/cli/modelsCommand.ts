@@ -30,7 +30,11 @@ export const models = Effect.fn("models")(function*(args: Command.Command.ParseC
   const rows = listing.models.map((m) => [
     m.role,
     m.id,
-    m.found === undefined ? "?" : m.found ? "found" : `NOT FOUND${m.suggestions?.length ? ` (did you mean ${m.suggestions.join(", ")}?)` : ""}`,
+    m.found === undefined
+      ? "?"
+      : m.found
+      ? "found"
+      : `NOT FOUND${m.suggestions?.length ? ` (did you mean ${m.suggestions.join(", ")}?)` : ""}`,
     m.contextLength?.toLocaleString("en-US") ?? "-",
     price(m.promptPrice),
     price(m.completionPrice)

@@ -9,8 +9,6 @@ import { type Outcome, succeeded } from "./outcome.js"
 import { writeStdout as write } from "./output.js"
 import { settingsOptions } from "./settingsOptions.js"
 
-
-
 const showOptions = {
   runId: Args.text({ name: "run-id" }).pipe(Args.withDescription("The run's id, as `parallel-llm runs` lists it.")),
   json: Options.boolean("json").pipe(Options.withDescription("Print the manifest with a `final` field as JSON.")),
@@ -52,7 +50,11 @@ export const show = (args: Command.Command.ParseConfig<typeof showOptions>): Eff
         ]
         : []
       const synthesis = manifest.synthesis
-        ? [`  synthesis ${manifest.synthesis.model}: ${manifest.synthesis.status}${manifest.synthesis.fallbackToCandidate ? ` (answer of ${manifest.synthesis.fallbackToCandidate})` : ""}`]
+        ? [
+          `  synthesis ${manifest.synthesis.model}: ${manifest.synthesis.status}${
+            manifest.synthesis.fallbackToCandidate ? ` (answer of ${manifest.synthesis.fallbackToCandidate})` : ""
+          }`
+        ]
         : []
       yield* write([
         summaryLine(manifest, path.join(store.root, manifest.id)),
@@ -101,8 +103,7 @@ export const runs = (args: Command.Command.ParseConfig<typeof runsOptions>): Eff
       const header = { id: "id", time: "time", status: "status", answered: "answered", seconds: "seconds", cost: "cost", prompt: "prompt" }
       const columns = ["id", "time", "status", "answered", "seconds", "cost"] as const
       const widths = columns.map((c) => Math.max(header[c].length, ...rows.map((r) => r[c].length)))
-      const line = (r: typeof header) =>
-        [...columns.map((c, i) => r[c].padEnd(widths[i]!)), r.prompt.slice(0, 60)].join("  ").trimEnd()
+      const line = (r: typeof header) => [...columns.map((c, i) => r[c].padEnd(widths[i]!)), r.prompt.slice(0, 60)].join("  ").trimEnd()
       yield* write([header, ...rows].map(line).join("\n"))
     }),
     succeeded

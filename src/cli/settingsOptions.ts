@@ -2,9 +2,9 @@ import { Options } from "@effect/cli"
 import type { FileSystem } from "@effect/platform"
 import { Effect, Layer, Option } from "effect"
 import { SettingsError } from "../domain/errors.js"
+import { type LoadInput, loadSettings, type RawSettings, type SettingKey, Settings, settingsTable } from "../services/Settings.js"
 import { helpText } from "../settings/readme.js"
 import type { AnySetting } from "../settings/setting.js"
-import { type LoadInput, loadSettings, type RawSettings, type SettingKey, Settings, settingsTable } from "../services/Settings.js"
 
 // The settings flags shared by every command, derived from the settings table. Values stay text here:
 // the loader decodes flags, environment and config file with one set of schemas and messages.
@@ -103,8 +103,10 @@ export interface SettingsOptions {
 
 /** A command's settings, their sources and the raw flags, from its parsed options, the environment and the config file. */
 export const settingsFromFlags = (parsed: SettingsFlags, options: SettingsOptions = {}) =>
-  Effect.flatMap(rawFromFlags(parsed), (raw) =>
-    loadSettings({ ...raw, env: process.env, ...options }).pipe(Effect.map((loaded) => ({ ...loaded, ...raw }))))
+  Effect.flatMap(
+    rawFromFlags(parsed),
+    (raw) => loadSettings({ ...raw, env: process.env, ...options }).pipe(Effect.map((loaded) => ({ ...loaded, ...raw })))
+  )
 
 /** The Settings service of a command, built from its parsed flags: what `main.ts` provides to it. */
 export const settingsLayer = (

@@ -132,8 +132,7 @@ export const partialContentOf = (error: ProviderError): string | undefined =>
 export const isTransientStatus = (status: number): boolean => status === 408 || status === 429 || status >= 500
 
 /** The HTTP status an error came with, when there was one. */
-export const httpStatusOf = (error: ProviderError): number | undefined =>
-  "httpStatus" in error ? error.httpStatus : undefined
+export const httpStatusOf = (error: ProviderError): number | undefined => "httpStatus" in error ? error.httpStatus : undefined
 
 /** A settings value that cannot be used; `setting` names it the way the user wrote it. */
 export class SettingsError extends Schema.TaggedError<SettingsError>()("SettingsError", {

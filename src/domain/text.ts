@@ -22,5 +22,6 @@ export const cleartextKeyWarning = (baseUrl: string, sendsKey: boolean): string 
 }
 
 /** Models named more than once in one run: each is asked, and paid for, once per mention. */
-export const duplicatesIn = (models: ReadonlyArray<string>): ReadonlyArray<string> =>
-  [...new Set(models.filter((m, i) => models.indexOf(m) !== i))]
+export const duplicatesIn = (
+  models: ReadonlyArray<string>
+): ReadonlyArray<string> => [...new Set(models.filter((m, i) => models.indexOf(m) !== i))]

@@ -15,8 +15,7 @@ import { makeTaskStore } from "./tasks.js"
 import { toolNamed, tools } from "./tools/index.js"
 import type { ToolServices } from "./tools/tool.js"
 
-export const INSTRUCTIONS =
-  "parallel-llm asks several LLMs the same prompt at once and has a synthesizer model merge their answers. " +
+export const INSTRUCTIONS = "parallel-llm asks several LLMs the same prompt at once and has a synthesizer model merge their answers. " +
   "Call process_prompt with the full question. A run takes 1 to 3 minutes; when it is not done within `wait` seconds " +
   "the result says status \"running\" with a runId: call get_run with that runId (again while it says running) to get " +
   "the answer. The run goes on meanwhile and is never lost; cancel_run stops it, resynthesize merges a run's answers again. " +

@@ -11,5 +11,8 @@ import type { LogSink } from "../services/Logging.js"
 export const mcpLogSink = (server: Server, isReady: () => boolean, redact: (text: string) => string): LogSink => (entry) => {
   if (!isReady()) return
   const context = entry.context.length > 0 ? ` [${entry.context.join(" ")}]` : ""
-  server.sendLoggingMessage({ level: entry.level, logger: "parallel-llm", data: redact(`${entry.text}${context}`) }).then(undefined, () => undefined)
+  server.sendLoggingMessage({ level: entry.level, logger: "parallel-llm", data: redact(`${entry.text}${context}`) }).then(
+    undefined,
+    () => undefined
+  )
 }

@@ -1,5 +1,5 @@
-import type { ListResourcesResult, ReadResourceResult, ResourceTemplate } from "@modelcontextprotocol/sdk/types.js"
 import { UriTemplate } from "@modelcontextprotocol/sdk/shared/uriTemplate.js"
+import type { ListResourcesResult, ReadResourceResult, ResourceTemplate } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Either, Schema } from "effect"
 import { InvalidRunPath, RunStore, type RunSummary } from "../services/RunStore.js"
 

@@ -1,7 +1,7 @@
 import type { CallToolResult, ContentBlock } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Schema } from "effect"
-import type { CandidateRecord, ErrorInfo, Manifest } from "../domain/manifest.js"
 import { formatCount, formatSeconds, formatUsd, plural } from "../domain/format.js"
+import type { CandidateRecord, ErrorInfo, Manifest } from "../domain/manifest.js"
 import { mimeTypeOf, runResourceUri } from "./resources.js"
 import { RunOutput } from "./runOutput.js"
 import type { FinishedView, RunningView } from "./runView.js"
@@ -15,7 +15,9 @@ export const text = (value: string): ContentBlock => ({ type: "text", text: valu
 export const errorResult = (message: string): CallToolResult => ({ content: [text(message)], isError: true })
 
 /** Why a call failed, in a few words ("HTTP 429: Rate limit exceeded", "cancelled (deadline)"). */
-export const failureOf = (record: { readonly status: string; readonly error?: ErrorInfo | undefined; readonly reason?: string | undefined }): string =>
+export const failureOf = (
+  record: { readonly status: string; readonly error?: ErrorInfo | undefined; readonly reason?: string | undefined }
+): string =>
   record.status === "cancelled"
     ? `cancelled${record.reason !== undefined ? ` (${record.reason})` : ""}`
     : record.error?.message ?? record.status
@@ -111,7 +113,9 @@ const nextOf = (manifest: Manifest, hasFinal: boolean): string | undefined => {
       : `Nothing was answered. Check the failures above, then call process_prompt again (with other "models" if a model is unavailable).`
   }
   if (failed.length > 0) {
-    return `To retry the failed ${failed.length === 1 ? "model" : "models"}, call process_prompt with "models": ${JSON.stringify(failed)}; ` +
+    return `To retry the failed ${failed.length === 1 ? "model" : "models"}, call process_prompt with "models": ${
+      JSON.stringify(failed)
+    }; ` +
       `to merge these answers again with another synthesizer, ${again("resynthesize", `, "synthesizer": "…"`)}.`
   }
   return manifest.synthesis?.fallbackToCandidate !== undefined ? `${again("resynthesize")} tries the synthesis again.` : undefined
@@ -169,7 +173,10 @@ const streamingNote = (streamed: ReadonlyArray<number> | undefined, index: numbe
 export const progressLine = (view: RunningView, elapsedMs: number): string => {
   const done = view.candidates.filter((c): c is CandidateRecord => c !== undefined)
   const answered = done.filter((c) => c.status === "ok")
-  const waiting = view.models.flatMap((model, i) => (view.candidates[i] === undefined ? [`${model}${streamingNote(view.streamed, i)}`] : []))
+  const waiting = view.models.flatMap((
+    model,
+    i
+  ) => (view.candidates[i] === undefined ? [`${model}${streamingNote(view.streamed, i)}`] : []))
   const failed = done.filter((c) => c.status !== "ok").map((c) => `${c.model} failed (${failureOf(c)})`)
   const stage = view.synthesizer !== undefined
     ? `synthesizing with ${view.synthesizer}${streamingNote(view.streamed, view.models.length)}`
@@ -184,7 +191,9 @@ export const runningResult = (view: RunningView, elapsedMs: number, options: Res
   const present = view.candidates.flatMap((c) => (c?.file !== undefined ? [c.file] : []))
   const output: RunOutput = {
     final: null,
-    summary: `Run ${view.runId} is still running${view.elsewhere !== undefined ? ` (in ${view.elsewhere})` : ""}: ${progressLine(view, elapsedMs)}.`,
+    summary: `Run ${view.runId} is still running${view.elsewhere !== undefined ? ` (in ${view.elsewhere})` : ""}: ${
+      progressLine(view, elapsedMs)
+    }.`,
     next: `Call ${call(view.runId)("get_run")} to wait for the answer (each call waits up to its "wait" seconds); ` +
       `${call(view.runId)("cancel_run")} stops it.`,
     runId: view.runId,

@@ -35,7 +35,8 @@ const taskFor = (view: RunView, nowMs: number): Task => {
       const { manifest } = view.result
       return {
         ...taskOf({ runId: manifest.id, createdAt: new Date(manifest.createdAt) }, statusOf(view), Date.parse(manifest.finishedAt)),
-        statusMessage: `${manifest.status}: ${manifest.candidates.filter((c) => c.status === "ok").length}/${manifest.candidates.length} answered` +
+        statusMessage:
+          `${manifest.status}: ${manifest.candidates.filter((c) => c.status === "ok").length}/${manifest.candidates.length} answered` +
           (manifest.error !== undefined ? ` (${manifest.error})` : "")
       }
     }

@@ -1,8 +1,8 @@
 import { Array as Arr, Effect, JSONSchema, ParseResult, Schema } from "effect"
-import { RunOutputStatus } from "./runOutput.js"
 import { ModelId } from "../domain/model.js"
 import { SettingsDescription } from "../settings/describe.js"
 import { McpOverrides } from "../settings/mcpOverrides.js"
+import { RunOutputStatus } from "./runOutput.js"
 
 // One Effect Schema per tool input and output. Each one both checks (arguments coming from the client
 // are decoded with it, structured results are encoded with it on their way out) and generates the JSON
@@ -50,33 +50,38 @@ export type ProcessPromptInput = typeof ProcessPromptInput.Type
 
 export const ListRunsInput = Schema.Struct({
   limit: Schema.optionalWith(
-    Schema.Number.pipe(Schema.int(), Schema.between(1, 200)).annotations({ title: "Limit", description: "How many runs, newest first (default 20)." }),
+    Schema.Number.pipe(Schema.int(), Schema.between(1, 200)).annotations({
+      title: "Limit",
+      description: "How many runs, newest first (default 20)."
+    }),
     { exact: true }
   )
 })
 
 export const ListRunsOutput = Schema.Struct({
-  runs: Schema.Array(Schema.Struct({
-    runId: Schema.String,
-    /** `running` while a run has no manifest yet. */
-    status: RunOutputStatus,
-    createdAt: Schema.optional(Schema.String),
-    durationMs: Schema.optional(Schema.Number),
-    answered: Schema.optional(Schema.Number),
-    total: Schema.optional(Schema.Number),
-    cost: Schema.optional(Schema.Number),
-    prompt: Schema.String,
-    runDir: Schema.String,
-    /** The final answer as an MCP resource, when there is one. */
-    finalUri: Schema.optional(Schema.String),
-    source: Schema.optional(Schema.String)
-  }).annotations({
-    jsonSchema: {
-      type: "object",
-      required: ["runId", "status", "prompt", "runDir"],
-      description: "runId, status, createdAt?, durationMs?, answered?, total?, cost?, prompt (its start), runDir, finalUri?, source?"
-    }
-  }))
+  runs: Schema.Array(
+    Schema.Struct({
+      runId: Schema.String,
+      /** `running` while a run has no manifest yet. */
+      status: RunOutputStatus,
+      createdAt: Schema.optional(Schema.String),
+      durationMs: Schema.optional(Schema.Number),
+      answered: Schema.optional(Schema.Number),
+      total: Schema.optional(Schema.Number),
+      cost: Schema.optional(Schema.Number),
+      prompt: Schema.String,
+      runDir: Schema.String,
+      /** The final answer as an MCP resource, when there is one. */
+      finalUri: Schema.optional(Schema.String),
+      source: Schema.optional(Schema.String)
+    }).annotations({
+      jsonSchema: {
+        type: "object",
+        required: ["runId", "status", "prompt", "runDir"],
+        description: "runId, status, createdAt?, durationMs?, answered?, total?, cost?, prompt (its start), runDir, finalUri?, source?"
+      }
+    })
+  )
 })
 export type ListRunsOutput = typeof ListRunsOutput.Type
 
@@ -99,21 +104,24 @@ export const CancelRunInput = Schema.Struct({ runId: RunId })
 export const NoArguments = Schema.Record({ key: Schema.String, value: Schema.Never })
 
 export const ListModelsOutput = Schema.Struct({
-  models: Schema.Array(Schema.Struct({
-    role: Schema.Literal("candidate", "synthesizer", "fallback"),
-    id: Schema.String,
-    /** Whether the provider lists the model; null when its list could not be fetched. */
-    found: Schema.NullOr(Schema.Boolean),
-    contextLength: Schema.optional(Schema.Number),
-    promptUsdPerMillion: Schema.optional(Schema.Number),
-    completionUsdPerMillion: Schema.optional(Schema.Number)
-  }).annotations({
-    jsonSchema: {
-      type: "object",
-      required: ["role", "id", "found"],
-      description: "role (candidate, synthesizer, fallback), id, found (null: not checked), contextLength?, promptUsdPerMillion?, completionUsdPerMillion?"
-    }
-  })),
+  models: Schema.Array(
+    Schema.Struct({
+      role: Schema.Literal("candidate", "synthesizer", "fallback"),
+      id: Schema.String,
+      /** Whether the provider lists the model; null when its list could not be fetched. */
+      found: Schema.NullOr(Schema.Boolean),
+      contextLength: Schema.optional(Schema.Number),
+      promptUsdPerMillion: Schema.optional(Schema.Number),
+      completionUsdPerMillion: Schema.optional(Schema.Number)
+    }).annotations({
+      jsonSchema: {
+        type: "object",
+        required: ["role", "id", "found"],
+        description:
+          "role (candidate, synthesizer, fallback), id, found (null: not checked), contextLength?, promptUsdPerMillion?, completionUsdPerMillion?"
+      }
+    })
+  ),
   candidates: Schema.Array(Schema.String),
   synthesizer: Schema.String,
   fallbackSynthesizers: Schema.Array(Schema.String),
@@ -152,7 +160,11 @@ const withoutTitles = (value: unknown): unknown =>
   Array.isArray(value)
     ? value.map(withoutTitles)
     : typeof value === "object" && value !== null
-    ? Object.fromEntries(Object.entries(value).filter(([key, inner]) => !(key === "title" && typeof inner === "string")).map(([key, inner]) => [key, withoutTitles(inner)]))
+    ? Object.fromEntries(
+      Object.entries(value).filter(([key, inner]) => !(key === "title" && typeof inner === "string")).map((
+        [key, inner]
+      ) => [key, withoutTitles(inner)])
+    )
     : value
 
 // --- Decoding arguments ---
@@ -165,7 +177,9 @@ export class InvalidArguments extends Schema.TaggedError<InvalidArguments>()("In
 }) {}
 
 const fieldOf = (path: ReadonlyArray<PropertyKey>): string =>
-  path.length === 0 ? "(arguments)" : path.map((key, i) => (typeof key === "number" ? `[${key}]` : `${i === 0 ? "" : "."}${String(key)}`)).join("")
+  path.length === 0
+    ? "(arguments)"
+    : path.map((key, i) => (typeof key === "number" ? `[${key}]` : `${i === 0 ? "" : "."}${String(key)}`)).join("")
 
 /** Decodes a tool's arguments (absent arguments count as `{}`), refusing unknown fields. */
 export const decodeArguments = <A, I>(tool: string, schema: Schema.Schema<A, I>, args: unknown) =>

@@ -6,7 +6,12 @@ import { probePid, thisHost, thisProcessStartedAt } from "../services/processPro
 
 // One `batch` per results file: a second process on the same file would pay for every prompt again.
 
-const LockHolder = Schema.Struct({ pid: Schema.Int.pipe(Schema.positive()), host: Schema.String, processStartedAt: Schema.String, since: Schema.String })
+const LockHolder = Schema.Struct({
+  pid: Schema.Int.pipe(Schema.positive()),
+  host: Schema.String,
+  processStartedAt: Schema.String,
+  since: Schema.String
+})
 type LockHolder = typeof LockHolder.Type
 const decodeHolder = Schema.decodeUnknownOption(Schema.parseJson(LockHolder))
 

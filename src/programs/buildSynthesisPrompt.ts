@@ -1,7 +1,8 @@
 import { Chunk, Effect, Random } from "effect"
 import type { ChatMessage } from "../services/OpenRouterClient.js"
 
-export const SYNTHESIZER_INSTRUCTIONS = `You are the synthesizer of a panel of AI models. Several models answered the user's prompt independently. \
+export const SYNTHESIZER_INSTRUCTIONS =
+  `You are the synthesizer of a panel of AI models. Several models answered the user's prompt independently. \
 Their answers are labelled anonymously (Candidate A, Candidate B, …) and shown in random order: the labels say nothing about \
 which model wrote them or how good they are.
 

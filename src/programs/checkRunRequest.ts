@@ -1,9 +1,9 @@
 import { Effect, Option } from "effect"
 import { RunRefused } from "../domain/errors.js"
 import { formatBudget } from "../domain/format.js"
-import { SYNTHESIZER_INSTRUCTIONS } from "./buildSynthesisPrompt.js"
 import { type ModelInfo, OpenRouterClient } from "../services/OpenRouterClient.js"
 import { Settings } from "../services/Settings.js"
+import { SYNTHESIZER_INSTRUCTIONS } from "./buildSynthesisPrompt.js"
 
 /** Tokens in a text, counted high (3 characters a token, where English averages about 4): a worst case. */
 const tokensAtMost = (chars: number) => Math.ceil(chars / 3)
@@ -30,8 +30,7 @@ export const worstCaseCost = (input: {
     }
     return info
   }
-  const outputOf = (info: ModelInfo, inputTokens: number) =>
-    input.maxTokens ?? Math.max(0, (info.contextLength ?? 0) - inputTokens)
+  const outputOf = (info: ModelInfo, inputTokens: number) => input.maxTokens ?? Math.max(0, (info.contextLength ?? 0) - inputTokens)
   let total = 0
   let candidatesOutput = 0
   for (const id of input.models) {
@@ -106,7 +105,9 @@ export const checkRunRequest = Effect.fn("checkRunRequest")(function*(request: {
       return yield* new RunRefused({
         message: `the worst-case cost is ${formatBudget(estimate.usd)}, over the --max-cost budget of ${formatBudget(budget)} by ` +
           `${formatBudget(estimate.usd - budget)}` +
-          (Option.isNone(settings.maxTokens) ? " (without --max-tokens every answer may fill its model's context; set it to bound the cost)" : "")
+          (Option.isNone(settings.maxTokens)
+            ? " (without --max-tokens every answer may fill its model's context; set it to bound the cost)"
+            : "")
       })
     }
     yield* Effect.logInfo(`worst-case cost ${formatBudget(estimate.usd)}, within the --max-cost budget of ${formatBudget(budget)}`)

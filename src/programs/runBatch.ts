@@ -206,7 +206,15 @@ export const runBatch = Effect.fn("runBatch")(function*(options: BatchOptions) {
   // A bad line is reported once in the results file; later passes count it (the batch still fails) without repeating it.
   const reported = reportedBadLines(previous)
   for (const line of bad) {
-    const result: BatchResult = { id: line.id, runDir: null, status: "failed", cost: null, line: line.line, error: line.message, invalid: true }
+    const result: BatchResult = {
+      id: line.id,
+      runDir: null,
+      status: "failed",
+      cost: null,
+      line: line.line,
+      error: line.message,
+      invalid: true
+    }
     yield* reported.has(`${line.line}:${line.message}`) ? count(result) : record(result)
   }
 

@@ -57,8 +57,7 @@ export const formatFileLine = (entry: LogEntry): string =>
   `${entry.date.toISOString()} ${LABEL[entry.level]} ${entry.text}${entry.context.length > 0 ? ` [${entry.context.join(" ")}]` : ""}`
 
 /** A terminal line: short local time, no context (the run id is named when the run starts). */
-export const formatStderrLine = (entry: LogEntry): string =>
-  `${entry.date.toTimeString().slice(0, 8)} ${LABEL[entry.level]} ${entry.text}`
+export const formatStderrLine = (entry: LogEntry): string => `${entry.date.toTimeString().slice(0, 8)} ${LABEL[entry.level]} ${entry.text}`
 
 export interface LoggingShape {
   /** Sends every log line to `sink` too, until the scope closes (the MCP server adds its client this way). */
@@ -111,7 +110,8 @@ export const layerLogging = (
           Effect.acquireRelease(
             Effect.try({
               try: () => fs.openSync(file, "a"),
-              catch: (e) => new SettingsError({ setting: "--log-file", message: `--log-file: cannot open ${file}: ${(e as Error).message}` })
+              catch: (e) =>
+                new SettingsError({ setting: "--log-file", message: `--log-file: cannot open ${file}: ${(e as Error).message}` })
             }),
             (fd) => Effect.sync(() => fs.closeSync(fd))
           )

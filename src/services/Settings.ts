@@ -5,10 +5,10 @@ import { type LoadInput, loadSettings } from "../settings/load.js"
 import type { SettingsValue } from "../settings/values.js"
 
 // The settings themselves are declared in src/settings/table.ts; this is the service programs read them from.
+export { describeSettings } from "../settings/describe.js"
 export { type LogLevelName } from "../settings/kinds.js"
 export { type LoadedSettings, type LoadInput, loadSettings, MAX_CONFIG_FILE_BYTES } from "../settings/load.js"
 export { defaultConfigFile, defaultOutputDir, isLoopbackUrl } from "../settings/paths.js"
-export { describeSettings } from "../settings/describe.js"
 export {
   DEFAULT_BASE_URL,
   DEFAULT_FALLBACK_SYNTHESIZERS,

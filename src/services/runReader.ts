@@ -139,7 +139,10 @@ export const makeRunReader = (fs: FileSystem.FileSystem, path: Path.Path, output
       Effect.flatMap((text) =>
         decodeManifest(text).pipe(
           Effect.mapError((e) =>
-            new StoreError({ path: path.join(outputDir, runId, "run.json"), message: `run ${runId}: run.json is not a manifest: ${e.message}` })
+            new StoreError({
+              path: path.join(outputDir, runId, "run.json"),
+              message: `run ${runId}: run.json is not a manifest: ${e.message}`
+            })
           )
         )
       )
@@ -152,14 +155,22 @@ export const makeRunReader = (fs: FileSystem.FileSystem, path: Path.Path, output
     Effect.forEach([dir, path.join(dir, "responses")], (folder) =>
       namesIn(folder).pipe(
         Effect.flatMap((names) =>
-          Effect.forEach(names.filter((n) => TEMP_NAME.test(n)), (n) => fs.remove(path.join(folder, n)).pipe(Effect.ignore), { discard: true })
+          Effect.forEach(names.filter((n) => TEMP_NAME.test(n)), (n) => fs.remove(path.join(folder, n)).pipe(Effect.ignore), {
+            discard: true
+          })
         )
       ), { discard: true })
 
   /** The newest modification time among these files of a run. */
   const newestOf = (dir: string, files: ReadonlyArray<string>) =>
-    Effect.forEach(files, (file) => fs.stat(path.join(dir, file)).pipe(Effect.map((info) => Option.getOrUndefined(info.mtime)), Effect.orElseSucceed(() => undefined))).pipe(
-      Effect.map((times) => times.reduce<Date | undefined>((newest, t) => (t !== undefined && (newest === undefined || t > newest) ? t : newest), undefined))
+    Effect.forEach(
+      files,
+      (file) =>
+        fs.stat(path.join(dir, file)).pipe(Effect.map((info) => Option.getOrUndefined(info.mtime)), Effect.orElseSucceed(() => undefined))
+    ).pipe(
+      Effect.map((times) =>
+        times.reduce<Date | undefined>((newest, t) => (t !== undefined && (newest === undefined || t > newest) ? t : newest), undefined)
+      )
     )
 
   /** The run's state, owner and answers; a run whose writer is gone has its temporary files swept. */
@@ -185,7 +196,9 @@ export const makeRunReader = (fs: FileSystem.FileSystem, path: Path.Path, output
         probe
       })
       if (state !== "running") yield* sweep(dir)
-      const answers: ReadonlyArray<string> = (yield* namesIn(path.join(dir, "responses"))).filter((n) => ANSWER_NAME.test(n)).map((n) => `responses/${n}`).sort()
+      const answers: ReadonlyArray<string> = (yield* namesIn(path.join(dir, "responses"))).filter((n) => ANSWER_NAME.test(n)).map((n) =>
+        `responses/${n}`
+      ).sort()
       const lastWriteAt = state === "interrupted" ? yield* newestOf(dir, ["prompt.md", ...answers]) : undefined
       const view: RunView = { id: runId, dir, state, manifest, owner, answers, lastWriteAt }
       return view

@@ -1,5 +1,5 @@
 import { Option, Schema } from "effect"
-import { settingKeys, settingsTable, type SettingKey } from "./table.js"
+import { type SettingKey, settingKeys, settingsTable } from "./table.js"
 import type { SettingSource, SettingsValue } from "./values.js"
 
 /**
@@ -11,7 +11,10 @@ export const SettingsDescription = Schema.Struct(
     apiKey: Schema.Literal("<redacted>", "<not set>").annotations({ description: "Whether a key is set; never the key." }),
     configFile: Schema.NullOr(Schema.String)
   },
-  Schema.Record({ key: Schema.String, value: Schema.Union(Schema.Number, Schema.String, Schema.Boolean, Schema.Array(Schema.String), Schema.Null) })
+  Schema.Record({
+    key: Schema.String,
+    value: Schema.Union(Schema.Number, Schema.String, Schema.Boolean, Schema.Array(Schema.String), Schema.Null)
+  })
 )
 export type SettingsDescription = typeof SettingsDescription.Type
 

@@ -94,14 +94,26 @@ const BooleanFromText = Schema.transform(
 )
 
 /** A switch whose flag turns it on (`--check-models`). */
-export const switchOn: Kind<boolean> = { text: BooleanFromText, file: Schema.Boolean, flag: "on", plain: Schema.Boolean, json: Schema.Boolean }
+export const switchOn: Kind<boolean> = {
+  text: BooleanFromText,
+  file: Schema.Boolean,
+  flag: "on",
+  plain: Schema.Boolean,
+  json: Schema.Boolean
+}
 /** A switch whose flag turns it off (`--no-stream`). */
 export const switchOff: Kind<boolean> = { ...switchOn, flag: "off" }
 
 export const LogLevelName = Schema.Literal("debug", "info", "warning", "error")
 export type LogLevelName = typeof LogLevelName.Type
 
-export const logLevel: Kind<LogLevelName> = { text: Schema.compose(Schema.String, LogLevelName), file: Schema.String, flag: "text", plain: LogLevelName, json: Schema.String }
+export const logLevel: Kind<LogLevelName> = {
+  text: Schema.compose(Schema.String, LogLevelName),
+  file: Schema.String,
+  flag: "text",
+  plain: LogLevelName,
+  json: Schema.String
+}
 
 const OriginText = Schema.String.pipe(
   Schema.filter((s) => {

@@ -56,7 +56,8 @@ const readConfigFile = Effect.fn("Settings.readConfigFile")(function*(file: stri
  * An MCP Bundle host that leaves an optional `user_config` field unset may pass its placeholder through as it
  * is: `${user_config.models}` means "not set", like an empty value.
  */
-const isUnset = (value: string | undefined): value is undefined => value === undefined || value === "" || /^\$\{user_config\.\w+\}$/.test(value)
+const isUnset = (value: string | undefined): value is undefined =>
+  value === undefined || value === "" || /^\$\{user_config\.\w+\}$/.test(value)
 
 const fromEnvironment = (env: Readonly<Record<string, string | undefined>>): RawSettings => {
   const raw: RawSettings = {}
@@ -155,8 +156,7 @@ export const loadSettings = Effect.fn("Settings.load")(function*(input: LoadInpu
   if (input.requireApiKey !== false && Option.isNone(settings.apiKey) && openRouter) {
     return yield* new SettingsError({
       setting: "OPENROUTER_API_KEY",
-      message:
-        `OPENROUTER_API_KEY is not set. Get a key at https://openrouter.ai/keys and export it ` +
+      message: `OPENROUTER_API_KEY is not set. Get a key at https://openrouter.ai/keys and export it ` +
         `(for an MCP client, put it in the server's "env" block). Other OpenAI-compatible servers (--base-url) need none.`
     })
   }
@@ -182,4 +182,3 @@ const firstConfigProblem = (error: ConfigError.ConfigError): { key: string; mess
       return { key: error.path[0] ?? "setting", message: innermost(error.message) }
   }
 }
-

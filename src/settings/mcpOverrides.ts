@@ -1,7 +1,7 @@
 import { Schema } from "effect"
 import { boundedNumber } from "./kinds.js"
 import type { AnySetting, McpOverride } from "./setting.js"
-import { type SettingKey, settingKeys, settingsTable, type SettingsTable } from "./table.js"
+import { type SettingKey, settingKeys, type SettingsTable, settingsTable } from "./table.js"
 
 /** The settings a single MCP call may override: the table's entries made with `perCall`. */
 export type McpOverrideKey = { [K in SettingKey]: SettingsTable[K] extends { readonly mcp: McpOverride } ? K : never }[SettingKey]

@@ -76,7 +76,7 @@ const buildWithDefault = <F extends string, A, V>(spec: Spec<F, A, V> & Default<
           ctx
         )
       )
-    ),
+    )
 })
 
 const isComputed = <A>(d: A | ((ctx: SettingContext) => A)): d is (ctx: SettingContext) => A => typeof d === "function"
@@ -119,8 +119,7 @@ export const perCall = <S extends { readonly kind: { readonly bounds?: Bounds } 
 
 export const secondsToMs = (seconds: number): number => Math.round(seconds * 1000)
 
-export const expandHome = (p: string, home: string): string =>
-  p === "~" ? home : p.startsWith("~/") ? path.join(home, p.slice(2)) : p
+export const expandHome = (p: string, home: string): string => p === "~" ? home : p.startsWith("~/") ? path.join(home, p.slice(2)) : p
 
 /** `~` expanded, then absolute: relative to the config file's directory when written there, else the working directory. */
 export const absolutePath = (p: string, ctx: SettingContext): string => path.resolve(ctx.baseDir, expandHome(p, ctx.home))

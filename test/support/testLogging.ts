@@ -1,5 +1,5 @@
 import { Layer, Option } from "effect"
-import { type LogEntry, layerLogging, type Logging } from "../../src/services/Logging.js"
+import { layerLogging, type LogEntry, type Logging } from "../../src/services/Logging.js"
 import type { LogLevelName } from "../../src/services/Settings.js"
 
 /** The Logging service's test layer: every line into `entries`, nothing to stderr or a file. */

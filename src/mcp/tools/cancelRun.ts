@@ -33,6 +33,8 @@ export const cancelRun = defineTool({
         }
       }
     }).pipe(
-      Effect.catchAll((e) => Effect.succeed(errorResult(e._tag === "UnknownRun" ? e.message : `Run ${input.runId} could not be read: ${e.message}`)))
+      Effect.catchAll((e) =>
+        Effect.succeed(errorResult(e._tag === "UnknownRun" ? e.message : `Run ${input.runId} could not be read: ${e.message}`))
+      )
     )
 })

@@ -1,8 +1,8 @@
+import { Effect } from "effect"
 import { RunOutput } from "../runOutput.js"
 import { GetRunInput } from "../toolSchemas.js"
 import { waitForRun, waitMsOf } from "./runs.js"
 import { defineTool } from "./tool.js"
-import { Effect } from "effect"
 
 export const getRun = defineTool({
   name: "get_run",

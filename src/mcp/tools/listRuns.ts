@@ -41,7 +41,9 @@ export const listRuns = defineTool({
         ` — ${JSON.stringify(r.prompt.replace(/\s+/g, " ").slice(0, 80))}`
       )
       return {
-        content: [text(lines.length > 0 ? `${lines.join("\n")}\nget_run with a runId shows a run's answer.` : `No runs yet in ${store.root}.`)],
+        content: [
+          text(lines.length > 0 ? `${lines.join("\n")}\nget_run with a runId shows a run's answer.` : `No runs yet in ${store.root}.`)
+        ],
         structuredContent
       } satisfies CallToolResult
     }).pipe(Effect.catchTag("StoreError", (e) => Effect.succeed(errorResult(`The runs could not be listed: ${e.message}`))))

@@ -15,6 +15,9 @@ export const resynthesize = defineTool({
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   tasks: true,
   run: (input, context) =>
-    startRun(context, input.wait, (onEvent) =>
-      resynthesizeRun({ runId: input.runId, synthesizer: input.synthesizer, onEvent }).pipe(Effect.mapError(runFailure)))
+    startRun(
+      context,
+      input.wait,
+      (onEvent) => resynthesizeRun({ runId: input.runId, synthesizer: input.synthesizer, onEvent }).pipe(Effect.mapError(runFailure))
+    )
 })

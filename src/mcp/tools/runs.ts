@@ -28,7 +28,12 @@ export const resultOfView = (view: RunView, options: ResultOptions, nowMs: numbe
 }
 
 /** The task a task-augmented call answers with: task id = run id, for as long as the run's files exist. */
-export const taskOf = (view: { readonly runId: string; readonly createdAt: Date }, status: Task["status"], nowMs: number, statusMessage?: string): Task => ({
+export const taskOf = (
+  view: { readonly runId: string; readonly createdAt: Date },
+  status: Task["status"],
+  nowMs: number,
+  statusMessage?: string
+): Task => ({
   taskId: view.runId,
   status,
   // Runs are never deleted by a TTL: the task lives as long as the run's files.
@@ -110,4 +115,3 @@ export const startRun = (
 /** The store's failures of a run, as the message a model reads. */
 export const runFailure = (e: { readonly _tag: string; readonly message: string }): RunFailure =>
   e._tag === "StoreError" ? { _tag: e._tag, message: `The run could not be stored: ${e.message}` } : { _tag: e._tag, message: e.message }
-

@@ -79,8 +79,7 @@ export const runSettings = {
     }),
     {
       title: "Deadline (seconds)",
-      description:
-        "Seconds the whole run may take: slow candidates are cut so that the synthesis still fits. Default: the server's (none)."
+      description: "Seconds the whole run may take: slow candidates are cut so that the synthesis still fits. Default: the server's (none)."
     }
   ),
   synthesisReserve: optional({
