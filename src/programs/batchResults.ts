@@ -1,4 +1,6 @@
-import { Option, Schema } from "effect"
+import { FileSystem } from "@effect/platform"
+import { Effect, Option, Schema } from "effect"
+import { StoreError } from "../domain/errors.js"
 import type { FinishedRunStatus } from "../domain/manifest.js"
 
 // The results file of a batch: one result line per prompt, appended as each one ends, read back on resume.
@@ -58,3 +60,22 @@ export const reportedBadLines = (resultsText: string): ReadonlySet<string> => {
 /** `questions.jsonl` → `questions.results.jsonl`. */
 export const defaultResultsPath = (input: string): string =>
   input.endsWith(".jsonl") ? `${input.slice(0, -".jsonl".length)}.results.jsonl` : `${input}.results.jsonl`
+
+/**
+ * The results file of a batch or an eval, opened for appending one JSON line per finished item, one writer at
+ * a time. A line an earlier pass left cut short (a crash) is ended first, so it cannot swallow the first new one.
+ */
+export const openResultsFile = Effect.fnUntraced(function*(file: string, previousText: string) {
+  const fs = yield* FileSystem.FileSystem
+  const handle = yield* fs.open(file, { flag: "a" }).pipe(
+    Effect.mapError((e) => new StoreError({ path: file, message: `cannot open ${file}: ${e.message}` }))
+  )
+  const lock = yield* Effect.makeSemaphore(1)
+  const encoder = new TextEncoder()
+  const appendRaw = (data: string) =>
+    lock.withPermits(1)(handle.writeAll(encoder.encode(data))).pipe(
+      Effect.mapError((e) => new StoreError({ path: file, message: `cannot write ${file}: ${e.message}` }))
+    )
+  if (previousText !== "" && !previousText.endsWith("\n")) yield* appendRaw("\n")
+  return { appendLine: (value: unknown) => appendRaw(`${JSON.stringify(value)}\n`) }
+})

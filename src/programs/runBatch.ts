@@ -1,12 +1,12 @@
 import { FileSystem } from "@effect/platform"
 import { Cause, Clock, Effect, Exit, Option, ParseResult, Ref, Schema } from "effect"
 import * as crypto from "node:crypto"
-import { RunRefused, StoreError, UsageError } from "../domain/errors.js"
+import { RunRefused, UsageError } from "../domain/errors.js"
 import type { Manifest } from "../domain/manifest.js"
 import { ModelId } from "../domain/model.js"
 import { OpenRouterClient } from "../services/OpenRouterClient.js"
 import { Settings } from "../services/Settings.js"
-import { answeredIn, type BatchResult, reportedBadLines } from "./batchResults.js"
+import { answeredIn, type BatchResult, openResultsFile, reportedBadLines } from "./batchResults.js"
 import { type RunEvent, runPipeline } from "./runPipeline.js"
 
 // --- Input: one prompt per line ---
@@ -152,18 +152,8 @@ export const runBatch = Effect.fn("runBatch")(function*(options: BatchOptions) {
 
   if (settings.checkModels && todo.length > 0) yield* checkModelsOnce(todo)
 
-  const file = yield* fs.open(options.output, { flag: "a" }).pipe(
-    Effect.mapError((e) => new StoreError({ path: options.output, message: `cannot open ${options.output}: ${e.message}` }))
-  )
-  const writeLock = yield* Effect.makeSemaphore(1)
-  const encoder = new TextEncoder()
-  const appendRaw = (data: string) =>
-    writeLock.withPermits(1)(file.writeAll(encoder.encode(data))).pipe(
-      Effect.mapError((e) => new StoreError({ path: options.output, message: `cannot write ${options.output}: ${e.message}` }))
-    )
-  // A line cut short by a crash of an earlier pass must not swallow the first new one.
-  if (previous !== "" && !previous.endsWith("\n")) yield* appendRaw("\n")
-  const append = (result: BatchResult) => appendRaw(`${JSON.stringify(result)}\n`)
+  const { appendLine } = yield* openResultsFile(options.output, previous)
+  const append = (result: BatchResult) => appendLine(result)
 
   const startedMs = yield* Clock.currentTimeMillis
   const progress = yield* Ref.make<BatchProgress>({

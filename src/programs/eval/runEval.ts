@@ -1,8 +1,9 @@
 import { FileSystem } from "@effect/platform"
 import { Cause, Clock, Effect, Exit, Option, Ref, Schema } from "effect"
 import * as path from "node:path"
-import { StoreError, UsageError } from "../../domain/errors.js"
+import { UsageError } from "../../domain/errors.js"
 import { Settings } from "../../services/Settings.js"
+import { openResultsFile } from "../batchResults.js"
 import { checkRunRequest } from "../checkRunRequest.js"
 import type { BatchProgress } from "../runBatch.js"
 import type { RunEvent, RunResult } from "../runPipeline.js"
@@ -150,17 +151,7 @@ export const runEval = Effect.fn("runEval")(function*(options: EvalOptions) {
     })
   }
 
-  const file = yield* fs.open(options.output, { flag: "a" }).pipe(
-    Effect.mapError((e) => new StoreError({ path: options.output, message: `cannot open ${options.output}: ${e.message}` }))
-  )
-  const writeLock = yield* Effect.makeSemaphore(1)
-  const encoder = new TextEncoder()
-  const appendRaw = (data: string) =>
-    writeLock.withPermits(1)(file.writeAll(encoder.encode(data))).pipe(
-      Effect.mapError((e) => new StoreError({ path: options.output, message: `cannot write ${options.output}: ${e.message}` }))
-    )
-  // A line cut short by a crash of an earlier pass must not swallow the first new one.
-  if (previousText !== "" && !previousText.endsWith("\n")) yield* appendRaw("\n")
+  const { appendLine } = yield* openResultsFile(options.output, previousText)
 
   const fresh = yield* Ref.make(new Map<string, EvalResult>())
   const startedMs = yield* Clock.currentTimeMillis
@@ -185,7 +176,7 @@ export const runEval = Effect.fn("runEval")(function*(options: EvalOptions) {
       if (options.onProgress) yield* options.onProgress(p, last)
     })
   const record = (result: EvalResult) =>
-    appendRaw(`${JSON.stringify(result)}\n`).pipe(
+    appendLine(result).pipe(
       Effect.zipRight(Ref.update(fresh, (all) => new Map(all).set(keyOf(result.strategy, result.id), result))),
       Effect.zipRight(Ref.update(progress, (p) => ({
         ...p,
