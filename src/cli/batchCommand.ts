@@ -7,7 +7,7 @@ import { stripControl } from "../domain/text.js"
 import { holdResultsLock, isSameFile } from "../programs/batchLock.js"
 import { type BatchProgress, type BatchResult, defaultResultsPath, remainingOf, runBatch } from "../programs/runBatch.js"
 import { Logging } from "../services/Logging.js"
-import { BATCH_DEFAULT_CONCURRENCY, BATCH_DEFAULT_RUNS, progressText } from "./batchProgress.js"
+import { BATCH_DEFAULT_CONCURRENCY, BATCH_DEFAULT_RUNS, makeStatusLine, progressText } from "./batchProgress.js"
 import { outcomeIf } from "./outcome.js"
 import { settingsOptions } from "./settingsOptions.js"
 
@@ -22,49 +22,27 @@ const resultText = (r: BatchResult): string =>
  * prompt), failures and log lines printed above it. Otherwise: one line per finished prompt.
  */
 const makeProgressView = (out: NodeJS.WriteStream) => {
-  const tty = out.isTTY === true
+  const line = makeStatusLine(out)
   const startedAt = Date.now()
   let latest: BatchProgress | undefined
-  let status = ""
-  const fit = (text: string) => {
-    const width = Math.max(20, (out.columns ?? 100) - 1)
-    return text.length > width ? `${text.slice(0, width - 1)}…` : text
-  }
-  const redraw = () => {
-    if (tty && status !== "") out.write(`\r\x1b[2K${fit(status)}`)
-  }
   return {
-    tty,
-    /** Writes a log line without tearing the status line. */
-    log: (line: string) => {
-      if (tty && status !== "") out.write("\r\x1b[2K")
-      out.write(line)
-      redraw()
-    },
+    tty: line.tty,
+    log: line.log,
     update: (p: BatchProgress, last: BatchResult | undefined) => {
       latest = p
-      status = `parallel-llm batch: ${progressText(p)}`
-      if (tty) {
-        if (last !== undefined && last.status !== "ok" && last.status !== "partial") {
-          out.write(`\r\x1b[2K  ${last.status === "failed" ? "✗" : "⊘"} ${resultText(last)}\n`)
-        }
-        redraw()
-      } else if (last !== undefined) {
+      if (line.tty && last !== undefined && last.status !== "ok" && last.status !== "partial") {
+        line.log(`  ${last.status === "failed" ? "✗" : "⊘"} ${resultText(last)}\n`)
+      } else if (!line.tty && last !== undefined) {
         out.write(`parallel-llm batch: ${resultText(last)} · ${progressText(p)}\n`)
       }
+      line.set(`parallel-llm batch: ${progressText(p)}`)
     },
     /** Redraws the status line with the time now (elapsed, rate and ETA move on between prompts). */
     tick: () => {
-      if (tty && latest !== undefined) {
-        status = `parallel-llm batch: ${progressText({ ...latest, elapsedMs: Date.now() - startedAt })}`
-        redraw()
-      }
+      if (latest !== undefined) line.set(`parallel-llm batch: ${progressText({ ...latest, elapsedMs: Date.now() - startedAt })}`)
     },
     latest: () => latest,
-    end: () => {
-      if (tty && status !== "") out.write("\n")
-      status = ""
-    }
+    end: line.end
   }
 }
 

@@ -46,3 +46,37 @@ export const progressText = (p: BatchProgress): string => {
   return `${finished}/${p.total} · ${counts} · ${remaining} left · ${p.inFlight} running · ` +
     `${perMinute.toFixed(1)}/min · ${eta} · ${costText(p)} · ${duration(p.elapsedMs)}`
 }
+
+/**
+ * One status line on stderr: on a terminal redrawn in place, with other lines written above it; elsewhere
+ * nothing is redrawn (the caller writes one line per finished item instead).
+ */
+export const makeStatusLine = (out: NodeJS.WriteStream) => {
+  const tty = out.isTTY === true
+  let status = ""
+  // A pseudo-terminal without a size reports 0 columns.
+  const fit = (text: string) => {
+    const width = Math.max(20, (out.columns || 100) - 1)
+    return text.length > width ? `${text.slice(0, width - 1)}…` : text
+  }
+  const redraw = () => {
+    if (tty && status !== "") out.write(`\r\x1b[2K${fit(status)}`)
+  }
+  return {
+    tty,
+    /** Writes a line above the status line without tearing it. */
+    log: (line: string) => {
+      if (tty && status !== "") out.write("\r\x1b[2K")
+      out.write(line)
+      redraw()
+    },
+    set: (text: string) => {
+      status = text
+      redraw()
+    },
+    end: () => {
+      if (tty && status !== "") out.write("\n")
+      status = ""
+    }
+  }
+}

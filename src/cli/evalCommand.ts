@@ -12,7 +12,7 @@ import { scorers } from "../programs/eval/scorers.js"
 import { knownStrategies, StrategyList } from "../programs/eval/strategies.js"
 import { Logging } from "../services/Logging.js"
 import { Settings } from "../services/Settings.js"
-import { BATCH_DEFAULT_RUNS, BATCH_DEFAULTS, progressText } from "./batchProgress.js"
+import { BATCH_DEFAULT_RUNS, BATCH_DEFAULTS, makeStatusLine, progressText } from "./batchProgress.js"
 import { outcomeIf, succeeded } from "./outcome.js"
 import { settingsLayer, settingsOptions } from "./settingsOptions.js"
 
@@ -41,29 +41,23 @@ const statusText = (p: EvalProgress) => `parallel-llm eval: ${progressText(p)} �
 
 /** Progress on stderr, like batch's: on a terminal one status line redrawn in place, elsewhere one line per run. */
 const makeProgressView = (out: NodeJS.WriteStream) => {
-  const tty = out.isTTY === true
-  let status = ""
-  // A pseudo-terminal without a size reports 0 columns.
-  const fit = (text: string) => text.slice(0, Math.max(20, (out.columns || 100) - 1))
-  const redraw = () => tty && status !== "" && out.write(`\r\x1b[2K${fit(status)}`)
+  const line = makeStatusLine(out)
+  const startedAt = Date.now()
+  let latest: EvalProgress | undefined
   return {
-    tty,
-    log: (line: string) => {
-      if (tty && status !== "") out.write("\r\x1b[2K")
-      out.write(line)
-      redraw()
+    tty: line.tty,
+    log: line.log,
+    /** Redraws the status line with the time now (elapsed, rate and ETA move on between runs). */
+    tick: () => {
+      if (latest !== undefined) line.set(statusText({ ...latest, elapsedMs: Date.now() - startedAt }))
     },
     update: (p: EvalProgress, last: EvalResult | undefined) => {
-      status = statusText(p)
-      if (!tty) return void (last !== undefined && out.write(`${statusText(p)} · ${resultText(last)}\n`))
-      if (last !== undefined && (last.status === "failed" || last.status === "cancelled")) out.write(`\r\x1b[2K  ✗ ${resultText(last)}\n`)
-      redraw()
+      latest = p
+      if (line.tty && last !== undefined && (last.status === "failed" || last.status === "cancelled")) line.log(`  ✗ ${resultText(last)}\n`)
+      else if (!line.tty && last !== undefined) out.write(`${statusText(p)} · ${resultText(last)}\n`)
+      line.set(statusText(p))
     },
-    tick: () => redraw(),
-    end: () => {
-      if (tty && status !== "") out.write("\n")
-      status = ""
-    }
+    end: line.end
   }
 }
 
