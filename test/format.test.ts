@@ -52,6 +52,15 @@ describe("format", () => {
       .toBe("parallel-llm: partial · 2/3 answered · 4.8 s · 0 tokens · /runs/r1")
   })
 
+  it("says tokens no call reported are unknown, never 0; counts the calls that reported none", () => {
+    expect(summaryLine(manifest({ promptTokens: 0, completionTokens: 0, unreportedCalls: 2 }), "/runs/r1"))
+      .toBe("parallel-llm: partial · 2/3 answered · 4.8 s · tokens unknown · /runs/r1")
+    expect(summaryLine(manifest({ promptTokens: 1200, completionTokens: 34, cost: 0.01, unreportedCalls: 1 }), "/runs/r1"))
+      .toBe("parallel-llm: partial · 2/3 answered · 4.8 s · 1,234 tokens (+ 1 call unreported) · $0.0100 · /runs/r1")
+    expect(describeCall({ result: Either.right({ usage: undefined }), attempts: 1, latencyMs: 500 }))
+      .toBe("answered in 0.5 s (tokens unknown)")
+  })
+
   it("describes a finished call, answered or failed", () => {
     const usage = { promptTokens: 1000, completionTokens: 234, cost: 0.0123 }
     expect(describeCall({ result: Either.right({ usage }), attempts: 2, latencyMs: 41_200 }))

@@ -1,5 +1,5 @@
 import { Either } from "effect"
-import type { Manifest, Usage } from "./manifest.js"
+import type { Manifest, RunUsage, Usage } from "./manifest.js"
 
 // How figures read in every human line (stderr, logs, runs show, MCP summaries): one place, so they agree.
 
@@ -31,18 +31,24 @@ export const tokensOf = (usage: Usage): number => usage.promptTokens + usage.com
 export const costOf = (usage: Usage): string | undefined =>
   usage.cost !== undefined ? formatUsd(usage.cost) : tokensOf(usage) > 0 ? "cost unknown" : undefined
 
+/** "1,234 tokens"; "tokens unknown" when no call reported usage; the calls that did not, when some did. */
+const runTokens = (usage: RunUsage): string => {
+  const unreported = usage.unreportedCalls ?? 0
+  const tokens = tokensOf(usage)
+  if (unreported > 0 && tokens === 0) return "tokens unknown"
+  return `${formatCount(tokens)} tokens${unreported > 0 ? ` (+ ${plural(unreported, "call")} unreported)` : ""}`
+}
+
 /** The one-line summary of a finished run (stderr of ask and resynth, `runs show`). */
 export const summaryLine = (manifest: Manifest, runDir: string): string => {
   const cost = costOf(manifest.usage)
   return `parallel-llm: ${manifest.status} · ${answeredOf(manifest)} answered · ` +
-    `${formatSeconds(manifest.durationMs)} · ${formatCount(tokensOf(manifest.usage))} tokens${
-      cost !== undefined ? ` · ${cost}` : ""
-    } · ${runDir}`
+    `${formatSeconds(manifest.durationMs)} · ${runTokens(manifest.usage)}${cost !== undefined ? ` · ${cost}` : ""} · ${runDir}`
 }
 
 /** A finished model call as formatting needs it (a `ModelCall` of the programs fits). */
 export interface CallFigures {
-  readonly result: Either.Either<{ readonly usage: Usage }, { readonly message: string }>
+  readonly result: Either.Either<{ readonly usage?: Usage | undefined }, { readonly message: string }>
   readonly attempts: number
   readonly latencyMs: number
 }
@@ -51,8 +57,9 @@ export interface CallFigures {
 export const describeCall = (call: CallFigures): string =>
   Either.match(call.result, {
     onRight: (c) => {
-      const cost = costOf(c.usage)
-      return `answered in ${formatSeconds(call.latencyMs)} (${formatCount(tokensOf(c.usage))} tokens` +
+      const cost = c.usage === undefined ? undefined : costOf(c.usage)
+      const tokens = c.usage === undefined ? "tokens unknown" : `${formatCount(tokensOf(c.usage))} tokens`
+      return `answered in ${formatSeconds(call.latencyMs)} (${tokens}` +
         `${cost !== undefined ? `, ${cost}` : ""}${call.attempts > 1 ? `, ${call.attempts} attempts` : ""})`
     },
     onLeft: (e) => `failed after ${formatSeconds(call.latencyMs)} and ${plural(call.attempts, "attempt")}: ${e.message}`

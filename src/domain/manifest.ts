@@ -9,6 +9,14 @@ export const Usage = Schema.Struct({
 })
 export type Usage = typeof Usage.Type
 
+/** A run's usage: the totals over the calls that reported theirs. */
+export const RunUsage = Schema.Struct({
+  ...Usage.fields,
+  /** Calls that answered but reported no usage (many local servers): their tokens are unknown, not counted as 0. */
+  unreportedCalls: Schema.optional(Schema.Number)
+})
+export type RunUsage = typeof RunUsage.Type
+
 export const ErrorInfo = Schema.Struct({
   tag: Schema.String,
   message: Schema.String,
@@ -89,7 +97,7 @@ export const Manifest = Schema.Struct({
   settings: RunSettings,
   candidates: Schema.Array(CandidateRecord),
   synthesis: Schema.optional(SynthesisRecord),
-  usage: Usage,
+  usage: RunUsage,
   /** For a re-synthesis: the run whose candidates' answers were synthesized again. */
   source: Schema.optional(Schema.String),
   /** Why the run failed or stopped, when it did not produce an answer. */

@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { CallStatus, ErrorInfo, RunStatus, Usage } from "../domain/manifest.js"
+import { CallStatus, ErrorInfo, RunStatus, RunUsage } from "../domain/manifest.js"
 
 // What every run-shaped tool returns (process_prompt, get_run, cancel_run, resynthesize) as
 // `structuredContent`. Most clients hand their model this JSON and nothing else, so it is written for a
@@ -49,7 +49,9 @@ export const RunOutput = Schema.Struct({
   synthesis: Schema.optional(SynthesisSummary),
   /** Run time so far (running) or in all (finished). */
   durationMs: Schema.optional(Schema.Number),
-  usage: Schema.optional(Usage.annotations(brief(["promptTokens", "completionTokens"], "promptTokens, completionTokens, cost? (USD)"))),
+  usage: Schema.optional(
+    RunUsage.annotations(brief(["promptTokens", "completionTokens"], "promptTokens, completionTokens, cost? (USD), unreportedCalls?"))
+  ),
   /** Why the run has no answer, when it has none. */
   error: Schema.optional(Schema.String),
   /** For a re-synthesis: the run whose answers were merged again. */

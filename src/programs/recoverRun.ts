@@ -3,6 +3,7 @@ import * as crypto from "node:crypto"
 import type { CandidateRecord, Manifest } from "../domain/manifest.js"
 import { responseFileName } from "../domain/model.js"
 import { RunStore, type RunView } from "../services/RunStore.js"
+import { sumUsage } from "./run/outcome.js"
 
 /** Why an interrupted run has no manifest of its own. */
 export const INTERRUPTED_REASON = "the process that owned the run ended before it finished (killed, crashed or hung up)"
@@ -10,7 +11,8 @@ export const INTERRUPTED_REASON = "the process that owned the run ended before i
 /**
  * The manifest of a run whose writer died, rebuilt from its owner record and the answers on disk: status
  * `interrupted`, each candidate `ok` with its file when its answer is there, else `cancelled` (with its
- * partial answer, if any). Usage is unknown (zero tokens, no cost). Undefined when the owner record has no settings.
+ * partial answer, if any). Usage is unknown: each answer on disk counts as a call that reported none.
+ * Undefined when the owner record has no settings.
  */
 export const interruptedManifest = (view: RunView, prompt: string): Manifest | undefined => {
   const settings = view.owner?.settings
@@ -35,7 +37,7 @@ export const interruptedManifest = (view: RunView, prompt: string): Manifest | u
     prompt: { chars: prompt.length, sha256: crypto.createHash("sha256").update(prompt).digest("hex") },
     settings,
     candidates,
-    usage: { promptTokens: 0, completionTokens: 0 },
+    usage: sumUsage(candidates),
     error: INTERRUPTED_REASON
   }
 }

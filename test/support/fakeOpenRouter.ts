@@ -33,7 +33,8 @@ export type Behavior =
     content?: string
     delayMs?: number
     servedBy?: string
-    usage?: FakeUsage
+    /** null: no usage at all, as a server that does not report it (stream: no usage chunk). */
+    usage?: FakeUsage | null
     finishReason?: string
     /** stream:true: how long the response stays open after `[DONE]` before it ends (default: ends at once). */
     endAfterDoneMs?: number
@@ -407,7 +408,7 @@ export function startFakeOpenRouter(options: FakeOpenRouterOptions = {}): Promis
     id: string,
     model: string,
     choices: unknown[],
-    usage: FakeUsage | undefined
+    usage: FakeUsage | null | undefined
   ): Record<string, unknown> => ({
     id,
     provider: "FakeProvider",
@@ -415,7 +416,7 @@ export function startFakeOpenRouter(options: FakeOpenRouterOptions = {}): Promis
     object: "chat.completion",
     created: Math.floor(Date.now() / 1000),
     choices,
-    usage: usageOf(usage)
+    ...(usage === null ? {} : { usage: usageOf(usage) })
   })
 
   const okChoice = (content: string | null, finishReason = "stop"): Record<string, unknown> => ({
@@ -454,7 +455,7 @@ export function startFakeOpenRouter(options: FakeOpenRouterOptions = {}): Promis
     id: string,
     model: string,
     finishReason: string,
-    usage: FakeUsage | undefined,
+    usage: FakeUsage | null | undefined,
     endAfterDoneMs?: number
   ): Promise<void> => {
     if (
@@ -464,7 +465,7 @@ export function startFakeOpenRouter(options: FakeOpenRouterOptions = {}): Promis
         chunk(id, model, { choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: finishReason }] })
       ))
     ) return
-    if (!(await write(ctx, res, chunk(id, model, { choices: [], usage: usageOf(usage) })))) return
+    if (usage !== null && !(await write(ctx, res, chunk(id, model, { choices: [], usage: usageOf(usage) })))) return
     if (!(await write(ctx, res, "data: [DONE]\n\n"))) return
     if (endAfterDoneMs !== undefined && !(await sleep(ctx, endAfterDoneMs))) return
     res.end()

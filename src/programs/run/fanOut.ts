@@ -7,7 +7,7 @@ import { stripControl } from "../../domain/text.js"
 import { type RunHandle, RunStore } from "../../services/RunStore.js"
 import { Settings } from "../../services/Settings.js"
 import { callModel, type ModelCall } from "../callModel.js"
-import { errorInfo, usageOf } from "./records.js"
+import { errorInfo, usageField } from "./records.js"
 
 export interface CandidateOutcome {
   readonly index: number
@@ -175,7 +175,7 @@ export const fanOut = Effect.fn("fanOut")(function*(input: FanOutInput) {
               file: responseFileName(index, model),
               latencyMs: call.latencyMs,
               attempts: call.attempts,
-              usage: usageOf(completion),
+              ...usageField(completion),
               ...(completion.finishReason !== undefined ? { finishReason: stripControl(completion.finishReason) } : {})
             }
           })

@@ -1,6 +1,6 @@
 import { Cause, Option } from "effect"
 import { StoreError } from "../../domain/errors.js"
-import type { CandidateRecord, RunStatus, SynthesisRecord, Usage } from "../../domain/manifest.js"
+import type { CallStatus, CandidateRecord, RunStatus, RunUsage, SynthesisRecord, Usage } from "../../domain/manifest.js"
 import type { CandidateOutcome } from "./fanOut.js"
 
 // What a run knows while it goes, and what its manifest says of its end: its status, why it has no answer,
@@ -35,17 +35,27 @@ export const withAttempt = (index: number, attempt: number) => (s: RunState): Ru
   attempts: s.attempts.map((n, i) => (i === index ? attempt : n))
 })
 
-export const sumUsage = (records: ReadonlyArray<{ readonly usage?: Usage | undefined } | undefined>): Usage => {
+/** The calls' usage added up; an answered call that reported none is counted apart, never as 0 tokens. */
+export const sumUsage = (
+  records: ReadonlyArray<{ readonly status: CallStatus; readonly usage?: Usage | undefined } | undefined>
+): RunUsage => {
   let promptTokens = 0
   let completionTokens = 0
   let cost: number | undefined
+  let unreportedCalls = 0
   for (const record of records) {
+    if (record !== undefined && record.usage === undefined && record.status === "ok") unreportedCalls += 1
     if (!record?.usage) continue
     promptTokens += record.usage.promptTokens
     completionTokens += record.usage.completionTokens
     if (record.usage.cost !== undefined) cost = (cost ?? 0) + record.usage.cost
   }
-  return { promptTokens, completionTokens, ...(cost !== undefined ? { cost } : {}) }
+  return {
+    promptTokens,
+    completionTokens,
+    ...(cost !== undefined ? { cost } : {}),
+    ...(unreportedCalls > 0 ? { unreportedCalls } : {})
+  }
 }
 
 export const statusOf = (state: RunState, interrupted: boolean): RunStatus => {

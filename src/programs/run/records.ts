@@ -11,8 +11,12 @@ export const errorInfo = (error: ProviderError): ErrorInfo => {
   return { tag: error._tag, message: stripControl(error.message), ...(httpStatus !== undefined ? { httpStatus } : {}) }
 }
 
-export const usageOf = (completion: Completion): Usage => ({
-  promptTokens: completion.usage.promptTokens,
-  completionTokens: completion.usage.completionTokens,
-  ...(completion.usage.cost !== undefined ? { cost: completion.usage.cost } : {})
-})
+/** A call record's `usage`: absent when the server reported none (unknown is not 0 tokens). */
+export const usageField = ({ usage }: Completion): { readonly usage?: Usage } =>
+  usage === undefined ? {} : {
+    usage: {
+      promptTokens: usage.promptTokens,
+      completionTokens: usage.completionTokens,
+      ...(usage.cost !== undefined ? { cost: usage.cost } : {})
+    }
+  }

@@ -7,7 +7,7 @@ import { Settings } from "../../services/Settings.js"
 import { buildSynthesisPrompt, type SynthesisInput } from "../buildSynthesisPrompt.js"
 import { callModel } from "../callModel.js"
 import type { CandidateOutcome } from "./fanOut.js"
-import { errorInfo, usageOf } from "./records.js"
+import { errorInfo, usageField } from "./records.js"
 import type { StartedRun } from "./start.js"
 
 export interface SynthesisOutcome {
@@ -83,7 +83,7 @@ export const synthesize = Effect.fn("synthesize")(function*(input: {
           status: "ok",
           latencyMs: call.latencyMs,
           attempts: call.attempts,
-          usage: usageOf(completion),
+          ...usageField(completion),
           ...(completion.finishReason !== undefined ? { finishReason: stripControl(completion.finishReason) } : {}),
           ...shared,
           ...failedSoFar

@@ -22,7 +22,9 @@ export const chatBody = (request: CompletionRequest, stream: boolean) => ({
   messages: request.messages,
   ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
   ...(request.maxTokens !== undefined ? { max_tokens: request.maxTokens } : {}),
-  stream
+  stream,
+  // OpenAI-compatible servers (vLLM, Ollama, llama.cpp…) send no usage in a stream unless asked.
+  ...(stream ? { stream_options: { include_usage: true } } : {})
 })
 
 type ClientSettings = Pick<SettingsValue, "baseUrl" | "apiKey" | "appUrl" | "appTitle">

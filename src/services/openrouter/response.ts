@@ -18,7 +18,8 @@ export interface Completion {
   readonly content: string
   /** The model that really answered (and is billed): OpenRouter may route to another one. */
   readonly servedBy: string
-  readonly usage: { readonly promptTokens: number; readonly completionTokens: number; readonly cost?: number }
+  /** Absent when the server reported none: unknown, never 0 tokens. */
+  readonly usage: { readonly promptTokens: number; readonly completionTokens: number; readonly cost?: number } | undefined
   readonly finishReason: string | undefined
 }
 
@@ -61,11 +62,15 @@ const isTransientCode = (code: number | string | null | undefined): boolean => {
 
 const isRateLimitCode = (code: number | string | null | undefined): boolean => code === 429 || code === "429"
 
-export const usageOf = (usage: Usage | null | undefined): Completion["usage"] => ({
-  promptTokens: usage?.prompt_tokens ?? 0,
-  completionTokens: usage?.completion_tokens ?? 0,
-  ...(usage?.cost != null ? { cost: usage.cost } : {})
-})
+/** The server's usage, or none when it reported no token counts (a count it left out is 0). */
+export const usageOf = (usage: Usage | null | undefined): Completion["usage"] =>
+  usage == null || (usage.prompt_tokens == null && usage.completion_tokens == null)
+    ? undefined
+    : {
+      promptTokens: usage.prompt_tokens ?? 0,
+      completionTokens: usage.completion_tokens ?? 0,
+      ...(usage.cost != null ? { cost: usage.cost } : {})
+    }
 
 /**
  * An error the provider reported inside an answer: a 200 body, a choice, or a stream event. A 429 is
