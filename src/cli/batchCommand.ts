@@ -3,6 +3,7 @@ import { Effect, Option, Schedule } from "effect"
 import * as path from "node:path"
 import * as v8 from "node:v8"
 import { UsageError } from "../domain/errors.js"
+import { formatUsd } from "../domain/format.js"
 import { stripControl } from "../domain/text.js"
 import { holdResultsLock, isSameFile } from "../programs/batchLock.js"
 import { type BatchProgress, type BatchResult, defaultResultsPath, remainingOf, runBatch } from "../programs/runBatch.js"
@@ -13,7 +14,7 @@ import { settingsOptions } from "./settingsOptions.js"
 
 const resultText = (r: BatchResult): string =>
   stripControl(
-    `${r.id} (line ${r.line}) ${r.status}${r.cost !== null ? ` $${r.cost.toFixed(4)}` : r.runDir !== null ? " cost unknown" : ""}` +
+    `${r.id} (line ${r.line}) ${r.status}${r.cost !== null ? ` ${formatUsd(r.cost)}` : r.runDir !== null ? " cost unknown" : ""}` +
       `${r.error !== undefined ? `: ${r.error}` : ""}`
   )
 

@@ -2,6 +2,7 @@ import { Args, Command, Options } from "@effect/cli"
 import { Effect, Either, Option, ParseResult, Schedule, Schema } from "effect"
 import * as path from "node:path"
 import { UsageError } from "../domain/errors.js"
+import { formatUsd } from "../domain/format.js"
 import { stripControl } from "../domain/text.js"
 import { holdResultsLock, isSameFile } from "../programs/batchLock.js"
 import { computeBaselines } from "../programs/eval/baselines.js"
@@ -33,7 +34,7 @@ const oneLine = (text: string) => stripControl(text).replace(/\s+/g, " ")
 
 const resultText = (r: EvalResult): string =>
   oneLine(
-    `${r.strategy} ${r.id} (line ${r.line}) ${r.status}${r.correct ? " ✓" : " ✗"}${r.cost !== null ? ` $${r.cost.toFixed(4)}` : ""}` +
+    `${r.strategy} ${r.id} (line ${r.line}) ${r.status}${r.correct ? " ✓" : " ✗"}${r.cost !== null ? ` ${formatUsd(r.cost)}` : ""}` +
       `${r.error !== undefined ? `: ${r.error}` : ""}`
   )
 

@@ -1,6 +1,6 @@
 import type { CallToolResult, ContentBlock } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Schema } from "effect"
-import { formatCount, formatSeconds, formatUsd, plural } from "../domain/format.js"
+import { costOf, formatCount, formatSeconds, plural } from "../domain/format.js"
 import type { CandidateRecord, ErrorInfo, Manifest } from "../domain/manifest.js"
 import { mimeTypeOf, runResourceUri } from "./resources.js"
 import { RunOutput } from "./runOutput.js"
@@ -93,12 +93,12 @@ const summaryOf = (manifest: Manifest): string => {
     ? `synthesized by ${manifest.synthesis.model}`
     : "no synthesis"
   const failures = failuresOf(manifest)
-  const cost = manifest.usage.cost !== undefined ? `, ${formatUsd(manifest.usage.cost)}` : ""
+  const cost = costOf(manifest.usage)
   return `Run ${manifest.id}: ${manifest.status}${manifest.error !== undefined ? ` (${manifest.error})` : ""}; ` +
     `${answered.length}/${manifest.candidates.length} candidates answered` +
     `${answered.length > 0 ? ` (${answered.map((c) => c.model).join(", ")})` : ""}; ${synthesis}; ` +
     // An interrupted run's duration is not known (its process died without saying when).
-    `${manifest.status === "interrupted" ? "time unknown" : formatSeconds(manifest.durationMs)}${cost}.` +
+    `${manifest.status === "interrupted" ? "time unknown" : formatSeconds(manifest.durationMs)}${cost !== undefined ? `, ${cost}` : ""}.` +
     (failures.length > 0 ? ` Failed: ${failures.join("; ")}.` : "")
 }
 

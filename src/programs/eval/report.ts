@@ -1,3 +1,4 @@
+import { formatUsd } from "../../domain/format.js"
 import { stripControl } from "../../domain/text.js"
 import type { Baselines } from "./baselines.js"
 import type { EvalResult } from "./runEval.js"
@@ -80,7 +81,7 @@ export const markdownReport = (report: EvalReport): string => {
       `${cell(s.strategy)}${report.synthesizer !== undefined ? ` (${cell(report.synthesizer)})` : ""}${
         failed > 0 ? `, ${failed} without answer` : ""
       }`,
-      ...cells(s, `$${s.cost.toFixed(4)}`, (s.tokens.prompt + s.tokens.completion).toLocaleString("en-US"), seconds(s.latencyMs.mean))
+      ...cells(s, formatUsd(s.cost), (s.tokens.prompt + s.tokens.completion).toLocaleString("en-US"), seconds(s.latencyMs.mean))
     ])
   }
   const header = ["", "accuracy", "95 % interval (Wilson)", "correct", "cost", "tokens", "latency (mean)"]
