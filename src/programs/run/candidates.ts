@@ -1,6 +1,8 @@
 import { Effect, Ref } from "effect"
 import { responseFileName } from "../../domain/model.js"
 import { RunStore } from "../../services/RunStore.js"
+import { Settings } from "../../services/Settings.js"
+import { candidateCall } from "./callPlan.js"
 import { type CandidateOutcome, fanOut } from "./fanOut.js"
 import { withAttempt, withOutcome } from "./outcome.js"
 import type { StartedRun } from "./start.js"
@@ -12,6 +14,7 @@ import type { StartedRun } from "./start.js"
 export const collectCandidates = Effect.fn("collectCandidates")(function*(started: StartedRun) {
   const { emit, plan, request, run, state, writes } = started
   const store = yield* RunStore
+  const settings = yield* Settings
 
   const onFinished = (outcome: CandidateOutcome) =>
     Ref.updateAndGet(state, withOutcome(outcome)).pipe(
@@ -40,8 +43,8 @@ export const collectCandidates = Effect.fn("collectCandidates")(function*(starte
   }
   return yield* fanOut({
     run,
-    prompt: request.prompt,
     models: plan.models,
+    callFor: (model) => candidateCall(request, settings, model),
     policy: plan.policy,
     onAttempt: (index, attempt) =>
       Ref.update(state, withAttempt(index, attempt)).pipe(

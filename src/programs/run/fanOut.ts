@@ -1,4 +1,4 @@
-import { Clock, Deferred, Duration, Effect, Either, Option, Ref } from "effect"
+import { Clock, Deferred, Duration, Effect, Either, Ref } from "effect"
 import { partialContentOf, type StoreError } from "../../domain/errors.js"
 import { describeCall, formatSeconds } from "../../domain/format.js"
 import type { CandidateRecord } from "../../domain/manifest.js"
@@ -7,6 +7,7 @@ import { stripControl } from "../../domain/text.js"
 import { type RunHandle, RunStore } from "../../services/RunStore.js"
 import { Settings } from "../../services/Settings.js"
 import { callModel, type ModelCall } from "../callModel.js"
+import type { CandidateCall } from "./callPlan.js"
 import { errorInfo, usageField } from "./records.js"
 
 export interface CandidateOutcome {
@@ -38,8 +39,9 @@ export interface FanOutPolicy {
 
 export interface FanOutInput {
   readonly run: RunHandle
-  readonly prompt: string
   readonly models: ReadonlyArray<string>
+  /** The request model `index` is sent (see callPlan.ts). */
+  readonly callFor: (model: string, index: number) => CandidateCall
   readonly policy: FanOutPolicy
   readonly onAttempt: (index: number, attempt: number) => Effect.Effect<void>
   /** A piece of a streamed answer arrived. */
@@ -114,10 +116,7 @@ export const fanOut = Effect.fn("fanOut")(function*(input: FanOutInput) {
       yield* Effect.logInfo(`${model}: asking`)
       const call = yield* callModel(
         {
-          model,
-          messages: [{ role: "user", content: input.prompt }],
-          temperature: settings.temperature,
-          ...Option.match(settings.maxTokens, { onNone: () => ({}), onSome: (maxTokens) => ({ maxTokens }) }),
+          ...input.callFor(model, index),
           onDelta: (text) => Effect.sync(() => streamed.push(text)).pipe(Effect.zipRight(input.onDelta(index, text)))
         },
         retryPolicy,

@@ -2,9 +2,15 @@ import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { type Effect, Option } from "effect"
 import type { SettingsValue } from "../Settings.js"
 
+/** A piece of a multimodal user message (OpenAI-compatible content parts, as OpenRouter accepts them). */
+export type ContentPart =
+  | { readonly type: "text"; readonly text: string }
+  | { readonly type: "image_url"; readonly image_url: { readonly url: string } }
+  | { readonly type: "file"; readonly file: { readonly filename: string; readonly file_data: string } }
+
 export interface ChatMessage {
   readonly role: "system" | "user" | "assistant"
-  readonly content: string
+  readonly content: string | ReadonlyArray<ContentPart>
 }
 
 export interface CompletionRequest {
