@@ -100,6 +100,8 @@ export const Manifest = Schema.Struct({
   usage: RunUsage,
   /** For a re-synthesis: the run whose candidates' answers were synthesized again. */
   source: Schema.optional(Schema.String),
+  /** For a follow-up question: the run it continues (whose prompt and answer its candidates were sent). */
+  parent: Schema.optional(Schema.String),
   /** Why the run failed or stopped, when it did not produce an answer. */
   error: Schema.optional(Schema.String),
   /** Files of the run that could not be written, and why: the run went on without them. */

@@ -66,10 +66,12 @@ const MIN_SHARE = 2_000
 export const buildSynthesisPrompt = Effect.fn("buildSynthesisPrompt")(function*(
   prompt: string,
   candidates: ReadonlyArray<SynthesisInput>,
-  budgetChars: number
+  budgetChars: number,
+  /** For a follow-up question: the earlier turns, as text, shown before the prompt. */
+  conversation?: string | undefined
 ) {
   const shuffled = Chunk.toReadonlyArray(yield* Random.shuffle(candidates))
-  const overhead = SYNTHESIZER_INSTRUCTIONS.length + prompt.length + 200 * shuffled.length
+  const overhead = SYNTHESIZER_INSTRUCTIONS.length + prompt.length + (conversation?.length ?? 0) + 200 * shuffled.length
   const shares = fairShares(shuffled.map((c) => c.content.length), budgetChars - overhead).map((share, i) =>
     Math.min(shuffled[i]!.content.length, Math.max(share, MIN_SHARE))
   )
@@ -84,6 +86,7 @@ export const buildSynthesisPrompt = Effect.fn("buildSynthesisPrompt")(function*(
   })
 
   const user = [
+    ...(conversation !== undefined ? [conversation, ""] : []),
     "# The user's prompt",
     "",
     "<prompt>",

@@ -56,6 +56,8 @@ export const worstCaseCost = (input: {
  */
 export const checkRunRequest = Effect.fn("checkRunRequest")(function*(request: {
   readonly prompt: string
+  /** Characters sent besides the prompt (a follow-up's earlier turns): counted in the cost. */
+  readonly contextChars?: number | undefined
   readonly models: ReadonlyArray<string>
   readonly synthesizers: ReadonlyArray<string>
 }) {
@@ -89,7 +91,7 @@ export const checkRunRequest = Effect.fn("checkRunRequest")(function*(request: {
   if (Option.isSome(settings.maxCost)) {
     const budget = settings.maxCost.value
     const estimate = worstCaseCost({
-      promptChars: request.prompt.length,
+      promptChars: request.prompt.length + (request.contextChars ?? 0),
       models: request.models,
       synthesizer: request.synthesizers[0] ?? "",
       maxTokens: Option.getOrUndefined(settings.maxTokens),

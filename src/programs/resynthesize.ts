@@ -4,6 +4,7 @@ import { type InvalidRunPath, type RunFileNotFound, RunStore } from "../services
 import { readRunWithManifest } from "./recoverRun.js"
 import type { CandidateOutcome } from "./run/fanOut.js"
 import { type RunEvent, runPipeline } from "./runPipeline.js"
+import { threadFor } from "./thread/readThread.js"
 
 /**
  * Synthesizes an earlier run's answers again (with another synthesizer, say) without asking the
@@ -38,7 +39,12 @@ export const resynthesize = Effect.fn("resynthesize")(function*(input: {
   if (!outcomes.some((o) => o.content !== undefined)) {
     return yield* refused(`run ${input.runId} has no candidate answer to synthesize`)
   }
+  // A follow-up stays one: the synthesizer sees its earlier turns again, and the new run keeps its parent.
+  const thread = source.parent === undefined ? undefined : yield* threadFor(source.parent).pipe(
+    Effect.catchTag("RunRefused", (e) => Effect.as(Effect.logWarning(`${e.message}: synthesizing without the earlier turns`), undefined))
+  )
   return yield* runPipeline({
+    thread,
     prompt,
     models: source.settings.models,
     synthesizer: input.synthesizer ?? source.settings.synthesizer,

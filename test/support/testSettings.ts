@@ -17,6 +17,7 @@ export const makeTestSettings = (overrides: Partial<SettingsValue> = {}): Settin
   temperature: 0.7,
   maxTokens: Option.none(),
   synthesisMaxChars: 400_000,
+  contextMaxChars: 200_000,
   deadlineMs: Option.none(),
   synthesisReserveMs: Option.none(),
   quorum: Option.none(),

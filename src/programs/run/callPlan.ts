@@ -1,6 +1,7 @@
 import { Option } from "effect"
 import type { CompletionRequest } from "../../services/OpenRouterClient.js"
 import type { SettingsValue } from "../../services/Settings.js"
+import { type Thread, threadMessages } from "../thread/turns.js"
 
 /** What one candidate's call sends, besides the live-progress hook: messages and sampling options. */
 export type CandidateCall = Omit<CompletionRequest, "onDelta">
@@ -8,6 +9,8 @@ export type CandidateCall = Omit<CompletionRequest, "onDelta">
 /** What a run knows when it plans its candidates' calls. */
 export interface CallPlanInput {
   readonly prompt: string
+  /** A follow-up: the earlier turns, sent before the prompt. */
+  readonly thread?: Thread | undefined
 }
 
 /**
@@ -20,7 +23,7 @@ export const candidateCall = (
   model: string
 ): CandidateCall => ({
   model,
-  messages: [{ role: "user", content: input.prompt }],
+  messages: [...threadMessages(input.thread), { role: "user", content: input.prompt }],
   temperature: settings.temperature,
   ...Option.match(settings.maxTokens, { onNone: () => ({}), onSome: (maxTokens) => ({ maxTokens }) })
 })

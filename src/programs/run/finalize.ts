@@ -47,6 +47,7 @@ const manifestOf = Effect.fn("manifestOf")(function*(started: StartedRun, ending
     // A re-synthesis paid only for its synthesis: the candidates' usage stays with the source run.
     usage: sumUsage(request.reuse ? [synthesis] : [...candidates, synthesis]),
     ...(request.reuse?.sourceRunId !== undefined ? { source: request.reuse.sourceRunId } : {}),
+    ...(request.thread !== undefined ? { parent: request.thread.parent } : {}),
     ...(error !== undefined ? { error } : {}),
     ...(unwritten.length > 0 ? { unwritten } : {})
   } satisfies Manifest

@@ -5,6 +5,7 @@ import { duplicatesIn } from "../../domain/text.js"
 import { type RunHandle, RunStore } from "../../services/RunStore.js"
 import { Settings } from "../../services/Settings.js"
 import { checkRunRequest } from "../checkRunRequest.js"
+import { threadChars } from "../thread/turns.js"
 import type { FanOutPolicy } from "./fanOut.js"
 import { initialState, type RunState } from "./outcome.js"
 import type { RunEvent, RunRequest } from "./request.js"
@@ -74,7 +75,12 @@ export const startRun = Effect.fn("startRun")(function*(request: RunRequest) {
   const store = yield* RunStore
   const startedMs = yield* Clock.currentTimeMillis
   const plan = yield* planRun(request, startedMs)
-  yield* checkRunRequest({ prompt: request.prompt, models: request.reuse ? [] : plan.models, synthesizers: plan.synthesizers })
+  yield* checkRunRequest({
+    prompt: request.prompt,
+    contextChars: threadChars(request.thread),
+    models: request.reuse ? [] : plan.models,
+    synthesizers: plan.synthesizers
+  })
   for (const model of duplicatesIn(plan.models)) {
     yield* Effect.logWarning(`${model} is named more than once: it is asked, and paid for, once per mention`)
   }

@@ -6,6 +6,7 @@ import { stripControl } from "../../domain/text.js"
 import { Settings } from "../../services/Settings.js"
 import { buildSynthesisPrompt, type SynthesisInput } from "../buildSynthesisPrompt.js"
 import { callModel } from "../callModel.js"
+import { threadText } from "../thread/turns.js"
 import type { CandidateOutcome } from "./fanOut.js"
 import { errorInfo, usageField } from "./records.js"
 import type { StartedRun } from "./start.js"
@@ -26,11 +27,13 @@ export const synthesize = Effect.fn("synthesize")(function*(input: {
   readonly synthesizers: ReadonlyArray<string>
   /** Clock time (ms) by which the run must end; each synthesizer gets at most what is left of it. */
   readonly deadlineAt?: number | undefined
+  /** For a follow-up question: the earlier turns, as text. */
+  readonly conversation?: string | undefined
   readonly onStart: (model: string) => Effect.Effect<void>
   readonly onDelta: (text: string) => Effect.Effect<void>
 }) {
   const settings = yield* Settings
-  const built = yield* buildSynthesisPrompt(input.prompt, input.candidates, settings.synthesisMaxChars)
+  const built = yield* buildSynthesisPrompt(input.prompt, input.candidates, settings.synthesisMaxChars, input.conversation)
   const policy = { retries: settings.retries, retryBaseDelayMs: settings.retryBaseDelayMs, timeoutMs: settings.timeoutMs }
   const shared = {
     labels: built.labels,
@@ -123,6 +126,7 @@ export const synthesizeAnswers = Effect.fn("synthesizeAnswers")(function*(
     candidates: answered.map((o) => ({ model: o.model, content: o.content })),
     synthesizers: plan.synthesizers,
     deadlineAt: plan.deadlineAt,
+    conversation: request.thread === undefined ? undefined : threadText(request.thread),
     onDelta: (text) => emit({ _tag: "SynthesisDelta", text }),
     onStart: (model) =>
       Ref.update(state, (s) => ({ ...s, synthesizing: model })).pipe(

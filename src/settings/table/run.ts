@@ -67,6 +67,16 @@ export const runSettings = {
     default: 400_000,
     defaultDoc: "400000"
   }),
+  contextMaxChars: withDefault({
+    field: "contextMaxChars",
+    kind: integerIn(0, 100_000_000),
+    flag: "context-max-chars",
+    env: "PARALLEL_LLM_CONTEXT_MAX_CHARS",
+    doc: "Characters of earlier turns (prompts and answers) a follow-up (`ask --continue`) carries at most; " +
+      "the oldest turns are left out first, the turn it continues never",
+    default: 200_000,
+    defaultDoc: "200000"
+  }),
   deadline: perCall(
     optional({
       field: "deadlineMs",

@@ -1,0 +1,93 @@
+import { Array as Arr, Effect } from "effect"
+import { RunRefused, type StoreError } from "../../domain/errors.js"
+import { plural } from "../../domain/format.js"
+import type { Manifest } from "../../domain/manifest.js"
+import { type InvalidRunPath, type RunFileNotFound, RunStore, type RunView } from "../../services/RunStore.js"
+import { Settings } from "../../services/Settings.js"
+import { readRunWithManifest } from "../recoverRun.js"
+import { fitThread, type Thread, type Turn } from "./turns.js"
+
+// The turns of a thread, read by walking `parent` links from the newest run back to the first. Every id
+// (the caller's and those in manifests) goes through the run store's checks, as get_run's do.
+
+/** How a run ended without a final answer, said the way a sentence needs it. */
+const endedWithout = (manifest: Manifest | undefined): string => {
+  switch (manifest?.status) {
+    case undefined:
+      return "has no readable run.json"
+    case "failed":
+      return "failed (status failed) without a final answer"
+    case "cancelled":
+      return "was cancelled (status cancelled) before its final answer"
+    case "interrupted":
+      return "was interrupted (status interrupted: its process ended) before its final answer"
+    case "ok":
+    case "partial":
+      return `has no final answer (status ${manifest.status}, but no final.md)`
+  }
+}
+
+/**
+ * Why a run cannot be a turn of a thread, and what to do instead; undefined when it has its final answer.
+ * `subject` names the run in the sentence ("it", or "run X, an earlier turn of its thread,").
+ */
+const noAnswer = (subject: string, view: RunView, manifest: Manifest | undefined): string | undefined => {
+  if (view.state === "running") {
+    return `${subject} is still running (status running): wait for its answer (get_run, or parallel-llm runs show ${view.id}), ` +
+      "then continue it"
+  }
+  if (manifest?.synthesis?.file !== undefined) return undefined
+  const hasAnswers = view.answers.some((file) => !file.endsWith(".partial.md"))
+  return `${subject} ${endedWithout(manifest)}; ` + (hasAnswers
+    ? `synthesize its answers first (parallel-llm resynth ${view.id}, or the resynthesize tool), then continue that new run`
+    : "ask the question again instead")
+}
+
+/**
+ * Every turn of the thread that ends with run `runId`, oldest first: each run's prompt and final answer.
+ * A run that is not there, has no final answer, or a `parent` link that loops is refused with why.
+ */
+export const readThread = Effect.fn("readThread")(function*(runId: string) {
+  const store = yield* RunStore
+  const refused = (why: string) => new RunRefused({ message: `cannot continue run ${runId}: ${why}` })
+  const orRefused = <A, R>(effect: Effect.Effect<A, InvalidRunPath | RunFileNotFound | StoreError, R>) =>
+    effect.pipe(Effect.catchTags({
+      InvalidRunPath: (e) => Effect.fail(refused(e.message)),
+      RunFileNotFound: (e) => Effect.fail(refused(e.message))
+    }))
+
+  const seen = new Set<string>()
+  const readTurn = (id: string) =>
+    Effect.gen(function*() {
+      const subject = id === runId ? "it" : `run ${id}, an earlier turn of its thread,`
+      if (seen.has(id)) return yield* refused(`its thread loops back to run ${id} (a run.json was edited?)`)
+      seen.add(id)
+      const { view, manifest } = yield* orRefused(readRunWithManifest(id))
+      const why = noAnswer(subject, view, manifest)
+      if (why !== undefined || manifest === undefined) return yield* refused(why ?? `${subject} has no readable run.json`)
+      const [prompt, answer] = yield* orRefused(Effect.all([store.readRunFile(id, "prompt.md"), store.readRunFile(id, "final.md")]))
+      return { turn: { runId: id, prompt, answer } satisfies Turn, parent: manifest.parent }
+    })
+
+  const newest = yield* readTurn(runId)
+  const turns: Arr.NonEmptyArray<Turn> = [newest.turn]
+  for (let next = newest.parent; next !== undefined;) {
+    const read = yield* readTurn(next)
+    turns.push(read.turn)
+    next = read.parent
+  }
+  return Arr.reverse(turns)
+})
+
+/** The thread a follow-up of run `runId` sends: its turns, the oldest left out first to fit `--context-max-chars`. */
+export const threadFor = Effect.fn("threadFor")(function*(runId: string) {
+  const settings = yield* Settings
+  const turns = yield* readThread(runId)
+  const thread: Thread = fitThread(turns, settings.contextMaxChars)
+  if (thread.omitted > 0) {
+    yield* Effect.logWarning(
+      `${plural(thread.omitted, "earlier turn")} of ${turns.length} left out to fit the context budget (--context-max-chars)`
+    )
+  }
+  return thread
+})
