@@ -5,6 +5,7 @@ import { text as readAll } from "node:stream/consumers"
 import { UsageError } from "../domain/errors.js"
 import { summaryLine } from "../domain/format.js"
 import { type RunEvent, runPipeline } from "../programs/runPipeline.js"
+import { continueRun } from "../programs/thread/continueRun.js"
 import { Logging } from "../services/Logging.js"
 import { Settings } from "../services/Settings.js"
 import { type Outcome, outcomeIf } from "./outcome.js"
@@ -56,6 +57,13 @@ const askOptions = {
   json: Options.boolean("json").pipe(
     Options.withDescription("Print the run manifest with a `final` field (the answer) as JSON on stdout instead of the answer.")
   ),
+  continue: Options.text("continue").pipe(
+    Options.withPseudoName("RUN_ID"),
+    Options.withDescription(
+      "Ask a follow-up question of this run: every model is sent the conversation so far (earlier prompts and final answers) first."
+    ),
+    Options.optional
+  ),
   ...settingsOptions
 }
 
@@ -91,7 +99,11 @@ export const ask = Effect.fn("ask")(function*(args: Command.Command.ParseConfig<
       if (settings.logLevel === "debug" || entry.level === "warning" || entry.level === "error") display.log(line)
     })
     : Effect.void
-  const result = yield* Effect.scoped(drawLogs.pipe(Effect.zipRight(ticker), Effect.zipRight(runPipeline({ prompt, onEvent }))))
+  const run = Option.match(args.continue, {
+    onNone: () => runPipeline({ prompt, onEvent }),
+    onSome: (parent) => continueRun(parent, { prompt, onEvent })
+  })
+  const result = yield* Effect.scoped(drawLogs.pipe(Effect.zipRight(ticker), Effect.zipRight(run)))
   if (args.json) {
     yield* writeStdout(JSON.stringify({ ...result.manifest, final: result.final ?? null, runDir: result.runDir }, null, 2))
   } else if (result.final !== undefined) {

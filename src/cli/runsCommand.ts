@@ -8,6 +8,7 @@ import { RunStore } from "../services/RunStore.js"
 import { type Outcome, succeeded } from "./outcome.js"
 import { writeStdout as write } from "./output.js"
 import { settingsOptions } from "./settingsOptions.js"
+import { threadLines } from "./threadView.js"
 
 const showOptions = {
   runId: Args.text({ name: "run-id" }).pipe(Args.withDescription("The run's id, as `parallel-llm runs` lists it.")),
@@ -59,9 +60,11 @@ export const show = (args: Command.Command.ParseConfig<typeof showOptions>): Eff
       yield* write([
         summaryLine(manifest, path.join(store.root, manifest.id)),
         ...(manifest.source ? [`  re-synthesis of run ${manifest.source}`] : []),
+        ...(manifest.parent ? [`  follow-up of run ${manifest.parent}`] : []),
         ...interrupted,
         ...candidates,
         ...synthesis,
+        ...(yield* threadLines(manifest)),
         "",
         final ?? `(no answer${manifest.error ? `: ${manifest.error}` : ""})`
       ].join("\n"))

@@ -19,6 +19,7 @@ export const INSTRUCTIONS = "parallel-llm asks several LLMs the same prompt at o
   "Call process_prompt with the full question. A run takes 1 to 3 minutes; when it is not done within `wait` seconds " +
   "the result says status \"running\" with a runId: call get_run with that runId (again while it says running) to get " +
   "the answer. The run goes on meanwhile and is never lost; cancel_run stops it, resynthesize merges a run's answers again. " +
+  "continue_run asks a follow-up question of a finished run (the models see the conversation so far). " +
   "Every run's files are resources (parallel-llm://runs/{runId}/{file})."
 
 /** A request that the protocol itself refuses (unknown tool, unknown or invalid resource URI). */

@@ -98,6 +98,17 @@ export const GetRunInput = Schema.Struct({ runId: RunId, wait: Schema.optionalWi
 
 export const CancelRunInput = Schema.Struct({ runId: RunId })
 
+// --- continue_run ---
+
+export const ContinueRunInput = Schema.Struct({
+  runId: RunId.annotations({ description: "The run to follow up on: its conversation is sent before the prompt." }),
+  prompt: ProcessPromptInput.fields.prompt.annotations({ description: "The follow-up question." }),
+  models: ProcessPromptInput.fields.models,
+  synthesizer: ProcessPromptInput.fields.synthesizer,
+  ...McpOverrides.fields,
+  wait: Schema.optionalWith(Wait, { exact: true })
+})
+
 // --- list_models ---
 
 /** No arguments at all: an unknown one is refused by name. */

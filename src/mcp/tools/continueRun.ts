@@ -1,0 +1,30 @@
+import { Effect } from "effect"
+import { continueRun as continueThread } from "../../programs/thread/continueRun.js"
+import { RunOutput } from "../runOutput.js"
+import { ContinueRunInput } from "../toolSchemas.js"
+import { runFailure, startRun } from "./runs.js"
+import { defineTool } from "./tool.js"
+
+const seconds = (s: number | undefined) => (s === undefined ? undefined : Math.round(s * 1000))
+
+export const continueRun = defineTool({
+  name: "continue_run",
+  title: "Ask a follow-up question",
+  description: "Asks a follow-up question of a finished run: every model gets the conversation so far (earlier prompts and " +
+    "answers) first. Makes a new run; returns like process_prompt.",
+  input: ContinueRunInput,
+  output: RunOutput,
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  tasks: true,
+  run: (input, context) =>
+    startRun(context, input.wait, (onEvent) =>
+      continueThread(input.runId, {
+        prompt: input.prompt,
+        models: input.models,
+        synthesizer: input.synthesizer,
+        deadlineMs: seconds(input.deadline),
+        quorum: input.quorum,
+        graceMs: seconds(input.grace),
+        onEvent
+      }).pipe(Effect.mapError(runFailure)))
+})
