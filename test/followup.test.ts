@@ -148,7 +148,10 @@ describe("a follow-up question", () => {
 describe("a run that cannot be continued is refused, nothing sent", () => {
   const refusal = (runId: string) =>
     continueRun(runId, { prompt: "more?" }).pipe(
-      Effect.flip,
+      Effect.matchEffect({
+        onSuccess: (made) => Effect.dieMessage(`not refused: run ${made.manifest.id} was made`),
+        onFailure: Effect.succeed
+      }),
       Effect.tap(() => Effect.sync(() => expect(fake.chatRequests().slice(mark)).toEqual([])))
     )
 
