@@ -103,6 +103,7 @@ describe("continue_run over MCP", () => {
     readonly runId: string
     readonly status: string
     readonly final: string | null
+    readonly parent?: string
   }
   const outputOf = (result: unknown) => (result as CallToolResult).structuredContent as unknown as RunOutput
 
@@ -121,7 +122,7 @@ describe("continue_run over MCP", () => {
       const since = fake.chatRequests().length
       const second = await mcp.client.callTool({ name: "continue_run", arguments: { runId: first.runId, prompt: "A bigger one?" } })
       expect(second.isError, JSON.stringify(second.content)).toBeFalsy()
-      expect(outputOf(second)).toMatchObject({ status: "ok", final: "M-FINAL-2" })
+      expect(outputOf(second)).toMatchObject({ status: "ok", final: "M-FINAL-2", parent: first.runId })
       expect(messagesOf(since, "m/two")).toEqual([[
         { role: "user", content: "Name a prime." },
         { role: "assistant", content: "M-FINAL-1" },

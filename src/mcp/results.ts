@@ -150,7 +150,8 @@ export const finishedResult = (view: FinishedView, options: ResultOptions) => {
     durationMs: manifest.durationMs,
     usage: manifest.usage,
     error: manifest.error,
-    source: manifest.source
+    source: manifest.source,
+    parent: manifest.parent
   }
   if (final !== undefined) return build(output, options, false, [final])
   // Without an answer, everything needed to act, a line each: what happened, each failure, what to try.

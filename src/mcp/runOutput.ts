@@ -55,6 +55,8 @@ export const RunOutput = Schema.Struct({
   /** Why the run has no answer, when it has none. */
   error: Schema.optional(Schema.String),
   /** For a re-synthesis: the run whose answers were merged again. */
-  source: Schema.optional(Schema.String)
+  source: Schema.optional(Schema.String),
+  /** For a follow-up question: the run it continues. */
+  parent: Schema.optional(Schema.String)
 })
 export type RunOutput = typeof RunOutput.Type
