@@ -121,6 +121,11 @@ const nextOf = (manifest: Manifest, hasFinal: boolean): string | undefined => {
   return manifest.synthesis?.fallbackToCandidate !== undefined ? `${again("resynthesize")} tries the synthesis again.` : undefined
 }
 
+const reportOf = ({ report, synthesis }: Manifest): RunOutput["report"] =>
+  report?.status === "ok" && synthesis?.labels !== undefined
+    ? { ...report, labels: Object.fromEntries(synthesis.labels.map(({ label, model }) => [label, model])) }
+    : report
+
 /** The result of a finished run: the answer first; an `isError` result naming every failure when there is none. */
 export const finishedResult = (view: FinishedView, options: ResultOptions) => {
   const { manifest, final, runDir } = view.result
@@ -132,6 +137,7 @@ export const finishedResult = (view: FinishedView, options: ResultOptions) => {
   ])
   const output: RunOutput = {
     final: final ?? null,
+    report: reportOf(manifest),
     summary: summaryOf(manifest),
     next: nextOf(manifest, final !== undefined),
     runId: manifest.id,
