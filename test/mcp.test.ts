@@ -190,7 +190,7 @@ describe("MCP server over stdio (one server, several calls)", () => {
     // Text only by default (some clients fail a whole call on a resource_link block); the files as URIs.
     expect(result.content.map((c) => c.type)).toEqual(["text", "text"])
     expect(textOf(result, 1)).toContain(`Run ${run.runId}: ok; 3/3 candidates answered`)
-    expect(Object.keys(result.structuredContent ?? {}).slice(0, 2)).toEqual(["final", "summary"])
+    expect(Object.keys(result.structuredContent ?? {}).slice(0, 3)).toEqual(["final", "report", "summary"])
     expect(run.summary).toBe(textOf(result, 1))
     expect(run.files).toMatchObject({
       "final.md": `parallel-llm://runs/${run.runId}/final.md`,
