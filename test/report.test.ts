@@ -58,7 +58,11 @@ afterAll(async () => {
   fs.rmSync(tmp, { recursive: true, force: true })
 })
 beforeEach(() => {
-  fake.setScript({ "rep/a": { kind: "ok", content: "4" }, "rep/b": { kind: "ok", content: "4 apples" }, [SYNTH]: { kind: "ok", content: STRUCTURED } })
+  fake.setScript({
+    "rep/a": { kind: "ok", content: "4" },
+    "rep/b": { kind: "ok", content: "4 apples" },
+    [SYNTH]: { kind: "ok", content: STRUCTURED }
+  })
   fake.setModels([structuredModel(SYNTH), { id: "rep/a" }, { id: "rep/b" }])
   fake.reset()
 })
@@ -152,7 +156,11 @@ describe("the disagreement report from the CLI", () => {
   })
 
   it("every synthesizer failed: the answer is a candidate's, the report says why there is none", async () => {
-    fake.setScript({ "rep/a": { kind: "ok", content: "4" }, "rep/b": { kind: "ok", content: "4" }, [SYNTH]: { kind: "status", status: 401 } })
+    fake.setScript({
+      "rep/a": { kind: "ok", content: "4" },
+      "rep/b": { kind: "ok", content: "4" },
+      [SYNTH]: { kind: "status", status: 401 }
+    })
     const out = freshDir("nosynth")
     const r = await ask(out, "--report")
     expect(r.code, r.stderr).toBe(0)
@@ -166,7 +174,9 @@ describe("the disagreement report from the CLI", () => {
 describe("the disagreement report over MCP", () => {
   it("structuredContent: final, then report (with the label → model map), then summary", async () => {
     const out = freshDir("mcp")
-    const connection = await connectMcp(serverEnv({ baseUrl: fake.url, outputDir: out, apiKey: "sk-or-report-test", models: MODELS, synthesizer: SYNTH }))
+    const connection = await connectMcp(
+      serverEnv({ baseUrl: fake.url, outputDir: out, apiKey: "sk-or-report-test", models: MODELS, synthesizer: SYNTH })
+    )
     try {
       const tools = await connection.client.listTools()
       const output = tools.tools.find((t) => t.name === "process_prompt")?.outputSchema?.properties?.["report"] as { description?: string }

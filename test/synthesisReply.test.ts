@@ -16,7 +16,10 @@ const FINDINGS = {
 }
 const EXPECTED = {
   agreements: ["2 + 2 = 4"],
-  contradictions: [{ topic: "the unit", positions: [{ candidates: ["A"], claim: "none" }, { candidates: ["B", "C"], claim: "apples[2J" }] }],
+  contradictions: [{
+    topic: "the unit",
+    positions: [{ candidates: ["A"], claim: "none" }, { candidates: ["B", "C"], claim: "apples[2J" }]
+  }],
   uniqueClaims: [{ candidate: "c", claim: "apples are red" }],
   confidence: "high",
   confidenceReason: "Every candidate got 4."
@@ -57,7 +60,9 @@ describe("readReply", () => {
     const bad = readReply(`${ANSWER}\n${REPORT_DELIMITER}\n{"agreements": "all of it"}`, "text")
     expect(bad.answer).toBe(ANSWER)
     expect(bad.report.status).toBe("unavailable")
-    if (bad.report.status === "unavailable") expect(bad.report.reason).toMatch(/^the report after the answer did not decode \(at agreements: /)
+    if (bad.report.status === "unavailable") {
+      expect(bad.report.reason).toMatch(/^the report after the answer did not decode \(at agreements: /)
+    }
     const wrongConfidence = readReply(JSON.stringify({ answer: ANSWER, ...FINDINGS, confidence: "certain" }), "structured")
     expect(wrongConfidence.answer).toBe(ANSWER)
     expect(wrongConfidence.report).toMatchObject({ status: "unavailable", reason: expect.stringMatching(/did not decode \(at confidence/) })

@@ -14,8 +14,7 @@ export const SynthesisReply = Schema.Struct({
 })
 
 // Strict structured output wants a plain object schema: no `$schema` key, no top-level `$ref`.
-const jsonSchemaOf = (schema: Schema.Schema.Any) =>
-  JSONSchema.fromAST(schema.ast, { definitions: {}, topLevelReferenceStrategy: "skip" })
+const jsonSchemaOf = (schema: Schema.Schema.Any) => JSONSchema.fromAST(schema.ast, { definitions: {}, topLevelReferenceStrategy: "skip" })
 
 /** Sent as `response_format` (strict `json_schema`) when the synthesizer supports structured output. */
 export const SYNTHESIS_REPLY_FORMAT = { name: "synthesis", schema: jsonSchemaOf(SynthesisReply) }

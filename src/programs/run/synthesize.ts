@@ -31,8 +31,10 @@ const CATALOGUE_WAIT = Duration.seconds(10)
 const reportViaFor = Effect.fnUntraced(function*(model: string, waitMs: number) {
   const client = yield* OpenRouterClient
   const catalogue = yield* client.catalogue.pipe(Effect.timeout(Duration.min(CATALOGUE_WAIT, Duration.millis(waitMs))), Effect.option)
-  const structured = Option.exists(catalogue, (models) =>
-    models.some((m) => m.id === model && (m.supportedParameters ?? []).includes(STRUCTURED_OUTPUT_PARAMETER)))
+  const structured = Option.exists(
+    catalogue,
+    (models) => models.some((m) => m.id === model && (m.supportedParameters ?? []).includes(STRUCTURED_OUTPUT_PARAMETER))
+  )
   const via: ReportVia = structured ? "structured" : "text"
   return via
 })
