@@ -4,6 +4,7 @@ import { describeCall, plural } from "../../domain/format.js"
 import type { SynthesisRecord } from "../../domain/manifest.js"
 import { type Report, type ReportVia, unavailableReport } from "../../domain/report.js"
 import { stripControl } from "../../domain/text.js"
+import { CallGate } from "../../services/CallGate.js"
 import { OpenRouterClient } from "../../services/OpenRouterClient.js"
 import { Settings } from "../../services/Settings.js"
 import { buildSynthesisPrompt, type SynthesisInput, withReportInstructions } from "../buildSynthesisPrompt.js"
@@ -30,7 +31,12 @@ const CATALOGUE_WAIT = Duration.seconds(10)
  */
 const reportViaFor = Effect.fnUntraced(function*(model: string, waitMs: number) {
   const client = yield* OpenRouterClient
-  const catalogue = yield* client.catalogue.pipe(Effect.timeout(Duration.min(CATALOGUE_WAIT, Duration.millis(waitMs))), Effect.option)
+  const gate = yield* CallGate
+  // The catalogue request is an upstream call like the others: it holds a permit, so it never needs a connection more.
+  const catalogue = yield* gate.withPermit(client.catalogue).pipe(
+    Effect.timeout(Duration.min(CATALOGUE_WAIT, Duration.millis(waitMs))),
+    Effect.option
+  )
   const structured = Option.exists(
     catalogue,
     (models) => models.some((m) => m.id === model && (m.supportedParameters ?? []).includes(STRUCTURED_OUTPUT_PARAMETER))
