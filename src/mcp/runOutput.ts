@@ -37,8 +37,7 @@ const ReportOutput = Schema.Union(
   UnavailableReport
 ).annotations(brief(
   ["status"],
-  "Disagreement report: status (ok|unavailable), agreements, contradictions {topic, positions {candidates, claim}}, " +
-    "uniqueClaims {candidate, claim}, confidence, confidenceReason, labels (label → model); or reason"
+  "Disagreement report: agreements, contradictions, uniqueClaims, confidence, labels (label → model); or status unavailable, reason"
 ))
 
 export const RunOutputStatus = Schema.Union(RunStatus, Schema.Literal("running"))
