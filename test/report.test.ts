@@ -172,7 +172,7 @@ describe("the disagreement report from the CLI", () => {
 })
 
 describe("the disagreement report over MCP", () => {
-  it("structuredContent: final, then report (with the label → model map), then summary", async () => {
+  it("structuredContent: final, then report (with the label → model map), then summary; /models asked once", async () => {
     const out = freshDir("mcp")
     const connection = await connectMcp(
       serverEnv({ baseUrl: fake.url, outputDir: out, apiKey: "sk-or-report-test", models: MODELS, synthesizer: SYNTH })
@@ -191,6 +191,11 @@ describe("the disagreement report over MCP", () => {
         ...manifest.report,
         labels: Object.fromEntries((manifest.synthesis?.labels ?? []).map((l) => [l.label, l.model]))
       })
+
+      // The catalogue is fetched once per process, not once per run.
+      const second = await connection.client.callTool({ name: "process_prompt", arguments: { prompt: "And 3+3?" } }) as CallToolResult
+      expect((second.structuredContent as { report?: { via?: string } }).report?.via).toBe("structured")
+      expect(fake.requests.filter((r) => r.path.endsWith("/models"))).toHaveLength(1)
     } finally {
       await connection.close()
     }

@@ -78,9 +78,13 @@ export const synthesize = Effect.fn("synthesize")(function*(input: {
 
   const failed: Array<NonNullable<SynthesisRecord["failedSynthesizers"]>[number]> = []
   let last: SynthesisRecord | undefined
+  /** A synthesizer's time: its timeout, or what is left before the deadline if that is less. */
+  const timeLeft = Effect.map(
+    Clock.currentTimeMillis,
+    (now) => (input.deadlineAt === undefined ? policy.timeoutMs : Math.min(policy.timeoutMs, input.deadlineAt - now))
+  )
   for (const model of input.synthesizers) {
-    const now = yield* Clock.currentTimeMillis
-    const timeoutMs = input.deadlineAt === undefined ? policy.timeoutMs : Math.min(policy.timeoutMs, input.deadlineAt - now)
+    const timeoutMs = yield* timeLeft
     if (timeoutMs <= 0) {
       const error = new Timeout({ model, timeoutMs: 0, message: "No time left before the deadline" })
       yield* Effect.logWarning(`synthesis: no time left before the deadline for ${model}`)
@@ -96,7 +100,8 @@ export const synthesize = Effect.fn("synthesize")(function*(input: {
       continue
     }
     yield* input.onStart(model)
-    let via: ReportVia = yield* reportViaFor(model, timeoutMs)
+    // The catalogue may take a tenth of the synthesizer's time at most; the call gets what is left.
+    let via: ReportVia = yield* reportViaFor(model, timeoutMs / 10)
     yield* Effect.logInfo(`synthesis: asking ${model} to merge ${plural(input.candidates.length, "answer")} (report as ${via} output)`)
     const ask = (as: ReportVia, ms: number) =>
       callModel(
@@ -110,12 +115,12 @@ export const synthesize = Effect.fn("synthesize")(function*(input: {
         },
         { ...policy, timeoutMs: ms }
       )
-    let call = yield* ask(via, timeoutMs)
+    let call = yield* ask(via, yield* timeLeft)
     // A provider that refuses the response format (a 400) gets the same request once more in plain text.
-    if (via === "structured" && Either.isLeft(call.result) && call.result.left._tag === "BadRequest" && call.latencyMs < timeoutMs) {
+    if (via === "structured" && Either.isLeft(call.result) && call.result.left._tag === "BadRequest") {
       yield* Effect.logWarning(`synthesis: ${model} refused structured output (${call.result.left.message}); asking in plain text`)
       via = "text"
-      call = followedBy(call, yield* ask(via, timeoutMs - call.latencyMs))
+      call = followedBy(call, yield* ask(via, Math.min(yield* timeLeft, timeoutMs - call.latencyMs)))
     }
     const failedSoFar = failed.length > 0 ? { failedSynthesizers: [...failed] } : {}
     if (Either.isRight(call.result)) {
