@@ -186,6 +186,12 @@ describe("the disagreement report over MCP", () => {
       const structured = result.structuredContent as Record<string, unknown>
       expect(Object.keys(structured).slice(0, 3)).toEqual(["final", "report", "summary"])
       expect(structured["final"]).toBe(ANSWER)
+      // For clients whose model reads only the text blocks: the answer, the summary, then the report.
+      expect(result.content.map((block) => (block.type === "text" ? block.text.split("\n")[0] : block.type))).toEqual([
+        "# Merged",
+        structured["summary"],
+        "## Disagreement report"
+      ])
       const manifest = manifestIn(out)
       expect(structured["report"]).toEqual({
         ...manifest.report,
