@@ -58,7 +58,9 @@ const askOptions = {
     Options.withDescription("Print the run manifest with a `final` field (the answer) as JSON on stdout instead of the answer.")
   ),
   report: Options.boolean("report").pipe(
-    Options.withDescription("After the answer, print the disagreement report: what the candidates agree on, contradict, or say alone.")
+    Options.withDescription(
+      "After the answer, print the disagreement report: what the candidates agree on, contradict, or say alone (--json always has it)."
+    )
   ),
   ...settingsOptions
 }
