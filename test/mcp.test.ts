@@ -134,11 +134,11 @@ describe("MCP server over stdio (one server, several calls)", () => {
     expect(pp.outputSchema?.required).toEqual(
       expect.arrayContaining(["runId", "status", "final", "summary", "runDir", "files", "candidates"])
     )
-    // Read by a model: the answer first, then the summary and the next step, then the facts.
-    expect(Object.keys(pp.outputSchema?.properties ?? {}).slice(0, 3)).toEqual(["final", "summary", "next"])
+    // Read by a model: the answer and its disagreement report first, then the summary and the next step, then the facts.
+    expect(Object.keys(pp.outputSchema?.properties ?? {}).slice(0, 4)).toEqual(["final", "summary", "next", "report"])
     expect(pp.execution).toEqual({ taskSupport: "optional" })
-    // Compact enough for a model's context: all tools together under 14.5 KB of JSON (~3,600 tokens).
-    expect(JSON.stringify(tools).length).toBeLessThan(14_500)
+    // Compact enough for a model's context: all tools together under 14.9 KB of JSON (~3,700 tokens).
+    expect(JSON.stringify(tools).length).toBeLessThan(14_900)
     const candidates = (pp.outputSchema?.properties as Record<string, { items: { required: Array<string> } }>)["candidates"]
     expect(candidates?.items.required).toEqual(expect.arrayContaining(["model", "status"]))
     expect(tools.find((t) => t.name === "resynthesize")!.inputSchema.required).toEqual(["runId"])

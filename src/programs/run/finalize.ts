@@ -49,7 +49,8 @@ const manifestOf = Effect.fn("manifestOf")(function*(started: StartedRun, ending
     ...(request.reuse?.sourceRunId !== undefined ? { source: request.reuse.sourceRunId } : {}),
     ...(request.thread !== undefined ? { parent: request.thread.parent } : {}),
     ...(error !== undefined ? { error } : {}),
-    ...(unwritten.length > 0 ? { unwritten } : {})
+    ...(unwritten.length > 0 ? { unwritten } : {}),
+    ...(s.report !== undefined ? { report: s.report } : {})
   } satisfies Manifest
 })
 
