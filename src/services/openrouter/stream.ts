@@ -42,9 +42,9 @@ const emptyAnswer: Answer = { content: "", servedBy: undefined, finishReason: un
 
 /**
  * The stages of a streamed answer — the byte cap, bytes to text, text to SSE events, events to decoded
- * chunks, chunks to one part of the answer — as plain functions of one network read. They run inside a
- * single stream operator: as separate stream stages each cost a channel step per read, and a token
- * stream brings one event per read (see README, Performance).
+ * chunks, chunks to one part of the answer — as plain functions of one network read, called by the pull
+ * loop of {@link foldBody}: as separate stream stages each would cost a channel step per read, and a
+ * token stream brings one event per read (see README, Performance).
  *
  * After `[DONE]` the events are ignored but the body is still read to its end, so that the connection
  * goes back to the pool instead of being torn down.
