@@ -48,7 +48,8 @@ const manifestOf = Effect.fn("manifestOf")(function*(started: StartedRun, ending
     usage: sumUsage(request.reuse ? [synthesis] : [...candidates, synthesis]),
     ...(request.reuse?.sourceRunId !== undefined ? { source: request.reuse.sourceRunId } : {}),
     ...(error !== undefined ? { error } : {}),
-    ...(unwritten.length > 0 ? { unwritten } : {})
+    ...(unwritten.length > 0 ? { unwritten } : {}),
+    ...(started.attachments.records.length > 0 ? { attachments: started.attachments.records } : {})
   } satisfies Manifest
 })
 

@@ -4,7 +4,8 @@ import { describeCall, plural } from "../../domain/format.js"
 import type { SynthesisRecord } from "../../domain/manifest.js"
 import { stripControl } from "../../domain/text.js"
 import { Settings } from "../../services/Settings.js"
-import { buildSynthesisPrompt, type SynthesisInput } from "../buildSynthesisPrompt.js"
+import { questionAsAsked } from "../attachments/message.js"
+import { buildSynthesisPrompt, fairShares, type SynthesisInput } from "../buildSynthesisPrompt.js"
 import { callModel } from "../callModel.js"
 import type { CandidateOutcome } from "./fanOut.js"
 import { errorInfo, usageField } from "./records.js"
@@ -115,11 +116,13 @@ export const synthesize = Effect.fn("synthesize")(function*(input: {
  * candidate answered: when every synthesizer fails, the first answer is the final one, said plainly.
  */
 export const synthesizeAnswers = Effect.fn("synthesizeAnswers")(function*(
-  { emit, plan, request, state }: StartedRun,
+  { attachments, emit, plan, request, state }: StartedRun,
   answered: Arr.NonEmptyReadonlyArray<CandidateOutcome & { readonly content: string }>
 ) {
+  const settings = yield* Settings
   const synthesis = yield* synthesize({
-    prompt: request.prompt,
+    // The question as the candidates were asked it: their attached text files within half the budget.
+    prompt: questionAsAsked(request.prompt, attachments.files, Math.floor(settings.synthesisMaxChars / 2), fairShares),
     candidates: answered.map((o) => ({ model: o.model, content: o.content })),
     synthesizers: plan.synthesizers,
     deadlineAt: plan.deadlineAt,

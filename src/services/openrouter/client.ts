@@ -81,7 +81,8 @@ const make = Effect.gen(function*() {
       name: m.name ?? undefined,
       contextLength: m.context_length ?? undefined,
       promptPrice: perMillion(m.pricing?.prompt),
-      completionPrice: perMillion(m.pricing?.completion)
+      completionPrice: perMillion(m.pricing?.completion),
+      inputModalities: m.architecture?.input_modalities ?? undefined
     }))
   })
 
