@@ -1,7 +1,7 @@
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Logger } from "effect"
+import { Effect, Layer, Logger, Option } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -83,6 +83,10 @@ const askWith = (prompt: string, specs: ReadonlyArray<string>, overrides: Partia
     return yield* runPipeline({ prompt, attachments })
   }).pipe(Effect.provide(layerFor(settingsFor(overrides), logs)), Effect.map((result) => ({ ...result, logs })))
 }
+
+/** The refusal's message; a run that went ahead is named as such (not its whole result). */
+const refusalOf = <R>(run: Effect.Effect<{ readonly runDir: string }, { readonly message: string }, R>) =>
+  Effect.map(Effect.either(run), (outcome) => (outcome._tag === "Left" ? outcome.left.message : `not refused: ran ${outcome.right.runDir}`))
 
 type Part = { type: string; text?: string; image_url?: { url: string }; file?: { filename: string; file_data: string } }
 const userContentOf = (request: RecordedRequest | undefined): string | ReadonlyArray<Part> => {
@@ -187,8 +191,7 @@ describe("attachments (ask --attach, process_prompt files)", () => {
   it.live("refuses the whole run, naming the file, over a cap or for a binary file; nothing is sent", () =>
     Effect.gen(function*() {
       fake.reset()
-      const refusal = (specs: ReadonlyArray<string>, overrides: Partial<SettingsValue> = {}) =>
-        askWith("q", specs, overrides).pipe(Effect.flip, Effect.map((e) => e.message))
+      const refusal = (specs: ReadonlyArray<string>, overrides: Partial<SettingsValue> = {}) => refusalOf(askWith("q", specs, overrides))
       expect(yield* refusal(["big.txt"], { attachMaxBytes: 1_000 })).toBe(
         "--attach: big.txt has 2,000 bytes, more than the 1,000 bytes allowed per file (--attach-max-bytes)"
       )
@@ -199,6 +202,16 @@ describe("attachments (ask --attach, process_prompt files)", () => {
       expect(yield* refusal(["missing.txt"])).toBe("--attach: cannot read missing.txt: no such file or directory")
       expect(yield* refusal(["*.nothing"])).toBe("--attach: no file matches *.nothing")
       expect(fake.requests).toHaveLength(0)
+    }))
+
+  it.live("counts attached text in the worst-case cost of --max-cost", () =>
+    Effect.gen(function*() {
+      fake.reset()
+      const budget = { maxCost: Option.some(0.0008), maxTokens: Option.some(10) }
+      const refused = yield* refusalOf(askWith("q", ["big.txt"], budget))
+      expect(refused).toMatch(/^the worst-case cost is \$0\.\d+, over the --max-cost budget/)
+      expect(fake.chatRequests()).toHaveLength(0)
+      expect((yield* askWith("q", [], budget)).manifest.status).toBe("ok")
     }))
 
   it.live("with the provider's model list unreadable, sends no image, and says so in the log and the manifest", () =>

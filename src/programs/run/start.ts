@@ -77,7 +77,12 @@ export const startRun = Effect.fn("startRun")(function*(request: RunRequest) {
   const store = yield* RunStore
   const startedMs = yield* Clock.currentTimeMillis
   const plan = yield* planRun(request, startedMs)
-  yield* checkRunRequest({ prompt: request.prompt, models: request.reuse ? [] : plan.models, synthesizers: plan.synthesizers })
+  yield* checkRunRequest({
+    prompt: request.prompt,
+    models: request.reuse ? [] : plan.models,
+    synthesizers: plan.synthesizers,
+    attachedChars: (request.attachments ?? []).reduce((n, a) => n + (a.text?.length ?? 0), 0)
+  })
   for (const model of duplicatesIn(plan.models)) {
     yield* Effect.logWarning(`${model} is named more than once: it is asked, and paid for, once per mention`)
   }
