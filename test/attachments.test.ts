@@ -2,6 +2,7 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Logger, Option } from "effect"
+import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -10,7 +11,8 @@ import { collectAttachments } from "../src/programs/attachments/collect.js"
 import { resynthesize } from "../src/programs/resynthesize.js"
 import { runPipeline } from "../src/programs/runPipeline.js"
 import { layerOpenRouterClient, OpenRouterClient } from "../src/services/OpenRouterClient.js"
-import { layerRunStore } from "../src/services/RunStore.js"
+import { thisHost } from "../src/services/processProbe.js"
+import { layerRunStore, RunStore } from "../src/services/RunStore.js"
 import { layerSettings, type SettingsValue } from "../src/services/Settings.js"
 import { type FakeOpenRouter, type RecordedRequest, startFakeOpenRouter } from "./support/fakeOpenRouter.js"
 import { realHttpClientLayer } from "./support/realHttpClient.js"
@@ -255,4 +257,40 @@ describe("attachments (ask --attach, process_prompt files)", () => {
       expect(fs.readdirSync(path.join(again.runDir, "attachments")).sort()).toEqual(["01-notes.md", "02-shot.png"])
       expect(again.manifest.attachments).toEqual(first.manifest.attachments)
     }))
+
+  it.live("an interrupted run keeps its attachments in its owner record, so resynth still has them", () =>
+    Effect.gen(function*() {
+      const first = yield* askWith("Explain.", ["notes.md"])
+      // As if its process died before the manifest: the owner record as createRun wrote it, a dead pid.
+      fs.rmSync(path.join(first.runDir, "run.json"))
+      fs.writeFileSync(
+        path.join(first.runDir, "owner.json"),
+        JSON.stringify({
+          pid: spawnSync(process.execPath, ["-e", ""]).pid,
+          host: thisHost(),
+          processStartedAt: new Date(0).toISOString(),
+          createdAt: first.manifest.createdAt,
+          settings: first.manifest.settings,
+          attachments: first.manifest.attachments
+        })
+      )
+      fake.reset()
+      const again = yield* resynthesize({ runId: first.manifest.id }).pipe(Effect.provide(layerFor(settingsFor(), [])))
+      expect(again.manifest.attachments?.map((a) => a.path)).toEqual(["notes.md"])
+      expect(textOf(sentTo("test/synth"))).toContain("File: notes.md")
+    }))
+
+  it.live("records the attachments in the owner record while the run is live", () =>
+    Effect.gen(function*() {
+      const records = [{
+        path: "x.txt",
+        file: "attachments/01-x.txt",
+        bytes: 1,
+        sha256: "0".repeat(64),
+        mediaType: "text/plain",
+        sentAs: {}
+      }]
+      const run = yield* RunStore.pipe(Effect.flatMap((store) => store.createRun(undefined, records)))
+      expect(JSON.parse(fs.readFileSync(path.join(run.dir, "owner.json"), "utf8")).attachments).toEqual(records)
+    }).pipe(Effect.provide(layerFor(settingsFor(), []))))
 })

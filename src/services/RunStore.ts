@@ -2,7 +2,7 @@ import { FileSystem, Path } from "@effect/platform"
 import { Context, Effect, Layer, Schema } from "effect"
 import * as crypto from "node:crypto"
 import { StoreError } from "../domain/errors.js"
-import { Manifest, type RunSettings } from "../domain/manifest.js"
+import { type AttachmentRecord, Manifest, type RunSettings } from "../domain/manifest.js"
 import { responseFileName } from "../domain/model.js"
 import { OWNER_FILE, OwnerRecord } from "../domain/runState.js"
 import { thisHost, thisProcessStartedAt } from "./processProbe.js"
@@ -32,7 +32,7 @@ export interface RunStoreShape {
    * Makes a fresh run directory (never reused, also across processes) with its `responses/` folder and
    * its owner record (this process, and the run's settings), which stays until the manifest lands.
    */
-  readonly createRun: (settings?: RunSettings) => Effect.Effect<RunHandle, StoreError>
+  readonly createRun: (settings?: RunSettings, attachments?: ReadonlyArray<AttachmentRecord>) => Effect.Effect<RunHandle, StoreError>
   /** Writes `prompt.md`. */
   readonly writePrompt: (run: RunHandle, prompt: string) => Effect.Effect<string, StoreError>
   /** Writes a candidate's answer; returns the path relative to the run directory. */
@@ -126,7 +126,7 @@ const makeRunStore = Effect.gen(function*() {
     Effect.tap(() => Effect.sync(() => (rootMade = true)))
   )
 
-  const createRun = Effect.fn("RunStore.createRun")(function*(settings?: RunSettings) {
+  const createRun = Effect.fn("RunStore.createRun")(function*(settings?: RunSettings, attachments?: ReadonlyArray<AttachmentRecord>) {
     if (!rootMade) yield* makeRoot
     // mkdir without `recursive` fails if the directory exists: that makes ids unique across processes.
     let handle: RunHandle | undefined
@@ -153,7 +153,8 @@ const makeRunStore = Effect.gen(function*() {
       host: thisHost(),
       processStartedAt: thisProcessStartedAt().toISOString(),
       createdAt: handle.createdAt.toISOString(),
-      ...(settings ? { settings } : {})
+      ...(settings ? { settings } : {}),
+      ...(attachments !== undefined && attachments.length > 0 ? { attachments } : {})
     }
     yield* writeAtomic(path.join(handle.dir, OWNER_FILE), `${JSON.stringify(encodeOwner(owner), null, 2)}\n`)
     return handle
