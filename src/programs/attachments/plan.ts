@@ -1,6 +1,7 @@
-import { Effect, Either } from "effect"
+import { Duration, Effect, Either } from "effect"
 import type { StoreError } from "../../domain/errors.js"
 import type { AttachmentRecord, Manifest } from "../../domain/manifest.js"
+import { CallGate } from "../../services/CallGate.js"
 import { type ChatMessage, OpenRouterClient } from "../../services/OpenRouterClient.js"
 import { ATTACHMENTS_DIR, type InvalidRunPath, type RunFileNotFound, type RunHandle, RunStore } from "../../services/RunStore.js"
 import { type Attachment, attachmentFileName, formFor, sha256Of, sniff } from "./attachment.js"
@@ -16,6 +17,9 @@ export interface AttachmentPlan {
 }
 
 export const noAttachments: AttachmentPlan = { files: [], seesImages: () => false, records: [] }
+
+/** Longest wait for the provider's model catalogue before every model is sent a note in place of each image. */
+const CATALOGUE_WAIT = Duration.seconds(10)
 
 const UNKNOWN_NOTE = "the provider's model list could not be read, so whether a model reads images is unknown: " +
   "no model was sent this image, each got a note instead"
@@ -50,7 +54,14 @@ export const planAttachments = Effect.fn("planAttachments")(function*(
   let readers: ReadonlySet<string> = new Set()
   let note: string | undefined
   if (files.some((f) => f.kind === "image") && models.length > 0) {
-    const listed = yield* Effect.either((yield* OpenRouterClient).listModels())
+    // An upstream call like the others (it holds a permit); a catalogue that does not come is an unknown one.
+    const listed = yield* (yield* CallGate).withPermit((yield* OpenRouterClient).catalogue).pipe(
+      Effect.timeoutFail({
+        duration: CATALOGUE_WAIT,
+        onTimeout: () => ({ message: `no answer within ${Duration.format(CATALOGUE_WAIT)}` })
+      }),
+      Effect.either
+    )
     if (Either.isRight(listed)) {
       readers = new Set(listed.right.filter((m) => m.inputModalities?.includes("image") === true).map((m) => m.id))
     } else {
