@@ -126,6 +126,12 @@ describe("where MCP files may be read from", () => {
         `files: ${secret} lies outside the directories this server may read: ${fs.realpathSync(repoRoot)}. ` +
           "Add it to the client's roots, or start the server with --allow-dir"
       )
+      // A glob is refused where it starts, before it crawls anything.
+      const glob = path.join(tmp, "outside", "*.txt")
+      expect(textOf(await ask(mcp.client, [glob]))).toBe(
+        `files: ${glob} lies outside the directories this server may read: ${fs.realpathSync(repoRoot)}. ` +
+          "Add it to the client's roots, or start the server with --allow-dir"
+      )
       expect(fake.requests).toHaveLength(0)
     } finally {
       await mcp.close()

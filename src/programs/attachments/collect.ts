@@ -4,6 +4,7 @@ import ignore, { type Ignore } from "ignore"
 import { glob, isDynamicPattern } from "tinyglobby"
 import { RunRefused } from "../../domain/errors.js"
 import { formatBytes } from "../../domain/format.js"
+import { stripControl } from "../../domain/text.js"
 import { Settings } from "../../services/Settings.js"
 import { type Attachment, sha256Of, sniff } from "./attachment.js"
 
@@ -36,7 +37,8 @@ export const collectAttachments = Effect.fn("collectAttachments")(function*(spec
   const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
   const settings = yield* Settings
-  const refuse = (message: string) => new RunRefused({ message: `${options.what}: ${message}` })
+  // File names found on disk may hold anything: no control character reaches a terminal.
+  const refuse = (message: string) => new RunRefused({ message: stripControl(`${options.what}: ${message}`) })
 
   const isInside = (real: string, root: string) => real === root || real.startsWith(root.endsWith(path.sep) ? root : root + path.sep)
   const checkAllowed = (display: string, abs: string) =>
@@ -113,6 +115,10 @@ export const collectAttachments = Effect.fn("collectAttachments")(function*(spec
       const info = yield* fs.stat(abs).pipe(Effect.either)
       if (info._tag === "Left") {
         if (!isDynamicPattern(spec)) return yield* refuse(`cannot read ${spec}: no such file or directory`)
+        // Where the pattern starts must be allowed already: a glob never crawls a directory it may not read.
+        const segments = spec.split(/[\\/]/)
+        const fixed = segments.slice(0, segments.findIndex((segment) => isDynamicPattern(segment))).join(path.sep)
+        yield* checkAllowed(spec, path.resolve(options.base, fixed === "" && path.isAbsolute(spec) ? path.sep : fixed))
         const matches = yield* Effect.tryPromise({
           try: () => glob(spec, { cwd: options.base, absolute: true, onlyFiles: true, expandDirectories: false, ignore: ["**/.git/**"] }),
           catch: (e) => refuse(`${spec}: not a usable glob pattern (${String(e)})`)
