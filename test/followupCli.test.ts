@@ -56,14 +56,16 @@ describe("ask --continue, through the built CLI", () => {
     const firstId = (JSON.parse(first.stdout) as { id: string }).id
     const since = fake.chatRequests().length
 
-    const second = await runCli(["ask", "--continue", firstId, "And times 3?", "--json", ...panel], { env: env() })
+    const notes = path.join(tmp, "notes.md")
+    fs.writeFileSync(notes, "three\n")
+    const second = await runCli(["ask", "--continue", firstId, "And times 3?", "--attach", notes, "--json", ...panel], { env: env() })
     expect(second.code, second.stderr).toBe(0)
     const manifest = JSON.parse(second.stdout) as { id: string; parent: string; final: string }
     expect(manifest).toMatchObject({ parent: firstId, final: "Twelve." })
     expect(messagesOf(since, "c/one")).toEqual([[
       { role: "user", content: "What is 2+2?" },
       { role: "assistant", content: "Four.\u001b]0;pwned\u0007" },
-      { role: "user", content: "And times 3?" }
+      { role: "user", content: `File: ${notes}\n\`\`\`md\nthree\n\`\`\`\n\nAnd times 3?` }
     ]])
 
     const shown = await runCli(["runs", "show", manifest.id], { env: env() })
@@ -80,6 +82,7 @@ describe("ask --continue, through the built CLI", () => {
         "",
         `── turn 2 · run ${manifest.id} (this run)`,
         "",
+        `(attached: ${notes})`,
         "> And times 3?",
         "",
         "Twelve.",
@@ -120,13 +123,22 @@ describe("continue_run over MCP", () => {
       expect(first).toMatchObject({ status: "ok", final: "M-FINAL-1" })
 
       const since = fake.chatRequests().length
-      const second = await mcp.client.callTool({ name: "continue_run", arguments: { runId: first.runId, prompt: "A bigger one?" } })
+      // The server's working directory (no client roots) holds the attached file.
+      const second = await mcp.client.callTool({
+        name: "continue_run",
+        arguments: { runId: first.runId, prompt: "A bigger one?", files: ["tsconfig.json"] }
+      })
       expect(second.isError, JSON.stringify(second.content)).toBeFalsy()
       expect(outputOf(second)).toMatchObject({ status: "ok", final: "M-FINAL-2", parent: first.runId })
       expect(messagesOf(since, "m/two")).toEqual([[
         { role: "user", content: "Name a prime." },
         { role: "assistant", content: "M-FINAL-1" },
-        { role: "user", content: "A bigger one?" }
+        {
+          role: "user",
+          content: `File: tsconfig.json\n\`\`\`json\n${
+            fs.readFileSync(path.join(repoRoot, "tsconfig.json"), "utf8")
+          }\`\`\`\n\nA bigger one?`
+        }
       ]])
       const secondId = outputOf(second).runId
       expect(readManifest(path.join(outputDir, secondId))).toMatchObject({ parent: first.runId })

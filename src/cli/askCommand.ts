@@ -5,6 +5,7 @@ import { text as readAll } from "node:stream/consumers"
 import { UsageError } from "../domain/errors.js"
 import { summaryLine } from "../domain/format.js"
 import { formatReport } from "../domain/reportFormat.js"
+import { collectAttachments } from "../programs/attachments/collect.js"
 import { type RunEvent, runPipeline } from "../programs/runPipeline.js"
 import { continueRun } from "../programs/thread/continueRun.js"
 import { Logging } from "../services/Logging.js"
@@ -55,6 +56,13 @@ const askOptions = {
     Options.withDescription("Read the prompt from this file."),
     Options.optional
   ),
+  attach: Options.text("attach").pipe(
+    Options.withDescription(
+      "Attach a file, a directory (its text files, honouring .gitignore) or a glob; repeatable. Text goes into the prompt, " +
+        "images and PDFs as content parts."
+    ),
+    Options.repeated
+  ),
   json: Options.boolean("json").pipe(
     Options.withDescription("Print the run manifest with a `final` field (the answer) as JSON on stdout instead of the answer.")
   ),
@@ -85,6 +93,7 @@ export const ask = Effect.fn("ask")(function*(args: Command.Command.ParseConfig<
   const settings = yield* Settings
   const logging = yield* Logging
   const prompt = yield* readPrompt(args.prompt, args.file)
+  const attachments = yield* collectAttachments(args.attach, { base: process.cwd(), what: "--attach" })
   // On a terminal, a live line per model; elsewhere (pipes, CI, files) plain log lines.
   const display = process.stderr.isTTY ? makeProgressDisplay(process.stderr) : undefined
   const onEvent = (event: RunEvent) =>
@@ -106,8 +115,8 @@ export const ask = Effect.fn("ask")(function*(args: Command.Command.ParseConfig<
     })
     : Effect.void
   const run = Option.match(args.continue, {
-    onNone: () => runPipeline({ prompt, onEvent }),
-    onSome: (parent) => continueRun(parent, { prompt, onEvent })
+    onNone: () => runPipeline({ prompt, attachments, onEvent }),
+    onSome: (parent) => continueRun(parent, { prompt, attachments, onEvent })
   })
   const result = yield* Effect.scoped(drawLogs.pipe(Effect.zipRight(ticker), Effect.zipRight(run)))
   if (args.json) {

@@ -16,9 +16,13 @@ export const threadLines = (manifest: Manifest) =>
     if (Either.isLeft(turns)) return ["", `thread: ${turns.left.message}`]
     const prompt = yield* store.readRunFile(manifest.id, "prompt.md").pipe(Effect.orElseSucceed(() => "(no prompt.md)"))
     const turn = (n: number, runId: string, note = "") => ["", `── turn ${n} · run ${runId}${note}`, ""]
+    const asked = (text: string, attached: ReadonlyArray<{ readonly path: string }>) => [
+      ...(attached.length > 0 ? [`(attached: ${attached.map((a) => a.path).join(", ")})`] : []),
+      "> " + text.split("\n").join("\n> ")
+    ]
     return [
-      ...turns.right.flatMap((t, i) => [...turn(i + 1, t.runId), "> " + t.prompt.split("\n").join("\n> "), "", t.answer]),
+      ...turns.right.flatMap((t, i) => [...turn(i + 1, t.runId), ...asked(t.prompt, t.attachments), "", t.answer]),
       ...turn(turns.right.length + 1, manifest.id, " (this run)"),
-      "> " + prompt.split("\n").join("\n> ")
+      ...asked(prompt, manifest.attachments ?? [])
     ]
   })

@@ -42,7 +42,13 @@ export const ProcessPromptInput = Schema.Struct({
   ),
   // deadline, quorum, grace: the settings the table lets one call override.
   ...McpOverrides.fields,
-  wait: Schema.optionalWith(Wait, { exact: true })
+  wait: Schema.optionalWith(Wait, { exact: true }),
+  files: Schema.optionalWith(
+    Schema.Array(Schema.String.pipe(Schema.minLength(1))).annotations({
+      description: "Paths of files, directories or globs inside your roots to attach (text, images, PDFs), instead of pasting them."
+    }),
+    { exact: true }
+  )
 })
 export type ProcessPromptInput = typeof ProcessPromptInput.Type
 
@@ -106,7 +112,8 @@ export const ContinueRunInput = Schema.Struct({
   models: ProcessPromptInput.fields.models,
   synthesizer: ProcessPromptInput.fields.synthesizer,
   ...McpOverrides.fields,
-  wait: Schema.optionalWith(Wait, { exact: true })
+  wait: Schema.optionalWith(Wait, { exact: true }),
+  files: ProcessPromptInput.fields.files
 })
 
 // --- list_models ---

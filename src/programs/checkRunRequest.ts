@@ -54,12 +54,14 @@ export const worstCaseCost = (input: {
  * (with `checkModels`) a model id the provider does not list, (with `maxCost`) a worst-case cost over
  * the budget. Model id shapes are checked when decoded.
  */
-export const checkRunRequest = Effect.fn("checkRunRequest")(function*(request: {
+export const checkRunRequest = Effect.fnUntraced(function*(request: {
   readonly prompt: string
   /** Characters sent besides the prompt (a follow-up's earlier turns): counted in the cost. */
   readonly contextChars?: number | undefined
   readonly models: ReadonlyArray<string>
   readonly synthesizers: ReadonlyArray<string>
+  /** Characters of attached text that every candidate reads besides the prompt (images and PDFs are not counted). */
+  readonly attachedChars?: number | undefined
 }) {
   const settings = yield* Settings
   // However the list was given (flags, environment, config file, an MCP call, a batch line): one bound.
@@ -91,7 +93,7 @@ export const checkRunRequest = Effect.fn("checkRunRequest")(function*(request: {
   if (Option.isSome(settings.maxCost)) {
     const budget = settings.maxCost.value
     const estimate = worstCaseCost({
-      promptChars: request.prompt.length + (request.contextChars ?? 0),
+      promptChars: request.prompt.length + (request.contextChars ?? 0) + (request.attachedChars ?? 0),
       models: request.models,
       synthesizer: request.synthesizers[0] ?? "",
       maxTokens: Option.getOrUndefined(settings.maxTokens),

@@ -1,6 +1,7 @@
 import { Effect } from "effect"
 import { RunRefused, type StoreError } from "../domain/errors.js"
 import { type InvalidRunPath, type RunFileNotFound, RunStore } from "../services/RunStore.js"
+import { loadRunAttachments } from "./attachments/plan.js"
 import { readRunWithManifest } from "./recoverRun.js"
 import type { CandidateOutcome } from "./run/fanOut.js"
 import { type RunEvent, runPipeline } from "./runPipeline.js"
@@ -39,6 +40,8 @@ export const resynthesize = Effect.fn("resynthesize")(function*(input: {
   if (!outcomes.some((o) => o.content !== undefined)) {
     return yield* refused(`run ${input.runId} has no candidate answer to synthesize`)
   }
+  // The question as it was asked: the synthesizer sees the same attachments, which the new run keeps too.
+  const attachments = yield* orRefused(loadRunAttachments(input.runId, source))
   // A follow-up stays one: the synthesizer sees its earlier turns again, and the new run keeps its parent.
   const thread = source.parent === undefined ? undefined : yield* threadFor(source.parent).pipe(
     Effect.catchTag("RunRefused", (e) => Effect.as(Effect.logWarning(`${e.message}: synthesizing without the earlier turns`), undefined))
@@ -46,6 +49,7 @@ export const resynthesize = Effect.fn("resynthesize")(function*(input: {
   return yield* runPipeline({
     thread,
     prompt,
+    attachments,
     models: source.settings.models,
     synthesizer: input.synthesizer ?? source.settings.synthesizer,
     reuse: { sourceRunId: source.id, outcomes },

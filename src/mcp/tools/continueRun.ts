@@ -2,6 +2,7 @@ import { Effect } from "effect"
 import { continueRun as continueThread } from "../../programs/thread/continueRun.js"
 import { RunOutput } from "../runOutput.js"
 import { ContinueRunInput } from "../toolSchemas.js"
+import { attachmentsOf } from "./processPrompt.js"
 import { runFailure, startRun } from "./runs.js"
 import { defineTool } from "./tool.js"
 
@@ -17,14 +18,20 @@ export const continueRun = defineTool({
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   tasks: true,
   run: (input, context) =>
-    startRun(context, input.wait, (onEvent) =>
-      continueThread(input.runId, {
-        prompt: input.prompt,
-        models: input.models,
-        synthesizer: input.synthesizer,
-        deadlineMs: seconds(input.deadline),
-        quorum: input.quorum,
-        graceMs: seconds(input.grace),
-        onEvent
-      }).pipe(Effect.mapError(runFailure)))
+    startRun(
+      context,
+      input.wait,
+      (onEvent) =>
+        Effect.flatMap(attachmentsOf(input.files, context), (attachments) =>
+          continueThread(input.runId, {
+            prompt: input.prompt,
+            attachments,
+            models: input.models,
+            synthesizer: input.synthesizer,
+            deadlineMs: seconds(input.deadline),
+            quorum: input.quorum,
+            graceMs: seconds(input.grace),
+            onEvent
+          })).pipe(Effect.mapError(runFailure))
+    )
 })

@@ -1,6 +1,8 @@
 import { Option } from "effect"
 import type { CompletionRequest } from "../../services/OpenRouterClient.js"
 import type { SettingsValue } from "../../services/Settings.js"
+import type { AttachmentPlan } from "../attachments/plan.js"
+import { userMessageOf } from "../attachments/plan.js"
 import { type Thread, threadMessages } from "../thread/turns.js"
 
 /** What one candidate's call sends, besides the live-progress hook: messages and sampling options. */
@@ -9,6 +11,8 @@ export type CandidateCall = Omit<CompletionRequest, "onDelta">
 /** What a run knows when it plans its candidates' calls. */
 export interface CallPlanInput {
   readonly prompt: string
+  /** The run's attached files, and which models read images. */
+  readonly attachments?: AttachmentPlan | undefined
   /** A follow-up: the earlier turns, sent before the prompt. */
   readonly thread?: Thread | undefined
 }
@@ -23,7 +27,10 @@ export const candidateCall = (
   model: string
 ): CandidateCall => ({
   model,
-  messages: [...threadMessages(input.thread), { role: "user", content: input.prompt }],
+  messages: [
+    ...threadMessages(input.thread, model),
+    userMessageOf(input.prompt, input.attachments?.files ?? [], input.attachments?.seesImages(model) ?? false)
+  ],
   temperature: settings.temperature,
   ...Option.match(settings.maxTokens, { onNone: () => ({}), onSome: (maxTokens) => ({ maxTokens }) })
 })

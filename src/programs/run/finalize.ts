@@ -13,7 +13,7 @@ export interface Ending {
   readonly stopped?: string | undefined
 }
 
-const manifestOf = Effect.fn("manifestOf")(function*(started: StartedRun, ending: Ending) {
+const manifestOf = Effect.fnUntraced(function*(started: StartedRun, ending: Ending) {
   const { plan, request, run, startedMs, writes } = started
   const { interrupted, stopped } = ending
   const s = yield* Ref.get(started.state)
@@ -50,6 +50,7 @@ const manifestOf = Effect.fn("manifestOf")(function*(started: StartedRun, ending
     ...(request.thread !== undefined ? { parent: request.thread.parent } : {}),
     ...(error !== undefined ? { error } : {}),
     ...(unwritten.length > 0 ? { unwritten } : {}),
+    ...(started.attachments.records.length > 0 ? { attachments: started.attachments.records } : {}),
     ...(s.report !== undefined ? { report: s.report } : {})
   } satisfies Manifest
 })

@@ -1,6 +1,7 @@
 import type { Effect } from "effect"
 import type { Manifest } from "../../domain/manifest.js"
 import type { RunHandle } from "../../services/RunStore.js"
+import type { Attachment } from "../attachments/attachment.js"
 import type { Thread } from "../thread/turns.js"
 import type { CandidateOutcome } from "./fanOut.js"
 
@@ -39,6 +40,8 @@ export interface RunRequest {
    */
   readonly reuse?: { readonly sourceRunId?: string | undefined; readonly outcomes: ReadonlyArray<CandidateOutcome> } | undefined
   readonly onEvent?: ((event: RunEvent) => Effect.Effect<void>) | undefined
+  /** Files attached to the prompt, already read and checked (see attachments/collect.ts). */
+  readonly attachments?: ReadonlyArray<Attachment> | undefined
   /** A follow-up question: the earlier turns every candidate and the synthesizer see first (see thread/). */
   readonly thread?: Thread | undefined
 }

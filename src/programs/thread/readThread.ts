@@ -2,8 +2,10 @@ import { Array as Arr, Effect } from "effect"
 import { RunRefused, type StoreError } from "../../domain/errors.js"
 import { plural } from "../../domain/format.js"
 import type { Manifest } from "../../domain/manifest.js"
+import { OpenRouterClient } from "../../services/OpenRouterClient.js"
 import { type InvalidRunPath, type RunFileNotFound, RunStore, type RunView } from "../../services/RunStore.js"
 import { Settings } from "../../services/Settings.js"
+import { loadRunAttachments } from "../attachments/plan.js"
 import { readRunWithManifest } from "../recoverRun.js"
 import { fitThread, type Thread, type Turn } from "./turns.js"
 
@@ -65,8 +67,12 @@ export const readThread = Effect.fn("readThread")(function*(runId: string) {
       const { view, manifest } = yield* orRefused(readRunWithManifest(id))
       const why = noAnswer(subject, view, manifest)
       if (why !== undefined || manifest === undefined) return yield* refused(why ?? `${subject} has no readable run.json`)
-      const [prompt, answer] = yield* orRefused(Effect.all([store.readRunFile(id, "prompt.md"), store.readRunFile(id, "final.md")]))
-      return { turn: { runId: id, prompt, answer } satisfies Turn, parent: manifest.parent }
+      const [prompt, answer, attachments] = yield* orRefused(Effect.all([
+        store.readRunFile(id, "prompt.md"),
+        store.readRunFile(id, "final.md"),
+        loadRunAttachments(id, manifest)
+      ]))
+      return { turn: { runId: id, prompt, attachments, answer } satisfies Turn, parent: manifest.parent }
     })
 
   const newest = yield* readTurn(runId)
@@ -79,6 +85,22 @@ export const readThread = Effect.fn("readThread")(function*(runId: string) {
   return Arr.reverse(turns)
 })
 
+/**
+ * The models that read images, as the provider's `/models` lists them; none when it cannot be read (each
+ * image of an earlier turn is then a note, as for a new attachment).
+ */
+const imageReaders = Effect.flatMap(OpenRouterClient, (client) => client.listModels()).pipe(
+  Effect.map((models): ReadonlySet<string> =>
+    new Set(models.filter((m) => m.inputModalities?.includes("image") === true).map((m) => m.id))
+  ),
+  Effect.catchAll((e) =>
+    Effect.as(
+      Effect.logWarning(`cannot read the provider's model list (${e.message}): the earlier turns' images are sent as notes`),
+      new Set<string>()
+    )
+  )
+)
+
 /** The thread a follow-up of run `runId` sends: its turns, the oldest left out first to fit `--context-max-chars`. */
 export const threadFor = Effect.fn("threadFor")(function*(runId: string) {
   const settings = yield* Settings
@@ -89,5 +111,6 @@ export const threadFor = Effect.fn("threadFor")(function*(runId: string) {
       `${plural(thread.omitted, "earlier turn")} of ${turns.length} left out to fit the context budget (--context-max-chars)`
     )
   }
-  return thread
+  if (!thread.turns.some((turn) => turn.attachments.some((a) => a.kind === "image"))) return thread
+  return { ...thread, imageReaders: yield* imageReaders }
 })
