@@ -145,6 +145,28 @@ describe("a follow-up question", () => {
     }).pipe(Effect.provide(layerFor())))
 })
 
+describe("an interrupted follow-up", () => {
+  it.live("keeps its parent in its owner record: its rebuilt manifest names it, and resynth of it is still a follow-up", () =>
+    Effect.gen(function*() {
+      const store = yield* RunStore
+      const first = yield* runPipeline({ prompt: "Q1" })
+      const settings = { models: ["f/one"], synthesizer: "f/synth", concurrency: 1, timeoutMs: 1000, retries: 0 }
+      const dead = yield* store.createRun(settings, [], first.manifest.id)
+      yield* store.writePrompt(dead, "Q2")
+      yield* store.writeResponse(dead, 0, "f/one", "an answer to Q2")
+      // Its owner "died": another process start time under the same pid.
+      const ownerFile = path.join(dead.dir, "owner.json")
+      fs.writeFileSync(
+        ownerFile,
+        fs.readFileSync(ownerFile, "utf8").replace(/"processStartedAt": "[^"]+"/, `"processStartedAt": "2000-01-01T00:00:00.000Z"`)
+      )
+      yield* markRequests
+      const again = yield* resynthesize({ runId: dead.id })
+      expect(again.manifest).toMatchObject({ source: dead.id, parent: first.manifest.id })
+      expect(messagesTo("f/synth")[0]!.find((m) => m.role === "user")!.content).toContain("<user>\nQ1\n</user>")
+    }).pipe(Effect.provide(layerFor())))
+})
+
 describe("a run that cannot be continued is refused, nothing sent", () => {
   const refusal = (runId: string) =>
     continueRun(runId, { prompt: "more?" }).pipe(

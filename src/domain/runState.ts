@@ -18,7 +18,9 @@ export const OwnerRecord = Schema.Struct({
   /** The run's models, synthesizer and limits (absent only for runs made without them, in tests). */
   settings: Schema.optional(RunSettings),
   /** The attached files, so that an interrupted run still has them (resynth, follow-ups). */
-  attachments: Schema.optional(Schema.Array(AttachmentRecord))
+  attachments: Schema.optional(Schema.Array(AttachmentRecord)),
+  /** A follow-up's parent run, so that an interrupted follow-up stays one (resynth keeps its thread). */
+  parent: Schema.optional(Schema.String)
 })
 export type OwnerRecord = typeof OwnerRecord.Type
 

@@ -39,7 +39,8 @@ export const interruptedManifest = (view: RunView, prompt: string): Manifest | u
     candidates,
     usage: sumUsage(candidates),
     error: INTERRUPTED_REASON,
-    ...(view.owner.attachments !== undefined ? { attachments: view.owner.attachments } : {})
+    ...(view.owner.attachments !== undefined ? { attachments: view.owner.attachments } : {}),
+    ...(view.owner.parent !== undefined ? { parent: view.owner.parent } : {})
   }
 }
 

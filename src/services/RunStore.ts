@@ -32,7 +32,11 @@ export interface RunStoreShape {
    * Makes a fresh run directory (never reused, also across processes) with its `responses/` folder and
    * its owner record (this process, and the run's settings), which stays until the manifest lands.
    */
-  readonly createRun: (settings?: RunSettings, attachments?: ReadonlyArray<AttachmentRecord>) => Effect.Effect<RunHandle, StoreError>
+  readonly createRun: (
+    settings?: RunSettings,
+    attachments?: ReadonlyArray<AttachmentRecord>,
+    parent?: string
+  ) => Effect.Effect<RunHandle, StoreError>
   /** Writes `prompt.md`. */
   readonly writePrompt: (run: RunHandle, prompt: string) => Effect.Effect<string, StoreError>
   /** Writes a candidate's answer; returns the path relative to the run directory. */
@@ -128,7 +132,7 @@ const makeRunStore = Effect.gen(function*() {
     Effect.tap(() => Effect.sync(() => (rootMade = true)))
   )
 
-  const createRun = Effect.fnUntraced(function*(settings?: RunSettings, attachments?: ReadonlyArray<AttachmentRecord>) {
+  const createRun = Effect.fnUntraced(function*(settings?: RunSettings, attachments?: ReadonlyArray<AttachmentRecord>, parent?: string) {
     if (!rootMade) yield* makeRoot
     // mkdir without `recursive` fails if the directory exists: that makes ids unique across processes.
     let handle: RunHandle | undefined
@@ -156,7 +160,8 @@ const makeRunStore = Effect.gen(function*() {
       processStartedAt: thisProcessStartedAt().toISOString(),
       createdAt: handle.createdAt.toISOString(),
       ...(settings ? { settings } : {}),
-      ...(attachments !== undefined && attachments.length > 0 ? { attachments } : {})
+      ...(attachments !== undefined && attachments.length > 0 ? { attachments } : {}),
+      ...(parent !== undefined ? { parent } : {})
     }
     yield* writeAtomic(path.join(handle.dir, OWNER_FILE), `${JSON.stringify(encodeOwner(owner), null, 2)}\n`)
     return handle

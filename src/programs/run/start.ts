@@ -90,7 +90,7 @@ export const startRun = Effect.fnUntraced(function*(request: RunRequest) {
   }
   const attachments = yield* planAttachments(request.attachments ?? [], plan.models, request.reuse !== undefined)
   // The owner record carries the settings, so a run whose process dies can still be read and resynthesized.
-  const run = yield* store.createRun(plan.settings, attachments.records)
+  const run = yield* store.createRun(plan.settings, attachments.records, request.thread?.parent)
   const writes = yield* makeRunWrites(run, yield* Effect.scope)
   yield* writes.save(store.writePrompt(run, request.prompt))
   yield* saveAttachments(run, attachments, writes.save)
