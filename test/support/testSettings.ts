@@ -10,6 +10,7 @@ export const makeTestSettings = (overrides: Partial<SettingsValue> = {}): Settin
   models: ["test/alpha", "test/beta", "test/gamma"],
   synthesizer: "test/synth",
   fallbackSynthesizers: [],
+  preset: Option.none(),
   concurrency: 5,
   timeoutMs: 240_000,
   retries: 3,
@@ -40,6 +41,7 @@ export const makeTestSettings = (overrides: Partial<SettingsValue> = {}): Settin
   httpMaxBodyBytes: 1024 * 1024,
   httpAllowedOrigins: [],
   configFile: Option.none(),
+  presets: {},
   ...overrides
 })
 

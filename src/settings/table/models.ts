@@ -1,5 +1,5 @@
-import { modelId, modelList, optionalModelList, url } from "../kinds.js"
-import { withDefault } from "../setting.js"
+import { modelId, modelList, optionalModelList, presetName, url } from "../kinds.js"
+import { optional, withDefault } from "../setting.js"
 
 export const DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
 
@@ -32,6 +32,7 @@ export const modelSettings = {
   }),
   models: withDefault({
     field: "models",
+    preset: true,
     kind: modelList,
     flag: "model",
     alias: "m",
@@ -42,6 +43,7 @@ export const modelSettings = {
   }),
   synthesizer: withDefault({
     field: "synthesizer",
+    preset: true,
     kind: modelId,
     flag: "synthesizer",
     alias: "s",
@@ -52,11 +54,20 @@ export const modelSettings = {
   }),
   fallbackSynthesizers: withDefault({
     field: "fallbackSynthesizers",
+    preset: true,
     kind: optionalModelList,
     flag: "fallback-synthesizer",
     env: "PARALLEL_LLM_FALLBACK_SYNTHESIZERS",
     doc: "Fallback synthesizers, tried in order when the one before fails (`none` for none)",
     default: DEFAULT_FALLBACK_SYNTHESIZERS,
     defaultDoc: "`anthropic/claude-sonnet-4.5` on OpenRouter; none on any other server"
+  }),
+  preset: optional({
+    field: "preset",
+    kind: presetName,
+    flag: "preset",
+    env: "PARALLEL_LLM_PRESET",
+    doc: "A named panel from the config file's `presets`: its values beat the file's own, flags and environment beat it",
+    defaultDoc: "none"
   })
 }
