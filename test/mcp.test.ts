@@ -124,6 +124,7 @@ describe("MCP server over stdio (one server, several calls)", () => {
       "deadline",
       "grace",
       "models",
+      "preset",
       "prompt",
       "quorum",
       "synthesizer",

@@ -42,7 +42,11 @@ export const ProcessPromptInput = Schema.Struct({
   ),
   // deadline, quorum, grace: the settings the table lets one call override.
   ...McpOverrides.fields,
-  wait: Schema.optionalWith(Wait, { exact: true })
+  wait: Schema.optionalWith(Wait, { exact: true }),
+  preset: Schema.optionalWith(
+    Schema.String.annotations({ description: "A preset of the server (see list_models); the arguments above beat it." }),
+    { exact: true }
+  )
 })
 export type ProcessPromptInput = typeof ProcessPromptInput.Type
 
@@ -126,7 +130,13 @@ export const ListModelsOutput = Schema.Struct({
   synthesizer: Schema.String,
   fallbackSynthesizers: Schema.Array(Schema.String),
   /** Why the provider's model list could not be checked, when it could not. */
-  catalogueError: Schema.optional(Schema.String)
+  catalogueError: Schema.optional(Schema.String),
+  /** The config file's presets: what `preset` of process_prompt may name. */
+  presets: Schema.optional(
+    Schema.Array(Schema.Struct({ name: Schema.String, models: Schema.Array(Schema.String) })).annotations({
+      jsonSchema: { type: "array", description: "The presets process_prompt's `preset` may name: name, models." }
+    })
+  )
 })
 export type ListModelsOutput = typeof ListModelsOutput.Type
 
