@@ -6,7 +6,6 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { SettingsError } from "../src/domain/errors.js"
-import { nearestIds } from "../src/programs/listConfiguredModels.js"
 import { loadSettings, type RawSettings } from "../src/services/Settings.js"
 import { type FakeOpenRouter, startFakeOpenRouter } from "./support/fakeOpenRouter.js"
 import { connectMcp, type McpConnection, serverEnv } from "./support/mcpHarness.js"
@@ -111,23 +110,6 @@ describe("presets through the loader", () => {
   })
 })
 
-describe("model id suggestions", () => {
-  const known = ["openai/gpt-5", "openai/gpt-5-mini", "anthropic/claude-sonnet-4.5", "qwen/qwen3-coder", "llama3.2:3b"]
-
-  it("suggests an id a few edits away, or the same name under another vendor", () => {
-    expect(nearestIds("anthropic/claude-sonet-4.5", known)).toEqual(["anthropic/claude-sonnet-4.5"])
-    expect(nearestIds("openai/gpt5", known)[0]).toBe("openai/gpt-5")
-    expect(nearestIds("qwen3-coder", known)).toEqual(["qwen/qwen3-coder"])
-    expect(nearestIds("meta/llama3.2:3b", known)).toEqual(["llama3.2:3b"])
-  })
-
-  it("suggests nothing when no known id is close", () => {
-    expect(nearestIds("x-ai/grok-4", known)).toEqual([])
-    expect(nearestIds("google/gemini-2.5-pro", ["llama3.2:3b", "qwen2.5:7b"])).toEqual([])
-    expect(nearestIds("a/b", known)).toEqual([])
-  })
-})
-
 describe("presets in the built CLI and the MCP server", () => {
   let fake: FakeOpenRouter
   let file: string
@@ -169,6 +151,8 @@ describe("presets in the built CLI and the MCP server", () => {
     expect(result.stdout).toMatch(/^preset fast \(active\)\s+fast\/a\s+found/m)
     expect(result.stdout).toMatch(/^preset deep\s+deep\/z\s+found/m)
     expect(result.stdout).toMatch(/^preset odd\s+fast\/aa\s+NOT FOUND \(did you mean fast\/a\?\)/m)
+    // Some configured ids are found: no list of what the server has.
+    expect(result.stderr).not.toContain("lists none of these")
     expect(result.code).toBe(1)
   })
 

@@ -47,6 +47,13 @@ export const models = Effect.fn("models")(function*(args: Command.Command.ParseC
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
   const line = (cells: ReadonlyArray<string>) => cells.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd()
   process.stdout.write([line(header), ...rows.map(line)].join("\n") + "\n")
+  if (listing.offered !== undefined && Either.isRight(listing.catalogue)) {
+    const more = listing.catalogue.right - listing.offered.length
+    process.stderr.write(
+      `parallel-llm: ${settings.baseUrl} lists none of these; it has ${listing.offered.join(", ")}` +
+        `${more > 0 ? ` and ${more} more` : ""} (choose with --model and --synthesizer)\n`
+    )
+  }
   if (Either.isLeft(listing.catalogue)) {
     process.stderr.write(`parallel-llm: could not check against ${settings.baseUrl}/models: ${listing.catalogue.left}\n`)
   }

@@ -17,6 +17,9 @@ export interface ConfiguredModel {
   readonly suggestions?: ReadonlyArray<string> | undefined
 }
 
+/** How many of a server's ids `models` names when none of the configured ones is among them. */
+const OFFERED_SHOWN = 20
+
 /** Edit distance, for "did you mean" suggestions. */
 const distance = (a: string, b: string): number => {
   let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
@@ -30,12 +33,15 @@ const distance = (a: string, b: string): number => {
   return previous[b.length]!
 }
 
-/** The name after the vendor: `gpt-5` of `openai/gpt-5`, the whole id when it has no vendor. */
-const nameOf = (id: string) => id.slice(id.indexOf("/") + 1).toLowerCase()
+/**
+ * The model's name without its vendor or tag: `gpt-5` of `openai/gpt-5`, `llama3.2` of `llama3.2:3b` (Ollama's
+ * tags), the whole id when it has neither.
+ */
+const nameOf = (id: string) => id.slice(id.indexOf("/") + 1).replace(/:[^:/]*$/, "").toLowerCase()
 
 /**
- * Up to three known ids close to `id`, nearest first: the same name under another vendor (or none), or a few
- * edits away (a quarter of the id's length at most). An id far from every known one gets no suggestion.
+ * Up to three known ids close to `id`, nearest first: the same name under another vendor or tag (or none), or a
+ * few edits away (a quarter of the id's length at most). An id far from every known one gets no suggestion.
  */
 export const nearestIds = (id: string, known: ReadonlyArray<string>): ReadonlyArray<string> => {
   const lower = id.toLowerCase()
@@ -80,5 +86,9 @@ export const listConfiguredModels = Effect.fn("listConfiguredModels")(function*(
     active: Option.contains(settings.preset, name),
     models: models.map((id) => entry("candidate", id))
   }))
-  return { models, presets, catalogue: Either.map(catalogue, (list) => list.length) }
+  // A server none of whose ids is configured (a local one, with the default OpenRouter panel): say what it has.
+  const offered = Either.isRight(catalogue) && models.every((m) => m.found === false)
+    ? { offered: [...byId.keys()].slice(0, OFFERED_SHOWN).map(stripControl) }
+    : {}
+  return { models, presets, ...offered, catalogue: Either.map(catalogue, (list) => list.length) }
 })

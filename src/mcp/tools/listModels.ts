@@ -58,8 +58,15 @@ export const listModels = defineTool({
       const lines = output.models.map((m) =>
         `- ${m.role}: ${m.id}` +
         (m.found === null ? "" : m.found
-          ? ` (found; ${m.contextLength?.toLocaleString("en-US") ?? "?"} tokens context; ` +
-            `${price(m.promptUsdPerMillion)} in / ${price(m.completionUsdPerMillion)} out per million tokens)`
+          ? ` (${
+            [
+              "found",
+              ...(m.contextLength !== undefined ? [`${m.contextLength.toLocaleString("en-US")} tokens context`] : []),
+              ...(m.promptUsdPerMillion !== undefined || m.completionUsdPerMillion !== undefined
+                ? [`${price(m.promptUsdPerMillion)} in / ${price(m.completionUsdPerMillion)} out per million tokens`]
+                : [])
+            ].join("; ")
+          })`
           : " (NOT FOUND at the provider)")
       )
       const active = Option.getOrUndefined(settings.preset)
