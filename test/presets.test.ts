@@ -95,6 +95,8 @@ describe("presets through the loader", () => {
       /^PARALLEL_LLM_PRESET: unknown preset "fast": .*config-\d+\.json defines none$/
     )
     expect(await refusal(load(undefined, { preset: "fast" }))).toMatch(/no config file was read/)
+    // A name every object has is still not a preset.
+    expect(await refusal(load(configFile(PANELS), { preset: "constructor" }))).toMatch(/unknown preset "constructor"/)
   })
 
   it("refuses a key a preset may not hold, and a bad value, naming the preset and the field", async () => {

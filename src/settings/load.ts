@@ -1,12 +1,11 @@
 import { FileSystem } from "@effect/platform"
-import { Chunk, Config, type ConfigError, ConfigProvider, Effect, Option, ParseResult, Schema, Stream } from "effect"
+import { Chunk, Config, Effect, Option, ParseResult, Schema, Stream } from "effect"
 import * as os from "node:os"
 import * as path from "node:path"
 import { SettingsError } from "../domain/errors.js"
-import { firstConfigProblem } from "./configProblem.js"
+import { type Layers, settle } from "./layers.js"
 import { defaultConfigFile, isOpenRouterUrl } from "./paths.js"
 import { decodePresets, presetKeys, PresetsInFile, unknownPresetMessage } from "./presets.js"
-import type { SettingContext } from "./setting.js"
 import { type SettingKey, settingKeys, settingsTable } from "./table.js"
 import type { RawSettings, SettingSource, SettingsValue } from "./values.js"
 
@@ -88,9 +87,6 @@ const fromEnvironment = (env: Readonly<Record<string, string | undefined>>): Raw
   return raw
 }
 
-const toProvider = (raw: RawSettings, extra: Record<string, string> = {}) =>
-  ConfigProvider.fromMap(new Map(Object.entries({ ...raw, ...extra }).filter((e): e is [string, string] => e[1] !== undefined)))
-
 export interface LoadedSettings {
   readonly settings: SettingsValue
   readonly sources: Readonly<Record<SettingKey, SettingSource>>
@@ -122,86 +118,41 @@ export const loadSettings = Effect.fn("Settings.load")(function*(input: LoadInpu
     ? defaultFile
     : undefined
   const file = configFile === undefined ? { raw: {}, presets: {} } : yield* readConfigFile(configFile)
-  const fileRaw: RawSettings = file.raw
-  const envRaw = fromEnvironment(input.env)
-  const apiKey = input.env.OPENROUTER_API_KEY?.trim()
-  const fileDir = configFile === undefined ? process.cwd() : path.dirname(configFile)
   const presets = configFile === undefined
     ? {}
-    : yield* decodePresets(file.presets, { env: input.env, home, baseDir: fileDir }, configFile)
-
-  // The active preset's values sit between the environment and the file's top level.
-  let presetName: string | undefined
-  let presetRaw: RawSettings = {}
-  const sources = {} as Record<SettingKey, SettingSource>
-  const settle = () => {
-    for (const key of settingKeys) {
-      sources[key] = input.flags[key] !== undefined
-        ? "flag"
-        : envRaw[key] !== undefined
-        ? "env"
-        : presetRaw[key] !== undefined
-        ? "preset"
-        : fileRaw[key] !== undefined
-        ? "file"
-        : "default"
-    }
-  }
-  const describe = (key: string): string => {
-    if (!(key in settingsTable)) return key
-    const k = key as SettingKey
-    switch (sources[k]) {
-      case "flag":
-        return `--${settingsTable[k].flag}`
-      case "env":
-        return settingsTable[k].env
-      case "preset":
-        return `presets.${presetName}.${k} (in ${configFile})`
-      case "file":
-        return `${k} (in ${configFile})`
-      default:
-        return k
-    }
-  }
-  const contextOf = (key: SettingKey): SettingContext => ({
-    env: input.env,
-    home,
-    baseDir: sources[key] === "file" || sources[key] === "preset" ? fileDir : process.cwd()
-  })
-  const providerOf = () =>
-    toProvider(input.flags).pipe(
-      ConfigProvider.orElse(() => toProvider(envRaw, apiKey ? { apiKey } : {})),
-      ConfigProvider.orElse(() => toProvider(presetRaw)),
-      ConfigProvider.orElse(() => toProvider(fileRaw)),
-      ConfigProvider.orElse(() => toProvider(input.defaults ?? {}))
-    )
-  const refusal = (error: ConfigError.ConfigError) => {
-    const { key, message } = firstConfigProblem(error)
-    return new SettingsError({ setting: describe(key), message: `${describe(key)}: ${message}` })
+    : yield* decodePresets(file.presets, { env: input.env, home, baseDir: path.dirname(configFile) }, configFile)
+  const base: Layers = {
+    flags: input.flags,
+    env: fromEnvironment(input.env),
+    preset: {},
+    file: file.raw,
+    defaults: input.defaults ?? {},
+    apiKey: input.env.OPENROUTER_API_KEY?.trim(),
+    presetName: undefined,
+    configFile,
+    environment: input.env,
+    home
   }
 
-  settle()
-  presetName = Option.getOrUndefined(
-    yield* settingsTable.preset.config("preset", contextOf("preset")).pipe(
-      Effect.withConfigProvider(providerOf()),
-      Effect.mapError(refusal)
+  // The preset's name first (flag > environment > file): its values then sit between the environment and the file.
+  const unpreset = settle(base)
+  const presetName = Option.getOrUndefined(
+    yield* settingsTable.preset.config("preset", unpreset.contextOf("preset")).pipe(
+      Effect.withConfigProvider(unpreset.provider),
+      Effect.mapError(unpreset.refusal)
     )
   )
-  if (presetName !== undefined) {
-    const known = Object.keys(file.presets)
-    if (!known.includes(presetName)) {
-      const where = describe("preset")
-      return yield* new SettingsError({
-        setting: where,
-        message: `${where}: ${unknownPresetMessage(presetName, known, Option.fromNullable(configFile))}`
-      })
-    }
-    presetRaw = file.presets[presetName] ?? {}
-    settle()
+  const presetRaw = presetName === undefined ? {} : Object.hasOwn(file.presets, presetName) ? file.presets[presetName] : undefined
+  if (presetName !== undefined && presetRaw === undefined) {
+    const where = unpreset.describe("preset")
+    return yield* new SettingsError({
+      setting: where,
+      message: `${where}: ${unknownPresetMessage(presetName, Object.keys(file.presets), Option.fromNullable(configFile))}`
+    })
   }
+  const { contextOf, provider, refusal, sources } = settle({ ...base, preset: presetRaw ?? {}, presetName })
 
   const config = Config.all(Object.fromEntries(settingKeys.map((key) => [key, settingsTable[key].config(key, contextOf(key))])))
-  const provider = providerOf()
   const values = yield* Effect.all({ byKey: config, apiKey: Config.option(Config.redacted("apiKey")) }).pipe(
     Effect.withConfigProvider(provider),
     Effect.mapError(refusal)
