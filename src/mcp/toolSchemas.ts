@@ -43,8 +43,14 @@ export const ProcessPromptInput = Schema.Struct({
   // deadline, quorum, grace: the settings the table lets one call override.
   ...McpOverrides.fields,
   wait: Schema.optionalWith(Wait, { exact: true }),
+  files: Schema.optionalWith(
+    Schema.Array(Schema.String.pipe(Schema.minLength(1))).annotations({
+      description: "Paths of files, directories or globs inside your roots to attach (text, images, PDFs), instead of pasting them."
+    }),
+    { exact: true }
+  ),
   preset: Schema.optionalWith(
-    Schema.String.annotations({ description: "A preset of the server (see list_models); the arguments above beat it." }),
+    Schema.String.annotations({ description: "A preset (see list_models); the arguments above beat it." }),
     { exact: true }
   )
 })
@@ -134,7 +140,7 @@ export const ListModelsOutput = Schema.Struct({
   /** The config file's presets: what `preset` of process_prompt may name. */
   presets: Schema.optional(
     Schema.Array(Schema.Struct({ name: Schema.String, models: Schema.Array(Schema.String) })).annotations({
-      jsonSchema: { type: "array", description: "The presets process_prompt's `preset` may name: name, models." }
+      jsonSchema: { type: "array", description: "Presets for process_prompt: name, models." }
     })
   )
 })
