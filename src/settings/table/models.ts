@@ -8,7 +8,7 @@ export const DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
  * Reviewed in November 2026 against OpenRouter's model pages; `parallel-llm models` checks them against `/models`.
  */
 export const DEFAULT_MODELS: ReadonlyArray<string> = [
-  "openai/gpt-5.6-sol",
+  "openai/gpt-6.1-sol",
   "anthropic/claude-opus-5.5",
   "google/gemini-3.1-pro-preview",
   "x-ai/grok-4.7",
