@@ -158,6 +158,13 @@ describe("continue_run over MCP", () => {
       const refused = (await mcp.client.callTool({ name: "continue_run", arguments: { runId: "../x", prompt: "more?" } })) as CallToolResult
       expect(refused.isError).toBe(true)
       expect(refused.content).toEqual([{ type: "text", text: `cannot continue run ../x: "../x" is not a run id` }])
+      // The per-call preset goes through as process_prompt's does: an unknown one is refused by name.
+      const unknownPreset = (await mcp.client.callTool({
+        name: "continue_run",
+        arguments: { runId: secondId, prompt: "more?", preset: "nope" }
+      })) as CallToolResult
+      expect(unknownPreset.isError).toBe(true)
+      expect(JSON.stringify(unknownPreset.content)).toContain("nope")
     } finally {
       await mcp.close()
     }

@@ -48,6 +48,10 @@ export const ProcessPromptInput = Schema.Struct({
       description: "Paths of files, directories or globs inside your roots to attach (text, images, PDFs), instead of pasting them."
     }),
     { exact: true }
+  ),
+  preset: Schema.optionalWith(
+    Schema.String.annotations({ description: "A preset (see list_models); the arguments above beat it." }),
+    { exact: true }
   )
 })
 export type ProcessPromptInput = typeof ProcessPromptInput.Type
@@ -113,7 +117,8 @@ export const ContinueRunInput = Schema.Struct({
   synthesizer: ProcessPromptInput.fields.synthesizer,
   ...McpOverrides.fields,
   wait: Schema.optionalWith(Wait, { exact: true }),
-  files: ProcessPromptInput.fields.files
+  files: ProcessPromptInput.fields.files,
+  preset: ProcessPromptInput.fields.preset
 })
 
 // --- list_models ---
@@ -144,7 +149,13 @@ export const ListModelsOutput = Schema.Struct({
   synthesizer: Schema.String,
   fallbackSynthesizers: Schema.Array(Schema.String),
   /** Why the provider's model list could not be checked, when it could not. */
-  catalogueError: Schema.optional(Schema.String)
+  catalogueError: Schema.optional(Schema.String),
+  /** The config file's presets: what `preset` of process_prompt may name. */
+  presets: Schema.optional(
+    Schema.Array(Schema.Struct({ name: Schema.String, models: Schema.Array(Schema.String) })).annotations({
+      jsonSchema: { type: "array", description: "Presets for process_prompt: name, models." }
+    })
+  )
 })
 export type ListModelsOutput = typeof ListModelsOutput.Type
 

@@ -2,7 +2,7 @@ import { Effect } from "effect"
 import { continueRun as continueThread } from "../../programs/thread/continueRun.js"
 import { RunOutput } from "../runOutput.js"
 import { ContinueRunInput } from "../toolSchemas.js"
-import { attachmentsOf } from "./processPrompt.js"
+import { attachmentsOf, withPreset } from "./processPrompt.js"
 import { runFailure, startRun } from "./runs.js"
 import { defineTool } from "./tool.js"
 
@@ -32,6 +32,6 @@ export const continueRun = defineTool({
             quorum: input.quorum,
             graceMs: seconds(input.grace),
             onEvent
-          })).pipe(Effect.mapError(runFailure))
+          })).pipe(withPreset(input.preset), Effect.mapError(runFailure))
     )
 })
