@@ -30,7 +30,14 @@ export const config = Effect.fn("config")(function*(args: Command.Command.ParseC
     process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`)
     return succeeded
   }
-  const show = (value: unknown) => (Array.isArray(value) ? value.join(", ") : value === null ? "-" : String(value))
+  const show = (value: unknown) =>
+    Array.isArray(value)
+      ? value.join(", ")
+      : value === null
+      ? "-"
+      : typeof value === "object"
+      ? (Object.keys(value).length === 0 ? "-" : JSON.stringify(value))
+      : String(value)
   const w1 = Math.max(...rows.map((r) => r.setting.length))
   const w2 = Math.min(60, Math.max(...rows.map((r) => show(r.value).length)))
   process.stdout.write(rows.map((r) => `${r.setting.padEnd(w1)}  ${show(r.value).padEnd(w2)}  ${r.source}`).join("\n") + "\n")

@@ -1,11 +1,16 @@
 import { Schema } from "effect"
+import { Citation, SentOptions } from "./modelOptions.js"
 
 // The run manifest (`run.json`) exactly as the contract describes it. Fields that do not apply are absent.
 
 export const Usage = Schema.Struct({
   promptTokens: Schema.Number,
   completionTokens: Schema.Number,
-  cost: Schema.optional(Schema.Number)
+  cost: Schema.optional(Schema.Number),
+  /** Of the completion tokens, those spent reasoning (when the server says). */
+  reasoningTokens: Schema.optional(Schema.Number),
+  /** Of the prompt tokens, those read from the provider's cache (when the server says). */
+  cachedTokens: Schema.optional(Schema.Number)
 })
 export type Usage = typeof Usage.Type
 
@@ -45,7 +50,9 @@ const callFields = {
   finishReason: Schema.optional(Schema.String),
   error: Schema.optional(ErrorInfo),
   /** The answer arrived but its file could not be written (a full disk): why. The record then names no file. */
-  writeError: Schema.optional(Schema.String)
+  writeError: Schema.optional(Schema.String),
+  /** What the model was sent besides the prompt: its effective options (temperature, reasoning, routing, web…). */
+  options: Schema.optional(SentOptions)
 }
 
 export const CandidateRecord = Schema.Struct({
@@ -53,7 +60,9 @@ export const CandidateRecord = Schema.Struct({
   /** Why the policy cut it: `deadline`, `quorum` (or `interrupted`). */
   reason: Schema.optional(Schema.String),
   /** The text an answer had produced before it broke off. */
-  partialFile: Schema.optional(Schema.String)
+  partialFile: Schema.optional(Schema.String),
+  /** The web pages the answer cited (web search). */
+  citations: Schema.optional(Schema.Array(Citation))
 })
 export type CandidateRecord = typeof CandidateRecord.Type
 
@@ -83,7 +92,11 @@ export const RunSettings = Schema.Struct({
   stream: Schema.optional(Schema.Boolean),
   deadlineMs: Schema.optional(Schema.Number),
   quorum: Schema.optional(Schema.Number),
-  graceMs: Schema.optional(Schema.Number)
+  graceMs: Schema.optional(Schema.Number),
+  /** The run-wide reasoning effort, when one was set. */
+  reasoning: Schema.optional(Schema.String),
+  /** Whether the candidates searched the web. */
+  web: Schema.optional(Schema.Boolean)
 })
 export type RunSettings = typeof RunSettings.Type
 

@@ -42,7 +42,11 @@ export const ProcessPromptInput = Schema.Struct({
   ),
   // deadline, quorum, grace: the settings the table lets one call override.
   ...McpOverrides.fields,
-  wait: Schema.optionalWith(Wait, { exact: true })
+  wait: Schema.optionalWith(Wait, { exact: true }),
+  web: Schema.optionalWith(
+    Schema.Boolean.annotations({ description: "Each candidate searches the web and cites its sources. Default: the server's." }),
+    { exact: true }
+  )
 })
 export type ProcessPromptInput = typeof ProcessPromptInput.Type
 

@@ -17,6 +17,18 @@ Answer the user directly, in Markdown, as if you were answering alone. Do not me
 export interface SynthesisInput {
   readonly model: string
   readonly content: string
+  /** The web pages the candidate cited (web search), shown after its answer. */
+  readonly citations?: ReadonlyArray<{ readonly url: string; readonly title?: string | undefined }> | undefined
+}
+
+/** A candidate's cited pages, one line each, each URL once; empty when it cited none. */
+export const sourcesBlock = (citations: SynthesisInput["citations"]): string => {
+  const urls = [...new Map((citations ?? []).map((c) => [c.url, c.title] as const))]
+  return urls.length === 0
+    ? ""
+    : `\n\nWeb pages this candidate cited:\n<sources>\n${
+      urls.map(([url, title]) => `- ${title !== undefined ? `${title}: ` : ""}${url}`).join("\n")
+    }\n</sources>`
 }
 
 export interface SynthesisPrompt {
@@ -69,7 +81,9 @@ export const buildSynthesisPrompt = Effect.fn("buildSynthesisPrompt")(function*(
   budgetChars: number
 ) {
   const shuffled = Chunk.toReadonlyArray(yield* Random.shuffle(candidates))
-  const overhead = SYNTHESIZER_INSTRUCTIONS.length + prompt.length + 200 * shuffled.length
+  const sources = shuffled.map((c) => sourcesBlock(c.citations))
+  const overhead = SYNTHESIZER_INSTRUCTIONS.length + prompt.length + 200 * shuffled.length +
+    sources.reduce((n, block) => n + block.length, 0)
   const shares = fairShares(shuffled.map((c) => c.content.length), budgetChars - overhead).map((share, i) =>
     Math.min(shuffled[i]!.content.length, Math.max(share, MIN_SHARE))
   )
@@ -80,7 +94,7 @@ export const buildSynthesisPrompt = Effect.fn("buildSynthesisPrompt")(function*(
     const cut = candidate.content.length - keep
     if (cut > 0) truncated.push({ model: candidate.model, cutChars: cut })
     const text = cut > 0 ? candidate.content.slice(0, keep) + cutMarker(cut) : candidate.content
-    return `## Candidate ${labelFor(i)}\n\n<candidate label="${labelFor(i)}">\n${text}\n</candidate>`
+    return `## Candidate ${labelFor(i)}\n\n<candidate label="${labelFor(i)}">\n${text}\n</candidate>${sources[i]!}`
   })
 
   const user = [

@@ -1,8 +1,10 @@
 import { FileSystem } from "@effect/platform"
-import { Chunk, Config, ConfigError, ConfigProvider, Effect, Option, ParseResult, Schema, Stream } from "effect"
+import { Chunk, Config, ConfigError, ConfigProvider, Effect, Either, Option, ParseResult, Schema, Stream } from "effect"
 import * as os from "node:os"
 import * as path from "node:path"
 import { SettingsError } from "../domain/errors.js"
+import type { ModelOptions, ModelSpec } from "../domain/modelOptions.js"
+import { collectModelOptions, fileValueText, specsIn } from "./modelEntries.js"
 import { defaultConfigFile, isOpenRouterUrl } from "./paths.js"
 import type { SettingContext } from "./setting.js"
 import { type SettingKey, settingKeys, settingsTable } from "./table.js"
@@ -39,17 +41,25 @@ const readCapped = (file: string) =>
     Effect.map((bytes) => bytes.toString("utf8"))
   )
 
+const noOptions: Readonly<Record<string, ModelOptions>> = {}
+
 const readConfigFile = Effect.fn("Settings.readConfigFile")(function*(file: string) {
   const decoded = yield* decodeConfigFile(yield* readCapped(file)).pipe(
     Effect.mapError((e) => new SettingsError({ setting: "config file", message: `${file}: ${firstIssue(e)}` }))
   )
   const raw: RawSettings = {}
+  const specs: Array<ModelSpec> = []
   for (const [key, value] of Object.entries(decoded)) {
     if (value !== undefined && key in settingsTable) {
-      raw[key as SettingKey] = Array.isArray(value) ? (value.length === 0 ? "none" : value.join(",")) : String(value)
+      raw[key as SettingKey] = fileValueText(value)
+      specs.push(...specsIn(value))
     }
   }
-  return raw
+  const modelOptions = yield* Either.mapLeft(
+    collectModelOptions(specs),
+    (message) => new SettingsError({ setting: "config file", message: `${file}: ${message}` })
+  )
+  return { raw, modelOptions }
 })
 
 /**
@@ -101,7 +111,8 @@ export const loadSettings = Effect.fn("Settings.load")(function*(input: LoadInpu
     : (yield* fs.exists(defaultFile).pipe(Effect.orElseSucceed(() => false)))
     ? defaultFile
     : undefined
-  const fileRaw: RawSettings = configFile === undefined ? {} : yield* readConfigFile(configFile)
+  const fromFile = configFile === undefined ? { raw: {}, modelOptions: noOptions } : yield* readConfigFile(configFile)
+  const fileRaw: RawSettings = fromFile.raw
   const envRaw = fromEnvironment(input.env)
   const apiKey = input.env.OPENROUTER_API_KEY?.trim()
 
@@ -149,7 +160,12 @@ export const loadSettings = Effect.fn("Settings.load")(function*(input: LoadInpu
     })
   )
   const fields = Object.fromEntries(settingKeys.map((key) => [settingsTable[key].field, values.byKey[key]]))
-  const loaded = { ...fields, apiKey: values.apiKey, configFile: Option.fromNullable(configFile) } as SettingsValue
+  const loaded = {
+    ...fields,
+    apiKey: values.apiKey,
+    configFile: Option.fromNullable(configFile),
+    modelOptions: fromFile.modelOptions
+  } as SettingsValue
   const openRouter = isOpenRouterUrl(loaded.baseUrl)
   // The default fallback synthesizer is an OpenRouter model: another server gets none it was not given.
   const settings = !openRouter && sources.fallbackSynthesizers === "default" ? { ...loaded, fallbackSynthesizers: [] } : loaded

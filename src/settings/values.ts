@@ -1,4 +1,5 @@
 import type { Config, Option, Redacted } from "effect"
+import type { ModelOptions } from "../domain/modelOptions.js"
 import type { SettingKey, SettingsTable } from "./table.js"
 
 type ValueOf<S> = S extends { readonly config: (...args: never) => Config.Config<infer V> } ? V : never
@@ -10,6 +11,8 @@ export type SettingsValue =
     readonly apiKey: Option.Option<Redacted.Redacted<string>>
     /** Where the config file came from, when one was read. */
     readonly configFile: Option.Option<string>
+    /** The options of the models the config file gives as objects, by id (flags and environment give ids only). */
+    readonly modelOptions: Readonly<Record<string, ModelOptions>>
   }
 
 /** Raw values as the user wrote them (a repeated flag is joined with commas). */

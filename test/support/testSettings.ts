@@ -16,6 +16,8 @@ export const makeTestSettings = (overrides: Partial<SettingsValue> = {}): Settin
   retryBaseDelayMs: 1000,
   temperature: 0.7,
   maxTokens: Option.none(),
+  reasoning: Option.none(),
+  web: false,
   synthesisMaxChars: 400_000,
   deadlineMs: Option.none(),
   synthesisReserveMs: Option.none(),
@@ -40,6 +42,7 @@ export const makeTestSettings = (overrides: Partial<SettingsValue> = {}): Settin
   httpMaxBodyBytes: 1024 * 1024,
   httpAllowedOrigins: [],
   configFile: Option.none(),
+  modelOptions: {},
   ...overrides
 })
 

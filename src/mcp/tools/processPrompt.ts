@@ -26,6 +26,7 @@ export const processPrompt = defineTool({
         deadlineMs: seconds(input.deadline),
         quorum: input.quorum,
         graceMs: seconds(input.grace),
+        web: input.web,
         onEvent
       }).pipe(Effect.mapError(runFailure)))
 })

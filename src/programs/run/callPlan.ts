@@ -1,4 +1,5 @@
 import { Option } from "effect"
+import type { SentOptions } from "../../domain/modelOptions.js"
 import type { CompletionRequest } from "../../services/OpenRouterClient.js"
 import type { SettingsValue } from "../../services/Settings.js"
 
@@ -8,7 +9,49 @@ export type CandidateCall = Omit<CompletionRequest, "onDelta">
 /** What a run knows when it plans its candidates' calls. */
 export interface CallPlanInput {
   readonly prompt: string
+  /** Web search for this run only (an MCP call's `web`), over the setting. */
+  readonly web?: boolean | undefined
 }
+
+/** The settings a model's options are drawn from. */
+export type OptionSettings = Pick<SettingsValue, "temperature" | "maxTokens" | "modelOptions" | "reasoning">
+
+/** The options of a call besides its model and messages. */
+export type ModelCallOptions = Pick<CompletionRequest, "temperature" | "maxTokens" | "reasoning" | "provider" | "fallbacks" | "plugins">
+
+const WEB_PLUGIN = { id: "web" } as const
+
+/** Whether a run's candidates search the web: the call's own choice, else the setting. */
+export const webFor = (input: CallPlanInput, settings: Pick<SettingsValue, "web">): boolean => input.web ?? settings.web
+
+/**
+ * The options one model is sent. A model's own temperature and max tokens (a model object in the config
+ * file) win over the run's, which always have a value; the run's reasoning effort, unset unless chosen,
+ * wins over the model's own.
+ */
+export const modelCallOptions = (settings: OptionSettings, model: string, web: boolean): ModelCallOptions => {
+  const own = settings.modelOptions[model] ?? {}
+  const maxTokens = own.maxTokens ?? Option.getOrUndefined(settings.maxTokens)
+  const effort = Option.getOrUndefined(settings.reasoning) ?? own.reasoning?.effort
+  return {
+    temperature: own.temperature ?? settings.temperature,
+    ...(maxTokens !== undefined ? { maxTokens } : {}),
+    ...(effort !== undefined ? { reasoning: { effort } } : {}),
+    ...(own.provider !== undefined ? { provider: own.provider } : {}),
+    ...(own.fallbacks !== undefined && own.fallbacks.length > 0 ? { fallbacks: own.fallbacks } : {}),
+    ...(web ? { plugins: [WEB_PLUGIN] } : {})
+  }
+}
+
+/** A call's options as its manifest record keeps them (`options`). */
+export const sentOptions = (call: ModelCallOptions): SentOptions => ({
+  ...(call.temperature !== undefined ? { temperature: call.temperature } : {}),
+  ...(call.maxTokens !== undefined ? { maxTokens: call.maxTokens } : {}),
+  ...(call.reasoning !== undefined ? { reasoning: call.reasoning } : {}),
+  ...(call.provider !== undefined ? { provider: call.provider } : {}),
+  ...(call.fallbacks !== undefined ? { fallbacks: call.fallbacks } : {}),
+  ...(call.plugins?.some((p) => p.id === WEB_PLUGIN.id) ? { web: true } : {})
+})
 
 /**
  * The request each candidate model is sent: the one place where a run's inputs (prompt, and later
@@ -16,11 +59,10 @@ export interface CallPlanInput {
  */
 export const candidateCall = (
   input: CallPlanInput,
-  settings: Pick<SettingsValue, "temperature" | "maxTokens">,
+  settings: OptionSettings & Pick<SettingsValue, "web">,
   model: string
 ): CandidateCall => ({
   model,
   messages: [{ role: "user", content: input.prompt }],
-  temperature: settings.temperature,
-  ...Option.match(settings.maxTokens, { onNone: () => ({}), onSome: (maxTokens) => ({ maxTokens }) })
+  ...modelCallOptions(settings, model, webFor(input, settings))
 })

@@ -42,6 +42,8 @@ export const sumUsage = (
   let promptTokens = 0
   let completionTokens = 0
   let cost: number | undefined
+  let reasoningTokens: number | undefined
+  let cachedTokens: number | undefined
   let unreportedCalls = 0
   for (const record of records) {
     if (record !== undefined && record.usage === undefined && record.status === "ok") unreportedCalls += 1
@@ -49,11 +51,15 @@ export const sumUsage = (
     promptTokens += record.usage.promptTokens
     completionTokens += record.usage.completionTokens
     if (record.usage.cost !== undefined) cost = (cost ?? 0) + record.usage.cost
+    if (record.usage.reasoningTokens !== undefined) reasoningTokens = (reasoningTokens ?? 0) + record.usage.reasoningTokens
+    if (record.usage.cachedTokens !== undefined) cachedTokens = (cachedTokens ?? 0) + record.usage.cachedTokens
   }
   return {
     promptTokens,
     completionTokens,
     ...(cost !== undefined ? { cost } : {}),
+    ...(reasoningTokens !== undefined ? { reasoningTokens } : {}),
+    ...(cachedTokens !== undefined ? { cachedTokens } : {}),
     ...(unreportedCalls > 0 ? { unreportedCalls } : {})
   }
 }

@@ -31,6 +31,8 @@ export interface RunRequest {
   readonly deadlineMs?: number | undefined
   readonly quorum?: number | undefined
   readonly graceMs?: number | undefined
+  /** Web search for this run only, over the setting. */
+  readonly web?: boolean | undefined
   /**
    * Re-synthesis: the candidates' outcomes of an earlier run (in model order), copied into this run
    * instead of asking the models again; or answers given by the caller (an eval's frozen candidates), with

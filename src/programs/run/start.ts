@@ -4,7 +4,9 @@ import type { RunSettings } from "../../domain/manifest.js"
 import { duplicatesIn } from "../../domain/text.js"
 import { type RunHandle, RunStore } from "../../services/RunStore.js"
 import { Settings } from "../../services/Settings.js"
+import { isOpenRouterUrl } from "../../settings/paths.js"
 import { checkRunRequest } from "../checkRunRequest.js"
+import { webFor } from "./callPlan.js"
 import type { FanOutPolicy } from "./fanOut.js"
 import { initialState, type RunState } from "./outcome.js"
 import type { RunEvent, RunRequest } from "./request.js"
@@ -49,6 +51,8 @@ const planRun = Effect.fn("planRun")(function*(request: RunRequest, startedMs: n
     quorum: request.quorum ?? Option.getOrUndefined(settings.quorum),
     graceMs: request.graceMs ?? settings.graceMs
   }
+  // A re-synthesis asks no candidate: nothing searches the web.
+  const web = request.reuse === undefined && webFor(request, settings)
   const runSettings: RunSettings = {
     models,
     synthesizer: primary,
@@ -61,7 +65,9 @@ const planRun = Effect.fn("planRun")(function*(request: RunRequest, startedMs: n
     fallbackSynthesizers: synthesizers.slice(1),
     stream: settings.stream,
     ...(deadlineMs !== undefined ? { deadlineMs } : {}),
-    ...(policy.quorum !== undefined ? { quorum: policy.quorum, graceMs: policy.graceMs } : {})
+    ...(policy.quorum !== undefined ? { quorum: policy.quorum, graceMs: policy.graceMs } : {}),
+    ...Option.match(settings.reasoning, { onNone: () => ({}), onSome: (reasoning) => ({ reasoning }) }),
+    ...(web ? { web } : {})
   }
   return { models, synthesizers, policy, deadlineAt, settings: runSettings } satisfies RunPlan
 })
@@ -75,6 +81,11 @@ export const startRun = Effect.fn("startRun")(function*(request: RunRequest) {
   const startedMs = yield* Clock.currentTimeMillis
   const plan = yield* planRun(request, startedMs)
   yield* checkRunRequest({ prompt: request.prompt, models: request.reuse ? [] : plan.models, synthesizers: plan.synthesizers })
+  if (plan.settings.web === true && plan.settings.baseUrl !== undefined && !isOpenRouterUrl(plan.settings.baseUrl)) {
+    yield* Effect.logWarning(
+      `web search: ${plan.settings.baseUrl} is not OpenRouter; the web plugin is sent, but this server may ignore it (then no model searches and nothing is cited)`
+    )
+  }
   for (const model of duplicatesIn(plan.models)) {
     yield* Effect.logWarning(`${model} is named more than once: it is asked, and paid for, once per mention`)
   }

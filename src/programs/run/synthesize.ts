@@ -1,4 +1,4 @@
-import { type Array as Arr, Clock, Effect, Either, Option, Ref } from "effect"
+import { type Array as Arr, Clock, Effect, Either, Ref } from "effect"
 import { Timeout } from "../../domain/errors.js"
 import { describeCall, plural } from "../../domain/format.js"
 import type { SynthesisRecord } from "../../domain/manifest.js"
@@ -6,6 +6,7 @@ import { stripControl } from "../../domain/text.js"
 import { Settings } from "../../services/Settings.js"
 import { buildSynthesisPrompt, type SynthesisInput } from "../buildSynthesisPrompt.js"
 import { callModel } from "../callModel.js"
+import { modelCallOptions, sentOptions } from "./callPlan.js"
 import type { CandidateOutcome } from "./fanOut.js"
 import { errorInfo, usageField } from "./records.js"
 import type { StartedRun } from "./start.js"
@@ -61,16 +62,10 @@ export const synthesize = Effect.fn("synthesize")(function*(input: {
     }
     yield* input.onStart(model)
     yield* Effect.logInfo(`synthesis: asking ${model} to merge ${plural(input.candidates.length, "answer")}`)
-    const call = yield* callModel(
-      {
-        model,
-        messages: built.messages,
-        temperature: settings.temperature,
-        ...Option.match(settings.maxTokens, { onNone: () => ({}), onSome: (maxTokens) => ({ maxTokens }) }),
-        onDelta: input.onDelta
-      },
-      { ...policy, timeoutMs }
-    )
+    // The synthesizer's own options (a model object in the config file) and the run's reasoning; no web search.
+    const options = modelCallOptions(settings, model, false)
+    const call = yield* callModel({ model, messages: built.messages, ...options, onDelta: input.onDelta }, { ...policy, timeoutMs })
+    const sent = { options: sentOptions(options) }
     const failedSoFar = failed.length > 0 ? { failedSynthesizers: [...failed] } : {}
     if (Either.isRight(call.result)) {
       const completion = call.result.right
@@ -85,6 +80,7 @@ export const synthesize = Effect.fn("synthesize")(function*(input: {
           attempts: call.attempts,
           ...usageField(completion),
           ...(completion.finishReason !== undefined ? { finishReason: stripControl(completion.finishReason) } : {}),
+          ...sent,
           ...shared,
           ...failedSoFar
         }
@@ -98,6 +94,7 @@ export const synthesize = Effect.fn("synthesize")(function*(input: {
       latencyMs: call.latencyMs,
       attempts: call.attempts,
       error: errorInfo(error),
+      ...sent,
       ...shared,
       ...failedSoFar
     }
@@ -120,7 +117,7 @@ export const synthesizeAnswers = Effect.fn("synthesizeAnswers")(function*(
 ) {
   const synthesis = yield* synthesize({
     prompt: request.prompt,
-    candidates: answered.map((o) => ({ model: o.model, content: o.content })),
+    candidates: answered.map((o) => ({ model: o.model, content: o.content, citations: o.record.citations })),
     synthesizers: plan.synthesizers,
     deadlineAt: plan.deadlineAt,
     onDelta: (text) => emit({ _tag: "SynthesisDelta", text }),

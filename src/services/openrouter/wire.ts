@@ -10,10 +10,25 @@ export const ErrorObject = Schema.Struct({
 })
 export type ErrorObject = typeof ErrorObject.Type
 
-/** A message (whole answers) or a delta (streamed pieces): both carry optional, nullable text. */
+/** A message (whole answers) or a delta (streamed pieces): both carry optional, nullable text (and web citations). */
 const TextContent = Schema.optional(Schema.NullOr(Schema.Struct({
-  content: Schema.optional(Schema.NullOr(Schema.String))
+  content: Schema.optional(Schema.NullOr(Schema.String)),
+  /** Each read apart (see `UrlCitation`): an annotation of another kind is passed over, not an error. */
+  annotations: Schema.optional(Schema.NullOr(Schema.Array(Schema.Unknown)))
 })))
+
+/** A web page the answer cites (OpenRouter's web plugin; OpenAI's annotation shape). */
+export const UrlCitation = Schema.Struct({
+  type: Schema.Literal("url_citation"),
+  url_citation: Schema.Struct({
+    url: Schema.String,
+    title: Schema.optional(Schema.NullOr(Schema.String)),
+    content: Schema.optional(Schema.NullOr(Schema.String)),
+    start_index: Schema.optional(Schema.NullOr(Schema.Number)),
+    end_index: Schema.optional(Schema.NullOr(Schema.Number))
+  })
+})
+export type UrlCitation = typeof UrlCitation.Type
 
 const choiceEnd = {
   finish_reason: Schema.optional(Schema.NullOr(Schema.String)),
@@ -23,7 +38,13 @@ const choiceEnd = {
 const UsageObject = Schema.Struct({
   prompt_tokens: Schema.optional(Schema.NullOr(Schema.Number)),
   completion_tokens: Schema.optional(Schema.NullOr(Schema.Number)),
-  cost: Schema.optional(Schema.NullOr(Schema.Number))
+  cost: Schema.optional(Schema.NullOr(Schema.Number)),
+  completion_tokens_details: Schema.optional(Schema.NullOr(Schema.Struct({
+    reasoning_tokens: Schema.optional(Schema.NullOr(Schema.Number))
+  }))),
+  prompt_tokens_details: Schema.optional(Schema.NullOr(Schema.Struct({
+    cached_tokens: Schema.optional(Schema.NullOr(Schema.Number))
+  })))
 })
 export type Usage = typeof UsageObject.Type
 const Usage = Schema.optional(Schema.NullOr(UsageObject))
@@ -94,7 +115,7 @@ type Json = Readonly<Record<string, unknown>>
 const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value)
 
 /**
- * The everyday delta chunk: one choice whose delta carries text, no usage, no error, no finish reason.
+ * The everyday delta chunk: one choice whose delta carries text, no usage, no error, no finish reason, no citations.
  * Checked by hand on the fields the answer reads, which the Schema would accept as they are.
  */
 const isEverydayChunk = (json: unknown): json is StreamChunk => {
@@ -105,7 +126,7 @@ const isEverydayChunk = (json: unknown): json is StreamChunk => {
   if (!Array.isArray(choices) || choices.length !== 1) return false
   const choice: unknown = choices[0]
   return isObject(choice) && choice.error === undefined && (choice.finish_reason === undefined || choice.finish_reason === null) &&
-    isObject(choice.delta) && typeof choice.delta.content === "string"
+    isObject(choice.delta) && typeof choice.delta.content === "string" && choice.delta.annotations === undefined
 }
 
 /** One SSE chunk through the Schema alone (what the fast path must agree with). */
