@@ -4,7 +4,11 @@ import { ModelId } from "./model.js"
 // What one model may be asked with besides the prompt: the per-model options of the config file, the run's
 // reasoning effort and web search. The manifest records them per call as they were sent.
 
-const oneOf = (...values: ReadonlyArray<string>) => `expected ${values.map((v) => JSON.stringify(v)).join(", ")}`
+/** A literal union's own message, over its members' ("expected "high", actual …" says too little). */
+const oneOf = (...values: ReadonlyArray<string>) => ({
+  message: `expected ${values.map((v) => JSON.stringify(v)).join(", ")}`,
+  override: true
+})
 
 export const ReasoningEffort = Schema.Literal("low", "medium", "high").annotations({
   message: () => oneOf("low", "medium", "high")

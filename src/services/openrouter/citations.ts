@@ -17,11 +17,15 @@ const clean = (redact: Redact, text: string, max: number): string => {
   return cleaned.length > max ? `${cleaned.slice(0, max)}…` : cleaned
 }
 
+/** A message's or delta's `annotations`, as a list (anything else carries none). */
+export const annotationList = (annotations: unknown): ReadonlyArray<unknown> => (Array.isArray(annotations) ? annotations : [])
+
 /**
  * The web pages an answer cites, from its annotations (a whole message's, or every delta's of a stream):
  * each decoded on its own (another kind of annotation is passed over), its text cleaned, repeats dropped.
  */
 export const citationsOf = (annotations: ReadonlyArray<unknown>, redact: Redact): ReadonlyArray<Citation> | undefined => {
+  if (annotations.length === 0) return undefined
   const seen = new Set<string>()
   const citations: Array<Citation> = []
   for (const annotation of annotations) {

@@ -12,7 +12,7 @@ import {
   Unauthorized
 } from "../../domain/errors.js"
 import type { Citation } from "../../domain/modelOptions.js"
-import { citationsOf } from "./citations.js"
+import { annotationList, citationsOf } from "./citations.js"
 import type { Redact } from "./redact.js"
 import { decodeChat, decodeErrorBody, type ErrorObject, type Undecodable, type Usage } from "./wire.js"
 
@@ -168,6 +168,6 @@ export const interpretChatBody = (
     servedBy: body.model != null ? redact(body.model) : model,
     usage: usageOf(body.usage),
     finishReason: choice.finish_reason ?? undefined,
-    citations: citationsOf(choice.message?.annotations ?? [], redact)
+    citations: citationsOf(annotationList(choice.message?.annotations), redact)
   })
 }

@@ -3,7 +3,7 @@ import { Chunk, Duration, Effect, Either, Option, Stream } from "effect"
 import { ErrorInBody, InvalidResponse, NetworkError, type ProviderError, RateLimited } from "../../domain/errors.js"
 import { makeSseSplitter, type SseEvent } from "../sseEvents.js"
 import { byteCap, tooLarge, transportError } from "./body.js"
-import { citationsOf } from "./citations.js"
+import { annotationList, citationsOf } from "./citations.js"
 import type { Redact } from "./redact.js"
 import { type Completion, providerErrorOf, snippet, usageOf } from "./response.js"
 import { decodeStreamChunk, type Usage } from "./wire.js"
@@ -102,8 +102,8 @@ const answerStages = (context: StreamContext) => {
       if (chunk.usage) usage = chunk.usage
       const delta = choice?.delta?.content
       if (delta) content += delta
-      const cited = choice?.delta?.annotations
-      if (cited) (annotations ??= []).push(...cited)
+      const cited = annotationList(choice?.delta?.annotations)
+      if (cited.length > 0) (annotations ??= []).push(...cited)
     }
     return { text: content, servedBy, finishReason, usage, annotations, done: finished }
   }

@@ -13,8 +13,11 @@ export type ErrorObject = typeof ErrorObject.Type
 /** A message (whole answers) or a delta (streamed pieces): both carry optional, nullable text (and web citations). */
 const TextContent = Schema.optional(Schema.NullOr(Schema.Struct({
   content: Schema.optional(Schema.NullOr(Schema.String)),
-  /** Each read apart (see `UrlCitation`): an annotation of another kind is passed over, not an error. */
-  annotations: Schema.optional(Schema.NullOr(Schema.Array(Schema.Unknown)))
+  /**
+   * Read apart, each against `UrlCitation`: an annotation of another kind, or a malformed list, is passed
+   * over rather than failing the answer it came with.
+   */
+  annotations: Schema.optional(Schema.Unknown)
 })))
 
 /** A web page the answer cites (OpenRouter's web plugin; OpenAI's annotation shape). */
