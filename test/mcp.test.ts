@@ -127,7 +127,8 @@ describe("MCP server over stdio (one server, several calls)", () => {
       "prompt",
       "quorum",
       "synthesizer",
-      "wait"
+      "wait",
+      "web"
     ])
     expect(pp.inputSchema.additionalProperties).toBe(false)
     expect(pp.outputSchema?.required).toEqual(
