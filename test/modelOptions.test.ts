@@ -8,6 +8,7 @@ import * as path from "node:path"
 import { afterAll, beforeAll, beforeEach } from "vitest"
 import { appLayer } from "../src/AppLayer.js"
 import { Manifest } from "../src/domain/manifest.js"
+import { worstCaseCost } from "../src/programs/checkRunRequest.js"
 import { runPipeline } from "../src/programs/runPipeline.js"
 import { layerSettings, loadSettings, type SettingsValue } from "../src/services/Settings.js"
 import { type FakeOpenRouter, type RecordedRequest, startFakeOpenRouter } from "./support/fakeOpenRouter.js"
@@ -230,6 +231,33 @@ describe("model objects in the config file", () => {
         /model "b\/two" is configured twice with different options/
       )
     }))
+})
+
+describe("the cost budget with per-model options", () => {
+  // $1 in, $2 out per million tokens; the fallback costs ten times more.
+  const info = (id: string, scale = 1) => [id, { id, contextLength: 10_000, promptPrice: scale, completionPrice: 2 * scale }] as const
+  const estimate = (modelOptions: SettingsValue["modelOptions"]) =>
+    worstCaseCost({
+      promptChars: 3_000, // 1,000 tokens at most
+      models: ["m/a"],
+      synthesizer: "m/s",
+      maxTokens: 500,
+      synthesisMaxChars: 1_000,
+      catalogue: new Map([info("m/a"), info("m/s"), info("m/pricey", 10)]),
+      modelOptions
+    })
+
+  it("a model's own maxTokens, and the costliest of its fallbacks, bound the worst case", () => {
+    const base = estimate({})
+    const ownTokens = estimate({ "m/a": { maxTokens: 1_500 } })
+    const fallback = estimate({ "m/a": { fallbacks: ["m/pricey"] } })
+    if (!("usd" in base && "usd" in ownTokens && "usd" in fallback)) throw new Error("prices unknown")
+    // 1,000 more output tokens at $2 per million.
+    expect(ownTokens.usd - base.usd).toBeCloseTo(0.002, 6)
+    // The fallback's call: 1,000 × $10 + 500 × $20 per million, instead of 1,000 × $1 + 500 × $2.
+    expect(fallback.usd - base.usd).toBeCloseTo(0.02 - 0.002, 6)
+    expect(estimate({ "m/a": { fallbacks: ["m/unknown"] } })).toEqual({ unknownPrices: ["m/unknown"] })
+  })
 })
 
 describe("over the built CLI and MCP", () => {

@@ -1,6 +1,7 @@
 import { Effect, Option } from "effect"
 import { RunRefused } from "../domain/errors.js"
 import { formatBudget } from "../domain/format.js"
+import type { ModelOptions } from "../domain/modelOptions.js"
 import { type ModelInfo, OpenRouterClient } from "../services/OpenRouterClient.js"
 import { Settings } from "../services/Settings.js"
 import { SYNTHESIZER_INSTRUCTIONS } from "./buildSynthesisPrompt.js"
@@ -11,6 +12,7 @@ const tokensAtMost = (chars: number) => Math.ceil(chars / 3)
 /**
  * The most a run can cost: every candidate reads the prompt and writes `max_tokens` (or, unset, all of
  * its context), then the synthesizer reads the prompt and every candidate at its longest, and writes as much.
+ * A model with fallbacks counts as the costliest of them; its own `maxTokens` wins over the run's.
  */
 export const worstCaseCost = (input: {
   readonly promptChars: number
@@ -19,6 +21,8 @@ export const worstCaseCost = (input: {
   readonly maxTokens: number | undefined
   readonly synthesisMaxChars: number
   readonly catalogue: ReadonlyMap<string, ModelInfo>
+  /** The config file's per-model options (`maxTokens`, `fallbacks`), by id. */
+  readonly modelOptions?: Readonly<Record<string, ModelOptions>>
 }): { readonly usd: number } | { readonly unknownPrices: ReadonlyArray<string> } => {
   const promptTokens = tokensAtMost(input.promptChars)
   const unknown: Array<string> = []
@@ -30,22 +34,30 @@ export const worstCaseCost = (input: {
     }
     return info
   }
-  const outputOf = (info: ModelInfo, inputTokens: number) => input.maxTokens ?? Math.max(0, (info.contextLength ?? 0) - inputTokens)
+  /** The costliest call among a model and its fallbacks, reading `inputTokens`. */
+  const callCost = (id: string, inputTokens: number) => {
+    let worst: { usd: number; output: number } | undefined
+    for (const model of [id, ...(input.modelOptions?.[id]?.fallbacks ?? [])]) {
+      const info = priceOf(model)
+      if (!info) continue
+      const output = input.modelOptions?.[model]?.maxTokens ?? input.maxTokens ??
+        Math.max(0, (info.contextLength ?? 0) - inputTokens)
+      const usd = (inputTokens * info.promptPrice! + output * info.completionPrice!) / 1_000_000
+      if (worst === undefined || usd > worst.usd) worst = { usd, output }
+    }
+    return worst
+  }
   let total = 0
   let candidatesOutput = 0
   for (const id of input.models) {
-    const info = priceOf(id)
-    if (!info) continue
-    const output = outputOf(info, promptTokens)
-    candidatesOutput += output
-    total += (promptTokens * info.promptPrice! + output * info.completionPrice!) / 1_000_000
+    const cost = callCost(id, promptTokens)
+    if (!cost) continue
+    candidatesOutput += cost.output
+    total += cost.usd
   }
-  const synth = priceOf(input.synthesizer)
-  if (synth) {
-    const synthInput = promptTokens + tokensAtMost(SYNTHESIZER_INSTRUCTIONS.length) +
-      Math.min(candidatesOutput, tokensAtMost(input.synthesisMaxChars))
-    total += (synthInput * synth.promptPrice! + outputOf(synth, synthInput) * synth.completionPrice!) / 1_000_000
-  }
+  const synthInput = promptTokens + tokensAtMost(SYNTHESIZER_INSTRUCTIONS.length) +
+    Math.min(candidatesOutput, tokensAtMost(input.synthesisMaxChars))
+  total += callCost(input.synthesizer, synthInput)?.usd ?? 0
   return unknown.length > 0 ? { unknownPrices: [...new Set(unknown)] } : { usd: total }
 }
 
@@ -79,7 +91,9 @@ export const checkRunRequest = Effect.fn("checkRunRequest")(function*(request: {
   )
   const catalogue = new Map(known.map((m) => [m.id, m] as const))
   if (settings.checkModels) {
-    const unknown = [...new Set([...request.models, ...request.synthesizers])].filter((m) => !catalogue.has(m))
+    const named = [...request.models, ...request.synthesizers]
+    const withFallbacks = named.flatMap((m) => [m, ...(settings.modelOptions[m]?.fallbacks ?? [])])
+    const unknown = [...new Set(withFallbacks)].filter((m) => !catalogue.has(m))
     if (unknown.length > 0) {
       return yield* new RunRefused({
         message: `unknown model${unknown.length === 1 ? "" : "s"} at ${settings.baseUrl}: ${unknown.join(", ")} (see parallel-llm models)`
@@ -94,7 +108,8 @@ export const checkRunRequest = Effect.fn("checkRunRequest")(function*(request: {
       synthesizer: request.synthesizers[0] ?? "",
       maxTokens: Option.getOrUndefined(settings.maxTokens),
       synthesisMaxChars: settings.synthesisMaxChars,
-      catalogue
+      catalogue,
+      modelOptions: settings.modelOptions
     })
     if ("unknownPrices" in estimate) {
       return yield* new RunRefused({
