@@ -134,8 +134,8 @@ describe("MCP server over stdio (one server, several calls)", () => {
     expect(pp.outputSchema?.required).toEqual(
       expect.arrayContaining(["runId", "status", "final", "summary", "runDir", "files", "candidates"])
     )
-    // Read by a model: the answer first, then the summary and the next step, then the facts.
-    expect(Object.keys(pp.outputSchema?.properties ?? {}).slice(0, 3)).toEqual(["final", "summary", "next"])
+    // Read by a model: the answer and its disagreement report first, then the summary and the next step, then the facts.
+    expect(Object.keys(pp.outputSchema?.properties ?? {}).slice(0, 4)).toEqual(["final", "summary", "next", "report"])
     expect(pp.execution).toEqual({ taskSupport: "optional" })
     // Compact enough for a model's context: all tools together well under 12 KB of JSON (~3,000 tokens).
     expect(JSON.stringify(tools).length).toBeLessThan(12_000)

@@ -1,5 +1,6 @@
 import { Schema } from "effect"
 import { Citation, SentOptions } from "./modelOptions.js"
+import { Report } from "./report.js"
 
 // The run manifest (`run.json`) exactly as the contract describes it. Fields that do not apply are absent.
 
@@ -116,6 +117,8 @@ export const Manifest = Schema.Struct({
   /** Why the run failed or stopped, when it did not produce an answer. */
   error: Schema.optional(Schema.String),
   /** Files of the run that could not be written, and why: the run went on without them. */
-  unwritten: Schema.optional(Schema.Array(Schema.Struct({ file: Schema.String, message: Schema.String })))
+  unwritten: Schema.optional(Schema.Array(Schema.Struct({ file: Schema.String, message: Schema.String }))),
+  /** The disagreement report that came with the synthesized answer (labels as in `synthesis.labels`). */
+  report: Schema.optional(Report)
 })
 export type Manifest = typeof Manifest.Type

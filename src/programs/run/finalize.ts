@@ -48,7 +48,8 @@ const manifestOf = Effect.fn("manifestOf")(function*(started: StartedRun, ending
     usage: sumUsage(request.reuse ? [synthesis] : [...candidates, synthesis]),
     ...(request.reuse?.sourceRunId !== undefined ? { source: request.reuse.sourceRunId } : {}),
     ...(error !== undefined ? { error } : {}),
-    ...(unwritten.length > 0 ? { unwritten } : {})
+    ...(unwritten.length > 0 ? { unwritten } : {}),
+    ...(s.report !== undefined ? { report: s.report } : {})
   } satisfies Manifest
 })
 
