@@ -122,6 +122,7 @@ describe("MCP server over stdio (one server, several calls)", () => {
     expect(pp.inputSchema.required).toEqual(["prompt"])
     expect(Object.keys(pp.inputSchema.properties ?? {}).sort()).toEqual([
       "deadline",
+      "files",
       "grace",
       "models",
       "prompt",

@@ -43,6 +43,12 @@ export const ProcessPromptInput = Schema.Struct({
   // deadline, quorum, grace: the settings the table lets one call override.
   ...McpOverrides.fields,
   wait: Schema.optionalWith(Wait, { exact: true }),
+  files: Schema.optionalWith(
+    Schema.Array(Schema.String.pipe(Schema.minLength(1))).annotations({
+      description: "Paths of files, directories or globs inside your roots to attach (text, images, PDFs), instead of pasting them."
+    }),
+    { exact: true }
+  ),
   web: Schema.optionalWith(
     Schema.Boolean.annotations({ description: "Each candidate searches the web and cites its sources. Default: the server's." }),
     { exact: true }

@@ -70,6 +70,8 @@ export const checkRunRequest = Effect.fn("checkRunRequest")(function*(request: {
   readonly prompt: string
   readonly models: ReadonlyArray<string>
   readonly synthesizers: ReadonlyArray<string>
+  /** Characters of attached text that every candidate reads besides the prompt (images and PDFs are not counted). */
+  readonly attachedChars?: number | undefined
 }) {
   const settings = yield* Settings
   // However the list was given (flags, environment, config file, an MCP call, a batch line): one bound.
@@ -103,7 +105,7 @@ export const checkRunRequest = Effect.fn("checkRunRequest")(function*(request: {
   if (Option.isSome(settings.maxCost)) {
     const budget = settings.maxCost.value
     const estimate = worstCaseCost({
-      promptChars: request.prompt.length,
+      promptChars: request.prompt.length + (request.attachedChars ?? 0),
       models: request.models,
       synthesizer: request.synthesizers[0] ?? "",
       maxTokens: Option.getOrUndefined(settings.maxTokens),

@@ -147,3 +147,16 @@ export const originList: Kind<ReadonlyArray<string>> = {
   plain: Schema.Array(Schema.String),
   json: Schema.Array(Schema.String)
 }
+
+/** Directories: a repeatable flag, comma-separated in the environment, an array (or that text) in the file. */
+export const pathList: Kind<ReadonlyArray<string>> = {
+  text: Schema.transform(Schema.String, Schema.Array(Schema.String), {
+    strict: true,
+    decode: (s) => s.split(",").map((p) => p.trim()).filter((p) => p !== ""),
+    encode: (paths) => paths.join(",")
+  }),
+  file: ListInFile,
+  flag: "list",
+  plain: Schema.Array(Schema.String),
+  json: Schema.Array(Schema.String)
+}

@@ -2,6 +2,8 @@ import { Option } from "effect"
 import type { SentOptions } from "../../domain/modelOptions.js"
 import type { CompletionRequest } from "../../services/OpenRouterClient.js"
 import type { SettingsValue } from "../../services/Settings.js"
+import type { AttachmentPlan } from "../attachments/plan.js"
+import { userMessageOf } from "../attachments/plan.js"
 
 /** What one candidate's call sends, besides the live-progress hook: messages and sampling options. */
 export type CandidateCall = Omit<CompletionRequest, "onDelta">
@@ -9,6 +11,8 @@ export type CandidateCall = Omit<CompletionRequest, "onDelta">
 /** What a run knows when it plans its candidates' calls. */
 export interface CallPlanInput {
   readonly prompt: string
+  /** The run's attached files, and which models read images. */
+  readonly attachments?: AttachmentPlan | undefined
   /** Web search for this run only (an MCP call's `web`), over the setting. */
   readonly web?: boolean | undefined
 }
@@ -22,7 +26,8 @@ export type ModelCallOptions = Pick<CompletionRequest, "temperature" | "maxToken
 const WEB_PLUGIN = { id: "web" } as const
 
 /** Whether a run's candidates search the web: the call's own choice, else the setting. */
-export const webFor = (input: CallPlanInput, settings: Pick<SettingsValue, "web">): boolean => input.web ?? settings.web
+export const webFor = (input: { readonly web?: boolean | undefined }, settings: Pick<SettingsValue, "web">): boolean =>
+  input.web ?? settings.web
 
 /**
  * The options one model is sent. A model's own temperature and max tokens (a model object in the config
@@ -63,6 +68,6 @@ export const candidateCall = (
   model: string
 ): CandidateCall => ({
   model,
-  messages: [{ role: "user", content: input.prompt }],
+  messages: [userMessageOf(input.prompt, input.attachments?.files ?? [], input.attachments?.seesImages(model) ?? false)],
   ...modelCallOptions(settings, model, webFor(input, settings))
 })

@@ -41,7 +41,8 @@ export const collectCandidates = Effect.fn("collectCandidates")(function*(starte
         return copied
       }))
   }
-  const calls = plan.models.map((model) => candidateCall(request, settings, model))
+  const input = { prompt: request.prompt, attachments: started.attachments, web: request.web }
+  const calls = plan.models.map((model) => candidateCall(input, settings, model))
   // Each record says what its model was sent besides the prompt.
   const withOptions = (outcome: CandidateOutcome): CandidateOutcome => {
     const call = calls[outcome.index]
@@ -50,7 +51,7 @@ export const collectCandidates = Effect.fn("collectCandidates")(function*(starte
   return yield* fanOut({
     run,
     models: plan.models,
-    callFor: (model, index) => calls[index] ?? candidateCall(request, settings, model),
+    callFor: (model, index) => calls[index] ?? candidateCall(input, settings, model),
     policy: plan.policy,
     onAttempt: (index, attempt) =>
       Ref.update(state, withAttempt(index, attempt)).pipe(

@@ -5,6 +5,7 @@ import { duplicatesIn } from "../../domain/text.js"
 import { type RunHandle, RunStore } from "../../services/RunStore.js"
 import { Settings } from "../../services/Settings.js"
 import { isOpenRouterUrl } from "../../settings/paths.js"
+import { type AttachmentPlan, planAttachments, saveAttachments } from "../attachments/plan.js"
 import { checkRunRequest } from "../checkRunRequest.js"
 import { webFor } from "./callPlan.js"
 import type { FanOutPolicy } from "./fanOut.js"
@@ -33,6 +34,8 @@ export interface StartedRun {
   readonly writes: RunWrites
   readonly state: Ref.Ref<RunState>
   readonly emit: (event: RunEvent) => Effect.Effect<void>
+  /** The attached files, who is sent what, and the manifest's records of them. */
+  readonly attachments: AttachmentPlan
 }
 
 const planRun = Effect.fn("planRun")(function*(request: RunRequest, startedMs: number) {
@@ -80,7 +83,12 @@ export const startRun = Effect.fn("startRun")(function*(request: RunRequest) {
   const store = yield* RunStore
   const startedMs = yield* Clock.currentTimeMillis
   const plan = yield* planRun(request, startedMs)
-  yield* checkRunRequest({ prompt: request.prompt, models: request.reuse ? [] : plan.models, synthesizers: plan.synthesizers })
+  yield* checkRunRequest({
+    prompt: request.prompt,
+    models: request.reuse ? [] : plan.models,
+    synthesizers: plan.synthesizers,
+    attachedChars: (request.attachments ?? []).reduce((n, a) => n + (a.text?.length ?? 0), 0)
+  })
   if (plan.settings.web === true && plan.settings.baseUrl !== undefined && !isOpenRouterUrl(plan.settings.baseUrl)) {
     yield* Effect.logWarning(
       `web search: ${plan.settings.baseUrl} is not OpenRouter; the web plugin is sent, but this server may ignore it (then no model searches and nothing is cited)`
@@ -89,10 +97,12 @@ export const startRun = Effect.fn("startRun")(function*(request: RunRequest) {
   for (const model of duplicatesIn(plan.models)) {
     yield* Effect.logWarning(`${model} is named more than once: it is asked, and paid for, once per mention`)
   }
+  const attachments = yield* planAttachments(request.attachments ?? [], plan.models, request.reuse !== undefined)
   // The owner record carries the settings, so a run whose process dies can still be read and resynthesized.
-  const run = yield* store.createRun(plan.settings)
+  const run = yield* store.createRun(plan.settings, attachments.records)
   const writes = yield* makeRunWrites(run, yield* Effect.scope)
   yield* writes.save(store.writePrompt(run, request.prompt))
+  yield* saveAttachments(run, attachments, writes.save)
   return {
     request,
     plan,
@@ -100,7 +110,8 @@ export const startRun = Effect.fn("startRun")(function*(request: RunRequest) {
     startedMs,
     writes,
     state: yield* Ref.make(initialState(plan.models)),
-    emit: request.onEvent ?? (() => Effect.void)
+    emit: request.onEvent ?? (() => Effect.void),
+    attachments
   } satisfies StartedRun
 })
 

@@ -7,7 +7,8 @@ import { stripControl } from "../../domain/text.js"
 import { CallGate } from "../../services/CallGate.js"
 import { OpenRouterClient } from "../../services/OpenRouterClient.js"
 import { Settings } from "../../services/Settings.js"
-import { buildSynthesisPrompt, type SynthesisInput, withReportInstructions } from "../buildSynthesisPrompt.js"
+import { questionAsAsked } from "../attachments/message.js"
+import { buildSynthesisPrompt, fairShares, type SynthesisInput, withReportInstructions } from "../buildSynthesisPrompt.js"
 import { callModel, type ModelCall } from "../callModel.js"
 import { readReply, STRUCTURED_OUTPUT_PARAMETER, SYNTHESIS_REPLY_FORMAT } from "../synthesisReply.js"
 import { modelCallOptions, sentOptions } from "./callPlan.js"
@@ -174,11 +175,13 @@ export const synthesize = Effect.fn("synthesize")(function*(input: {
  * candidate answered: when every synthesizer fails, the first answer is the final one, said plainly.
  */
 export const synthesizeAnswers = Effect.fn("synthesizeAnswers")(function*(
-  { emit, plan, request, state }: StartedRun,
+  { attachments, emit, plan, request, state }: StartedRun,
   answered: Arr.NonEmptyReadonlyArray<CandidateOutcome & { readonly content: string }>
 ) {
+  const settings = yield* Settings
   const synthesis = yield* synthesize({
-    prompt: request.prompt,
+    // The question as the candidates were asked it: their attached text files within half the budget.
+    prompt: questionAsAsked(request.prompt, attachments.files, Math.floor(settings.synthesisMaxChars / 2), fairShares),
     candidates: answered.map((o) => ({ model: o.model, content: o.content, citations: o.record.citations })),
     synthesizers: plan.synthesizers,
     deadlineAt: plan.deadlineAt,
