@@ -212,6 +212,27 @@ describe("model objects in the config file", () => {
       })
     }))
 
+  it.effect("a preset's model objects, reasoning and web work like the top level's", () =>
+    Effect.gen(function*() {
+      const file = configFile({
+        models: ["a/one"],
+        presets: { deep: { models: [{ id: "b/two", maxTokens: 900 }, "a/one"], reasoning: "high", web: true } }
+      })
+      const loaded = yield* loadSettings({
+        flags: {},
+        configFlag: file,
+        env: { XDG_CONFIG_HOME: tmp, PARALLEL_LLM_PRESET: "deep" },
+        requireApiKey: false
+      }).pipe(
+        Effect.provide(NodeFileSystem.layer)
+      )
+      expect(loaded.settings.models).toEqual(["b/two", "a/one"])
+      expect(loaded.settings.modelOptions).toEqual({ "b/two": { maxTokens: 900 } })
+      expect(loaded.settings.reasoning).toEqual(Option.some("high"))
+      expect(loaded.settings.web).toBe(true)
+      expect(loaded.sources.web).toBe("preset")
+    }))
+
   it.effect("a bad model object is refused naming the model and the field", () =>
     Effect.gen(function*() {
       expect(yield* refusal([{ id: "b/two", temprature: 0.2 }])).toMatch(/models\.0: model "b\/two": temprature: unknown key$/)

@@ -65,7 +65,7 @@ export const RunOutput = Schema.Struct({
     RunUsage.annotations(
       brief(
         ["promptTokens", "completionTokens"],
-        "promptTokens, completionTokens, cost? (USD), reasoningTokens?, cachedTokens?, unreportedCalls?"
+        "promptTokens, completionTokens, cost? (USD), unreportedCalls?"
       )
     )
   ),

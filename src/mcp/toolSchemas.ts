@@ -50,7 +50,11 @@ export const ProcessPromptInput = Schema.Struct({
     { exact: true }
   ),
   web: Schema.optionalWith(
-    Schema.Boolean.annotations({ description: "Each candidate searches the web and cites its sources. Default: the server's." }),
+    Schema.Boolean.annotations({ description: "Candidates search the web (default: the server's)." }),
+    { exact: true }
+  ),
+  preset: Schema.optionalWith(
+    Schema.String.annotations({ description: "A preset (see list_models); the arguments above beat it." }),
     { exact: true }
   )
 })
@@ -136,7 +140,13 @@ export const ListModelsOutput = Schema.Struct({
   synthesizer: Schema.String,
   fallbackSynthesizers: Schema.Array(Schema.String),
   /** Why the provider's model list could not be checked, when it could not. */
-  catalogueError: Schema.optional(Schema.String)
+  catalogueError: Schema.optional(Schema.String),
+  /** The config file's presets: what `preset` of process_prompt may name. */
+  presets: Schema.optional(
+    Schema.Array(Schema.Struct({ name: Schema.String, models: Schema.Array(Schema.String) })).annotations({
+      jsonSchema: { type: "array", description: "Presets for process_prompt: name, models." }
+    })
+  )
 })
 export type ListModelsOutput = typeof ListModelsOutput.Type
 

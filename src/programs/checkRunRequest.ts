@@ -5,6 +5,7 @@ import type { ModelOptions } from "../domain/modelOptions.js"
 import { type ModelInfo, OpenRouterClient } from "../services/OpenRouterClient.js"
 import { Settings } from "../services/Settings.js"
 import { SYNTHESIZER_INSTRUCTIONS } from "./buildSynthesisPrompt.js"
+import { nearestIds } from "./listConfiguredModels.js"
 
 /** Tokens in a text, counted high (3 characters a token, where English averages about 4): a worst case. */
 const tokensAtMost = (chars: number) => Math.ceil(chars / 3)
@@ -66,7 +67,7 @@ export const worstCaseCost = (input: {
  * (with `checkModels`) a model id the provider does not list, (with `maxCost`) a worst-case cost over
  * the budget. Model id shapes are checked when decoded.
  */
-export const checkRunRequest = Effect.fn("checkRunRequest")(function*(request: {
+export const checkRunRequest = Effect.fnUntraced(function*(request: {
   readonly prompt: string
   readonly models: ReadonlyArray<string>
   readonly synthesizers: ReadonlyArray<string>
@@ -96,9 +97,14 @@ export const checkRunRequest = Effect.fn("checkRunRequest")(function*(request: {
     const named = [...request.models, ...request.synthesizers]
     const withFallbacks = named.flatMap((m) => [m, ...(settings.modelOptions[m]?.fallbacks ?? [])])
     const unknown = [...new Set(withFallbacks)].filter((m) => !catalogue.has(m))
+    const withSuggestion = (id: string) => {
+      const near = nearestIds(id, [...catalogue.keys()])
+      return near.length > 0 ? `${id} (did you mean ${near.join(", ")}?)` : id
+    }
     if (unknown.length > 0) {
       return yield* new RunRefused({
-        message: `unknown model${unknown.length === 1 ? "" : "s"} at ${settings.baseUrl}: ${unknown.join(", ")} (see parallel-llm models)`
+        message: `unknown model${unknown.length === 1 ? "" : "s"} at ${settings.baseUrl}: ${unknown.map(withSuggestion).join(", ")} ` +
+          `(see parallel-llm models)`
       })
     }
   }

@@ -10,6 +10,7 @@ export const makeTestSettings = (overrides: Partial<SettingsValue> = {}): Settin
   models: ["test/alpha", "test/beta", "test/gamma"],
   synthesizer: "test/synth",
   fallbackSynthesizers: [],
+  preset: Option.none(),
   concurrency: 5,
   timeoutMs: 240_000,
   retries: 3,
@@ -46,6 +47,7 @@ export const makeTestSettings = (overrides: Partial<SettingsValue> = {}): Settin
   allowDirs: [],
   configFile: Option.none(),
   modelOptions: {},
+  presets: {},
   ...overrides
 })
 

@@ -5,7 +5,7 @@ import { optional, perCall, secondsToMs, withDefault } from "../setting.js"
 export const runSettings = {
   concurrency: withDefault({
     field: "concurrency",
-    kind: integerIn(1, 1024),
+    kind: integerIn(1, 2048),
     flag: "concurrency",
     env: "PARALLEL_LLM_CONCURRENCY",
     doc: "HTTP calls in flight: for one run; in `batch`, for the whole process",
@@ -60,6 +60,7 @@ export const runSettings = {
   }),
   reasoning: optional({
     field: "reasoning",
+    preset: true,
     kind: reasoningEffort,
     flag: "reasoning",
     env: "PARALLEL_LLM_REASONING",
@@ -68,6 +69,7 @@ export const runSettings = {
   }),
   web: withDefault({
     field: "web",
+    preset: true,
     kind: switchOn,
     flag: "web",
     env: "PARALLEL_LLM_WEB",
@@ -87,6 +89,7 @@ export const runSettings = {
   deadline: perCall(
     optional({
       field: "deadlineMs",
+      preset: true,
       kind: numberIn(0.001, 86_400),
       flag: "deadline",
       env: "PARALLEL_LLM_DEADLINE",
@@ -111,6 +114,7 @@ export const runSettings = {
   quorum: perCall(
     optional({
       field: "quorum",
+      preset: true,
       kind: integerIn(1, 1000),
       flag: "quorum",
       env: "PARALLEL_LLM_QUORUM",
@@ -126,6 +130,7 @@ export const runSettings = {
   grace: perCall(
     withDefault({
       field: "graceMs",
+      preset: true,
       kind: numberIn(0, 86_400),
       flag: "grace",
       env: "PARALLEL_LLM_GRACE",
