@@ -16,6 +16,8 @@ export const worstCaseCost = (input: {
   readonly promptChars: number
   readonly models: ReadonlyArray<string>
   readonly synthesizer: string
+  /** The strategy's calls (judges, refinements), each reading the candidates like the synthesizer. */
+  readonly readers?: ReadonlyArray<string> | undefined
   readonly maxTokens: number | undefined
   readonly synthesisMaxChars: number
   readonly catalogue: ReadonlyMap<string, ModelInfo>
@@ -40,11 +42,12 @@ export const worstCaseCost = (input: {
     candidatesOutput += output
     total += (promptTokens * info.promptPrice! + output * info.completionPrice!) / 1_000_000
   }
-  const synth = priceOf(input.synthesizer)
-  if (synth) {
-    const synthInput = promptTokens + tokensAtMost(SYNTHESIZER_INSTRUCTIONS.length) +
+  for (const reader of [...(input.readers ?? []), input.synthesizer]) {
+    const info = priceOf(reader)
+    if (!info) continue
+    const readerInput = promptTokens + tokensAtMost(SYNTHESIZER_INSTRUCTIONS.length) +
       Math.min(candidatesOutput, tokensAtMost(input.synthesisMaxChars))
-    total += (synthInput * synth.promptPrice! + outputOf(synth, synthInput) * synth.completionPrice!) / 1_000_000
+    total += (readerInput * info.promptPrice! + outputOf(info, readerInput) * info.completionPrice!) / 1_000_000
   }
   return unknown.length > 0 ? { unknownPrices: [...new Set(unknown)] } : { usd: total }
 }
@@ -58,6 +61,8 @@ export const checkRunRequest = Effect.fn("checkRunRequest")(function*(request: {
   readonly prompt: string
   readonly models: ReadonlyArray<string>
   readonly synthesizers: ReadonlyArray<string>
+  /** The models of the strategy's calls that read the candidates (judges, refinements), each call once. */
+  readonly readers?: ReadonlyArray<string> | undefined
 }) {
   const settings = yield* Settings
   // However the list was given (flags, environment, config file, an MCP call, a batch line): one bound.
@@ -79,7 +84,7 @@ export const checkRunRequest = Effect.fn("checkRunRequest")(function*(request: {
   )
   const catalogue = new Map(known.map((m) => [m.id, m] as const))
   if (settings.checkModels) {
-    const unknown = [...new Set([...request.models, ...request.synthesizers])].filter((m) => !catalogue.has(m))
+    const unknown = [...new Set([...request.models, ...request.synthesizers, ...(request.readers ?? [])])].filter((m) => !catalogue.has(m))
     if (unknown.length > 0) {
       return yield* new RunRefused({
         message: `unknown model${unknown.length === 1 ? "" : "s"} at ${settings.baseUrl}: ${unknown.join(", ")} (see parallel-llm models)`
@@ -92,6 +97,7 @@ export const checkRunRequest = Effect.fn("checkRunRequest")(function*(request: {
       promptChars: request.prompt.length,
       models: request.models,
       synthesizer: request.synthesizers[0] ?? "",
+      readers: request.readers,
       maxTokens: Option.getOrUndefined(settings.maxTokens),
       synthesisMaxChars: settings.synthesisMaxChars,
       catalogue

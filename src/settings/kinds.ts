@@ -135,3 +135,12 @@ export const originList: Kind<ReadonlyArray<string>> = {
   plain: Schema.Array(Schema.String),
   json: Schema.Array(Schema.String)
 }
+
+/** One of a few names (`--strategy rank`), trimmed; a wrong one is refused with the list of the known ones. */
+export const oneOf = <A extends string>(schema: Schema.Schema<A>): Kind<A> => ({
+  text: Schema.compose(Schema.Trim, schema, { strict: false }),
+  file: Schema.String,
+  flag: "text",
+  plain: schema,
+  json: Schema.String
+})

@@ -44,6 +44,7 @@ export const makeTestRunStore = () => {
       writePrompt: (run, prompt) => write(run, "prompt.md", prompt),
       writeResponse: (run, index, model, content, kind = "answer") =>
         write(run, responseFileName(index, model, kind === "partial" ? ".partial.md" : ".md"), content),
+      writeStepFile: write,
       writeFinal: (run, content, manifest) =>
         Effect.zipRight(write(run, "final.md", content), writeManifest(run, manifest)).pipe(Effect.as("final.md")),
       writeManifest

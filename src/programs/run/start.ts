@@ -1,10 +1,12 @@
-import { Clock, Effect, Option, Ref } from "effect"
+import { Array as Arr, Clock, Effect, Option, Ref } from "effect"
 import { plural } from "../../domain/format.js"
-import type { RunSettings } from "../../domain/manifest.js"
+import type { RunSettings, StrategyRecord } from "../../domain/manifest.js"
+import type { StrategyName } from "../../domain/strategy.js"
 import { duplicatesIn } from "../../domain/text.js"
 import { type RunHandle, RunStore } from "../../services/RunStore.js"
 import { Settings } from "../../services/Settings.js"
 import { checkRunRequest } from "../checkRunRequest.js"
+import { sampledModels } from "../strategies/self.js"
 import type { FanOutPolicy } from "./fanOut.js"
 import { initialState, type RunState } from "./outcome.js"
 import type { RunEvent, RunRequest } from "./request.js"
@@ -20,6 +22,10 @@ export interface RunPlan {
   readonly deadlineAt: number | undefined
   /** As the owner record and the manifest keep them. */
   readonly settings: RunSettings
+  readonly strategy: StrategyName
+  /** `rank`: the models that rank the answers; `refine`: the models that refine them, each round. */
+  readonly judges: ReadonlyArray<string>
+  readonly refiners: ReadonlyArray<string>
 }
 
 /** A run under way: what every later step reads and records into. */
@@ -35,7 +41,13 @@ export interface StartedRun {
 
 const planRun = Effect.fn("planRun")(function*(request: RunRequest, startedMs: number) {
   const settings = yield* Settings
-  const models = request.models && request.models.length > 0 ? request.models : settings.models
+  const given = request.models && request.models.length > 0 ? request.models : settings.models
+  // Answers given to a run (a re-synthesis) are its samples already: `self` then only synthesizes them.
+  const chosen = request.strategy ?? settings.strategy
+  const strategy = chosen === "self" && request.reuse !== undefined ? "synthesize" : chosen
+  // `self`: the first model, asked `samples` times; its answers are the candidates.
+  const models = strategy === "self" && Arr.isNonEmptyReadonlyArray(given) ? sampledModels(given, settings.samples) : given
+  const panel = request.panel ?? models
   const primary = request.synthesizer ?? settings.synthesizer
   const synthesizers = [primary, ...settings.fallbackSynthesizers.filter((m) => m !== primary)]
   const deadlineMs = request.deadlineMs ?? Option.getOrUndefined(settings.deadlineMs)
@@ -63,8 +75,23 @@ const planRun = Effect.fn("planRun")(function*(request: RunRequest, startedMs: n
     ...(deadlineMs !== undefined ? { deadlineMs } : {}),
     ...(policy.quorum !== undefined ? { quorum: policy.quorum, graceMs: policy.graceMs } : {})
   }
-  return { models, synthesizers, policy, deadlineAt, settings: runSettings } satisfies RunPlan
+  return {
+    models,
+    synthesizers,
+    policy,
+    deadlineAt,
+    settings: runSettings,
+    strategy,
+    judges: strategy === "rank" ? Option.getOrElse(settings.judges, () => panel) : [],
+    refiners: strategy === "refine" ? panel : []
+  } satisfies RunPlan
 })
+
+/** The manifest's `strategy` before its step ran: its name, and for `self` the model sampled. */
+const initialStrategy = (plan: RunPlan, samples: number): StrategyRecord =>
+  plan.strategy === "self"
+    ? { name: "self", model: plan.models[0]!, samples }
+    : { name: plan.strategy }
 
 /**
  * Step 1: the request checked (nothing is paid for a run refused), the run directory made with its owner
@@ -72,10 +99,19 @@ const planRun = Effect.fn("planRun")(function*(request: RunRequest, startedMs: n
  */
 export const startRun = Effect.fn("startRun")(function*(request: RunRequest) {
   const store = yield* RunStore
+  const settings = yield* Settings
   const startedMs = yield* Clock.currentTimeMillis
   const plan = yield* planRun(request, startedMs)
-  yield* checkRunRequest({ prompt: request.prompt, models: request.reuse ? [] : plan.models, synthesizers: plan.synthesizers })
-  for (const model of duplicatesIn(plan.models)) {
+  yield* checkRunRequest({
+    prompt: request.prompt,
+    models: request.reuse ? [] : plan.models,
+    synthesizers: plan.synthesizers,
+    readers: [...plan.judges, ...Array.from({ length: plan.refiners.length > 0 ? settings.rounds : 0 }, () => plan.refiners).flat()]
+  })
+  if (plan.strategy === "self" && request.models !== undefined && request.models.length > 1) {
+    yield* Effect.logWarning(`strategy self samples ${request.models[0]} only: ${request.models.slice(1).join(", ")} not asked`)
+  }
+  for (const model of plan.strategy === "self" ? [] : duplicatesIn(plan.models)) {
     yield* Effect.logWarning(`${model} is named more than once: it is asked, and paid for, once per mention`)
   }
   // The owner record carries the settings, so a run whose process dies can still be read and resynthesized.
@@ -88,7 +124,7 @@ export const startRun = Effect.fn("startRun")(function*(request: RunRequest) {
     run,
     startedMs,
     writes,
-    state: yield* Ref.make(initialState(plan.models)),
+    state: yield* Ref.make(initialState(plan.models, initialStrategy(plan, settings.samples))),
     emit: request.onEvent ?? (() => Effect.void)
   } satisfies StartedRun
 })
