@@ -1,5 +1,6 @@
 import { Array as Arr, Effect, JSONSchema, ParseResult, Schema } from "effect"
 import { ModelId } from "../domain/model.js"
+import { StrategyName } from "../domain/strategy.js"
 import { SettingsDescription } from "../settings/describe.js"
 import { McpOverrides } from "../settings/mcpOverrides.js"
 import { RunOutputStatus } from "./runOutput.js"
@@ -42,7 +43,11 @@ export const ProcessPromptInput = Schema.Struct({
   ),
   // deadline, quorum, grace: the settings the table lets one call override.
   ...McpOverrides.fields,
-  wait: Schema.optionalWith(Wait, { exact: true })
+  wait: Schema.optionalWith(Wait, { exact: true }),
+  strategy: Schema.optionalWith(
+    StrategyName.annotations({ description: "How the answers are aggregated (see the README's Strategies). Default: the server's." }),
+    { exact: true }
+  )
 })
 export type ProcessPromptInput = typeof ProcessPromptInput.Type
 

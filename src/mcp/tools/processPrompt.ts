@@ -26,6 +26,9 @@ export const processPrompt = defineTool({
         deadlineMs: seconds(input.deadline),
         quorum: input.quorum,
         graceMs: seconds(input.grace),
+        strategy: input.strategy,
+        rounds: input.rounds,
+        samples: input.samples,
         onEvent
       }).pipe(Effect.mapError(runFailure)))
 })

@@ -43,6 +43,9 @@ export interface RunRequest {
   readonly onEvent?: ((event: RunEvent) => Effect.Effect<void>) | undefined
   /** The aggregation strategy for this run only (default: the `strategy` setting). */
   readonly strategy?: StrategyName | undefined
+  /** `refine`'s rounds and `self`'s samples for this run only (default: the settings). */
+  readonly rounds?: number | undefined
+  readonly samples?: number | undefined
   /** The models that rank or refine when they are not the candidates (an eval's frozen answers come from none). */
   readonly panel?: ReadonlyArray<string> | undefined
 }

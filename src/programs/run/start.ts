@@ -26,6 +26,8 @@ export interface RunPlan {
   /** `rank`: the models that rank the answers; `refine`: the models that refine them, each round. */
   readonly judges: ReadonlyArray<string>
   readonly refiners: ReadonlyArray<string>
+  /** `refine`: rounds after the candidates'. */
+  readonly rounds: number
 }
 
 /** A run under way: what every later step reads and records into. */
@@ -46,7 +48,9 @@ const planRun = Effect.fn("planRun")(function*(request: RunRequest, startedMs: n
   const chosen = request.strategy ?? settings.strategy
   const strategy = chosen === "self" && request.reuse !== undefined ? "synthesize" : chosen
   // `self`: the first model, asked `samples` times; its answers are the candidates.
-  const models = strategy === "self" && Arr.isNonEmptyReadonlyArray(given) ? sampledModels(given, settings.samples) : given
+  const models = strategy === "self" && Arr.isNonEmptyReadonlyArray(given)
+    ? sampledModels(given, request.samples ?? settings.samples)
+    : given
   const panel = request.panel ?? models
   const primary = request.synthesizer ?? settings.synthesizer
   const synthesizers = [primary, ...settings.fallbackSynthesizers.filter((m) => m !== primary)]
@@ -83,14 +87,15 @@ const planRun = Effect.fn("planRun")(function*(request: RunRequest, startedMs: n
     settings: runSettings,
     strategy,
     judges: strategy === "rank" ? Option.getOrElse(settings.judges, () => panel) : [],
-    refiners: strategy === "refine" ? panel : []
+    refiners: strategy === "refine" ? panel : [],
+    rounds: request.rounds ?? settings.rounds
   } satisfies RunPlan
 })
 
 /** The manifest's `strategy` before its step ran: its name, and for `self` the model sampled. */
-const initialStrategy = (plan: RunPlan, samples: number): StrategyRecord =>
+const initialStrategy = (plan: RunPlan): StrategyRecord =>
   plan.strategy === "self"
-    ? { name: "self", model: plan.models[0]!, samples }
+    ? { name: "self", model: plan.models[0]!, samples: plan.models.length }
     : { name: plan.strategy }
 
 /**
@@ -99,14 +104,13 @@ const initialStrategy = (plan: RunPlan, samples: number): StrategyRecord =>
  */
 export const startRun = Effect.fn("startRun")(function*(request: RunRequest) {
   const store = yield* RunStore
-  const settings = yield* Settings
   const startedMs = yield* Clock.currentTimeMillis
   const plan = yield* planRun(request, startedMs)
   yield* checkRunRequest({
     prompt: request.prompt,
     models: request.reuse ? [] : plan.models,
     synthesizers: plan.synthesizers,
-    readers: [...plan.judges, ...Array.from({ length: plan.refiners.length > 0 ? settings.rounds : 0 }, () => plan.refiners).flat()]
+    readers: [...plan.judges, ...Array.from({ length: plan.rounds }, () => plan.refiners).flat()]
   })
   if (plan.strategy === "self" && request.models !== undefined && request.models.length > 1) {
     yield* Effect.logWarning(`strategy self samples ${request.models[0]} only: ${request.models.slice(1).join(", ")} not asked`)
@@ -124,7 +128,7 @@ export const startRun = Effect.fn("startRun")(function*(request: RunRequest) {
     run,
     startedMs,
     writes,
-    state: yield* Ref.make(initialState(plan.models, initialStrategy(plan, settings.samples))),
+    state: yield* Ref.make(initialState(plan.models, initialStrategy(plan))),
     emit: request.onEvent ?? (() => Effect.void)
   } satisfies StartedRun
 })

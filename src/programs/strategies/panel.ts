@@ -54,7 +54,13 @@ export interface StepCall {
  * One call of a strategy step. With a deadline, it may take at most half of what is left, so that the
  * synthesis still fits; with none left it is not made (recorded as a timeout).
  */
-export const stepCall = Effect.fn("stepCall")(function*(started: StartedRun, model: string, messages: ReadonlyArray<ChatMessage>) {
+export const stepCall = Effect.fn("stepCall")(function*(
+  started: StartedRun,
+  /** What the call is for, in log lines (`judge`, `round 2`). */
+  step: string,
+  model: string,
+  messages: ReadonlyArray<ChatMessage>
+) {
   const settings = yield* Settings
   const now = yield* Clock.currentTimeMillis
   const left = started.plan.deadlineAt === undefined ? undefined : Math.floor((started.plan.deadlineAt - now) / 2)
@@ -77,9 +83,8 @@ export const stepCall = Effect.fn("stepCall")(function*(started: StartedRun, mod
       timeoutMs: left === undefined ? settings.timeoutMs : Math.min(settings.timeoutMs, left)
     }
   )
-  yield* Either.isRight(call.result)
-    ? Effect.logInfo(`${model}: ${describeCall(call)}`)
-    : Effect.logWarning(`${model}: ${describeCall(call)}`)
+  const line = `${step} ${model}: ${describeCall(call)}`
+  yield* Either.isRight(call.result) ? Effect.logInfo(line) : Effect.logWarning(line)
   return Either.match(call.result, {
     onRight: (completion): StepCall => ({
       content: completion.content,

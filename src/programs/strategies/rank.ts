@@ -81,14 +81,14 @@ export const rankAnswers = Effect.fn("rankAnswers")(function*(
 
   const judge = (model: string, index: number) =>
     Effect.gen(function*() {
-      const call = yield* stepCall(started, model, messages)
+      const call = yield* stepCall(started, "judge", model, messages)
       const own = shown.filter((s) => s.answer.model === model).map((s) => s.label)
       const file = judgeFile(index, model)
       if (call.content !== undefined) yield* writes.save(store.writeStepFile(run, file, call.content))
       const parsed = call.content === undefined
         ? Either.left(`the judge failed: ${call.record.error?.message ?? call.record.status}`)
         : parseRanking(call.content, labels, own)
-      if (Either.isLeft(parsed)) yield* Effect.logWarning(`${model}: ranking not counted: ${parsed.left}`)
+      if (Either.isLeft(parsed)) yield* Effect.logWarning(`judge ${model}: ranking not counted: ${parsed.left}`)
       const judged: JudgeRecord = {
         ...call.record,
         ...(call.content !== undefined ? { file } : {}),

@@ -35,7 +35,7 @@ export const refineAnswers = Effect.fn("refineAnswers")(function*(
   const total = plan.refiners.length
   let current = answered
   yield* updateStrategy(started, (r) => ({ ...r, rounds: [] }))
-  for (let round = 2; round <= settings.rounds + 1; round++) {
+  for (let round = 2; round <= plan.rounds + 1; round++) {
     const shown = Chunk.toReadonlyArray(yield* Random.shuffle(current)).map((a, i) => ({ label: labelFor(i), content: a.content }))
     const messages = [
       { role: "system", content: REFINE_INSTRUCTIONS },
@@ -59,7 +59,7 @@ export const refineAnswers = Effect.fn("refineAnswers")(function*(
 
     const refine = (model: string, index: number) =>
       Effect.gen(function*() {
-        const call = yield* stepCall(started, model, messages)
+        const call = yield* stepCall(started, `round ${round}`, model, messages)
         const file = roundFile(round, index, model)
         if (call.content !== undefined) yield* writes.save(store.writeStepFile(run, file, call.content))
         const answer: CandidateRecord = { ...call.record, ...(call.content !== undefined ? { file } : {}) }

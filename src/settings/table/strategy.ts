@@ -1,6 +1,6 @@
 import { StrategyName } from "../../domain/strategy.js"
 import { integerIn, modelList, oneOf } from "../kinds.js"
-import { optional, withDefault } from "../setting.js"
+import { optional, perCall, withDefault } from "../setting.js"
 
 const DEFAULT_STRATEGY: StrategyName = "synthesize"
 
@@ -24,22 +24,28 @@ export const strategySettings = {
     doc: "With `rank`: the models that rank the answers",
     defaultDoc: "the candidate models"
   }),
-  rounds: withDefault({
-    field: "rounds",
-    kind: integerIn(1, 5),
-    flag: "rounds",
-    env: "PARALLEL_LLM_ROUNDS",
-    doc: "With `refine`: rounds in which every candidate improves on all the previous round's answers",
-    default: 1,
-    defaultDoc: "1"
-  }),
-  samples: withDefault({
-    field: "samples",
-    kind: integerIn(1, 64),
-    flag: "samples",
-    env: "PARALLEL_LLM_SAMPLES",
-    doc: "With `self`: answers sampled from the one model (at most --max-models)",
-    default: 4,
-    defaultDoc: "4"
-  })
+  rounds: perCall(
+    withDefault({
+      field: "rounds",
+      kind: integerIn(1, 5),
+      flag: "rounds",
+      env: "PARALLEL_LLM_ROUNDS",
+      doc: "With `refine`: rounds in which every candidate improves on all the previous round's answers",
+      default: 1,
+      defaultDoc: "1"
+    }),
+    { title: "Rounds", description: "With strategy refine: refinement rounds. Default: the server's (1)." }
+  ),
+  samples: perCall(
+    withDefault({
+      field: "samples",
+      kind: integerIn(1, 64),
+      flag: "samples",
+      env: "PARALLEL_LLM_SAMPLES",
+      doc: "With `self`: answers sampled from the one model (at most --max-models)",
+      default: 4,
+      defaultDoc: "4"
+    }),
+    { title: "Samples", description: "With strategy self: answers sampled from one model. Default: the server's (4).", max: 16 }
+  )
 }
