@@ -5,8 +5,16 @@ import { Schema } from "effect"
 
 export const strategyNames = ["synthesize", "rank", "refine", "self"] as const
 
-export const StrategyName = Schema.Literal(...strategyNames).annotations({
-  message: (issue) =>
-    `unknown strategy${issue._tag === "Type" ? ` ${JSON.stringify(issue.actual)}` : ""} (known: ${strategyNames.join(", ")})`
-})
+export const StrategyName = Schema.Literal(...strategyNames)
 export type StrategyName = typeof StrategyName.Type
+
+const isStrategy = Schema.is(StrategyName)
+
+/** A strategy's name as written (a flag, the environment, a list): trimmed, and one message for a wrong one. */
+export const StrategyText: Schema.Schema<StrategyName, string> = Schema.compose(
+  Schema.Trim.pipe(
+    Schema.filter((s) => isStrategy(s) || `unknown strategy ${JSON.stringify(s)} (known: ${strategyNames.join(", ")})`)
+  ),
+  StrategyName,
+  { strict: false }
+)

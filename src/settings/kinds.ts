@@ -136,11 +136,11 @@ export const originList: Kind<ReadonlyArray<string>> = {
   json: Schema.Array(Schema.String)
 }
 
-/** One of a few names (`--strategy rank`), trimmed; a wrong one is refused with the list of the known ones. */
-export const oneOf = <A extends string>(schema: Schema.Schema<A>): Kind<A> => ({
-  text: Schema.compose(Schema.Trim, schema, { strict: false }),
+/** One of a few names (`--strategy rank`): `text` reads and checks it, `plain` is the names themselves. */
+export const oneOf = <A extends string>(text: Schema.Schema<A, string>, plain: Schema.Schema<A>): Kind<A> => ({
+  text,
   file: Schema.String,
   flag: "text",
-  plain: schema,
+  plain,
   json: Schema.String
 })

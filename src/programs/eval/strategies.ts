@@ -1,5 +1,5 @@
 import { type Effect, Schema } from "effect"
-import { StrategyName, strategyNames } from "../../domain/strategy.js"
+import { StrategyName, strategyNames, StrategyText } from "../../domain/strategy.js"
 import { synthesizeGiven } from "../resynthesize.js"
 import { type RunEvent, runPipeline } from "../runPipeline.js"
 import type { EvalItem } from "./dataset.js"
@@ -16,7 +16,7 @@ export { StrategyName }
 /** `--strategies a,b`: names separated by commas, each known, none twice. */
 export const StrategyList = Schema.transform(
   Schema.String,
-  Schema.Array(StrategyName).pipe(Schema.minItems(1, { message: () => "needs at least one strategy" })),
+  Schema.Array(StrategyText).pipe(Schema.minItems(1, { message: () => "needs at least one strategy" })),
   {
     // Not strict: the names are checked by the target schema, with its message.
     strict: false,

@@ -1,4 +1,4 @@
-import { StrategyName } from "../../domain/strategy.js"
+import { StrategyName, StrategyText } from "../../domain/strategy.js"
 import { integerIn, modelList, oneOf } from "../kinds.js"
 import { optional, perCall, withDefault } from "../setting.js"
 
@@ -8,7 +8,7 @@ const DEFAULT_STRATEGY: StrategyName = "synthesize"
 export const strategySettings = {
   strategy: withDefault({
     field: "strategy",
-    kind: oneOf(StrategyName),
+    kind: oneOf(StrategyText, StrategyName),
     flag: "strategy",
     env: "PARALLEL_LLM_STRATEGY",
     doc:
