@@ -126,6 +126,9 @@ describe("MCP server over stdio (one server, several calls)", () => {
       "models",
       "prompt",
       "quorum",
+      "rounds",
+      "samples",
+      "strategy",
       "synthesizer",
       "wait"
     ])
