@@ -45,7 +45,7 @@ export const ProcessPromptInput = Schema.Struct({
   ...McpOverrides.fields,
   wait: Schema.optionalWith(Wait, { exact: true }),
   strategy: Schema.optionalWith(
-    StrategyName.annotations({ description: "How the answers are aggregated (see the README's Strategies). Default: the server's." }),
+    StrategyName.annotations({ description: "How the answers are combined. Default: the server's." }),
     { exact: true }
   )
 })

@@ -60,7 +60,8 @@ export const bordaCount = (
   for (const { own, ranking } of rankings) {
     const eligible = labels.filter((label) => !own.includes(label)).length
     ranking.forEach((label, position) => {
-      if (points.has(label) && !own.includes(label)) points.set(label, points.get(label)! + eligible - 1 - position)
+      const sofar = points.get(label)
+      if (sofar !== undefined && !own.includes(label)) points.set(label, sofar + eligible - 1 - position)
     })
   }
   return labels
