@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Logger, Option, Schema } from "effect"
+import { Effect, Fiber, Logger, Option, Schema } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -11,6 +11,7 @@ import { JUDGE_INSTRUCTIONS } from "../src/programs/strategies/rank.js"
 import { REFINE_INSTRUCTIONS } from "../src/programs/strategies/refine.js"
 import { Settings, type SettingsValue } from "../src/services/Settings.js"
 import { type FakeOpenRouter, type RecordedRequest, startFakeOpenRouter } from "./support/fakeOpenRouter.js"
+import { waitUntil } from "./support/realHttpClient.js"
 import { makeTestSettings } from "./support/testSettings.js"
 
 // Each strategy against the loopback provider, through the real client, call path and run store: the calls
@@ -139,6 +140,42 @@ describe("strategy rank", () => {
       }
       // Each judge ranks the two answers not its own: 1 point and 0, so 3 points in all.
       expect(strategy.aggregate!.reduce((sum, s) => sum + s.points, 0)).toBe(3)
+    }))
+})
+
+describe("strategy steps under a deadline and a cancel", () => {
+  it.live("a judge that hangs is cut in time for the synthesis under --deadline; the run still answers", () =>
+    Effect.gen(function*() {
+      fake.setScript({ ...candidates, "jd/one": ok("RANKING: B > A > C"), "jd/slow": { kind: "hang" }, "test/synth": ok("It is 4.") })
+      const result = yield* run(
+        { prompt: "What is 2+2?", strategy: "rank", deadlineMs: 3_000 },
+        { judges: Option.some(["jd/one", "jd/slow"]) }
+      )
+      expect(result.final).toBe("It is 4.")
+      expect(result.manifest.strategy?.judges?.map((j) => [j.model, j.status])).toEqual([["jd/one", "ok"], ["jd/slow", "timeout"]])
+      expect(result.manifest.strategy?.aggregate?.[0]).toMatchObject({ label: "B", points: 2 })
+      expect(fake.abortedRequests().map((r) => r.model)).toEqual(["jd/slow"])
+    }))
+
+  it.live("a cancel while the judges rank aborts their calls and leaves a cancelled manifest that records them", () =>
+    Effect.gen(function*() {
+      fake.setScript({ ...candidates, "jd/slow": { kind: "hang" } })
+      let runDir = ""
+      const fiber = yield* Effect.fork(run(
+        {
+          prompt: "What is 2+2?",
+          strategy: "rank",
+          onEvent: (e: RunEvent) => Effect.sync(() => e._tag === "RunStarted" && (runDir = e.run.dir))
+        },
+        { judges: Option.some(["jd/slow"]) }
+      ))
+      yield* Effect.promise(() => fake.waitForRequests(4))
+      yield* Fiber.interrupt(fiber)
+      const manifest = manifestIn(runDir)
+      expect(manifest.status).toBe("cancelled")
+      expect(manifest.strategy?.judges).toEqual([{ model: "jd/slow", status: "cancelled", reason: "interrupted", attempts: 0 }])
+      expect(to("test/synth")).toHaveLength(0)
+      yield* Effect.promise(() => waitUntil(() => fake.abortedRequests().length === 1, "the judge's request aborted"))
     }))
 })
 

@@ -72,7 +72,7 @@ export type SynthesisRecord = typeof SynthesisRecord.Type
 
 /** A judge of the `rank` strategy: its call, and the ranking read from its answer (or why none could be). */
 export const JudgeRecord = Schema.Struct({
-  ...callFields,
+  ...CandidateRecord.fields,
   /** The labels it ranked, best first, without its own answer's (no self-votes). */
   ranking: Schema.optional(Schema.Array(Schema.String)),
   /** The labels of its own answers, left out of its ranking. */
