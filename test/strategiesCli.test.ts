@@ -47,6 +47,7 @@ describe("ask --strategy", () => {
     })
     expect(r.code, r.stderr).toBe(0)
     expect([count("st/one"), count("st/two"), count("st/synth")]).toEqual([2, 2, 1])
+    expect(r.stderr).toMatch(/parallel-llm: ok · 2\/2 answered · rank: 2\/2 rankings counted · /)
     const printed = JSON.parse(r.stdout) as {
       final: string
       runDir: string
@@ -86,6 +87,15 @@ describe("process_prompt strategy", () => {
       expect(structured.final).toBe("#### 18")
       expect([count("st/one"), count("st/two"), count("st/synth")]).toEqual([3, 0, 1])
       expect(readManifest(structured.runDir)).toMatchObject({ strategy: { name: "self", model: "st/one", samples: 3 } })
+
+      const ranked = await mcp.client.callTool({
+        name: "process_prompt",
+        arguments: { prompt: "What is 9+9?", strategy: "rank", wait: 60 }
+      }) as CallToolResult
+      const files = (ranked.structuredContent as { files: Record<string, string> }).files
+      expect(Object.keys(files)).toEqual(expect.arrayContaining(["rankings/01-st-one.md", "rankings/02-st-two.md"]))
+      const judged = await mcp.client.readResource({ uri: files["rankings/02-st-two.md"]! })
+      expect(JSON.stringify(judged.contents)).toContain("RANKING: B > A")
 
       const refused = await mcp.client.callTool({ name: "process_prompt", arguments: { prompt: "x", strategy: "vote" } }) as CallToolResult
       expect(refused.isError).toBe(true)

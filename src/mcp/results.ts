@@ -127,6 +127,10 @@ export const finishedResult = (view: FinishedView, options: ResultOptions) => {
   const files = filesOf(manifest.id, [
     ...(final !== undefined ? ["final.md"] : []),
     ...manifest.candidates.flatMap((c) => [c.file, c.partialFile].filter((f): f is string => f !== undefined)),
+    // The strategy's own answers: each judge's ranking, each refinement round.
+    ...[...(manifest.strategy?.judges ?? []), ...(manifest.strategy?.rounds ?? []).flatMap((r) => r.answers)].flatMap((c) =>
+      c.file !== undefined ? [c.file] : []
+    ),
     "prompt.md",
     "run.json"
   ])
