@@ -9,7 +9,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { BadRequest, ProviderFailure, Unauthorized } from "../src/domain/errors.js"
 import { Manifest } from "../src/domain/manifest.js"
-import { SYNTHESIZER_INSTRUCTIONS } from "../src/programs/buildSynthesisPrompt.js"
+import { REPORT_INSTRUCTIONS, SYNTHESIZER_INSTRUCTIONS } from "../src/programs/buildSynthesisPrompt.js"
 import { type RunEvent, runPipeline } from "../src/programs/runPipeline.js"
 import { layerRunStore, RunStore, type RunStoreShape } from "../src/services/RunStore.js"
 import { layerSettings, type SettingsValue } from "../src/services/Settings.js"
@@ -114,7 +114,10 @@ describe("runPipeline", () => {
       // The synthesizer saw the two answers, anonymised, and the mapping is kept.
       const requests = yield* Ref.get(client.requests)
       const synthesis = requests.find((r) => r.model === "test/synth")!
-      expect(synthesis.messages[0]).toEqual({ role: "system", content: SYNTHESIZER_INSTRUCTIONS })
+      // No catalogue says the synthesizer does structured output: the report is asked for in plain text.
+      expect(synthesis.messages[0]).toEqual({ role: "system", content: `${SYNTHESIZER_INSTRUCTIONS}\n\n${REPORT_INSTRUCTIONS.text}` })
+      expect(synthesis.responseFormat).toBeUndefined()
+      expect(manifest.report).toEqual({ status: "unavailable", reason: "the synthesizer wrote no report after its answer" })
       const user = synthesis.messages[1]!.content
       expect(user).toContain("What is 2+2?")
       expect(user).toContain("alpha says 4")

@@ -4,6 +4,7 @@ import { Effect, Option, Schedule } from "effect"
 import { text as readAll } from "node:stream/consumers"
 import { UsageError } from "../domain/errors.js"
 import { summaryLine } from "../domain/format.js"
+import { formatReport } from "../domain/reportFormat.js"
 import { type RunEvent, runPipeline } from "../programs/runPipeline.js"
 import { Logging } from "../services/Logging.js"
 import { Settings } from "../services/Settings.js"
@@ -56,6 +57,11 @@ const askOptions = {
   json: Options.boolean("json").pipe(
     Options.withDescription("Print the run manifest with a `final` field (the answer) as JSON on stdout instead of the answer.")
   ),
+  report: Options.boolean("report").pipe(
+    Options.withDescription(
+      "After the answer, print the disagreement report: what the candidates agree on, contradict, or say alone (--json always has it)."
+    )
+  ),
   ...settingsOptions
 }
 
@@ -96,6 +102,7 @@ export const ask = Effect.fn("ask")(function*(args: Command.Command.ParseConfig<
     yield* writeStdout(JSON.stringify({ ...result.manifest, final: result.final ?? null, runDir: result.runDir }, null, 2))
   } else if (result.final !== undefined) {
     yield* writeStdout(result.final)
+    if (args.report) yield* writeStdout(`\n${formatReport(result.manifest)}`)
   }
   return outcomeIf(result.final !== undefined) satisfies Outcome
 })

@@ -1,6 +1,7 @@
 import { Args, Command, Options } from "@effect/cli"
 import { Effect, Option } from "effect"
 import { summaryLine } from "../domain/format.js"
+import { formatReport } from "../domain/reportFormat.js"
 import { resynthesize } from "../programs/resynthesize.js"
 import type { RunEvent } from "../programs/runPipeline.js"
 import { outcomeIf } from "./outcome.js"
@@ -10,6 +11,7 @@ import { settingsOptions } from "./settingsOptions.js"
 const resynthOptions = {
   runId: Args.text({ name: "run-id" }).pipe(Args.withDescription("The run whose answers to synthesize again.")),
   json: Options.boolean("json").pipe(Options.withDescription("Print the new run's manifest with a `final` field as JSON.")),
+  report: Options.boolean("report").pipe(Options.withDescription("After the answer, print the new synthesis's disagreement report.")),
   ...settingsOptions
 }
 
@@ -30,6 +32,8 @@ export const resynth = Effect.fn("resynth")(function*(args: Command.Command.Pars
   const result = yield* resynthesize({ runId: args.runId, synthesizer, onEvent })
   const out = args.json
     ? JSON.stringify({ ...result.manifest, final: result.final ?? null, runDir: result.runDir }, null, 2)
+    : result.final !== undefined && args.report
+    ? `${result.final}\n\n${formatReport(result.manifest)}`
     : result.final
   if (out !== undefined) yield* writeStdout(out)
   return outcomeIf(result.final !== undefined)

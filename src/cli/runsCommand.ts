@@ -3,6 +3,7 @@ import { Effect, Option } from "effect"
 import * as path from "node:path"
 import { RunRefused, type StoreError } from "../domain/errors.js"
 import { answeredOf, formatSeconds, formatUsd, summaryLine } from "../domain/format.js"
+import { formatReport } from "../domain/reportFormat.js"
 import { readRunWithManifest } from "../programs/recoverRun.js"
 import { RunStore } from "../services/RunStore.js"
 import { type Outcome, succeeded } from "./outcome.js"
@@ -12,6 +13,7 @@ import { settingsOptions } from "./settingsOptions.js"
 const showOptions = {
   runId: Args.text({ name: "run-id" }).pipe(Args.withDescription("The run's id, as `parallel-llm runs` lists it.")),
   json: Options.boolean("json").pipe(Options.withDescription("Print the manifest with a `final` field as JSON.")),
+  report: Options.boolean("report").pipe(Options.withDescription("After the answer, print the run's disagreement report.")),
   ...settingsOptions
 }
 
@@ -63,7 +65,8 @@ export const show = (args: Command.Command.ParseConfig<typeof showOptions>): Eff
         ...candidates,
         ...synthesis,
         "",
-        final ?? `(no answer${manifest.error ? `: ${manifest.error}` : ""})`
+        final ?? `(no answer${manifest.error ? `: ${manifest.error}` : ""})`,
+        ...(args.report ? ["", formatReport(manifest)] : [])
       ].join("\n"))
     }),
     succeeded

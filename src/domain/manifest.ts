@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { Report } from "./report.js"
 
 // The run manifest (`run.json`) exactly as the contract describes it. Fields that do not apply are absent.
 
@@ -136,7 +137,9 @@ export const Manifest = Schema.Struct({
   error: Schema.optional(Schema.String),
   /** Files of the run that could not be written, and why: the run went on without them. */
   unwritten: Schema.optional(Schema.Array(Schema.Struct({ file: Schema.String, message: Schema.String }))),
-  /** The aggregation strategy, and what it did (absent: `synthesize`, by runs before strategies existed). */
+  /** The disagreement report that came with the synthesized answer (labels as in `synthesis.labels`). */
+  report: Schema.optional(Report),
+  /** The aggregation strategy, and what it did (absent in runs made before strategies existed: `synthesize`). */
   strategy: Schema.optional(StrategyRecord)
 })
 export type Manifest = typeof Manifest.Type

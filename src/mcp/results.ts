@@ -2,6 +2,7 @@ import type { CallToolResult, ContentBlock } from "@modelcontextprotocol/sdk/typ
 import { Effect, Schema } from "effect"
 import { costOf, formatCount, formatSeconds, plural } from "../domain/format.js"
 import type { CandidateRecord, ErrorInfo, Manifest } from "../domain/manifest.js"
+import { formatReport } from "../domain/reportFormat.js"
 import { mimeTypeOf, runResourceUri } from "./resources.js"
 import { RunOutput } from "./runOutput.js"
 import type { FinishedView, RunningView } from "./runView.js"
@@ -43,20 +44,22 @@ const encode = (output: RunOutput) => Schema.encode(RunOutput)(output).pipe(Effe
 
 /**
  * The result: `lead` blocks (the answer), then one text block for the rest (`body`, or the summary and
- * the next step), then resource links when asked for.
+ * the next step), then `tail` blocks (the disagreement report), then resource links when asked for.
  */
 const build = (
   output: RunOutput,
   options: ResultOptions,
   isError: boolean,
   lead: ReadonlyArray<string>,
-  body?: ReadonlyArray<string | undefined>
+  body?: ReadonlyArray<string | undefined>,
+  tail: ReadonlyArray<string> = []
 ) =>
   encode(output).pipe(
     Effect.map((structuredContent): CallToolResult => ({
       content: [
         ...lead.map(text),
         text([options.note, ...(body ?? [output.summary, output.next])].filter((line) => line !== undefined).join("\n")),
+        ...tail.map(text),
         ...(options.resourceLinks ? linksOf(output.files) : [])
       ],
       structuredContent,
@@ -121,6 +124,11 @@ const nextOf = (manifest: Manifest, hasFinal: boolean): string | undefined => {
   return manifest.synthesis?.fallbackToCandidate !== undefined ? `${again("resynthesize")} tries the synthesis again.` : undefined
 }
 
+const reportOf = ({ report, synthesis }: Manifest): RunOutput["report"] =>
+  report?.status === "ok" && synthesis?.labels !== undefined
+    ? { ...report, labels: Object.fromEntries(synthesis.labels.map(({ label, model }) => [label, model])) }
+    : report
+
 /** The result of a finished run: the answer first; an `isError` result naming every failure when there is none. */
 export const finishedResult = (view: FinishedView, options: ResultOptions) => {
   const { manifest, final, runDir } = view.result
@@ -136,6 +144,7 @@ export const finishedResult = (view: FinishedView, options: ResultOptions) => {
   ])
   const output: RunOutput = {
     final: final ?? null,
+    report: reportOf(manifest),
     summary: summaryOf(manifest),
     next: nextOf(manifest, final !== undefined),
     runId: manifest.id,
@@ -156,7 +165,10 @@ export const finishedResult = (view: FinishedView, options: ResultOptions) => {
     error: manifest.error,
     source: manifest.source
   }
-  if (final !== undefined) return build(output, options, false, [final])
+  // The report as text too, for clients whose model sees only the text blocks.
+  if (final !== undefined) {
+    return build(output, options, false, [final], undefined, manifest.report?.status === "ok" ? [formatReport(manifest)] : [])
+  }
   // Without an answer, everything needed to act, a line each: what happened, each failure, what to try.
   const body = [
     `No answer from run ${manifest.id}: ${manifest.error ?? "the run failed"} (${manifest.status}` +

@@ -1,5 +1,6 @@
 import { Schema } from "effect"
 import { CallStatus, ErrorInfo, RunStatus, RunUsage } from "../domain/manifest.js"
+import { AvailableReport, UnavailableReport } from "../domain/report.js"
 
 // What every run-shaped tool returns (process_prompt, get_run, cancel_run, resynthesize) as
 // `structuredContent`. Most clients hand their model this JSON and nothing else, so it is written for a
@@ -30,12 +31,23 @@ const SynthesisSummary = Schema.Struct({
   fallbackToCandidate: Schema.optional(Schema.String)
 }).annotations(brief(["model", "status"], "model, status, latencyMs?, servedBy?, error?, fallbackToCandidate?"))
 
+/** The report with the label → model map, so a model reading it knows who said what. */
+const ReportOutput = Schema.Union(
+  Schema.Struct({ ...AvailableReport.fields, labels: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })) }),
+  UnavailableReport
+).annotations(brief(
+  ["status"],
+  "Disagreement report: agreements, contradictions, uniqueClaims, confidence, labels (label → model); or status unavailable, reason"
+))
+
 export const RunOutputStatus = Schema.Union(RunStatus, Schema.Literal("running"))
 export type RunOutputStatus = typeof RunOutputStatus.Type
 
 export const RunOutput = Schema.Struct({
   /** The final answer (Markdown); null while the run goes, or when it produced none. */
   final: Schema.NullOr(Schema.String),
+  /** What the candidates agree and disagree on, when the run has an answer. */
+  report: Schema.optional(ReportOutput),
   /** Who answered, who failed and why, the run id: one paragraph. */
   summary: Schema.String,
   /** What to do next, when there is something to do (`running`: call get_run). */

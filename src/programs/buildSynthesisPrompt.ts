@@ -1,5 +1,7 @@
 import { Chunk, Effect, Random } from "effect"
+import type { ReportVia } from "../domain/report.js"
 import type { ChatMessage } from "../services/OpenRouterClient.js"
+import { REPORT_DELIMITER, REPORT_JSON_SCHEMA } from "./synthesisReply.js"
 
 export const SYNTHESIZER_INSTRUCTIONS =
   `You are the synthesizer of a panel of AI models. Several models answered the user's prompt independently. \
@@ -13,6 +15,33 @@ Write the single best answer to the user's prompt:
 - a candidate marked as cut was shortened to fit; do not guess what was cut.
 
 Answer the user directly, in Markdown, as if you were answering alone. Do not mention the candidates, the panel or this process.`
+
+const REPORT_FIELDS = `Besides the answer, report how the candidates compared, naming them by their labels (A, B, …):
+- agreements: the points every candidate agrees on;
+- contradictions: each point where candidates contradict each other, with every position taken and the candidates taking it;
+- uniqueClaims: claims only one candidate makes;
+- confidence: high, medium or low, in your answer; confidenceReason: why, in one sentence.
+Leave a list empty when there is nothing to put in it. The answer itself still never mentions the candidates.`
+
+/** How the synthesizer is told to add its disagreement report: by structured output, or after the answer in plain text. */
+export const REPORT_INSTRUCTIONS: Readonly<Record<ReportVia, string>> = {
+  structured: `${REPORT_FIELDS}
+
+Reply with one JSON object in the response format given: \`answer\` holds your whole answer in Markdown, the other fields the report.`,
+  text: `${REPORT_FIELDS}
+
+After your whole answer, write a line holding exactly ${REPORT_DELIMITER}, then the report as one JSON object that \
+matches this JSON Schema, and nothing after it:
+${REPORT_JSON_SCHEMA}`
+}
+
+/** The synthesis messages with the report's instructions added to the system message. */
+export const withReportInstructions = (messages: ReadonlyArray<ChatMessage>, via: ReportVia): ReadonlyArray<ChatMessage> =>
+  messages.map((message, i) =>
+    i === 0 && message.role === "system" && typeof message.content === "string"
+      ? { ...message, content: `${message.content}\n\n${REPORT_INSTRUCTIONS[via]}` }
+      : message
+  )
 
 export interface SynthesisInput {
   readonly model: string

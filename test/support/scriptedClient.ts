@@ -64,7 +64,10 @@ export const makeScriptedClient = (
       })
 
     return {
-      layer: Layer.succeed(OpenRouterClient, OpenRouterClient.make({ complete, listModels: () => Effect.succeed(catalogue) })),
+      layer: Layer.succeed(
+        OpenRouterClient,
+        OpenRouterClient.make({ complete, listModels: () => Effect.succeed(catalogue), catalogue: Effect.succeed(catalogue) })
+      ),
       requests,
       inFlight,
       maxInFlight

@@ -1,6 +1,7 @@
 import { Cause, Option } from "effect"
 import { StoreError } from "../../domain/errors.js"
 import type { CallStatus, CandidateRecord, RunStatus, RunUsage, StrategyRecord, SynthesisRecord, Usage } from "../../domain/manifest.js"
+import type { Report } from "../../domain/report.js"
 import type { CandidateOutcome } from "./fanOut.js"
 
 // What a run knows while it goes, and what its manifest says of its end: its status, why it has no answer,
@@ -15,8 +16,10 @@ export interface RunState {
   /** The synthesizer being asked right now, if any: a run interrupted then records it as cancelled. */
   readonly synthesizing: string | undefined
   readonly final: string | undefined
-  /** What the strategy step did so far (absent for `synthesize`). */
+  /** The run's strategy and what its step did so far. */
   readonly strategy?: StrategyRecord | undefined
+  /** The synthesis's disagreement report, once there is an answer. */
+  readonly report?: Report | undefined
 }
 
 export const initialState = (models: ReadonlyArray<string>, strategy?: StrategyRecord): RunState => ({

@@ -1,11 +1,15 @@
-import { type Array as Arr, Clock, Effect, Either, Option, Ref } from "effect"
+import { type Array as Arr, Clock, Duration, Effect, Either, Option, Ref } from "effect"
 import { Timeout } from "../../domain/errors.js"
 import { describeCall, plural } from "../../domain/format.js"
 import type { SynthesisRecord } from "../../domain/manifest.js"
+import { type Report, type ReportVia, unavailableReport } from "../../domain/report.js"
 import { stripControl } from "../../domain/text.js"
+import { CallGate } from "../../services/CallGate.js"
+import { OpenRouterClient } from "../../services/OpenRouterClient.js"
 import { Settings } from "../../services/Settings.js"
-import { buildSynthesisPrompt, type SynthesisInput } from "../buildSynthesisPrompt.js"
-import { callModel } from "../callModel.js"
+import { buildSynthesisPrompt, type SynthesisInput, withReportInstructions } from "../buildSynthesisPrompt.js"
+import { callModel, type ModelCall } from "../callModel.js"
+import { readReply, STRUCTURED_OUTPUT_PARAMETER, SYNTHESIS_REPLY_FORMAT } from "../synthesisReply.js"
 import type { CandidateOutcome } from "./fanOut.js"
 import { errorInfo, usageField } from "./records.js"
 import type { StartedRun } from "./start.js"
@@ -14,7 +18,39 @@ export interface SynthesisOutcome {
   /** Without `file`: the caller writes the answer and fills it in. */
   readonly record: SynthesisRecord
   readonly content: string | undefined
+  /** The disagreement report that came with the answer; unavailable (with why) when none could be read. */
+  readonly report: Report
 }
+
+/** Longest wait for the provider's model catalogue before a synthesis goes ahead in plain text. */
+const CATALOGUE_WAIT = Duration.seconds(10)
+
+/**
+ * Structured output where the provider's catalogue says the model supports it; plain text where it does
+ * not, or where there is no catalogue to ask (most local servers).
+ */
+const reportViaFor = Effect.fnUntraced(function*(model: string, waitMs: number) {
+  const client = yield* OpenRouterClient
+  const gate = yield* CallGate
+  // The catalogue request is an upstream call like the others: it holds a permit, so it never needs a connection more.
+  const catalogue = yield* gate.withPermit(client.catalogue).pipe(
+    Effect.timeout(Duration.min(CATALOGUE_WAIT, Duration.millis(waitMs))),
+    Effect.option
+  )
+  const structured = Option.exists(
+    catalogue,
+    (models) => models.some((m) => m.id === model && (m.supportedParameters ?? []).includes(STRUCTURED_OUTPUT_PARAMETER))
+  )
+  const via: ReportVia = structured ? "structured" : "text"
+  return via
+})
+
+/** Two calls to one synthesizer, seen as one: attempts and time added up, the second's result. */
+const followedBy = (first: ModelCall, second: ModelCall): ModelCall => ({
+  result: second.result,
+  attempts: first.attempts + second.attempts,
+  latencyMs: first.latencyMs + second.latencyMs
+})
 
 /**
  * Merges the successful candidates into one answer. The synthesizers are tried in order (the first
@@ -44,9 +80,13 @@ export const synthesize = Effect.fn("synthesize")(function*(input: {
 
   const failed: Array<NonNullable<SynthesisRecord["failedSynthesizers"]>[number]> = []
   let last: SynthesisRecord | undefined
+  /** A synthesizer's time: its timeout, or what is left before the deadline if that is less. */
+  const timeLeft = Effect.map(
+    Clock.currentTimeMillis,
+    (now) => (input.deadlineAt === undefined ? policy.timeoutMs : Math.min(policy.timeoutMs, input.deadlineAt - now))
+  )
   for (const model of input.synthesizers) {
-    const now = yield* Clock.currentTimeMillis
-    const timeoutMs = input.deadlineAt === undefined ? policy.timeoutMs : Math.min(policy.timeoutMs, input.deadlineAt - now)
+    const timeoutMs = yield* timeLeft
     if (timeoutMs <= 0) {
       const error = new Timeout({ model, timeoutMs: 0, message: "No time left before the deadline" })
       yield* Effect.logWarning(`synthesis: no time left before the deadline for ${model}`)
@@ -62,23 +102,37 @@ export const synthesize = Effect.fn("synthesize")(function*(input: {
       continue
     }
     yield* input.onStart(model)
-    yield* Effect.logInfo(`synthesis: asking ${model} to merge ${plural(input.candidates.length, "answer")}`)
-    const call = yield* callModel(
-      {
-        model,
-        messages: built.messages,
-        temperature: settings.temperature,
-        ...Option.match(settings.maxTokens, { onNone: () => ({}), onSome: (maxTokens) => ({ maxTokens }) }),
-        onDelta: input.onDelta
-      },
-      { ...policy, timeoutMs }
-    )
+    // The catalogue may take a tenth of the synthesizer's time at most; the call gets what is left.
+    let via: ReportVia = yield* reportViaFor(model, timeoutMs / 10)
+    yield* Effect.logInfo(`synthesis: asking ${model} to merge ${plural(input.candidates.length, "answer")} (report as ${via} output)`)
+    const ask = (as: ReportVia, ms: number) =>
+      callModel(
+        {
+          model,
+          messages: withReportInstructions(built.messages, as),
+          temperature: settings.temperature,
+          ...Option.match(settings.maxTokens, { onNone: () => ({}), onSome: (maxTokens) => ({ maxTokens }) }),
+          onDelta: input.onDelta,
+          ...(as === "structured" ? { responseFormat: SYNTHESIS_REPLY_FORMAT } : {})
+        },
+        { ...policy, timeoutMs: ms }
+      )
+    let call = yield* ask(via, yield* timeLeft)
+    // A provider that refuses the response format (a 400) gets the same request once more in plain text.
+    if (via === "structured" && Either.isLeft(call.result) && call.result.left._tag === "BadRequest") {
+      yield* Effect.logWarning(`synthesis: ${model} refused structured output (${call.result.left.message}); asking in plain text`)
+      via = "text"
+      call = followedBy(call, yield* ask(via, Math.min(yield* timeLeft, timeoutMs - call.latencyMs)))
+    }
     const failedSoFar = failed.length > 0 ? { failedSynthesizers: [...failed] } : {}
     if (Either.isRight(call.result)) {
       const completion = call.result.right
       yield* Effect.logInfo(`synthesis: ${model} ${describeCall(call)}`)
+      const reply = readReply(completion.content, via)
+      if (reply.report.status === "unavailable") yield* Effect.logInfo(`synthesis: no disagreement report: ${reply.report.reason}`)
       return {
-        content: completion.content,
+        content: reply.answer,
+        report: reply.report,
         record: {
           model,
           servedBy: stripControl(completion.servedBy),
@@ -109,7 +163,7 @@ export const synthesize = Effect.fn("synthesize")(function*(input: {
   const record: SynthesisRecord = last
     ? { ...last, failedSynthesizers: failed }
     : { model: "(none)", status: "error", attempts: 0, ...shared }
-  return { content: undefined, record } satisfies SynthesisOutcome
+  return { content: undefined, record, report: unavailableReport("no synthesizer answered") } satisfies SynthesisOutcome
 })
 
 /**
@@ -141,5 +195,8 @@ export const synthesizeAnswers = Effect.fn("synthesizeAnswers")(function*(
   const record: SynthesisRecord = synthesis.content !== undefined
     ? { ...synthesis.record, file }
     : { ...synthesis.record, file, fallbackToCandidate: fallback.model }
-  yield* Ref.update(state, (s) => ({ ...s, synthesis: record, final }))
+  const report = synthesis.content !== undefined
+    ? synthesis.report
+    : unavailableReport("every synthesizer failed, so the answer is one candidate's alone")
+  yield* Ref.update(state, (s) => ({ ...s, synthesis: record, final, report }))
 })

@@ -1,5 +1,5 @@
 import { HttpClient, HttpClientResponse } from "@effect/platform"
-import { Effect, Either, Stream } from "effect"
+import { Duration, Effect, Either, Stream } from "effect"
 import { InvalidResponse, type ProviderError } from "../../domain/errors.js"
 import { Settings } from "../Settings.js"
 import { byteCap, transportError } from "./body.js"
@@ -8,6 +8,8 @@ import { chatRequest, type CompletionRequest, modelsRequest, providerHttpClient 
 import { type Completion, errorForStatus, interpretChatBody, type ModelInfo } from "./response.js"
 import { readStreamedAnswer } from "./stream.js"
 import { decodeModels } from "./wire.js"
+
+const CATALOGUE_TTL = Duration.hours(1)
 
 const headerRecord = (response: HttpClientResponse.HttpClientResponse): Readonly<Record<string, string | undefined>> => response.headers
 
@@ -81,15 +83,23 @@ const make = Effect.gen(function*() {
       name: m.name ?? undefined,
       contextLength: m.context_length ?? undefined,
       promptPrice: perMillion(m.pricing?.prompt),
-      completionPrice: perMillion(m.pricing?.completion)
+      completionPrice: perMillion(m.pricing?.completion),
+      supportedParameters: m.supported_parameters ?? undefined
     }))
   })
+
+  // The catalogue for decisions made per run (structured output or not): fetched once, kept a while; a
+  // failure is not kept, so the next run asks again.
+  const [cachedCatalogue, forgetCatalogue] = yield* Effect.cachedInvalidateWithTTL(listModels(), CATALOGUE_TTL)
+  const catalogue: Effect.Effect<ReadonlyArray<ModelInfo>, ProviderError> = cachedCatalogue.pipe(Effect.tapError(() => forgetCatalogue))
 
   return {
     /** One attempt at a chat completion: retries and the time budget belong to the caller's policy. */
     complete,
     /** The provider's model catalogue (`GET /models`). */
-    listModels: (): Effect.Effect<ReadonlyArray<ModelInfo>, ProviderError> => listModels()
+    listModels: (): Effect.Effect<ReadonlyArray<ModelInfo>, ProviderError> => listModels(),
+    /** The model catalogue as `listModels` gives it, kept for an hour: for what each run decides from it. */
+    catalogue
   }
 })
 

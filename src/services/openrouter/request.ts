@@ -20,6 +20,8 @@ export interface CompletionRequest {
   readonly maxTokens?: number
   /** Called with the text of a streamed answer as it arrives (live progress): each network read's pieces at once. */
   readonly onDelta?: ((text: string) => Effect.Effect<void>) | undefined
+  /** Structured output: the reply must be JSON matching this schema (sent as a strict `json_schema` response format). */
+  readonly responseFormat?: { readonly name: string; readonly schema: object } | undefined
 }
 
 /** The JSON body of `POST /chat/completions`: only what was set, in the provider's names. */
@@ -30,7 +32,10 @@ export const chatBody = (request: CompletionRequest, stream: boolean) => ({
   ...(request.maxTokens !== undefined ? { max_tokens: request.maxTokens } : {}),
   stream,
   // OpenAI-compatible servers (vLLM, Ollama, llama.cpp…) send no usage in a stream unless asked.
-  ...(stream ? { stream_options: { include_usage: true } } : {})
+  ...(stream ? { stream_options: { include_usage: true } } : {}),
+  ...(request.responseFormat !== undefined
+    ? { response_format: { type: "json_schema", json_schema: { ...request.responseFormat, strict: true } } }
+    : {})
 })
 
 type ClientSettings = Pick<SettingsValue, "baseUrl" | "apiKey" | "appUrl" | "appTitle">

@@ -30,6 +30,8 @@ export interface ModelInfo {
   /** USD per million tokens. */
   readonly promptPrice?: number | undefined
   readonly completionPrice?: number | undefined
+  /** The request parameters the provider says the model accepts (OpenRouter's `supported_parameters`). */
+  readonly supportedParameters?: ReadonlyArray<string> | undefined
 }
 
 /** Retry-After is either delta-seconds or an HTTP date. */

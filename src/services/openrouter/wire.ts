@@ -57,7 +57,8 @@ const ModelsResponse = Schema.Struct({
     pricing: Schema.optional(Schema.NullOr(Schema.Struct({
       prompt: Schema.optional(Schema.NullOr(Price)),
       completion: Schema.optional(Schema.NullOr(Price))
-    })))
+    }))),
+    supported_parameters: Schema.optional(Schema.NullOr(Schema.Array(Schema.String)))
   }))
 })
 export type ModelsResponse = typeof ModelsResponse.Type
