@@ -88,10 +88,14 @@ describe("process_prompt strategy", () => {
       expect([count("st/one"), count("st/two"), count("st/synth")]).toEqual([3, 0, 1])
       expect(readManifest(structured.runDir)).toMatchObject({ strategy: { name: "self", model: "st/one", samples: 3 } })
 
-      const ranked = await mcp.client.callTool({
-        name: "process_prompt",
-        arguments: { prompt: "What is 9+9?", strategy: "rank", wait: 60 }
-      }) as CallToolResult
+      const progress: Array<string> = []
+      const ranked = await mcp.client.callTool(
+        { name: "process_prompt", arguments: { prompt: "What is 9+9?", strategy: "rank", wait: 60 } },
+        undefined,
+        { onprogress: (p) => void progress.push(p.message ?? "") }
+      ) as CallToolResult
+      // The judges' step is reported like the candidates' and the synthesis.
+      expect(progress.some((m) => /ranking: (asking 2 judges|\d\/2 judges done)/.test(m))).toBe(true)
       const files = (ranked.structuredContent as { files: Record<string, string> }).files
       expect(Object.keys(files)).toEqual(expect.arrayContaining(["rankings/01-st-one.md", "rankings/02-st-two.md"]))
       const judged = await mcp.client.readResource({ uri: files["rankings/02-st-two.md"]! })
