@@ -253,6 +253,15 @@ describe("strategy self", () => {
     }))
 })
 
+describe("strategy self, refused", () => {
+  it.live("more samples than --max-models is refused before any call", () =>
+    Effect.gen(function*() {
+      const refused = yield* run({ prompt: "Hi", strategy: "self" }, { samples: 20, maxModels: 16 }).pipe(Effect.flip)
+      expect(refused.message).toBe("--samples 20: more answers than the 16 one run may have (--max-models)")
+      expect(fake.chatRequests()).toHaveLength(0)
+    }))
+})
+
 describe("strategy synthesize", () => {
   it.live("is the default, and the manifest says so", () =>
     Effect.gen(function*() {

@@ -7,6 +7,7 @@ import { openResultsFile } from "../batchResults.js"
 import { checkRunRequest } from "../checkRunRequest.js"
 import type { BatchProgress } from "../runBatch.js"
 import type { RunEvent, RunResult } from "../runPipeline.js"
+import { tooManySamples } from "../strategies/self.js"
 import { type EvalItem, fingerprintOf } from "./dataset.js"
 import type { Scorer, ScorerName } from "./scorers.js"
 import { asksCandidates, runStrategy, type StrategyName } from "./strategies.js"
@@ -147,6 +148,9 @@ export const runEval = Effect.fn("runEval")(function*(options: EvalOptions) {
     if (rescored !== undefined) reused.set(keyOf(pair.strategy, pair.item.id), rescored)
   }
   const todo = pairs.filter((pair) => !reused.has(keyOf(pair.strategy, pair.item.id)))
+  // Once for the whole eval rather than once per item.
+  const refused = options.strategies.includes("self") ? tooManySamples(settings.samples, settings.maxModels) : undefined
+  if (refused !== undefined) return yield* new UsageError({ message: refused.message })
   // --check-models once for the whole eval, not once per run: the synthesizers, and the candidates if any are asked.
   if (settings.checkModels && todo.length > 0) {
     yield* checkRunRequest({

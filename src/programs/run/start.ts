@@ -6,7 +6,7 @@ import { duplicatesIn } from "../../domain/text.js"
 import { type RunHandle, RunStore } from "../../services/RunStore.js"
 import { Settings } from "../../services/Settings.js"
 import { checkRunRequest } from "../checkRunRequest.js"
-import { sampledModels } from "../strategies/self.js"
+import { sampledModels, tooManySamples } from "../strategies/self.js"
 import type { FanOutPolicy } from "./fanOut.js"
 import { initialState, type RunState } from "./outcome.js"
 import type { RunEvent, RunRequest } from "./request.js"
@@ -106,6 +106,8 @@ export const startRun = Effect.fn("startRun")(function*(request: RunRequest) {
   const store = yield* RunStore
   const startedMs = yield* Clock.currentTimeMillis
   const plan = yield* planRun(request, startedMs)
+  const refused = plan.strategy === "self" ? tooManySamples(plan.models.length, (yield* Settings).maxModels) : undefined
+  if (refused !== undefined) return yield* refused
   yield* checkRunRequest({
     prompt: request.prompt,
     models: request.reuse ? [] : plan.models,

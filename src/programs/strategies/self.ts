@@ -1,4 +1,5 @@
 import type { Array as Arr } from "effect"
+import { RunRefused } from "../../domain/errors.js"
 
 /**
  * The `self` strategy's candidates: one model (the first given or configured) asked `samples` times, each a
@@ -6,3 +7,9 @@ import type { Array as Arr } from "effect"
  */
 export const sampledModels = (models: Arr.NonEmptyReadonlyArray<string>, samples: number): ReadonlyArray<string> =>
   Array.from({ length: samples }, () => models[0])
+
+/** More samples than one run may have answers: refused before any call, naming both settings. */
+export const tooManySamples = (samples: number, maxModels: number): RunRefused | undefined =>
+  samples > maxModels
+    ? new RunRefused({ message: `--samples ${samples}: more answers than the ${maxModels} one run may have (--max-models)` })
+    : undefined
