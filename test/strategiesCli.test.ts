@@ -156,5 +156,13 @@ describe("eval --strategies", () => {
     expect(second.code, second.stderr).toBe(0)
     expect(fake.chatRequests()).toHaveLength(12)
     expect(second.stderr).toContain("4 skipped")
+
+    // self has no use for answers from several systems: it samples the first configured model, and says so.
+    fake.reset()
+    const self = await runCli([...args.slice(0, -1), "self", "--samples", "2"], { env: envFor(path.join(dir, "runs")) })
+    expect(self.code, self.stderr).toBe(0)
+    expect(self.stderr).toContain("self does not use the frozen candidates: it asks st/one 2 times per question")
+    expect([count("st/one"), count("st/two"), count("st/synth")]).toEqual([4, 0, 2])
+    expect(self.stdout).toMatch(/^\| self \(st\/synth\) \|/m)
   })
 })
