@@ -144,9 +144,9 @@ export const finishedResult = (view: FinishedView, options: ResultOptions) => {
   ])
   const output: RunOutput = {
     final: final ?? null,
-    report: reportOf(manifest),
     summary: summaryOf(manifest),
     next: nextOf(manifest, final !== undefined),
+    report: reportOf(manifest),
     runId: manifest.id,
     status: manifest.status,
     runDir,

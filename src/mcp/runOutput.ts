@@ -46,12 +46,12 @@ export type RunOutputStatus = typeof RunOutputStatus.Type
 export const RunOutput = Schema.Struct({
   /** The final answer (Markdown); null while the run goes, or when it produced none. */
   final: Schema.NullOr(Schema.String),
-  /** What the candidates agree and disagree on, when the run has an answer. */
-  report: Schema.optional(ReportOutput),
   /** Who answered, who failed and why, the run id: one paragraph. */
   summary: Schema.String,
   /** What to do next, when there is something to do (`running`: call get_run). */
   next: Schema.optional(Schema.String),
+  /** What the candidates agree and disagree on, when the run has an answer (after the contract's first three keys). */
+  report: Schema.optional(ReportOutput),
   runId: Schema.String,
   status: RunOutputStatus,
   runDir: Schema.String,
