@@ -98,6 +98,9 @@ describe("strategy rank", () => {
         ["jd/vague", "ok", undefined, false]
       ])
       expect(strategy.judges![3]!.unparsed).toMatch(/no "RANKING:" line/)
+      // The judges read the answers in turn, so that none is always read first (position bias).
+      const firstShown = ["jd/one", "jd/two", "jd/down"].map((judge) => /## Candidate ([A-Z])/.exec(textOf(to(judge)[0]!))?.[1])
+      expect(firstShown).toEqual(["A", "B", "C"])
       expect(strategy.aggregate).toEqual([
         { label: "A", model: modelOf("A"), points: 4 },
         { label: "B", model: modelOf("B"), points: 1 },

@@ -57,18 +57,23 @@ export const rankAnswers = Effect.fn("rankAnswers")(function*(
     labels: shown.map(({ answer, label }) => ({ label, model: answer.model, ...(answer.record.file ? { file: answer.record.file } : {}) })),
     judges: []
   }))
-  const messages = [
-    { role: "system", content: JUDGE_INSTRUCTIONS },
-    {
-      role: "user",
-      content: panelMessage(
-        request.prompt,
-        shown.map((s) => ({ label: s.label, content: s.answer.content })),
-        settings.synthesisMaxChars,
-        JUDGE_INSTRUCTIONS.length
-      )
-    }
-  ] as const
+  // Each judge sees the answers in another order (the labels stay), so no answer is always read first.
+  const messagesFor = (index: number) => {
+    const turn = index % shown.length
+    const order = [...shown.slice(turn), ...shown.slice(0, turn)]
+    return [
+      { role: "system", content: JUDGE_INSTRUCTIONS },
+      {
+        role: "user",
+        content: panelMessage(
+          request.prompt,
+          order.map((s) => ({ label: s.label, content: s.answer.content })),
+          settings.synthesisMaxChars,
+          JUDGE_INSTRUCTIONS.length
+        )
+      }
+    ] as const
+  }
 
   const total = plan.judges.length
   const records = yield* Ref.make(new Map<number, JudgeRecord>())
@@ -81,7 +86,7 @@ export const rankAnswers = Effect.fn("rankAnswers")(function*(
 
   const judge = (model: string, index: number) =>
     Effect.gen(function*() {
-      const call = yield* stepCall(started, "judge", model, messages)
+      const call = yield* stepCall(started, "judge", model, messagesFor(index))
       const own = shown.filter((s) => s.answer.model === model).map((s) => s.label)
       const file = judgeFile(index, model)
       if (call.content !== undefined) yield* writes.save(store.writeStepFile(run, file, call.content))
