@@ -124,6 +124,22 @@ describe("strategy rank", () => {
       expect(events).toContain("StrategyStep")
     }))
 
+  it.live("judges read the question as the candidates were asked it: an attached text file included", () =>
+    Effect.gen(function*() {
+      fake.setScript({ ...candidates, "jd/one": ok("RANKING: A > B > C"), "test/synth": ok("It is 4.") })
+      const text = "const answer = 4 // from the attached file"
+      const bytes = new TextEncoder().encode(text)
+      yield* run(
+        {
+          prompt: "What does notes.ts compute?",
+          strategy: "rank",
+          attachments: [{ path: "notes.ts", kind: "text", mediaType: "text/plain", bytes, sha256: "0".repeat(64), text }]
+        },
+        { judges: Option.some(["jd/one"]) }
+      )
+      expect(textOf(to("jd/one")[0]!)).toContain("from the attached file")
+    }))
+
   it.live("by default the candidates judge, and none ranks its own answer", () =>
     Effect.gen(function*() {
       const twice = (answer: string) => [ok(answer), ok("RANKING: A > B > C")]

@@ -5,6 +5,7 @@ import { text as readAll } from "node:stream/consumers"
 import { UsageError } from "../domain/errors.js"
 import { summaryLine } from "../domain/format.js"
 import { formatReport } from "../domain/reportFormat.js"
+import { collectAttachments } from "../programs/attachments/collect.js"
 import { type RunEvent, runPipeline } from "../programs/runPipeline.js"
 import { Logging } from "../services/Logging.js"
 import { Settings } from "../services/Settings.js"
@@ -54,6 +55,13 @@ const askOptions = {
     Options.withDescription("Read the prompt from this file."),
     Options.optional
   ),
+  attach: Options.text("attach").pipe(
+    Options.withDescription(
+      "Attach a file, a directory (its text files, honouring .gitignore) or a glob; repeatable. Text goes into the prompt, " +
+        "images and PDFs as content parts."
+    ),
+    Options.repeated
+  ),
   json: Options.boolean("json").pipe(
     Options.withDescription("Print the run manifest with a `final` field (the answer) as JSON on stdout instead of the answer.")
   ),
@@ -77,6 +85,7 @@ export const ask = Effect.fn("ask")(function*(args: Command.Command.ParseConfig<
   const settings = yield* Settings
   const logging = yield* Logging
   const prompt = yield* readPrompt(args.prompt, args.file)
+  const attachments = yield* collectAttachments(args.attach, { base: process.cwd(), what: "--attach" })
   // On a terminal, a live line per model; elsewhere (pipes, CI, files) plain log lines.
   const display = process.stderr.isTTY ? makeProgressDisplay(process.stderr) : undefined
   const onEvent = (event: RunEvent) =>
@@ -97,7 +106,9 @@ export const ask = Effect.fn("ask")(function*(args: Command.Command.ParseConfig<
       if (settings.logLevel === "debug" || entry.level === "warning" || entry.level === "error") display.log(line)
     })
     : Effect.void
-  const result = yield* Effect.scoped(drawLogs.pipe(Effect.zipRight(ticker), Effect.zipRight(runPipeline({ prompt, onEvent }))))
+  const result = yield* Effect.scoped(
+    drawLogs.pipe(Effect.zipRight(ticker), Effect.zipRight(runPipeline({ prompt, attachments, onEvent })))
+  )
   if (args.json) {
     yield* writeStdout(JSON.stringify({ ...result.manifest, final: result.final ?? null, runDir: result.runDir }, null, 2))
   } else if (result.final !== undefined) {

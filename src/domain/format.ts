@@ -10,6 +10,8 @@ export const formatSeconds = (ms: number): string => `${(ms / 1000).toFixed(1)} 
 export const formatCount = (n: number): string => n.toLocaleString("en-US")
 
 /** "$0.0123": to a hundredth of a cent, as per-call costs are that small. */
+export const formatBytes = (n: number): string => `${formatCount(n)} bytes`
+
 export const formatUsd = (usd: number): string => `$${usd.toFixed(4)}`
 
 /** "$1.50" for budgets and estimates; under a cent, as `formatUsd`. */

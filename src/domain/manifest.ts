@@ -120,6 +120,27 @@ export const RunSettings = Schema.Struct({
 })
 export type RunSettings = typeof RunSettings.Type
 
+/** How a candidate received an attachment: its text in the prompt, an image part, a file part, or a note saying it could not see it. */
+export const AttachmentForm = Schema.Literal("text", "image", "file", "note")
+export type AttachmentForm = typeof AttachmentForm.Type
+
+/** One attached file: as given, its copy in the run directory, and what each candidate model was sent. */
+export const AttachmentRecord = Schema.Struct({
+  /** The path as given (for a directory or a glob: the path of each file found, below what was given). */
+  path: Schema.String,
+  /** The copy, relative to the run directory: `attachments/NN-<name>`. */
+  file: Schema.String,
+  bytes: Schema.Number,
+  sha256: Schema.String,
+  /** Decided from the content (magic bytes), not the extension. */
+  mediaType: Schema.String,
+  /** Candidate model id → how it received the file. */
+  sentAs: Schema.Record({ key: Schema.String, value: AttachmentForm }),
+  /** Why a model got a note instead of an image, when the reason is not the model's own (`/models` unreadable). */
+  note: Schema.optional(Schema.String)
+})
+export type AttachmentRecord = typeof AttachmentRecord.Type
+
 export const Manifest = Schema.Struct({
   id: Schema.String,
   status: RunStatus,
@@ -137,6 +158,8 @@ export const Manifest = Schema.Struct({
   error: Schema.optional(Schema.String),
   /** Files of the run that could not be written, and why: the run went on without them. */
   unwritten: Schema.optional(Schema.Array(Schema.Struct({ file: Schema.String, message: Schema.String }))),
+  /** The files attached to the prompt, copied into `attachments/`. */
+  attachments: Schema.optional(Schema.Array(AttachmentRecord)),
   /** The disagreement report that came with the synthesized answer (labels as in `synthesis.labels`). */
   report: Schema.optional(Report),
   /** The aggregation strategy, and what it did (absent in runs made before strategies existed: `synthesize`). */

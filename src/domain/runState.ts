@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { RunSettings } from "./manifest.js"
+import { AttachmentRecord, RunSettings } from "./manifest.js"
 
 // Who owns a run directory while its run is live, and what a reader concludes from it.
 
@@ -16,7 +16,9 @@ export const OwnerRecord = Schema.Struct({
   /** When the run was made. */
   createdAt: Schema.String,
   /** The run's models, synthesizer and limits (absent only for runs made without them, in tests). */
-  settings: Schema.optional(RunSettings)
+  settings: Schema.optional(RunSettings),
+  /** The attached files, so that an interrupted run still has them (resynth, follow-ups). */
+  attachments: Schema.optional(Schema.Array(AttachmentRecord))
 })
 export type OwnerRecord = typeof OwnerRecord.Type
 

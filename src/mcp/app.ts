@@ -11,6 +11,7 @@ import { Effect, Either, Fiber, FiberSet, Runtime, Schema } from "effect"
 import type { LiveRuns } from "./liveRuns.js"
 import { makeProgress } from "./progress.js"
 import { listRunResources, readRunResource, resourceTemplates } from "./resources.js"
+import { makeFileRoots } from "./roots.js"
 import { makeTaskStore } from "./tasks.js"
 import { toolNamed, tools } from "./tools/index.js"
 import type { ToolServices } from "./tools/tool.js"
@@ -80,6 +81,7 @@ export const makeMcpApp = (options: McpAppOptions): Server => {
     return redact(outcome.right)
   }
 
+  const fileRoots = makeFileRoots(server)
   const refuse = (message: string) => Effect.fail<ProtocolFailure>({ code: ErrorCode.InvalidParams, message })
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools.map((tool) => tool.definition) }))
@@ -93,7 +95,7 @@ export const makeMcpApp = (options: McpAppOptions): Server => {
         }
         if (task !== undefined && !tool.tasks) return yield* refuse(`${name} does not run as a task; call it without "task"`)
         const progress = yield* makeProgress(extra._meta?.progressToken, (n) => extra.sendNotification(redact(n)))
-        return yield* tool.call(args, { runs, progress, task: task === undefined ? undefined : { ttl: task.ttl } })
+        return yield* tool.call(args, { runs, progress, task: task === undefined ? undefined : { ttl: task.ttl }, fileRoots })
       }),
       extra.signal
     ))

@@ -44,8 +44,14 @@ export const ProcessPromptInput = Schema.Struct({
   // deadline, quorum, grace: the settings the table lets one call override.
   ...McpOverrides.fields,
   wait: Schema.optionalWith(Wait, { exact: true }),
+  files: Schema.optionalWith(
+    Schema.Array(Schema.String.pipe(Schema.minLength(1))).annotations({
+      description: "Paths of files, directories or globs inside your roots to attach (text, images, PDFs), instead of pasting them."
+    }),
+    { exact: true }
+  ),
   strategy: Schema.optionalWith(
-    StrategyName.annotations({ description: "How the answers are combined. Default: the server's." }),
+    StrategyName.annotations({ description: "How answers are combined. Default: the server's." }),
     { exact: true }
   )
 })

@@ -61,6 +61,8 @@ export const checkRunRequest = Effect.fn("checkRunRequest")(function*(request: {
   readonly prompt: string
   readonly models: ReadonlyArray<string>
   readonly synthesizers: ReadonlyArray<string>
+  /** Characters of attached text that every candidate reads besides the prompt (images and PDFs are not counted). */
+  readonly attachedChars?: number | undefined
   /** The models of the strategy's calls that read the candidates (judges, refinements), each call once. */
   readonly readers?: ReadonlyArray<string> | undefined
 }) {
@@ -94,7 +96,7 @@ export const checkRunRequest = Effect.fn("checkRunRequest")(function*(request: {
   if (Option.isSome(settings.maxCost)) {
     const budget = settings.maxCost.value
     const estimate = worstCaseCost({
-      promptChars: request.prompt.length,
+      promptChars: request.prompt.length + (request.attachedChars ?? 0),
       models: request.models,
       synthesizer: request.synthesizers[0] ?? "",
       readers: request.readers,

@@ -38,7 +38,8 @@ export const interruptedManifest = (view: RunView, prompt: string): Manifest | u
     settings,
     candidates,
     usage: sumUsage(candidates),
-    error: INTERRUPTED_REASON
+    error: INTERRUPTED_REASON,
+    ...(view.owner.attachments !== undefined ? { attachments: view.owner.attachments } : {})
   }
 }
 

@@ -2,6 +2,7 @@ import { Effect } from "effect"
 import { RunRefused, type StoreError } from "../domain/errors.js"
 import type { StrategyName } from "../domain/strategy.js"
 import { type InvalidRunPath, type RunFileNotFound, RunStore } from "../services/RunStore.js"
+import { loadRunAttachments } from "./attachments/plan.js"
 import { readRunWithManifest } from "./recoverRun.js"
 import type { CandidateOutcome } from "./run/fanOut.js"
 import { type RunEvent, runPipeline } from "./runPipeline.js"
@@ -39,8 +40,11 @@ export const resynthesize = Effect.fn("resynthesize")(function*(input: {
   if (!outcomes.some((o) => o.content !== undefined)) {
     return yield* refused(`run ${input.runId} has no candidate answer to synthesize`)
   }
+  // The question as it was asked: the synthesizer sees the same attachments, which the new run keeps too.
+  const attachments = yield* orRefused(loadRunAttachments(input.runId, source))
   return yield* runPipeline({
     prompt,
+    attachments,
     models: source.settings.models,
     synthesizer: input.synthesizer ?? source.settings.synthesizer,
     reuse: { sourceRunId: source.id, outcomes },

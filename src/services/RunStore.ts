@@ -2,11 +2,11 @@ import { FileSystem, Path } from "@effect/platform"
 import { Context, Effect, Layer, Schema } from "effect"
 import * as crypto from "node:crypto"
 import { StoreError } from "../domain/errors.js"
-import { Manifest, type RunSettings } from "../domain/manifest.js"
+import { type AttachmentRecord, Manifest, type RunSettings } from "../domain/manifest.js"
 import { responseFileName } from "../domain/model.js"
 import { OWNER_FILE, OwnerRecord } from "../domain/runState.js"
 import { thisHost, thisProcessStartedAt } from "./processProbe.js"
-import { type InvalidRunPath, makeRunReader, type RunFileNotFound, type RunSummary, type RunView } from "./runReader.js"
+import { ATTACHMENTS_DIR, type InvalidRunPath, makeRunReader, type RunFileNotFound, type RunSummary, type RunView } from "./runReader.js"
 import { Settings } from "./Settings.js"
 
 export interface RunHandle {
@@ -17,6 +17,7 @@ export interface RunHandle {
 }
 
 export {
+  ATTACHMENTS_DIR,
   InvalidRunPath,
   PROMPT_PREVIEW_CHARS,
   RUN_FILE_PATTERN,
@@ -31,7 +32,7 @@ export interface RunStoreShape {
    * Makes a fresh run directory (never reused, also across processes) with its `responses/` folder and
    * its owner record (this process, and the run's settings), which stays until the manifest lands.
    */
-  readonly createRun: (settings?: RunSettings) => Effect.Effect<RunHandle, StoreError>
+  readonly createRun: (settings?: RunSettings, attachments?: ReadonlyArray<AttachmentRecord>) => Effect.Effect<RunHandle, StoreError>
   /** Writes `prompt.md`. */
   readonly writePrompt: (run: RunHandle, prompt: string) => Effect.Effect<string, StoreError>
   /** Writes a candidate's answer; returns the path relative to the run directory. */
@@ -50,6 +51,10 @@ export interface RunStoreShape {
    * into place before `run.json`, so a manifest that names the final answer never lands without it.
    */
   readonly writeFinal: (run: RunHandle, content: string, manifest: Manifest) => Effect.Effect<string, StoreError>
+  /** Writes a copy of an attached file as `attachments/<name>`; returns that path (relative to the run directory). */
+  readonly writeAttachment: (run: RunHandle, name: string, bytes: Uint8Array) => Effect.Effect<string, StoreError>
+  /** An attached file's copy, `attachments/<name>` of a run, as bytes. */
+  readonly readAttachment: (runId: string, name: string) => Effect.Effect<Uint8Array, InvalidRunPath | RunFileNotFound | StoreError>
   /** Writes `run.json`, for a run that ends without a final answer. */
   readonly writeManifest: (run: RunHandle, manifest: Manifest) => Effect.Effect<string, StoreError>
   /** The root under which run directories are made. */
@@ -105,9 +110,10 @@ const makeRunStore = Effect.gen(function*() {
     Effect.forEach(files, (file) => fs.remove(file).pipe(Effect.ignore), { discard: true })
 
   /** Temporary sibling then rename: a reader (or a crash) never sees half a file. */
-  const writeAtomic = (target: string, data: string) => {
+  const writeAtomic = (target: string, data: string | Uint8Array) => {
     const temp = tempFor(target)
-    return fs.writeFileString(temp, data, PRIVATE_FILE).pipe(
+    const write = typeof data === "string" ? fs.writeFileString(temp, data, PRIVATE_FILE) : fs.writeFile(temp, data, PRIVATE_FILE)
+    return write.pipe(
       Effect.zipRight(fs.rename(temp, target)),
       Effect.onError(() => removeAll([temp])),
       Effect.mapError(fail(target))
@@ -122,7 +128,7 @@ const makeRunStore = Effect.gen(function*() {
     Effect.tap(() => Effect.sync(() => (rootMade = true)))
   )
 
-  const createRun = Effect.fn("RunStore.createRun")(function*(settings?: RunSettings) {
+  const createRun = Effect.fn("RunStore.createRun")(function*(settings?: RunSettings, attachments?: ReadonlyArray<AttachmentRecord>) {
     if (!rootMade) yield* makeRoot
     // mkdir without `recursive` fails if the directory exists: that makes ids unique across processes.
     let handle: RunHandle | undefined
@@ -149,7 +155,8 @@ const makeRunStore = Effect.gen(function*() {
       host: thisHost(),
       processStartedAt: thisProcessStartedAt().toISOString(),
       createdAt: handle.createdAt.toISOString(),
-      ...(settings ? { settings } : {})
+      ...(settings ? { settings } : {}),
+      ...(attachments !== undefined && attachments.length > 0 ? { attachments } : {})
     }
     yield* writeAtomic(path.join(handle.dir, OWNER_FILE), `${JSON.stringify(encodeOwner(owner), null, 2)}\n`)
     return handle
@@ -181,6 +188,13 @@ const makeRunStore = Effect.gen(function*() {
 
   const reader = makeRunReader(fs, path, outputDir)
 
+  const writeAttachment = (run: RunHandle, name: string, bytes: Uint8Array) =>
+    fs.makeDirectory(path.join(run.dir, ATTACHMENTS_DIR), { recursive: true, ...PRIVATE_DIR }).pipe(
+      Effect.mapError(fail(path.join(run.dir, ATTACHMENTS_DIR))),
+      Effect.zipRight(writeAtomic(path.join(run.dir, ATTACHMENTS_DIR, name), bytes)),
+      Effect.as(`${ATTACHMENTS_DIR}/${name}`)
+    )
+
   return {
     root: outputDir,
     ...reader,
@@ -194,6 +208,7 @@ const makeRunStore = Effect.gen(function*() {
         Effect.zipRight(writeRelative(run, relative, content))
       ),
     writeFinal,
+    writeAttachment,
     writeManifest: (run, manifest) => writeRelative(run, "run.json", manifestText(manifest)).pipe(Effect.tap(() => disown(run)))
   } satisfies RunStoreShape
 })

@@ -17,6 +17,11 @@ export const RUN_ID_PATTERN = /^\d{8}-\d{6}-\d{3}-[0-9a-f]{8}$/
  */
 export const RUN_FILE_PATTERN = /^(?:prompt\.md|final\.md|run\.json|(?:responses|rankings|rounds\/\d{1,2})\/\d{2,}-[A-Za-z0-9._-]+\.md)$/
 
+/** The folder of a run that holds the copies of its attached files. */
+export const ATTACHMENTS_DIR = "attachments"
+/** An attachment's copy: `NN-<name>`, the name made of safe characters only. */
+const ATTACHMENT_NAME = /^\d{2,}-[A-Za-z0-9._-]+$/
+
 const ANSWER_NAME = /^\d{2,}-[A-Za-z0-9._-]+\.md$/
 /** Temporary siblings of atomic writes: `.<file>.<random>.tmp`. */
 const TEMP_NAME = /^\..+\.tmp$/
@@ -104,17 +109,24 @@ export const makeRunReader = (fs: FileSystem.FileSystem, path: Path.Path, output
     })
 
   /** A file of a run, as text, only if it is in place; absent files are `None`. */
-  const readInPlace = (root: string, runId: string, relative: string) =>
+  const readInPlace = (root: string, runId: string, relative: string) => readBytesOrText(root, runId, relative, fs.readFileString)
+
+  const readBytesOrText = <A>(
+    root: string,
+    runId: string,
+    relative: string,
+    read: (file: string) => Effect.Effect<A, Failure>
+  ) =>
     Effect.gen(function*() {
       const target = path.join(outputDir, runId, relative)
       const real = yield* fs.realPath(target).pipe(Effect.option)
-      if (Option.isNone(real)) return Option.none<string>()
+      if (Option.isNone(real)) return Option.none<A>()
       if (real.value !== path.join(root, runId, relative)) {
         return yield* new InvalidRunPath({ runId, file: relative, message: `${relative} of run ${runId} lies outside the runs directory` })
       }
-      return yield* fs.readFileString(target).pipe(
+      return yield* read(target).pipe(
         Effect.map(Option.some),
-        Effect.catchIf(isNotFound, () => Effect.succeed(Option.none<string>())),
+        Effect.catchIf(isNotFound, () => Effect.succeed(Option.none<A>())),
         Effect.mapError(readFailure(target))
       )
     })
@@ -136,6 +148,18 @@ export const makeRunReader = (fs: FileSystem.FileSystem, path: Path.Path, output
     return text.value
   })
 
+  const readAttachment = Effect.fn("RunStore.readAttachment")(function*(runId: string, name: string) {
+    const file = `${ATTACHMENTS_DIR}/${name}`
+    yield* checkRunId(runId, file)
+    if (!ATTACHMENT_NAME.test(name)) {
+      return yield* new InvalidRunPath({ runId, file, message: `${JSON.stringify(name)} is not the name of an attachment's copy` })
+    }
+    const { root } = yield* runDir(runId, file)
+    const bytes = yield* readBytesOrText(root, runId, file, fs.readFile)
+    if (Option.isNone(bytes)) return yield* new RunFileNotFound({ runId, file, message: `run ${runId} has no ${file}` })
+    return bytes.value
+  })
+
   const readManifest = (runId: string) =>
     readRunFile(runId, "run.json").pipe(
       Effect.flatMap((text) =>
@@ -154,7 +178,7 @@ export const makeRunReader = (fs: FileSystem.FileSystem, path: Path.Path, output
 
   /** Temporary files whose writer is gone (the run finished or was interrupted): removed, quietly. */
   const sweep = (dir: string) =>
-    Effect.forEach([dir, path.join(dir, "responses")], (folder) =>
+    Effect.forEach([dir, path.join(dir, "responses"), path.join(dir, ATTACHMENTS_DIR)], (folder) =>
       namesIn(folder).pipe(
         Effect.flatMap((names) =>
           Effect.forEach(names.filter((n) => TEMP_NAME.test(n)), (n) => fs.remove(path.join(folder, n)).pipe(Effect.ignore), {
@@ -236,5 +260,5 @@ export const makeRunReader = (fs: FileSystem.FileSystem, path: Path.Path, output
     return runs.filter((r): r is RunSummary => r !== undefined)
   })
 
-  return { readRunFile, readManifest, readRun, listRuns }
+  return { readRunFile, readAttachment, readManifest, readRun, listRuns }
 }

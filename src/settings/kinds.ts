@@ -136,6 +136,19 @@ export const originList: Kind<ReadonlyArray<string>> = {
   json: Schema.Array(Schema.String)
 }
 
+/** Directories: a repeatable flag, comma-separated in the environment, an array (or that text) in the file. */
+export const pathList: Kind<ReadonlyArray<string>> = {
+  text: Schema.transform(Schema.String, Schema.Array(Schema.String), {
+    strict: true,
+    decode: (s) => s.split(",").map((p) => p.trim()).filter((p) => p !== ""),
+    encode: (paths) => paths.join(",")
+  }),
+  file: ListInFile,
+  flag: "list",
+  plain: Schema.Array(Schema.String),
+  json: Schema.Array(Schema.String)
+}
+
 /** One of a few names (`--strategy rank`): `text` reads and checks it, `plain` is the names themselves. */
 export const oneOf = <A extends string>(text: Schema.Schema<A, string>, plain: Schema.Schema<A>): Kind<A> => ({
   text,

@@ -95,6 +95,8 @@ export interface ModelSpec {
   /** USD per token, as strings (OpenRouter style). */
   pricing?: { prompt: string; completion: string }
   supported_parameters?: ReadonlyArray<string>
+  /** What the model reads (default `["text"]`); `["text", "image"]` for a model that sees images. */
+  input_modalities?: ReadonlyArray<string>
 }
 
 export interface FakeOpenRouterOptions {
@@ -739,7 +741,12 @@ export function startFakeOpenRouter(options: FakeOpenRouterOptions = {}): Promis
         created: 1700000000,
         description: `Fake model ${m.id}`,
         context_length: m.context_length ?? 128000,
-        architecture: { modality: "text->text", input_modalities: ["text"], output_modalities: ["text"], tokenizer: "Other" },
+        architecture: {
+          modality: m.input_modalities?.includes("image") === true ? "text+image->text" : "text->text",
+          input_modalities: [...(m.input_modalities ?? ["text"])],
+          output_modalities: ["text"],
+          tokenizer: "Other"
+        },
         pricing: { ...(m.pricing ?? { prompt: "0.000001", completion: "0.000002" }), request: "0", image: "0" },
         top_provider: { context_length: m.context_length ?? 128000, max_completion_tokens: 16384, is_moderated: false },
         supported_parameters: [...(m.supported_parameters ?? SUPPORTED_PARAMETERS)]

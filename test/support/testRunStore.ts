@@ -10,6 +10,7 @@ import { type RunHandle, RunStore } from "../../src/services/RunStore.js"
 export const makeTestRunStore = () => {
   const files = new Map<string, string>()
   const manifests: Array<Manifest> = []
+  const attachments = new Map<string, Uint8Array>()
   let counter = 0
   const write = (run: RunHandle, relative: string, data: string) =>
     Effect.sync(() => {
@@ -42,6 +43,12 @@ export const makeTestRunStore = () => {
           return { id, dir: `/memory/${id}`, createdAt: new Date(0) }
         }),
       writePrompt: (run, prompt) => write(run, "prompt.md", prompt),
+      writeAttachment: (run, name, bytes) =>
+        Effect.sync(() => {
+          attachments.set(`${run.id}/attachments/${name}`, bytes)
+          return `attachments/${name}`
+        }),
+      readAttachment: (runId, name) => Effect.succeed(attachments.get(`${runId}/attachments/${name}`) ?? new Uint8Array()),
       writeResponse: (run, index, model, content, kind = "answer") =>
         write(run, responseFileName(index, model, kind === "partial" ? ".partial.md" : ".md"), content),
       writeStepFile: write,
@@ -50,5 +57,5 @@ export const makeTestRunStore = () => {
       writeManifest
     })
   )
-  return { layer, files, manifests }
+  return { layer, files, manifests, attachments }
 }

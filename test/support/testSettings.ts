@@ -43,6 +43,9 @@ export const makeTestSettings = (overrides: Partial<SettingsValue> = {}): Settin
   httpSessionIdleMs: 1_800_000,
   httpMaxBodyBytes: 1024 * 1024,
   httpAllowedOrigins: [],
+  attachMaxBytes: 10 * 1024 * 1024,
+  attachMaxTotalBytes: 30 * 1024 * 1024,
+  allowDirs: [],
   configFile: Option.none(),
   ...overrides
 })

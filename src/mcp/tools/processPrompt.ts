@@ -1,9 +1,16 @@
 import { Effect } from "effect"
+import { collectAttachments } from "../../programs/attachments/collect.js"
 import { runPipeline } from "../../programs/runPipeline.js"
 import { RunOutput } from "../runOutput.js"
 import { ProcessPromptInput } from "../toolSchemas.js"
 import { runFailure, startRun } from "./runs.js"
-import { defineTool } from "./tool.js"
+import { defineTool, type ToolContext } from "./tool.js"
+
+/** The files of a call, read and checked against the connection's roots before the run starts: a refused one costs nothing. */
+const attachmentsOf = (files: ReadonlyArray<string> | undefined, context: ToolContext) =>
+  files === undefined || files.length === 0
+    ? Effect.succeed([])
+    : Effect.flatMap(context.fileRoots, (roots) => collectAttachments(files, { base: roots.base, allowed: roots.allowed, what: "files" }))
 
 const seconds = (s: number | undefined) => (s === undefined ? undefined : Math.round(s * 1000))
 
@@ -19,16 +26,18 @@ export const processPrompt = defineTool({
   tasks: true,
   run: (input, context) =>
     startRun(context, input.wait, (onEvent) =>
-      runPipeline({
-        prompt: input.prompt,
-        models: input.models,
-        synthesizer: input.synthesizer,
-        deadlineMs: seconds(input.deadline),
-        quorum: input.quorum,
-        graceMs: seconds(input.grace),
-        strategy: input.strategy,
-        rounds: input.rounds,
-        samples: input.samples,
-        onEvent
-      }).pipe(Effect.mapError(runFailure)))
+      Effect.flatMap(attachmentsOf(input.files, context), (attachments) =>
+        runPipeline({
+          prompt: input.prompt,
+          attachments,
+          models: input.models,
+          synthesizer: input.synthesizer,
+          deadlineMs: seconds(input.deadline),
+          quorum: input.quorum,
+          graceMs: seconds(input.grace),
+          strategy: input.strategy,
+          rounds: input.rounds,
+          samples: input.samples,
+          onEvent
+        })).pipe(Effect.mapError(runFailure)))
 })

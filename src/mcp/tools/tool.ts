@@ -1,3 +1,4 @@
+import type { FileSystem, Path } from "@effect/platform"
 import type { CallToolResult, CreateTaskResult, Tool as ToolDefinition, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js"
 import { Cause, Effect, type Schema } from "effect"
 import type { OpenRouterClient } from "../../services/OpenRouterClient.js"
@@ -6,10 +7,11 @@ import type { Settings } from "../../services/Settings.js"
 import type { LiveRuns } from "../liveRuns.js"
 import type { Progress } from "../progress.js"
 import { errorResult } from "../results.js"
+import type { FileRoots, RootsUnavailable } from "../roots.js"
 import { decodeArguments, objectJsonSchema } from "../toolSchemas.js"
 
-/** What a tool's handler needs from the services of the process. */
-export type ToolServices = Settings | RunStore | OpenRouterClient
+/** What a tool's handler needs from the services of the process (the platform's file system: attached files). */
+export type ToolServices = Settings | RunStore | OpenRouterClient | FileSystem.FileSystem | Path.Path
 
 /** What a tool call carries besides its arguments. */
 export interface ToolContext {
@@ -17,6 +19,8 @@ export interface ToolContext {
   readonly progress: Progress
   /** The call asked to run as an MCP task (`params.task`): answer with the task at once. */
   readonly task: { readonly ttl: number | undefined } | undefined
+  /** Where this connection's calls may read attached files from (the client's roots, see roots.ts). */
+  readonly fileRoots: Effect.Effect<FileRoots, RootsUnavailable, ToolServices>
 }
 
 export type ToolReply = CallToolResult | CreateTaskResult

@@ -1,6 +1,8 @@
 import { Option } from "effect"
 import type { CompletionRequest } from "../../services/OpenRouterClient.js"
 import type { SettingsValue } from "../../services/Settings.js"
+import type { AttachmentPlan } from "../attachments/plan.js"
+import { userMessageOf } from "../attachments/plan.js"
 
 /** What one candidate's call sends, besides the live-progress hook: messages and sampling options. */
 export type CandidateCall = Omit<CompletionRequest, "onDelta">
@@ -8,6 +10,8 @@ export type CandidateCall = Omit<CompletionRequest, "onDelta">
 /** What a run knows when it plans its candidates' calls. */
 export interface CallPlanInput {
   readonly prompt: string
+  /** The run's attached files, and which models read images. */
+  readonly attachments?: AttachmentPlan | undefined
 }
 
 /**
@@ -20,7 +24,7 @@ export const candidateCall = (
   model: string
 ): CandidateCall => ({
   model,
-  messages: [{ role: "user", content: input.prompt }],
+  messages: [userMessageOf(input.prompt, input.attachments?.files ?? [], input.attachments?.seesImages(model) ?? false)],
   temperature: settings.temperature,
   ...Option.match(settings.maxTokens, { onNone: () => ({}), onSome: (maxTokens) => ({ maxTokens }) })
 })

@@ -44,7 +44,7 @@ export const collectCandidates = Effect.fn("collectCandidates")(function*(starte
   return yield* fanOut({
     run,
     models: plan.models,
-    callFor: (model) => candidateCall(request, settings, model),
+    callFor: (model) => candidateCall({ prompt: request.prompt, attachments: started.attachments }, settings, model),
     policy: plan.policy,
     onAttempt: (index, attempt) =>
       Ref.update(state, withAttempt(index, attempt)).pipe(

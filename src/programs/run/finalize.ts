@@ -49,6 +49,7 @@ const manifestOf = Effect.fn("manifestOf")(function*(started: StartedRun, ending
     ...(request.reuse?.sourceRunId !== undefined ? { source: request.reuse.sourceRunId } : {}),
     ...(error !== undefined ? { error } : {}),
     ...(unwritten.length > 0 ? { unwritten } : {}),
+    ...(started.attachments.records.length > 0 ? { attachments: started.attachments.records } : {}),
     ...(s.report !== undefined ? { report: s.report } : {}),
     ...(s.strategy !== undefined ? { strategy: s.strategy } : {})
   } satisfies Manifest

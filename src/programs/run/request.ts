@@ -2,6 +2,7 @@ import type { Effect } from "effect"
 import type { Manifest } from "../../domain/manifest.js"
 import type { StrategyName } from "../../domain/strategy.js"
 import type { RunHandle } from "../../services/RunStore.js"
+import type { Attachment } from "../attachments/attachment.js"
 import type { CandidateOutcome } from "./fanOut.js"
 
 /** What a run reports while it goes, for progress displays and MCP progress notifications. */
@@ -41,6 +42,8 @@ export interface RunRequest {
    */
   readonly reuse?: { readonly sourceRunId?: string | undefined; readonly outcomes: ReadonlyArray<CandidateOutcome> } | undefined
   readonly onEvent?: ((event: RunEvent) => Effect.Effect<void>) | undefined
+  /** Files attached to the prompt, already read and checked (see attachments/collect.ts). */
+  readonly attachments?: ReadonlyArray<Attachment> | undefined
   /** The aggregation strategy for this run only (default: the `strategy` setting). */
   readonly strategy?: StrategyName | undefined
   /** `refine`'s rounds and `self`'s samples for this run only (default: the settings). */

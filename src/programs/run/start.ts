@@ -5,6 +5,7 @@ import type { StrategyName } from "../../domain/strategy.js"
 import { duplicatesIn } from "../../domain/text.js"
 import { type RunHandle, RunStore } from "../../services/RunStore.js"
 import { Settings } from "../../services/Settings.js"
+import { type AttachmentPlan, planAttachments, saveAttachments } from "../attachments/plan.js"
 import { checkRunRequest } from "../checkRunRequest.js"
 import { sampledModels, tooManySamples } from "../strategies/self.js"
 import type { FanOutPolicy } from "./fanOut.js"
@@ -39,6 +40,8 @@ export interface StartedRun {
   readonly writes: RunWrites
   readonly state: Ref.Ref<RunState>
   readonly emit: (event: RunEvent) => Effect.Effect<void>
+  /** The attached files, who is sent what, and the manifest's records of them. */
+  readonly attachments: AttachmentPlan
 }
 
 const planRun = Effect.fn("planRun")(function*(request: RunRequest, startedMs: number) {
@@ -112,7 +115,8 @@ export const startRun = Effect.fn("startRun")(function*(request: RunRequest) {
     prompt: request.prompt,
     models: request.reuse ? [] : plan.models,
     synthesizers: plan.synthesizers,
-    readers: [...plan.judges, ...Array.from({ length: plan.rounds }, () => plan.refiners).flat()]
+    readers: [...plan.judges, ...Array.from({ length: plan.rounds }, () => plan.refiners).flat()],
+    attachedChars: (request.attachments ?? []).reduce((n, a) => n + (a.text?.length ?? 0), 0)
   })
   if (plan.strategy === "self" && request.models !== undefined && request.models.length > 1) {
     yield* Effect.logWarning(`strategy self samples ${request.models[0]} only: ${request.models.slice(1).join(", ")} not asked`)
@@ -120,10 +124,12 @@ export const startRun = Effect.fn("startRun")(function*(request: RunRequest) {
   for (const model of plan.strategy === "self" ? [] : duplicatesIn(plan.models)) {
     yield* Effect.logWarning(`${model} is named more than once: it is asked, and paid for, once per mention`)
   }
+  const attachments = yield* planAttachments(request.attachments ?? [], plan.models, request.reuse !== undefined)
   // The owner record carries the settings, so a run whose process dies can still be read and resynthesized.
-  const run = yield* store.createRun(plan.settings)
+  const run = yield* store.createRun(plan.settings, attachments.records)
   const writes = yield* makeRunWrites(run, yield* Effect.scope)
   yield* writes.save(store.writePrompt(run, request.prompt))
+  yield* saveAttachments(run, attachments, writes.save)
   return {
     request,
     plan,
@@ -131,7 +137,8 @@ export const startRun = Effect.fn("startRun")(function*(request: RunRequest) {
     startedMs,
     writes,
     state: yield* Ref.make(initialState(plan.models, initialStrategy(plan))),
-    emit: request.onEvent ?? (() => Effect.void)
+    emit: request.onEvent ?? (() => Effect.void),
+    attachments
   } satisfies StartedRun
 })
 

@@ -7,7 +7,8 @@ import { stripControl } from "../../domain/text.js"
 import { CallGate } from "../../services/CallGate.js"
 import { OpenRouterClient } from "../../services/OpenRouterClient.js"
 import { Settings } from "../../services/Settings.js"
-import { buildSynthesisPrompt, type SynthesisInput, withReportInstructions } from "../buildSynthesisPrompt.js"
+import { questionAsAsked } from "../attachments/message.js"
+import { buildSynthesisPrompt, fairShares, type SynthesisInput, withReportInstructions } from "../buildSynthesisPrompt.js"
 import { callModel, type ModelCall } from "../callModel.js"
 import { readReply, STRUCTURED_OUTPUT_PARAMETER, SYNTHESIS_REPLY_FORMAT } from "../synthesisReply.js"
 import type { CandidateOutcome } from "./fanOut.js"
@@ -171,12 +172,14 @@ export const synthesize = Effect.fn("synthesize")(function*(input: {
  * candidate answered: when every synthesizer fails, the first answer is the final one, said plainly.
  */
 export const synthesizeAnswers = Effect.fn("synthesizeAnswers")(function*(
-  { emit, plan, request, state }: StartedRun,
+  { attachments, emit, plan, request, state }: StartedRun,
   answered: Arr.NonEmptyReadonlyArray<CandidateOutcome & { readonly content: string }>,
   ranking?: string
 ) {
+  const settings = yield* Settings
   const synthesis = yield* synthesize({
-    prompt: request.prompt,
+    // The question as the candidates were asked it: their attached text files within half the budget.
+    prompt: questionAsAsked(request.prompt, attachments.files, Math.floor(settings.synthesisMaxChars / 2), fairShares),
     ranking,
     candidates: answered.map((o) => ({ model: o.model, content: o.content })),
     synthesizers: plan.synthesizers,

@@ -4,6 +4,7 @@ import type { CandidateRecord, StrategyRecord } from "../../domain/manifest.js"
 import { stripControl } from "../../domain/text.js"
 import type { ChatMessage } from "../../services/OpenRouterClient.js"
 import { Settings } from "../../services/Settings.js"
+import { questionAsAsked } from "../attachments/message.js"
 import { cutMarker, fairShares, MIN_SHARE } from "../buildSynthesisPrompt.js"
 import { callModel } from "../callModel.js"
 import { errorInfo, usageField } from "../run/records.js"
@@ -30,7 +31,11 @@ export const answerSections = (answers: ReadonlyArray<LabelledAnswer>, budgetCha
   }).join("\n\n")
 }
 
-/** The user message of a step call: the user's prompt, then the anonymised answers. */
+/** The question as the candidates were asked it (attached text files within half the budget), as the synthesizer gets it. */
+export const questionOf = (started: StartedRun, budgetChars: number): string =>
+  questionAsAsked(started.request.prompt, started.attachments.files, Math.floor(budgetChars / 2), fairShares)
+
+/** The user message of a step call: the user's question, then the anonymised answers. */
 export const panelMessage = (prompt: string, answers: ReadonlyArray<LabelledAnswer>, budgetChars: number, overhead: number): string =>
   [
     "# The user's prompt",

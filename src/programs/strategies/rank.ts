@@ -7,7 +7,7 @@ import { labelFor } from "../buildSynthesisPrompt.js"
 import type { CandidateOutcome } from "../run/fanOut.js"
 import type { StartedRun } from "../run/start.js"
 import { bordaCount, parseRanking, RANKING_LINE } from "./borda.js"
-import { cancelledCall, panelMessage, stepCall, updateStrategy } from "./panel.js"
+import { cancelledCall, panelMessage, questionOf, stepCall, updateStrategy } from "./panel.js"
 
 export type Answered = CandidateOutcome & { readonly content: string }
 
@@ -43,7 +43,7 @@ export const rankAnswers = Effect.fn("rankAnswers")(function*(
   started: StartedRun,
   answered: Arr.NonEmptyReadonlyArray<Answered>
 ) {
-  const { emit, plan, request, run, writes } = started
+  const { emit, plan, run, writes } = started
   const settings = yield* Settings
   const store = yield* RunStore
   if (answered.length < 2) {
@@ -57,6 +57,7 @@ export const rankAnswers = Effect.fn("rankAnswers")(function*(
     labels: shown.map(({ answer, label }) => ({ label, model: answer.model, ...(answer.record.file ? { file: answer.record.file } : {}) })),
     judges: []
   }))
+  const question = questionOf(started, settings.synthesisMaxChars)
   // Each judge sees the answers in another order (the labels stay), so no answer is always read first.
   const messagesFor = (index: number) => {
     const turn = index % shown.length
@@ -66,7 +67,7 @@ export const rankAnswers = Effect.fn("rankAnswers")(function*(
       {
         role: "user",
         content: panelMessage(
-          request.prompt,
+          question,
           order.map((s) => ({ label: s.label, content: s.answer.content })),
           settings.synthesisMaxChars,
           JUDGE_INSTRUCTIONS.length

@@ -5,7 +5,7 @@ import { RunStore } from "../../services/RunStore.js"
 import { Settings } from "../../services/Settings.js"
 import { labelFor } from "../buildSynthesisPrompt.js"
 import type { StartedRun } from "../run/start.js"
-import { cancelledCall, panelMessage, stepCall, updateStrategy } from "./panel.js"
+import { cancelledCall, panelMessage, questionOf, stepCall, updateStrategy } from "./panel.js"
 import type { Answered } from "./rank.js"
 
 export const REFINE_INSTRUCTIONS = `You are one model of a panel of AI models. Several models answered the user's prompt \
@@ -29,17 +29,18 @@ export const refineAnswers = Effect.fn("refineAnswers")(function*(
   started: StartedRun,
   answered: Arr.NonEmptyReadonlyArray<Answered>
 ) {
-  const { emit, plan, request, run, writes } = started
+  const { emit, plan, run, writes } = started
   const settings = yield* Settings
   const store = yield* RunStore
   const total = plan.refiners.length
+  const question = questionOf(started, settings.synthesisMaxChars)
   let current = answered
   yield* updateStrategy(started, (r) => ({ ...r, rounds: [] }))
   for (let round = 2; round <= plan.rounds + 1; round++) {
     const shown = Chunk.toReadonlyArray(yield* Random.shuffle(current)).map((a, i) => ({ label: labelFor(i), content: a.content }))
     const messages = [
       { role: "system", content: REFINE_INSTRUCTIONS },
-      { role: "user", content: panelMessage(request.prompt, shown, settings.synthesisMaxChars, REFINE_INSTRUCTIONS.length) }
+      { role: "user", content: panelMessage(question, shown, settings.synthesisMaxChars, REFINE_INSTRUCTIONS.length) }
     ] as const
     const records = yield* Ref.make(new Map<number, CandidateRecord>())
     const record = (index: number, answer: CandidateRecord) =>

@@ -84,6 +84,7 @@ const make = Effect.gen(function*() {
       contextLength: m.context_length ?? undefined,
       promptPrice: perMillion(m.pricing?.prompt),
       completionPrice: perMillion(m.pricing?.completion),
+      inputModalities: m.architecture?.input_modalities ?? undefined,
       supportedParameters: m.supported_parameters ?? undefined
     }))
   })

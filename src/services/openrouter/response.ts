@@ -30,6 +30,8 @@ export interface ModelInfo {
   /** USD per million tokens. */
   readonly promptPrice?: number | undefined
   readonly completionPrice?: number | undefined
+  /** What the model reads (`text`, `image`, `file`…), when the provider says (OpenRouter's `architecture.input_modalities`). */
+  readonly inputModalities?: ReadonlyArray<string> | undefined
   /** The request parameters the provider says the model accepts (OpenRouter's `supported_parameters`). */
   readonly supportedParameters?: ReadonlyArray<string> | undefined
 }

@@ -54,6 +54,9 @@ const ModelsResponse = Schema.Struct({
     id: Schema.String,
     name: Schema.optional(Schema.NullOr(Schema.String)),
     context_length: Schema.optional(Schema.NullOr(Schema.Number)),
+    architecture: Schema.optional(Schema.NullOr(Schema.Struct({
+      input_modalities: Schema.optional(Schema.NullOr(Schema.Array(Schema.String)))
+    }))),
     pricing: Schema.optional(Schema.NullOr(Schema.Struct({
       prompt: Schema.optional(Schema.NullOr(Price)),
       completion: Schema.optional(Schema.NullOr(Price))

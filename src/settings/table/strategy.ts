@@ -34,7 +34,7 @@ export const strategySettings = {
       default: 1,
       defaultDoc: "1"
     }),
-    { title: "Rounds", description: "refine: rounds after the first. Default: the server's (1)." }
+    { title: "Rounds", description: "For refine. Default: the server's (1)." }
   ),
   samples: perCall(
     withDefault({
@@ -46,6 +46,6 @@ export const strategySettings = {
       default: 4,
       defaultDoc: "4"
     }),
-    { title: "Samples", description: "self: answers of the one model. Default: the server's (4).", max: 16 }
+    { title: "Samples", description: "For self: answers. Default: the server's (4).", max: 16 }
   )
 }

@@ -1,0 +1,191 @@
+import { FileSystem, Path } from "@effect/platform"
+import { Effect, Option } from "effect"
+import ignore, { type Ignore } from "ignore"
+import { glob, isDynamicPattern } from "tinyglobby"
+import { RunRefused } from "../../domain/errors.js"
+import { formatBytes } from "../../domain/format.js"
+import { stripControl } from "../../domain/text.js"
+import { Settings } from "../../services/Settings.js"
+import { type Attachment, sha256Of, sniff } from "./attachment.js"
+
+export interface CollectOptions {
+  /** What relative paths are resolved against. */
+  readonly base: string
+  /** Real paths of the only directories files may come from (MCP); absent: anywhere (the CLI). */
+  readonly allowed?: ReadonlyArray<string> | undefined
+  /** How the paths are named in messages (`--attach`, `files`). */
+  readonly what: string
+}
+
+/** A file to read: how it is named, where it is, and whether the user named it (else a directory or a glob found it). */
+interface Found {
+  readonly display: string
+  readonly abs: string
+  readonly named: boolean
+  /** Found in a directory: only its text files are attached. */
+  readonly inDirectory: boolean
+}
+
+/**
+ * The files named by `specs` (files, directories, glob patterns), read, checked and classified. A directory
+ * gives its text files, honouring `.gitignore` (from the enclosing git work tree down) and skipping `.git`;
+ * a glob gives the files it matches outside ignored paths. A named binary file that is neither an image nor
+ * a PDF, a file over the per-file cap, a total over the run's cap, or (MCP) a file whose real path lies outside
+ * the allowed directories refuses the whole run, naming the path: nothing is sent.
+ */
+export const collectAttachments = Effect.fn("collectAttachments")(function*(specs: ReadonlyArray<string>, options: CollectOptions) {
+  const fs = yield* FileSystem.FileSystem
+  const path = yield* Path.Path
+  const settings = yield* Settings
+  // File names found on disk may hold anything: no control character reaches a terminal.
+  const refuse = (message: string) => new RunRefused({ message: stripControl(`${options.what}: ${message}`) })
+
+  const isInside = (real: string, root: string) => real === root || real.startsWith(root.endsWith(path.sep) ? root : root + path.sep)
+  const checkAllowed = (display: string, abs: string) =>
+    Effect.gen(function*() {
+      const allowed = options.allowed
+      if (allowed === undefined) return
+      const real = yield* fs.realPath(abs).pipe(Effect.mapError((e) => refuse(`cannot read ${display}: ${e.message}`)))
+      if (!allowed.some((root) => isInside(real, root))) {
+        return yield* refuse(
+          `${display}${real === abs ? "" : ` (${real})`} lies outside the directories this server may read: ` +
+            `${allowed.length === 0 ? "none" : allowed.join(", ")}. Add it to the client's roots, or start the server with --allow-dir`
+        )
+      }
+    })
+
+  // .gitignore rules by directory, read once.
+  const rules = new Map<string, Ignore | undefined>()
+  const rulesOf = (dir: string) =>
+    rules.has(dir) ? Effect.succeed(rules.get(dir)) : fs.readFileString(path.join(dir, ".gitignore")).pipe(
+      Effect.map((text): Ignore | undefined => ignore().add(text)),
+      Effect.orElseSucceed(() => undefined),
+      Effect.tap((r) => Effect.sync(() => rules.set(dir, r)))
+    )
+  /** The work tree's top (the nearest ancestor with `.git`), where .gitignore rules start; else `dir` itself. */
+  const topOf = (dir: string) =>
+    Effect.gen(function*() {
+      for (let d = dir;; d = path.dirname(d)) {
+        if (yield* fs.exists(path.join(d, ".git")).pipe(Effect.orElseSucceed(() => false))) return d
+        if (path.dirname(d) === d) return dir
+      }
+    })
+  /** Whether a .gitignore between `top` and the file's own directory ignores it. */
+  const isIgnored = (top: string, abs: string, isDirectory: boolean) =>
+    Effect.gen(function*() {
+      if (!isInside(abs, top) || abs === top) return false
+      const dirs: Array<string> = []
+      for (let d = path.dirname(abs); isInside(d, top); d = path.dirname(d)) {
+        dirs.unshift(d)
+        if (d === top) break
+      }
+      for (const dir of dirs) {
+        const r = yield* rulesOf(dir)
+        const relative = path.relative(dir, abs).split(path.sep).join("/") + (isDirectory ? "/" : "")
+        if (r?.ignores(relative)) return true
+      }
+      return false
+    })
+
+  /** Every file below `dir`, sorted, without ignored ones, `.git`, or a directory seen before (a symlink loop). */
+  const walk = (dir: string, display: string, top: string, seen: Set<string>): Effect.Effect<ReadonlyArray<Found>> =>
+    Effect.gen(function*() {
+      const real = yield* fs.realPath(dir).pipe(Effect.orElseSucceed(() => dir))
+      if (seen.has(real)) return []
+      seen.add(real)
+      const names = [...(yield* fs.readDirectory(dir).pipe(Effect.orElseSucceed((): ReadonlyArray<string> => [])))].sort()
+      const found: Array<Found> = []
+      for (const name of names) {
+        if (name === ".git") continue
+        const abs = path.join(dir, name)
+        const shown = path.join(display, name)
+        const info = yield* fs.stat(abs).pipe(Effect.option)
+        if (Option.isNone(info)) continue
+        const isDirectory = info.value.type === "Directory"
+        if (yield* isIgnored(top, abs, isDirectory)) continue
+        if (isDirectory) found.push(...(yield* walk(abs, shown, top, seen)))
+        else if (info.value.type === "File") found.push({ display: shown, abs, named: false, inDirectory: true })
+      }
+      return found
+    })
+
+  const expand = (spec: string) =>
+    Effect.gen(function*() {
+      const abs = path.resolve(options.base, spec)
+      const info = yield* fs.stat(abs).pipe(Effect.either)
+      if (info._tag === "Left") {
+        if (!isDynamicPattern(spec)) return yield* refuse(`cannot read ${spec}: no such file or directory`)
+        // Where the pattern starts must be allowed already: a glob never crawls a directory it may not read.
+        const segments = spec.split(/[\\/]/)
+        const fixed = segments.slice(0, segments.findIndex((segment) => isDynamicPattern(segment))).join(path.sep)
+        yield* checkAllowed(spec, path.resolve(options.base, fixed === "" && path.isAbsolute(spec) ? path.sep : fixed))
+        const matches = yield* Effect.tryPromise({
+          try: () => glob(spec, { cwd: options.base, absolute: true, onlyFiles: true, expandDirectories: false, ignore: ["**/.git/**"] }),
+          catch: (e) => refuse(`${spec}: not a usable glob pattern (${String(e)})`)
+        })
+        const top = yield* topOf(options.base)
+        const kept: Array<Found> = []
+        for (const match of [...matches].sort()) {
+          if (yield* isIgnored(top, match, false)) continue
+          kept.push({
+            display: path.isAbsolute(spec) ? match : path.relative(options.base, match),
+            abs: match,
+            named: false,
+            inDirectory: false
+          })
+        }
+        if (kept.length === 0) return yield* refuse(`no file matches ${spec}`)
+        return kept
+      }
+      yield* checkAllowed(spec, abs)
+      switch (info.right.type) {
+        case "Directory":
+          return yield* walk(abs, spec, yield* topOf(abs), new Set())
+        case "File":
+          return [{ display: spec, abs, named: true, inDirectory: false }]
+        default:
+          return yield* refuse(`${spec} is neither a file nor a directory`)
+      }
+    })
+
+  const attachments: Array<Attachment> = []
+  const seen = new Set<string>()
+  let total = 0
+  for (const spec of specs) {
+    for (const file of yield* expand(spec)) {
+      yield* checkAllowed(file.display, file.abs)
+      const real = yield* fs.realPath(file.abs).pipe(Effect.orElseSucceed(() => file.abs))
+      if (seen.has(real)) continue
+      seen.add(real)
+      const tooLarge = (size: number) =>
+        refuse(
+          `${file.display} has ${formatBytes(size)}, more than the ${
+            formatBytes(settings.attachMaxBytes)
+          } allowed per file (--attach-max-bytes)`
+        )
+      const cannotRead = (e: { readonly message: string }) => refuse(`cannot read ${file.display}: ${e.message}`)
+      // The size first: a huge file is refused without being read.
+      const size = Number((yield* fs.stat(file.abs).pipe(Effect.mapError(cannotRead))).size)
+      if (size > settings.attachMaxBytes) return yield* tooLarge(size)
+      const bytes = yield* fs.readFile(file.abs).pipe(Effect.mapError(cannotRead))
+      if (bytes.length > settings.attachMaxBytes) return yield* tooLarge(bytes.length)
+      const kind = sniff(bytes)
+      if (kind === undefined || (file.inDirectory && kind.kind !== "text")) {
+        if (file.named) {
+          return yield* refuse(`${file.display} is a binary file (only text, PNG, JPEG, WebP, GIF and PDF files can be attached)`)
+        }
+        yield* Effect.logWarning(`${file.display}: skipped, ${kind === undefined ? "a binary file" : "not a text file"}`)
+        continue
+      }
+      total += bytes.length
+      if (total > settings.attachMaxTotalBytes) {
+        return yield* refuse(
+          `with ${file.display} the attachments add up to ${formatBytes(total)}, more than the ` +
+            `${formatBytes(settings.attachMaxTotalBytes)} allowed in one run (--attach-max-total-bytes)`
+        )
+      }
+      attachments.push({ path: file.display, kind: kind.kind, mediaType: kind.mediaType, bytes, sha256: sha256Of(bytes), text: kind.text })
+    }
+  }
+  return attachments
+})

@@ -1,0 +1,34 @@
+import { integerIn, pathList } from "../kinds.js"
+import { absolutePath, withDefault } from "../setting.js"
+
+/** Files attached to a prompt (`ask --attach`, `process_prompt` `files`): size caps, and where MCP may read. */
+export const attachSettings = {
+  attachMaxBytes: withDefault({
+    field: "attachMaxBytes",
+    kind: integerIn(1, 1_073_741_824),
+    flag: "attach-max-bytes",
+    env: "PARALLEL_LLM_ATTACH_MAX_BYTES",
+    doc: "Largest attached file in bytes; a run with a larger one is refused before any call",
+    default: 10 * 1024 * 1024,
+    defaultDoc: "10485760 (10 MiB)"
+  }),
+  attachMaxTotalBytes: withDefault({
+    field: "attachMaxTotalBytes",
+    kind: integerIn(1, 4_294_967_296),
+    flag: "attach-max-total-bytes",
+    env: "PARALLEL_LLM_ATTACH_MAX_TOTAL_BYTES",
+    doc: "Largest total of one run's attached files in bytes; over it the run is refused before any call",
+    default: 30 * 1024 * 1024,
+    defaultDoc: "31457280 (30 MiB)"
+  }),
+  allowDirs: withDefault({
+    field: "allowDirs",
+    kind: pathList,
+    flag: "allow-dir",
+    env: "PARALLEL_LLM_ALLOW_DIRS",
+    doc: "`serve`: directories MCP `files` may be read from besides the client's roots (or the working directory)",
+    default: [],
+    defaultDoc: "none",
+    convert: (dirs, ctx) => dirs.map((dir) => absolutePath(dir, ctx))
+  })
+}
