@@ -340,7 +340,7 @@ describe("loadSettings: invalid values name where they came from", () => {
   const envCases: ReadonlyArray<readonly [string, string]> = [
     ["PARALLEL_LLM_TIMEOUT", "-1"],
     ["PARALLEL_LLM_TIMEOUT", "soon"],
-    ["PARALLEL_LLM_CONCURRENCY", "2000"],
+    ["PARALLEL_LLM_CONCURRENCY", "5000"],
     ["PARALLEL_LLM_RETRIES", "2.5"],
     ["PARALLEL_LLM_TEMPERATURE", "hot"],
     ["PARALLEL_LLM_MODELS", "good/one,bad model"],

@@ -1,4 +1,4 @@
-import { Clock, Deferred, Duration, Effect, Either, Ref, Schedule } from "effect"
+import { Clock, Deferred, Duration, Effect, type Either, Schedule } from "effect"
 import { isTransient, type ProviderError, retryAfterOf, Timeout } from "../domain/errors.js"
 import { formatSeconds } from "../domain/format.js"
 import { CallGate } from "../services/CallGate.js"
@@ -64,25 +64,38 @@ export const callModel = Effect.fnUntraced(function*(
 ) {
   const client = yield* OpenRouterClient
   const gate = yield* CallGate
-  const attempts = yield* Ref.make(0)
+  // Local to this call and only touched by its own fiber: plain variables, not Refs.
+  let attempts = 0
   /** Clock time at which the first request went out. */
   const firstSent = yield* Deferred.make<number>()
 
   const attempt = gate.withPermit(
-    Ref.updateAndGet(attempts, (n) => n + 1).pipe(
-      Effect.tap(() => Effect.flatMap(Clock.currentTimeMillis, (now) => Deferred.succeed(firstSent, now))),
-      Effect.tap(onAttempt),
-      Effect.flatMap((n) =>
-        client.complete(request).pipe(
-          Effect.tapError((error) =>
-            Effect.logDebug(
-              `${request.model}: attempt ${n} failed: ${error.message}${isTransient(error) && n <= policy.retries ? " (will retry)" : ""}`
-            )
+    Effect.suspend(() => {
+      const n = ++attempts
+      return Effect.flatMap(Clock.currentTimeMillis, (now) => Deferred.succeed(firstSent, now)).pipe(
+        Effect.zipRight(onAttempt(n)),
+        Effect.zipRight(client.complete(request)),
+        Effect.tapError((error) =>
+          Effect.logDebug(
+            `${request.model}: attempt ${n} failed: ${error.message}${isTransient(error) && n <= policy.retries ? " (will retry)" : ""}`
           )
         )
       )
-    )
+    })
   )
+
+  // Most calls succeed at once: the retry schedule is only driven once an attempt has failed, its
+  // first input being that failure (the same decisions as `Effect.retry(attempt, schedule)`).
+  const retried = Effect.catchAll(attempt, (first) => {
+    let replay: ProviderError | undefined = first
+    const again = Effect.suspend(() => {
+      if (replay === undefined) return attempt
+      const failure = replay
+      replay = undefined
+      return Effect.fail(failure)
+    })
+    return Effect.retry(again, scheduleFor(policy))
+  })
 
   const budget = Deferred.await(firstSent).pipe(
     Effect.zipRight(Effect.sleep(Duration.millis(policy.timeoutMs))),
@@ -95,14 +108,10 @@ export const callModel = Effect.fnUntraced(function*(
     ))
   )
 
-  const result = yield* attempt.pipe(
-    Effect.retry(scheduleFor(policy)),
-    Effect.raceFirst(budget),
-    Effect.either
-  )
+  const result = yield* retried.pipe(Effect.raceFirst(budget), Effect.either)
   const finished = yield* Clock.currentTimeMillis
   const started = yield* Deferred.poll(firstSent).pipe(
     Effect.flatMap((sent) => (sent._tag === "Some" ? sent.value : Effect.succeed(finished)))
   )
-  return { result, attempts: yield* Ref.get(attempts), latencyMs: finished - started } satisfies ModelCall
+  return { result, attempts, latencyMs: finished - started } satisfies ModelCall
 })

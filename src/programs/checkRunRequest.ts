@@ -57,7 +57,7 @@ export const worstCaseCost = (input: {
  * (with `checkModels`) a model id the provider does not list, (with `maxCost`) a worst-case cost over
  * the budget. Model id shapes are checked when decoded.
  */
-export const checkRunRequest = Effect.fn("checkRunRequest")(function*(request: {
+export const checkRunRequest = Effect.fnUntraced(function*(request: {
   readonly prompt: string
   readonly models: ReadonlyArray<string>
   readonly synthesizers: ReadonlyArray<string>

@@ -14,7 +14,7 @@ export type { RunEvent, RunRequest, RunResult } from "./run/request.js"
  * with failover, finalize. However it
  * ends, the manifest is written and every answer already received stays on disk (see run/writes.ts).
  */
-export const runPipeline = Effect.fn("runPipeline")(function*(request: RunRequest) {
+export const runPipeline = Effect.fnUntraced(function*(request: RunRequest) {
   const started = yield* startRun(request)
 
   const manifest = yield* Effect.gen(function*() {

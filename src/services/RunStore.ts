@@ -104,8 +104,10 @@ const makeRunStore = Effect.gen(function*() {
   const fail = (target: string) => (error: { readonly message: string }) =>
     new StoreError({ path: target, message: `cannot write ${target}: ${error.message}` })
 
-  const tempFor = (target: string) =>
-    path.join(path.dirname(target), `.${path.basename(target)}.${crypto.randomBytes(6).toString("hex")}.tmp`)
+  // `.<file>.<random>.tmp`: random per process, then counted (no random bytes drawn per file).
+  const tempTag = crypto.randomBytes(6).toString("hex")
+  let temps = 0
+  const tempFor = (target: string) => path.join(path.dirname(target), `.${path.basename(target)}.${tempTag}${(temps++).toString(36)}.tmp`)
   const removeAll = (files: ReadonlyArray<string>) =>
     Effect.forEach(files, (file) => fs.remove(file).pipe(Effect.ignore), { discard: true })
 
@@ -128,7 +130,7 @@ const makeRunStore = Effect.gen(function*() {
     Effect.tap(() => Effect.sync(() => (rootMade = true)))
   )
 
-  const createRun = Effect.fn("RunStore.createRun")(function*(settings?: RunSettings, attachments?: ReadonlyArray<AttachmentRecord>) {
+  const createRun = Effect.fnUntraced(function*(settings?: RunSettings, attachments?: ReadonlyArray<AttachmentRecord>) {
     if (!rootMade) yield* makeRoot
     // mkdir without `recursive` fails if the directory exists: that makes ids unique across processes.
     let handle: RunHandle | undefined

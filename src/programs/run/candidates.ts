@@ -11,7 +11,7 @@ import type { StartedRun } from "./start.js"
  * Step 2: every candidate's outcome, in model order: asked under the run's policy (deadline, quorum), or,
  * for a re-synthesis, copied from the earlier run. Each is recorded and reported as it finishes.
  */
-export const collectCandidates = Effect.fn("collectCandidates")(function*(started: StartedRun) {
+export const collectCandidates = Effect.fnUntraced(function*(started: StartedRun) {
   const { emit, plan, request, run, state, writes } = started
   const store = yield* RunStore
   const settings = yield* Settings

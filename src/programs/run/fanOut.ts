@@ -62,7 +62,7 @@ export interface FanOutInput {
  * deadline or the quorum policy ends the fan-out, calls still running are interrupted (which aborts
  * their HTTP requests) and recorded as cancelled with the reason.
  */
-export const fanOut = Effect.fn("fanOut")(function*(input: FanOutInput) {
+export const fanOut = Effect.fnUntraced(function*(input: FanOutInput) {
   const settings = yield* Settings
   const store = yield* RunStore
   const retryPolicy = { retries: settings.retries, retryBaseDelayMs: settings.retryBaseDelayMs, timeoutMs: settings.timeoutMs }
@@ -117,7 +117,12 @@ export const fanOut = Effect.fn("fanOut")(function*(input: FanOutInput) {
       const call = yield* callModel(
         {
           ...input.callFor(model, index),
-          onDelta: (text) => Effect.sync(() => streamed.push(text)).pipe(Effect.zipRight(input.onDelta(index, text)))
+          // Once per network read: one effect, not a chain of them.
+          onDelta: (text) =>
+            Effect.suspend(() => {
+              streamed.push(text)
+              return input.onDelta(index, text)
+            })
         },
         retryPolicy,
         (attempt) =>

@@ -13,7 +13,7 @@ export interface Ending {
   readonly stopped?: string | undefined
 }
 
-const manifestOf = Effect.fn("manifestOf")(function*(started: StartedRun, ending: Ending) {
+const manifestOf = Effect.fnUntraced(function*(started: StartedRun, ending: Ending) {
   const { plan, request, run, startedMs, writes } = started
   const { interrupted, stopped } = ending
   const s = yield* Ref.get(started.state)

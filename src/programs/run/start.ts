@@ -44,7 +44,7 @@ export interface StartedRun {
   readonly attachments: AttachmentPlan
 }
 
-const planRun = Effect.fn("planRun")(function*(request: RunRequest, startedMs: number) {
+const planRun = Effect.fnUntraced(function*(request: RunRequest, startedMs: number) {
   const settings = yield* Settings
   const given = request.models && request.models.length > 0 ? request.models : settings.models
   // Answers given to a run (a re-synthesis) are its samples already: `self` then only synthesizes them.
@@ -105,7 +105,7 @@ const initialStrategy = (plan: RunPlan): StrategyRecord =>
  * Step 1: the request checked (nothing is paid for a run refused), the run directory made with its owner
  * record and the prompt. The run's files are written in the caller's scope, beside the calls.
  */
-export const startRun = Effect.fn("startRun")(function*(request: RunRequest) {
+export const startRun = Effect.fnUntraced(function*(request: RunRequest) {
   const store = yield* RunStore
   const startedMs = yield* Clock.currentTimeMillis
   const plan = yield* planRun(request, startedMs)

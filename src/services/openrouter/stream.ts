@@ -42,9 +42,9 @@ const emptyAnswer: Answer = { content: "", servedBy: undefined, finishReason: un
 
 /**
  * The stages of a streamed answer — the byte cap, bytes to text, text to SSE events, events to decoded
- * chunks, chunks to one part of the answer — as plain functions of one network read. They run inside a
- * single stream operator: as separate stream stages each cost a channel step per read, and a token
- * stream brings one event per read (see README, Performance).
+ * chunks, chunks to one part of the answer — as plain functions of one network read, called by the pull
+ * loop of {@link foldBody}: as separate stream stages each would cost a channel step per read, and a
+ * token stream brings one event per read (see README, Performance).
  *
  * After `[DONE]` the events are ignored but the body is still read to its end, so that the connection
  * goes back to the pool instead of being torn down.
@@ -113,13 +113,6 @@ const answerStages = (context: StreamContext) => {
   }
 }
 
-/** The body as parts of the answer (see {@link answerStages}). */
-const toParts = (context: StreamContext) => <E, R>(bytes: Stream.Stream<Uint8Array, E, R>): Stream.Stream<Part, E, R> =>
-  Stream.suspend(() => {
-    const stages = answerStages(context)
-    return Stream.concat(Stream.mapChunks(bytes, (reads) => Chunk.of(stages.read(reads))), Stream.sync(stages.end))
-  })
-
 const addPart = (answer: Answer, part: Part): Answer => ({
   content: part.text === "" ? answer.content : answer.content + part.text,
   servedBy: part.servedBy ?? answer.servedBy,
@@ -130,20 +123,32 @@ const addPart = (answer: Answer, part: Part): Answer => ({
 })
 
 /**
- * Runs the parts into one answer. A failure ends it (keeping the text before it); after `[DONE]` the rest
- * of the body gets a moment to end, no more, so a server that keeps the response open cannot hold the
- * call. Only that last read is timed: the everyday call races nothing.
+ * Pulls the body read by read and folds each read's part into the answer (see {@link answerStages}),
+ * handing its text to `onDelta` on the way. A failure ends it (keeping the text before it); after
+ * `[DONE]` the rest of the body gets a moment to end, no more, so a server that keeps the response open
+ * cannot hold the call. Only that last read is timed: the everyday call races nothing. One loop over
+ * the pull rather than stream stages: each stage costs a channel step per read.
  */
-const foldParts = (model: string) => (parts: Stream.Stream<Part, HttpClientError.ResponseError>): Effect.Effect<Answer> =>
-  Effect.scoped(Effect.flatMap(Stream.toPull(parts), (pull) => {
+const foldBody = (
+  context: StreamContext,
+  bytes: Stream.Stream<Uint8Array, HttpClientError.ResponseError>,
+  onDelta: ((text: string) => Effect.Effect<void>) | undefined
+): Effect.Effect<Answer> =>
+  Effect.scoped(Effect.flatMap(Stream.toPull(bytes), (pull) => {
+    const stages = answerStages(context)
     const drain = Effect.timeoutFail(pull, { duration: DRAIN_AFTER_DONE, onTimeout: () => Option.none<HttpClientError.ResponseError>() })
+    const next = (answer: Answer, part: Part, more: (answer: Answer) => Effect.Effect<Answer>): Effect.Effect<Answer> => {
+      const folded = addPart(answer, part)
+      const go = folded.failure === undefined ? more(folded) : Effect.succeed(folded)
+      return part.text === "" || onDelta === undefined ? go : Effect.zipRight(onDelta(context.redact(part.text)), go)
+    }
     const loop = (answer: Answer): Effect.Effect<Answer> =>
       Effect.matchEffect(answer.done ? drain : pull, {
-        onFailure: (end) => Effect.succeed(Option.isSome(end) ? { ...answer, failure: transportError(model, end.value) } : answer),
-        onSuccess: (chunk) => {
-          const next = Chunk.reduce(chunk, answer, addPart)
-          return next.failure === undefined ? loop(next) : Effect.succeed(next)
-        }
+        onFailure: (end) =>
+          Option.isSome(end)
+            ? Effect.succeed({ ...answer, failure: transportError(context.model, end.value) })
+            : next(answer, stages.end(), Effect.succeed),
+        onSuccess: (reads) => next(answer, stages.read(reads), loop)
       })
     return loop(emptyAnswer)
   }))
@@ -187,10 +192,7 @@ export const readStreamedAnswer = (
   bytes: Stream.Stream<Uint8Array, HttpClientError.ResponseError>,
   onDelta: ((text: string) => Effect.Effect<void>) | undefined
 ): Effect.Effect<Completion, ProviderError> =>
-  bytes.pipe(
-    toParts(context),
-    onDelta === undefined ? (parts) => parts : Stream.tap((part) => (part.text === "" ? Effect.void : onDelta(context.redact(part.text)))),
-    foldParts(context.model),
+  foldBody(context, bytes, onDelta).pipe(
     Effect.flatMap((answer): Effect.Effect<Completion, ProviderError> => {
       const content = context.redact(answer.content)
       if (answer.failure !== undefined) return Effect.fail(withPartial(context, answer.failure, content))

@@ -97,19 +97,31 @@ export const decodeModels = (text: string) => Either.flatMap(parseJson(text), de
 type Json = Readonly<Record<string, unknown>>
 const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value)
 
+/** The fields an everyday chunk may have; a chunk with any other (even null) goes through the Schema. */
+const EVERYDAY_TOP = new Set(["id", "object", "created", "model", "provider", "system_fingerprint", "choices"])
+const EVERYDAY_CHOICE = new Set(["index", "delta", "finish_reason", "native_finish_reason", "logprobs"])
+const EVERYDAY_DELTA = new Set(["role", "content"])
+
+const onlyKnown = (json: Json, known: ReadonlySet<string>) => {
+  for (const key in json) if (!known.has(key)) return false
+  return true
+}
+
 /**
- * The everyday delta chunk: one choice whose delta carries text, no usage, no error, no finish reason.
- * Checked by hand on the fields the answer reads, which the Schema would accept as they are.
+ * The everyday delta chunk: one choice whose delta carries text, no usage, no error, no finish reason,
+ * and no field beyond those (annotations, tool calls, usage details… go through the Schema). Checked by
+ * hand on the fields the answer reads, which the Schema would accept as they are.
  */
 const isEverydayChunk = (json: unknown): json is StreamChunk => {
-  if (!isObject(json) || json.error !== undefined || json.usage !== undefined) return false
+  if (!isObject(json) || !onlyKnown(json, EVERYDAY_TOP)) return false
   const model = json.model
   if (!(model === undefined || model === null || typeof model === "string")) return false
   const choices = json.choices
   if (!Array.isArray(choices) || choices.length !== 1) return false
   const choice: unknown = choices[0]
-  return isObject(choice) && choice.error === undefined && (choice.finish_reason === undefined || choice.finish_reason === null) &&
-    isObject(choice.delta) && typeof choice.delta.content === "string"
+  return isObject(choice) && onlyKnown(choice, EVERYDAY_CHOICE) &&
+    (choice.finish_reason === undefined || choice.finish_reason === null) &&
+    isObject(choice.delta) && onlyKnown(choice.delta, EVERYDAY_DELTA) && typeof choice.delta.content === "string"
 }
 
 /** One SSE chunk through the Schema alone (what the fast path must agree with). */

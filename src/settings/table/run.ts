@@ -5,7 +5,7 @@ import { optional, perCall, secondsToMs, withDefault } from "../setting.js"
 export const runSettings = {
   concurrency: withDefault({
     field: "concurrency",
-    kind: integerIn(1, 1024),
+    kind: integerIn(1, 2048),
     flag: "concurrency",
     env: "PARALLEL_LLM_CONCURRENCY",
     doc: "HTTP calls in flight: for one run; in `batch`, for the whole process",
