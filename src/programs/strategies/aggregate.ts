@@ -14,7 +14,7 @@ export interface Aggregated {
  * The strategy's step between the candidates and the synthesis. `synthesize` and `self` have none (`self`
  * differs in its candidates: see run/start.ts); `rank` orders the answers; `refine` replaces them.
  */
-export const aggregateAnswers = Effect.fn("aggregateAnswers")(function*(
+export const aggregateAnswers = Effect.fnUntraced(function*(
   started: StartedRun,
   answered: Arr.NonEmptyReadonlyArray<Answered>
 ) {

@@ -59,7 +59,7 @@ export interface StepCall {
  * One call of a strategy step. With a deadline, it may take at most half of what is left, so that the
  * synthesis still fits; with none left it is not made (recorded as a timeout).
  */
-export const stepCall = Effect.fn("stepCall")(function*(
+export const stepCall = Effect.fnUntraced(function*(
   started: StartedRun,
   /** What the call is for, in log lines (`judge`, `round 2`). */
   step: string,

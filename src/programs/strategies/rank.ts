@@ -39,7 +39,7 @@ const rankingText = (points: ReadonlyArray<number>, counted: number, judges: num
  * (Borda, self-votes excluded). A judge that fails or whose ranking cannot be read is recorded and not
  * counted; it never fails the run. Returns the answers best first, with the text the synthesizer gets.
  */
-export const rankAnswers = Effect.fn("rankAnswers")(function*(
+export const rankAnswers = Effect.fnUntraced(function*(
   started: StartedRun,
   answered: Arr.NonEmptyReadonlyArray<Answered>
 ) {

@@ -25,7 +25,7 @@ const roundFile = (round: number, index: number, model: string) =>
  * round before, anonymised, and writes an improved one. Returns the last round's answers; a round in
  * which no model answered ends the refinement, and the round before it is synthesized.
  */
-export const refineAnswers = Effect.fn("refineAnswers")(function*(
+export const refineAnswers = Effect.fnUntraced(function*(
   started: StartedRun,
   answered: Arr.NonEmptyReadonlyArray<Answered>
 ) {
