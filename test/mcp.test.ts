@@ -125,6 +125,7 @@ describe("MCP server over stdio (one server, several calls)", () => {
       "files",
       "grace",
       "models",
+      "preset",
       "prompt",
       "quorum",
       "rounds",

@@ -61,6 +61,20 @@ describe("ask --strategy", () => {
     expect(fs.readdirSync(path.join(printed.runDir, "rankings")).sort()).toEqual(["01-st-one.md", "02-st-two.md"])
   })
 
+  it("a preset may carry the strategy and its judges", async () => {
+    const dir = freshDir("preset")
+    const config = path.join(dir, "panels.json")
+    fs.writeFileSync(
+      config,
+      JSON.stringify({ presets: { ranked: { models: ["st/one", "st/two"], strategy: "rank", judge: ["st/judge"] } } })
+    )
+    fake.reset()
+    const r = await runCli(["ask", "What is 9+9?", "-s", "st/synth", "--config", config, "--preset", "ranked"], { env: envFor(dir) })
+    expect(r.code, r.stderr).toBe(0)
+    expect([count("st/one"), count("st/two"), count("st/judge"), count("st/synth")]).toEqual([1, 1, 1, 1])
+    expect(r.stderr).toContain("rank: 1/1 rankings counted")
+  })
+
   it("refuses an unknown strategy before any call, naming the known ones", async () => {
     fake.reset()
     const r = await runCli(["ask", "hi", "--strategy", "vote"], { env: envFor(freshDir("bad")) })

@@ -14,7 +14,7 @@ const modelsOptions = {
 
 export const modelsCommand = Command.make("models", modelsOptions).pipe(
   Command.withDescription(
-    "List the configured candidate models and synthesizers, checked against the provider's model list (found or not, context length, prices)."
+    "List the configured candidate models and synthesizers, and each preset's models, checked against the provider's model list (found or not, context length, prices)."
   )
 )
 
@@ -22,13 +22,17 @@ export const modelsCommand = Command.make("models", modelsOptions).pipe(
 export const models = Effect.fn("models")(function*(args: Command.Command.ParseConfig<typeof modelsOptions>) {
   const settings = yield* Settings
   const listing = yield* listConfiguredModels()
-  const outcome = outcomeIf(!listing.models.some((m) => m.found === false))
+  const everyModel = [...listing.models, ...listing.presets.flatMap((p) => p.models)]
+  const outcome = outcomeIf(!everyModel.some((m) => m.found === false))
   if (args.json) {
     process.stdout.write(`${JSON.stringify(listing, null, 2)}\n`)
     return outcome
   }
-  const rows = listing.models.map((m) => [
-    m.role,
+  const rows = [
+    ...listing.models.map((m) => [m.role, m] as const),
+    ...listing.presets.flatMap((p) => p.models.map((m) => [`preset ${p.name}${p.active ? " (active)" : ""}`, m] as const))
+  ].map(([role, m]) => [
+    role,
     m.id,
     m.found === undefined
       ? "?"
@@ -43,6 +47,13 @@ export const models = Effect.fn("models")(function*(args: Command.Command.ParseC
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
   const line = (cells: ReadonlyArray<string>) => cells.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd()
   process.stdout.write([line(header), ...rows.map(line)].join("\n") + "\n")
+  if (listing.offered !== undefined && Either.isRight(listing.catalogue)) {
+    const more = listing.catalogue.right - listing.offered.length
+    process.stderr.write(
+      `parallel-llm: ${settings.baseUrl} lists none of these; it has ${listing.offered.join(", ")}` +
+        `${more > 0 ? ` and ${more} more` : ""} (choose with --model and --synthesizer)\n`
+    )
+  }
   if (Either.isLeft(listing.catalogue)) {
     process.stderr.write(`parallel-llm: could not check against ${settings.baseUrl}/models: ${listing.catalogue.left}\n`)
   }

@@ -53,6 +53,10 @@ export const ProcessPromptInput = Schema.Struct({
   strategy: Schema.optionalWith(
     StrategyName.annotations({ description: "How answers are combined. Default: the server's." }),
     { exact: true }
+  ),
+  preset: Schema.optionalWith(
+    Schema.String.annotations({ description: "A preset (see list_models); the arguments above beat it." }),
+    { exact: true }
   )
 })
 export type ProcessPromptInput = typeof ProcessPromptInput.Type
@@ -137,7 +141,13 @@ export const ListModelsOutput = Schema.Struct({
   synthesizer: Schema.String,
   fallbackSynthesizers: Schema.Array(Schema.String),
   /** Why the provider's model list could not be checked, when it could not. */
-  catalogueError: Schema.optional(Schema.String)
+  catalogueError: Schema.optional(Schema.String),
+  /** The config file's presets: what `preset` of process_prompt may name. */
+  presets: Schema.optional(
+    Schema.Array(Schema.Struct({ name: Schema.String, models: Schema.Array(Schema.String) })).annotations({
+      jsonSchema: { type: "array", description: "Presets for process_prompt: name, models." }
+    })
+  )
 })
 export type ListModelsOutput = typeof ListModelsOutput.Type
 

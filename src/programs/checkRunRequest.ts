@@ -4,6 +4,7 @@ import { formatBudget } from "../domain/format.js"
 import { type ModelInfo, OpenRouterClient } from "../services/OpenRouterClient.js"
 import { Settings } from "../services/Settings.js"
 import { SYNTHESIZER_INSTRUCTIONS } from "./buildSynthesisPrompt.js"
+import { nearestIds } from "./listConfiguredModels.js"
 
 /** Tokens in a text, counted high (3 characters a token, where English averages about 4): a worst case. */
 const tokensAtMost = (chars: number) => Math.ceil(chars / 3)
@@ -87,9 +88,14 @@ export const checkRunRequest = Effect.fnUntraced(function*(request: {
   const catalogue = new Map(known.map((m) => [m.id, m] as const))
   if (settings.checkModels) {
     const unknown = [...new Set([...request.models, ...request.synthesizers, ...(request.readers ?? [])])].filter((m) => !catalogue.has(m))
+    const withSuggestion = (id: string) => {
+      const near = nearestIds(id, [...catalogue.keys()])
+      return near.length > 0 ? `${id} (did you mean ${near.join(", ")}?)` : id
+    }
     if (unknown.length > 0) {
       return yield* new RunRefused({
-        message: `unknown model${unknown.length === 1 ? "" : "s"} at ${settings.baseUrl}: ${unknown.join(", ")} (see parallel-llm models)`
+        message: `unknown model${unknown.length === 1 ? "" : "s"} at ${settings.baseUrl}: ${unknown.map(withSuggestion).join(", ")} ` +
+          `(see parallel-llm models)`
       })
     }
   }

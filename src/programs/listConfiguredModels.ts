@@ -1,6 +1,8 @@
-import { Effect, Either } from "effect"
+import { Effect, Either, Option } from "effect"
+import { stripControl } from "../domain/text.js"
 import { OpenRouterClient } from "../services/OpenRouterClient.js"
 import { Settings } from "../services/Settings.js"
+import { presetPanels } from "../settings/presets.js"
 
 export interface ConfiguredModel {
   readonly role: "candidate" | "synthesizer" | "fallback"
@@ -15,6 +17,9 @@ export interface ConfiguredModel {
   readonly suggestions?: ReadonlyArray<string> | undefined
 }
 
+/** How many of a server's ids `models` names when none of the configured ones is among them. */
+const OFFERED_SHOWN = 20
+
 /** Edit distance, for "did you mean" suggestions. */
 const distance = (a: string, b: string): number => {
   let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
@@ -28,17 +33,28 @@ const distance = (a: string, b: string): number => {
   return previous[b.length]!
 }
 
-/** The three known ids nearest to `id` (by edit distance, the name after the vendor weighing most). */
+/**
+ * The model's name without its vendor or tag: `gpt-5` of `openai/gpt-5`, `llama3.2` of `llama3.2:3b` (Ollama's
+ * tags), the whole id when it has neither.
+ */
+const nameOf = (id: string) => id.slice(id.indexOf("/") + 1).replace(/:[^:/]*$/, "").toLowerCase()
+
+/**
+ * Up to three known ids close to `id`, nearest first: the same name under another vendor or tag (or none), or a
+ * few edits away (a quarter of the id's length at most). An id far from every known one gets no suggestion.
+ */
 export const nearestIds = (id: string, known: ReadonlyArray<string>): ReadonlyArray<string> => {
-  const name = (m: string) => m.slice(m.indexOf("/") + 1)
+  const lower = id.toLowerCase()
+  const allowed = Math.max(1, Math.floor(id.length / 4))
   return known
-    .map((k) => ({ k, d: Math.min(distance(id, k), distance(name(id), name(k)) + 1) }))
-    .sort((x, y) => x.d - y.d || x.k.localeCompare(y.k))
+    .map((k) => ({ k, d: distance(lower, k.toLowerCase()), sameName: nameOf(k) === nameOf(id) }))
+    .filter((x) => x.sameName || x.d <= allowed)
+    .sort((x, y) => Number(y.sameName) - Number(x.sameName) || x.d - y.d || x.k.localeCompare(y.k))
     .slice(0, 3)
-    .map((x) => x.k)
+    .map((x) => stripControl(x.k))
 }
 
-/** The configured models, each checked against the provider's catalogue when it can be reached. */
+/** The configured models, and each preset's, checked against the provider's catalogue when it can be reached. */
 export const listConfiguredModels = Effect.fn("listConfiguredModels")(function*() {
   const settings = yield* Settings
   const client = yield* OpenRouterClient
@@ -65,5 +81,14 @@ export const listConfiguredModels = Effect.fn("listConfiguredModels")(function*(
     entry("synthesizer", settings.synthesizer),
     ...settings.fallbackSynthesizers.map((id) => entry("fallback", id))
   ]
-  return { models, catalogue: Either.map(catalogue, (list) => list.length) }
+  const presets = presetPanels(settings).map(({ models, name }) => ({
+    name,
+    active: Option.contains(settings.preset, name),
+    models: models.map((id) => entry("candidate", id))
+  }))
+  // A server none of whose ids is configured (a local one, with the default OpenRouter panel): say what it has.
+  const offered = Either.isRight(catalogue) && models.every((m) => m.found === false)
+    ? { offered: [...byId.keys()].slice(0, OFFERED_SHOWN).map(stripControl) }
+    : {}
+  return { models, presets, ...offered, catalogue: Either.map(catalogue, (list) => list.length) }
 })

@@ -59,6 +59,8 @@ export const configRows = (
         return `flag --${settingsTable[key].flag}`
       case "env":
         return `env ${settingsTable[key].env}`
+      case "preset":
+        return `preset ${Option.getOrElse(settings.preset, () => "?")} (file ${Option.getOrElse(settings.configFile, () => "?")})`
       case "file":
         return `file ${Option.getOrElse(settings.configFile, () => "?")}`
       default:

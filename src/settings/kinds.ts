@@ -71,6 +71,21 @@ export const nonEmptyText: Kind<string> = { text: NonEmpty, file: Schema.String,
 
 export const modelId: Kind<string> = { text: ModelId, file: Schema.String, flag: "text", plain: Schema.String, json: Schema.String }
 
+const PresetNameText = Schema.Trim.pipe(
+  Schema.filter((s) =>
+    /^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(s) || `expected a preset name (letters, digits, '.', '_', '-'), got ${JSON.stringify(s)}`
+  )
+)
+
+/** The name of a preset of the config file: plain enough to print anywhere. */
+export const presetName: Kind<string> = {
+  text: PresetNameText,
+  file: Schema.String,
+  flag: "text",
+  plain: Schema.String,
+  json: Schema.String
+}
+
 const ListInFile = Schema.Union(Schema.Array(Schema.String), Schema.String)
 
 /** Model ids: a repeatable flag, comma-separated in the environment, an array (or that text) in the file. */

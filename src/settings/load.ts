@@ -1,10 +1,11 @@
 import { FileSystem } from "@effect/platform"
-import { Chunk, Config, ConfigError, ConfigProvider, Effect, Option, ParseResult, Schema, Stream } from "effect"
+import { Chunk, Config, Effect, Option, ParseResult, Schema, Stream } from "effect"
 import * as os from "node:os"
 import * as path from "node:path"
 import { SettingsError } from "../domain/errors.js"
+import { type Layers, settle } from "./layers.js"
 import { defaultConfigFile, isOpenRouterUrl } from "./paths.js"
-import type { SettingContext } from "./setting.js"
+import { decodePresets, presetKeys, PresetsInFile, unknownPresetMessage } from "./presets.js"
 import { type SettingKey, settingKeys, settingsTable } from "./table.js"
 import type { RawSettings, SettingSource, SettingsValue } from "./values.js"
 
@@ -12,9 +13,10 @@ import type { RawSettings, SettingSource, SettingsValue } from "./values.js"
 export const MAX_CONFIG_FILE_BYTES = 1024 * 1024
 
 /** The config file's schema: every key of the table, in the shape JSON gives it; any other key is refused. */
-export const ConfigFileSchema = Schema.Struct(
-  Object.fromEntries(settingKeys.map((key) => [key, Schema.optional(settingsTable[key].kind.file)]))
-)
+export const ConfigFileSchema = Schema.Struct({
+  ...Object.fromEntries(settingKeys.map((key) => [key, Schema.optional(settingsTable[key].kind.file)])),
+  presets: Schema.optional(PresetsInFile)
+})
 
 const decodeConfigFile = Schema.decodeUnknown(Schema.parseJson(ConfigFileSchema), { onExcessProperty: "error" })
 
@@ -23,7 +25,12 @@ const firstIssue = (error: ParseResult.ParseError): string => {
   const [issue] = ParseResult.ArrayFormatter.formatErrorSync(error)
   if (!issue) return "invalid"
   const where = issue.path.length > 0 ? `${issue.path.join(".")}: ` : ""
-  const what = issue._tag === "Unexpected" ? "unknown key" : issue.message.replace(/\s+/g, " ")
+  const inPreset = issue.path[0] === "presets" && issue.path.length === 3
+  const what = issue._tag !== "Unexpected"
+    ? issue.message.replace(/\s+/g, " ")
+    : inPreset
+    ? `not a setting a preset may hold (it may hold ${presetKeys.join(", ")})`
+    : "unknown key"
   return `${where}${what}`
 }
 
@@ -43,14 +50,26 @@ const readConfigFile = Effect.fn("Settings.readConfigFile")(function*(file: stri
   const decoded = yield* decodeConfigFile(yield* readCapped(file)).pipe(
     Effect.mapError((e) => new SettingsError({ setting: "config file", message: `${file}: ${firstIssue(e)}` }))
   )
+  const { presets, ...settings } = decoded
+  return {
+    raw: rawOf(settings),
+    presets: Object.fromEntries(Object.entries(presets ?? {}).map(([name, preset]) => [name, rawOf(preset)]))
+  }
+})
+
+/**
+ * The file's values as text, for the schemas that also read flags and environment: the top level and each
+ * preset alike.
+ */
+const rawOf = (values: Readonly<Record<string, unknown>>): RawSettings => {
   const raw: RawSettings = {}
-  for (const [key, value] of Object.entries(decoded)) {
+  for (const [key, value] of Object.entries(values)) {
     if (value !== undefined && key in settingsTable) {
       raw[key as SettingKey] = Array.isArray(value) ? (value.length === 0 ? "none" : value.join(",")) : String(value)
     }
   }
   return raw
-})
+}
 
 /**
  * An MCP Bundle host that leaves an optional `user_config` field unset may pass its placeholder through as it
@@ -68,9 +87,6 @@ const fromEnvironment = (env: Readonly<Record<string, string | undefined>>): Raw
   return raw
 }
 
-const toProvider = (raw: RawSettings, extra: Record<string, string> = {}) =>
-  ConfigProvider.fromMap(new Map(Object.entries({ ...raw, ...extra }).filter((e): e is [string, string] => e[1] !== undefined)))
-
 export interface LoadedSettings {
   readonly settings: SettingsValue
   readonly sources: Readonly<Record<SettingKey, SettingSource>>
@@ -87,7 +103,7 @@ export interface LoadInput {
 }
 
 /**
- * Reads every setting with the contract's precedence: flag > environment > config file > default.
+ * Reads every setting with the contract's precedence: flag > environment > the active preset > config file > default.
  * A bad value fails with a SettingsError naming the flag, variable or file key it came from.
  */
 export const loadSettings = Effect.fn("Settings.load")(function*(input: LoadInput) {
@@ -101,55 +117,48 @@ export const loadSettings = Effect.fn("Settings.load")(function*(input: LoadInpu
     : (yield* fs.exists(defaultFile).pipe(Effect.orElseSucceed(() => false)))
     ? defaultFile
     : undefined
-  const fileRaw: RawSettings = configFile === undefined ? {} : yield* readConfigFile(configFile)
-  const envRaw = fromEnvironment(input.env)
-  const apiKey = input.env.OPENROUTER_API_KEY?.trim()
-
-  const sources = {} as Record<SettingKey, SettingSource>
-  for (const key of settingKeys) {
-    sources[key] = input.flags[key] !== undefined
-      ? "flag"
-      : envRaw[key] !== undefined
-      ? "env"
-      : fileRaw[key] !== undefined
-      ? "file"
-      : "default"
-  }
-  const describe = (key: string): string => {
-    if (!(key in settingsTable)) return key
-    const k = key as SettingKey
-    switch (sources[k]) {
-      case "flag":
-        return `--${settingsTable[k].flag}`
-      case "env":
-        return settingsTable[k].env
-      case "file":
-        return `${k} (in ${configFile})`
-      default:
-        return k
-    }
+  const file = configFile === undefined ? { raw: {}, presets: {} } : yield* readConfigFile(configFile)
+  const presets = configFile === undefined
+    ? {}
+    : yield* decodePresets(file.presets, { env: input.env, home, baseDir: path.dirname(configFile) }, configFile)
+  const base: Layers = {
+    flags: input.flags,
+    env: fromEnvironment(input.env),
+    preset: {},
+    file: file.raw,
+    defaults: input.defaults ?? {},
+    apiKey: input.env.OPENROUTER_API_KEY?.trim(),
+    presetName: undefined,
+    configFile,
+    environment: input.env,
+    home
   }
 
-  const contextOf = (key: SettingKey): SettingContext => ({
-    env: input.env,
-    home,
-    baseDir: sources[key] === "file" && configFile !== undefined ? path.dirname(configFile) : process.cwd()
-  })
-  const config = Config.all(Object.fromEntries(settingKeys.map((key) => [key, settingsTable[key].config(key, contextOf(key))])))
-  const provider = toProvider(input.flags).pipe(
-    ConfigProvider.orElse(() => toProvider(envRaw, apiKey ? { apiKey } : {})),
-    ConfigProvider.orElse(() => toProvider(fileRaw)),
-    ConfigProvider.orElse(() => toProvider(input.defaults ?? {}))
+  // The preset's name first (flag > environment > file): its values then sit between the environment and the file.
+  const unpreset = settle(base)
+  const presetName = Option.getOrUndefined(
+    yield* settingsTable.preset.config("preset", unpreset.contextOf("preset")).pipe(
+      Effect.withConfigProvider(unpreset.provider),
+      Effect.mapError(unpreset.refusal)
+    )
   )
+  const presetRaw = presetName === undefined ? {} : Object.hasOwn(file.presets, presetName) ? file.presets[presetName] : undefined
+  if (presetName !== undefined && presetRaw === undefined) {
+    const where = unpreset.describe("preset")
+    return yield* new SettingsError({
+      setting: where,
+      message: `${where}: ${unknownPresetMessage(presetName, Object.keys(file.presets), Option.fromNullable(configFile))}`
+    })
+  }
+  const { contextOf, provider, refusal, sources } = settle({ ...base, preset: presetRaw ?? {}, presetName })
+
+  const config = Config.all(Object.fromEntries(settingKeys.map((key) => [key, settingsTable[key].config(key, contextOf(key))])))
   const values = yield* Effect.all({ byKey: config, apiKey: Config.option(Config.redacted("apiKey")) }).pipe(
     Effect.withConfigProvider(provider),
-    Effect.mapError((error) => {
-      const { key, message } = firstConfigProblem(error)
-      return new SettingsError({ setting: describe(key), message: `${describe(key)}: ${message}` })
-    })
+    Effect.mapError(refusal)
   )
   const fields = Object.fromEntries(settingKeys.map((key) => [settingsTable[key].field, values.byKey[key]]))
-  const loaded = { ...fields, apiKey: values.apiKey, configFile: Option.fromNullable(configFile) } as SettingsValue
+  const loaded = { ...fields, apiKey: values.apiKey, configFile: Option.fromNullable(configFile), presets } as SettingsValue
   const openRouter = isOpenRouterUrl(loaded.baseUrl)
   // The default fallback synthesizer is an OpenRouter model: another server gets none it was not given.
   const settings = !openRouter && sources.fallbackSynthesizers === "default" ? { ...loaded, fallbackSynthesizers: [] } : loaded
@@ -162,23 +171,3 @@ export const loadSettings = Effect.fn("Settings.load")(function*(input: LoadInpu
   }
   return { settings, sources } satisfies LoadedSettings
 })
-
-/** The deepest line of a formatted schema error: the one that says what was wrong, not the schema's type. */
-const innermost = (message: string): string => {
-  const lines = message.split("\n").map((l) => l.replace(/^[\s└├│─]+/, "").trim()).filter((l) => l !== "")
-  return lines[lines.length - 1] ?? message.trim()
-}
-
-/** The most useful single line out of a ConfigError tree. */
-const firstConfigProblem = (error: ConfigError.ConfigError): { key: string; message: string } => {
-  switch (error._op) {
-    case "And":
-    case "Or":
-      return firstConfigProblem(error.left)
-    case "InvalidData":
-    case "MissingData":
-    case "SourceUnavailable":
-    case "Unsupported":
-      return { key: error.path[0] ?? "setting", message: innermost(error.message) }
-  }
-}

@@ -28,7 +28,10 @@ const envCell = (s: AnySetting): string => {
   }
 }
 
-const keyCell = (key: string, s: AnySetting): string => `${code(key)}${s.kind.flag === "list" ? " (array)" : ""}`
+const keyCell = (key: string, s: AnySetting): string => {
+  const notes = [...(s.kind.flag === "list" ? ["array"] : []), ...(s.preset === true ? ["in presets too"] : [])]
+  return `${code(key)}${notes.length > 0 ? ` (${notes.join("; ")})` : ""}`
+}
 
 /** The README's settings table, generated from the declarations (a test compares the two). */
 export const settingsMarkdownTable = (): string =>

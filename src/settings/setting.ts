@@ -32,6 +32,8 @@ interface Spec<F extends string, A, V> {
   readonly defaultDoc: string
   /** Turns the value as written (seconds, `~/x`) into the value the program uses (milliseconds, an absolute path). */
   readonly convert?: (a: A, ctx: SettingContext) => V
+  /** A preset of the config file (`presets: { NAME: { … } }`) may carry it: it belongs to a panel, not to the process. */
+  readonly preset?: boolean
 }
 
 /** One setting: everything the loader, the CLI, `config`, `get_config`, MCP and the README derive from. */
@@ -50,6 +52,7 @@ export interface AnySetting {
   readonly doc: string
   readonly defaultDoc: string
   readonly optional: boolean
+  readonly preset?: boolean
   readonly mcp?: McpOverride
   readonly kind: {
     readonly flag: Kind<unknown>["flag"]

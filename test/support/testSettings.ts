@@ -10,6 +10,7 @@ export const makeTestSettings = (overrides: Partial<SettingsValue> = {}): Settin
   models: ["test/alpha", "test/beta", "test/gamma"],
   synthesizer: "test/synth",
   fallbackSynthesizers: [],
+  preset: Option.none(),
   concurrency: 5,
   timeoutMs: 240_000,
   retries: 3,
@@ -47,6 +48,7 @@ export const makeTestSettings = (overrides: Partial<SettingsValue> = {}): Settin
   attachMaxTotalBytes: 30 * 1024 * 1024,
   allowDirs: [],
   configFile: Option.none(),
+  presets: {},
   ...overrides
 })
 

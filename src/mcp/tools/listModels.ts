@@ -1,7 +1,8 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
-import { Effect, Either, Schema } from "effect"
+import { Effect, Either, Option, Schema } from "effect"
 import { listConfiguredModels } from "../../programs/listConfiguredModels.js"
 import { Settings } from "../../services/Settings.js"
+import { presetPanels } from "../../settings/presets.js"
 import { text } from "../results.js"
 import { ListModelsOutput, NoArguments } from "../toolSchemas.js"
 import { defineTool } from "./tool.js"
@@ -15,7 +16,7 @@ export const listModels = defineTool({
   name: "list_models",
   title: "List the configured models",
   description: "The configured candidate models, synthesizer and fallback synthesizers, each checked against the provider's " +
-    "model list when it can be reached (found or not, context length, USD per million tokens).",
+    "model list when it can be reached (found or not, context length, USD per million tokens), and the presets.",
   input: NoArguments,
   output: ListModelsOutput,
   annotations: { readOnlyHint: true, openWorldHint: true },
@@ -23,10 +24,12 @@ export const listModels = defineTool({
     Effect.gen(function*() {
       const settings = yield* Settings
       const checked = yield* listConfiguredModels().pipe(Effect.timeout(CATALOGUE_TIMEOUT), Effect.either)
+      const panels = presetPanels(settings)
       const configured = {
         candidates: settings.models,
         synthesizer: settings.synthesizer,
-        fallbackSynthesizers: settings.fallbackSynthesizers
+        fallbackSynthesizers: settings.fallbackSynthesizers,
+        ...(panels.length > 0 ? { presets: panels } : {})
       }
       const output: ListModelsOutput = Either.match(checked, {
         onRight: (listing) => ({
@@ -55,11 +58,20 @@ export const listModels = defineTool({
       const lines = output.models.map((m) =>
         `- ${m.role}: ${m.id}` +
         (m.found === null ? "" : m.found
-          ? ` (found; ${m.contextLength?.toLocaleString("en-US") ?? "?"} tokens context; ` +
-            `${price(m.promptUsdPerMillion)} in / ${price(m.completionUsdPerMillion)} out per million tokens)`
+          ? ` (${
+            [
+              "found",
+              ...(m.contextLength !== undefined ? [`${m.contextLength.toLocaleString("en-US")} tokens context`] : []),
+              ...(m.promptUsdPerMillion !== undefined || m.completionUsdPerMillion !== undefined
+                ? [`${price(m.promptUsdPerMillion)} in / ${price(m.completionUsdPerMillion)} out per million tokens`]
+                : [])
+            ].join("; ")
+          })`
           : " (NOT FOUND at the provider)")
       )
+      const active = Option.getOrUndefined(settings.preset)
+      const presetLines = panels.map((p) => `- preset ${p.name}${p.name === active ? " (active)" : ""}: ${p.models.join(", ")}`)
       const note = output.catalogueError !== undefined ? [`(Not checked against the provider: ${output.catalogueError}.)`] : []
-      return { content: [text([...lines, ...note].join("\n"))], structuredContent } satisfies CallToolResult
+      return { content: [text([...lines, ...presetLines, ...note].join("\n"))], structuredContent } satisfies CallToolResult
     })
 })

@@ -1,6 +1,9 @@
-import { Effect } from "effect"
+import { Effect, Either } from "effect"
+import { RunRefused } from "../../domain/errors.js"
 import { collectAttachments } from "../../programs/attachments/collect.js"
 import { runPipeline } from "../../programs/runPipeline.js"
+import { Settings } from "../../services/Settings.js"
+import { applyPreset } from "../../settings/presets.js"
 import { RunOutput } from "../runOutput.js"
 import { ProcessPromptInput } from "../toolSchemas.js"
 import { runFailure, startRun } from "./runs.js"
@@ -13,6 +16,14 @@ const attachmentsOf = (files: ReadonlyArray<string> | undefined, context: ToolCo
     : Effect.flatMap(context.fileRoots, (roots) => collectAttachments(files, { base: roots.base, allowed: roots.allowed, what: "files" }))
 
 const seconds = (s: number | undefined) => (s === undefined ? undefined : Math.round(s * 1000))
+
+/** The call's preset over the server's settings; the call's own arguments, which the run applies, beat both. */
+const withPreset = (name: string | undefined) => <A, E, R>(run: Effect.Effect<A, E, R>): Effect.Effect<A, E | RunRefused, R | Settings> =>
+  name === undefined ? run : Effect.flatMap(Settings, (settings) =>
+    Either.match(applyPreset(settings, name), {
+      onLeft: (message): Effect.Effect<A, E | RunRefused, R> => Effect.fail(new RunRefused({ message })),
+      onRight: (preset) => Effect.provideService(run, Settings, preset)
+    }))
 
 export const processPrompt = defineTool({
   name: "process_prompt",
@@ -39,5 +50,5 @@ export const processPrompt = defineTool({
           rounds: input.rounds,
           samples: input.samples,
           onEvent
-        })).pipe(Effect.mapError(runFailure)))
+        })).pipe(withPreset(input.preset), Effect.mapError(runFailure)))
 })

@@ -1,22 +1,25 @@
-import { modelId, modelList, optionalModelList, url } from "../kinds.js"
-import { withDefault } from "../setting.js"
+import { modelId, modelList, optionalModelList, presetName, url } from "../kinds.js"
+import { optional, withDefault } from "../setting.js"
 
 export const DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
 
-/** Five strong models from five different labs: diversity is what makes a synthesis worth more than one answer. */
+/**
+ * Five strong models from five different labs: diversity is what makes a synthesis worth more than one answer.
+ * Reviewed in November 2026 against OpenRouter's model pages; `parallel-llm models` checks them against `/models`.
+ */
 export const DEFAULT_MODELS: ReadonlyArray<string> = [
-  "openai/gpt-5",
-  "anthropic/claude-sonnet-4.5",
-  "google/gemini-2.5-pro",
-  "x-ai/grok-4",
-  "deepseek/deepseek-chat-v3.1"
+  "openai/gpt-6.1-sol",
+  "anthropic/claude-opus-5.5",
+  "google/gemini-3.1-pro-preview",
+  "x-ai/grok-4.7",
+  "deepseek/deepseek-v4-pro"
 ]
 
 /** Long context (1M tokens) so that five long candidates fit. */
-export const DEFAULT_SYNTHESIZER = "google/gemini-2.5-pro"
+export const DEFAULT_SYNTHESIZER = "google/gemini-3.1-pro-preview"
 
 /** Tried in order when the synthesizer fails: a different lab, so one provider's outage cannot take both. */
-export const DEFAULT_FALLBACK_SYNTHESIZERS: ReadonlyArray<string> = ["anthropic/claude-sonnet-4.5"]
+export const DEFAULT_FALLBACK_SYNTHESIZERS: ReadonlyArray<string> = ["anthropic/claude-sonnet-5.5"]
 
 /** Where the models are, and which ones: the provider, the candidates and the synthesizers. */
 export const modelSettings = {
@@ -32,6 +35,7 @@ export const modelSettings = {
   }),
   models: withDefault({
     field: "models",
+    preset: true,
     kind: modelList,
     flag: "model",
     alias: "m",
@@ -42,21 +46,31 @@ export const modelSettings = {
   }),
   synthesizer: withDefault({
     field: "synthesizer",
+    preset: true,
     kind: modelId,
     flag: "synthesizer",
     alias: "s",
     env: "PARALLEL_LLM_SYNTHESIZER",
     doc: "The model that merges the answers",
     default: DEFAULT_SYNTHESIZER,
-    defaultDoc: "`google/gemini-2.5-pro` (1M-token context)"
+    defaultDoc: `\`${DEFAULT_SYNTHESIZER}\` (1M-token context)`
   }),
   fallbackSynthesizers: withDefault({
     field: "fallbackSynthesizers",
+    preset: true,
     kind: optionalModelList,
     flag: "fallback-synthesizer",
     env: "PARALLEL_LLM_FALLBACK_SYNTHESIZERS",
     doc: "Fallback synthesizers, tried in order when the one before fails (`none` for none)",
     default: DEFAULT_FALLBACK_SYNTHESIZERS,
-    defaultDoc: "`anthropic/claude-sonnet-4.5` on OpenRouter; none on any other server"
+    defaultDoc: `${DEFAULT_FALLBACK_SYNTHESIZERS.map((m) => `\`${m}\``).join(", ")} on OpenRouter; none on any other server`
+  }),
+  preset: optional({
+    field: "preset",
+    kind: presetName,
+    flag: "preset",
+    env: "PARALLEL_LLM_PRESET",
+    doc: "A named panel from the config file's `presets`: its values beat the file's own, flags and environment beat it",
+    defaultDoc: "none"
   })
 }

@@ -70,6 +70,7 @@ export const runSettings = {
   deadline: perCall(
     optional({
       field: "deadlineMs",
+      preset: true,
       kind: numberIn(0.001, 86_400),
       flag: "deadline",
       env: "PARALLEL_LLM_DEADLINE",
@@ -94,6 +95,7 @@ export const runSettings = {
   quorum: perCall(
     optional({
       field: "quorum",
+      preset: true,
       kind: integerIn(1, 1000),
       flag: "quorum",
       env: "PARALLEL_LLM_QUORUM",
@@ -109,6 +111,7 @@ export const runSettings = {
   grace: perCall(
     withDefault({
       field: "graceMs",
+      preset: true,
       kind: numberIn(0, 86_400),
       flag: "grace",
       env: "PARALLEL_LLM_GRACE",

@@ -8,6 +8,7 @@ const DEFAULT_STRATEGY: StrategyName = "synthesize"
 export const strategySettings = {
   strategy: withDefault({
     field: "strategy",
+    preset: true,
     kind: oneOf(StrategyText, StrategyName),
     flag: "strategy",
     env: "PARALLEL_LLM_STRATEGY",
@@ -18,6 +19,7 @@ export const strategySettings = {
   }),
   judge: optional({
     field: "judges",
+    preset: true,
     kind: modelList,
     flag: "judge",
     env: "PARALLEL_LLM_JUDGE",
@@ -27,6 +29,7 @@ export const strategySettings = {
   rounds: perCall(
     withDefault({
       field: "rounds",
+      preset: true,
       kind: integerIn(1, 5),
       flag: "rounds",
       env: "PARALLEL_LLM_ROUNDS",
@@ -39,6 +42,7 @@ export const strategySettings = {
   samples: perCall(
     withDefault({
       field: "samples",
+      preset: true,
       kind: integerIn(1, 64),
       flag: "samples",
       env: "PARALLEL_LLM_SAMPLES",

@@ -1,0 +1,82 @@
+import { type ConfigError, ConfigProvider } from "effect"
+import * as path from "node:path"
+import { SettingsError } from "../domain/errors.js"
+import { firstConfigProblem } from "./configProblem.js"
+import type { SettingContext } from "./setting.js"
+import { type SettingKey, settingKeys, settingsTable } from "./table.js"
+import type { RawSettings, SettingSource } from "./values.js"
+
+/** Where settings come from, highest first: what the loader reads them through. */
+export interface Layers {
+  readonly flags: RawSettings
+  readonly env: RawSettings
+  /** The active preset's values, empty without one. */
+  readonly preset: RawSettings
+  readonly file: RawSettings
+  /** A command's own defaults in place of the table's. */
+  readonly defaults: RawSettings
+  readonly apiKey: string | undefined
+  readonly presetName: string | undefined
+  readonly configFile: string | undefined
+  readonly environment: Readonly<Record<string, string | undefined>>
+  readonly home: string
+}
+
+const toProvider = (raw: RawSettings, extra: Record<string, string> = {}) =>
+  ConfigProvider.fromMap(new Map(Object.entries({ ...raw, ...extra }).filter((e): e is [string, string] => e[1] !== undefined)))
+
+/**
+ * The layers settled: each setting's source, the Config provider that reads them in order (flag > environment >
+ * preset > config file > default), each setting's context, and a refusal that names where a bad value came from.
+ */
+export const settle = (layers: Layers) => {
+  const sources = {} as Record<SettingKey, SettingSource>
+  for (const key of settingKeys) {
+    sources[key] = layers.flags[key] !== undefined
+      ? "flag"
+      : layers.env[key] !== undefined
+      ? "env"
+      : layers.preset[key] !== undefined
+      ? "preset"
+      : layers.file[key] !== undefined
+      ? "file"
+      : "default"
+  }
+  const describe = (key: string): string => {
+    if (!(key in settingsTable)) return key
+    const k = key as SettingKey
+    switch (sources[k]) {
+      case "flag":
+        return `--${settingsTable[k].flag}`
+      case "env":
+        return settingsTable[k].env
+      case "preset":
+        return `presets.${layers.presetName}.${k} (in ${layers.configFile})`
+      case "file":
+        return `${k} (in ${layers.configFile})`
+      default:
+        return k
+    }
+  }
+  const fileDir = layers.configFile === undefined ? process.cwd() : path.dirname(layers.configFile)
+  return {
+    sources,
+    describe,
+    /** Relative paths from the config file (or one of its presets) are relative to the file's directory. */
+    contextOf: (key: SettingKey): SettingContext => ({
+      env: layers.environment,
+      home: layers.home,
+      baseDir: sources[key] === "file" || sources[key] === "preset" ? fileDir : process.cwd()
+    }),
+    provider: toProvider(layers.flags).pipe(
+      ConfigProvider.orElse(() => toProvider(layers.env, layers.apiKey ? { apiKey: layers.apiKey } : {})),
+      ConfigProvider.orElse(() => toProvider(layers.preset)),
+      ConfigProvider.orElse(() => toProvider(layers.file)),
+      ConfigProvider.orElse(() => toProvider(layers.defaults))
+    ),
+    refusal: (error: ConfigError.ConfigError) => {
+      const { key, message } = firstConfigProblem(error)
+      return new SettingsError({ setting: describe(key), message: `${describe(key)}: ${message}` })
+    }
+  }
+}
