@@ -1,5 +1,6 @@
 import { Array as Arr, Effect, JSONSchema, ParseResult, Schema } from "effect"
 import { ModelId } from "../domain/model.js"
+import { StrategyName } from "../domain/strategy.js"
 import { SettingsDescription } from "../settings/describe.js"
 import { McpOverrides } from "../settings/mcpOverrides.js"
 import { RunOutputStatus } from "./runOutput.js"
@@ -51,6 +52,10 @@ export const ProcessPromptInput = Schema.Struct({
   ),
   web: Schema.optionalWith(
     Schema.Boolean.annotations({ description: "Candidates search the web (default: the server's)." }),
+    { exact: true }
+  ),
+  strategy: Schema.optionalWith(
+    StrategyName.annotations({ description: "How answers are combined. Default: the server's." }),
     { exact: true }
   ),
   preset: Schema.optionalWith(

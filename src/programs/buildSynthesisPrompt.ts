@@ -71,7 +71,7 @@ export interface SynthesisPrompt {
 export const labelFor = (i: number): string =>
   i < 26 ? String.fromCharCode(65 + i) : labelFor(Math.floor(i / 26) - 1) + String.fromCharCode(65 + (i % 26))
 
-const cutMarker = (cut: number) => `\n\n[… ${cut} characters cut here to fit the synthesizer's context budget …]`
+export const cutMarker = (cut: number) => `\n\n[… ${cut} characters cut here to fit the synthesizer's context budget …]`
 
 /**
  * Per-candidate character allowances that fit `budget` in total: short candidates keep everything,
@@ -98,7 +98,7 @@ export const fairShares = (lengths: ReadonlyArray<number>, budget: number): Read
 }
 
 /** Least characters a candidate keeps however small the budget, so each still says something. */
-const MIN_SHARE = 2_000
+export const MIN_SHARE = 2_000
 
 /**
  * The synthesizer's two messages: instructions as the system message, and the original prompt with the
@@ -107,9 +107,11 @@ const MIN_SHARE = 2_000
 export const buildSynthesisPrompt = Effect.fn("buildSynthesisPrompt")(function*(
   prompt: string,
   candidates: ReadonlyArray<SynthesisInput>,
-  budgetChars: number
+  budgetChars: number,
+  /** The `rank` strategy's verdict: the candidates come in that order (best first), which this text states. */
+  ranking?: string
 ) {
-  const shuffled = Chunk.toReadonlyArray(yield* Random.shuffle(candidates))
+  const shuffled = ranking === undefined ? Chunk.toReadonlyArray(yield* Random.shuffle(candidates)) : candidates
   const sources = shuffled.map((c) => sourcesBlock(c.citations))
   const overhead = SYNTHESIZER_INSTRUCTIONS.length + prompt.length + 200 * shuffled.length +
     sources.reduce((n, block) => n + block.length, 0)
@@ -133,6 +135,7 @@ export const buildSynthesisPrompt = Effect.fn("buildSynthesisPrompt")(function*(
     prompt,
     "</prompt>",
     "",
+    ...(ranking !== undefined ? ["# How other models ranked the candidates", "", ranking, ""] : []),
     `# ${shuffled.length} candidate answer${shuffled.length === 1 ? "" : "s"}`,
     "",
     sections.join("\n\n")

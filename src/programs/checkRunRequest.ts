@@ -19,6 +19,8 @@ export const worstCaseCost = (input: {
   readonly promptChars: number
   readonly models: ReadonlyArray<string>
   readonly synthesizer: string
+  /** The strategy's calls (judges, refinements), each reading the candidates like the synthesizer. */
+  readonly readers?: ReadonlyArray<string> | undefined
   readonly maxTokens: number | undefined
   readonly synthesisMaxChars: number
   readonly catalogue: ReadonlyMap<string, ModelInfo>
@@ -56,9 +58,10 @@ export const worstCaseCost = (input: {
     candidatesOutput += cost.output
     total += cost.usd
   }
-  const synthInput = promptTokens + tokensAtMost(SYNTHESIZER_INSTRUCTIONS.length) +
+  // The synthesizer, and each of the strategy's calls, reads the prompt and every candidate at its longest.
+  const readerInput = promptTokens + tokensAtMost(SYNTHESIZER_INSTRUCTIONS.length) +
     Math.min(candidatesOutput, tokensAtMost(input.synthesisMaxChars))
-  total += callCost(input.synthesizer, synthInput)?.usd ?? 0
+  for (const reader of [...(input.readers ?? []), input.synthesizer]) total += callCost(reader, readerInput)?.usd ?? 0
   return unknown.length > 0 ? { unknownPrices: [...new Set(unknown)] } : { usd: total }
 }
 
@@ -73,6 +76,8 @@ export const checkRunRequest = Effect.fnUntraced(function*(request: {
   readonly synthesizers: ReadonlyArray<string>
   /** Characters of attached text that every candidate reads besides the prompt (images and PDFs are not counted). */
   readonly attachedChars?: number | undefined
+  /** The models of the strategy's calls that read the candidates (judges, refinements), each call once. */
+  readonly readers?: ReadonlyArray<string> | undefined
 }) {
   const settings = yield* Settings
   // However the list was given (flags, environment, config file, an MCP call, a batch line): one bound.
@@ -94,7 +99,7 @@ export const checkRunRequest = Effect.fnUntraced(function*(request: {
   )
   const catalogue = new Map(known.map((m) => [m.id, m] as const))
   if (settings.checkModels) {
-    const named = [...request.models, ...request.synthesizers]
+    const named = [...request.models, ...request.synthesizers, ...(request.readers ?? [])]
     const withFallbacks = named.flatMap((m) => [m, ...(settings.modelOptions[m]?.fallbacks ?? [])])
     const unknown = [...new Set(withFallbacks)].filter((m) => !catalogue.has(m))
     const withSuggestion = (id: string) => {
@@ -114,6 +119,7 @@ export const checkRunRequest = Effect.fnUntraced(function*(request: {
       promptChars: request.prompt.length + (request.attachedChars ?? 0),
       models: request.models,
       synthesizer: request.synthesizers[0] ?? "",
+      readers: request.readers,
       maxTokens: Option.getOrUndefined(settings.maxTokens),
       synthesisMaxChars: settings.synthesisMaxChars,
       catalogue,

@@ -175,3 +175,12 @@ export const pathList: Kind<ReadonlyArray<string>> = {
   plain: Schema.Array(Schema.String),
   json: Schema.Array(Schema.String)
 }
+
+/** One of a few names (`--strategy rank`): `text` reads and checks it, `plain` is the names themselves. */
+export const oneOf = <A extends string>(text: Schema.Schema<A, string>, plain: Schema.Schema<A>): Kind<A> => ({
+  text,
+  file: Schema.String,
+  flag: "text",
+  plain,
+  json: Schema.String
+})

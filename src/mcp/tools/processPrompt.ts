@@ -47,6 +47,9 @@ export const processPrompt = defineTool({
           quorum: input.quorum,
           graceMs: seconds(input.grace),
           web: input.web,
+          strategy: input.strategy,
+          rounds: input.rounds,
+          samples: input.samples,
           onEvent
         })).pipe(withPreset(input.preset), Effect.mapError(runFailure)))
 })

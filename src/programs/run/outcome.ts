@@ -1,6 +1,6 @@
 import { Cause, Option } from "effect"
 import { StoreError } from "../../domain/errors.js"
-import type { CallStatus, CandidateRecord, RunStatus, RunUsage, SynthesisRecord, Usage } from "../../domain/manifest.js"
+import type { CallStatus, CandidateRecord, RunStatus, RunUsage, StrategyRecord, SynthesisRecord, Usage } from "../../domain/manifest.js"
 import type { Report } from "../../domain/report.js"
 import type { CandidateOutcome } from "./fanOut.js"
 
@@ -16,17 +16,26 @@ export interface RunState {
   /** The synthesizer being asked right now, if any: a run interrupted then records it as cancelled. */
   readonly synthesizing: string | undefined
   readonly final: string | undefined
+  /** The run's strategy and what its step did so far. */
+  readonly strategy?: StrategyRecord | undefined
   /** The synthesis's disagreement report, once there is an answer. */
   readonly report?: Report | undefined
 }
 
-export const initialState = (models: ReadonlyArray<string>): RunState => ({
+export const initialState = (models: ReadonlyArray<string>, strategy?: StrategyRecord): RunState => ({
   candidates: models.map(() => undefined),
   attempts: models.map(() => 0),
   synthesis: undefined,
   synthesizing: undefined,
-  final: undefined
+  final: undefined,
+  strategy
 })
+
+/** The calls a strategy step made (judges, refinements): paid for like the others. */
+export const strategyCalls = (record: StrategyRecord | undefined): ReadonlyArray<CandidateRecord> => [
+  ...(record?.judges ?? []),
+  ...(record?.rounds ?? []).flatMap((round) => round.answers)
+]
 
 export const withOutcome = (outcome: CandidateOutcome) => (s: RunState): RunState => ({
   ...s,
@@ -69,7 +78,7 @@ export const sumUsage = (
 
 export const statusOf = (state: RunState, interrupted: boolean): RunStatus => {
   if (state.final === undefined) return interrupted ? "cancelled" : "failed"
-  const allAnswered = state.candidates.every((c) => c?.status === "ok")
+  const allAnswered = [...state.candidates, ...strategyCalls(state.strategy)].every((c) => c?.status === "ok")
   const firstSynthesizerAnswered = state.synthesis?.status === "ok" && state.synthesis.failedSynthesizers === undefined
   return allAnswered && firstSynthesizerAnswered ? "ok" : "partial"
 }

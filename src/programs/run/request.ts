@@ -1,5 +1,6 @@
 import type { Effect } from "effect"
 import type { Manifest } from "../../domain/manifest.js"
+import type { StrategyName } from "../../domain/strategy.js"
 import type { RunHandle } from "../../services/RunStore.js"
 import type { Attachment } from "../attachments/attachment.js"
 import type { CandidateOutcome } from "./fanOut.js"
@@ -19,6 +20,8 @@ export type RunEvent =
     readonly answered: number
     readonly total: number
   }
+  /** A step of the strategy (judges ranking, a refinement round) moved on: what it is doing, in one line. */
+  | { readonly _tag: "StrategyStep"; readonly message: string }
   | { readonly _tag: "SynthesisStarted"; readonly model: string; readonly candidates: number }
   | { readonly _tag: "SynthesisDelta"; readonly text: string }
   | { readonly _tag: "RunFinished"; readonly manifest: Manifest; readonly runDir: string }
@@ -43,6 +46,13 @@ export interface RunRequest {
   readonly onEvent?: ((event: RunEvent) => Effect.Effect<void>) | undefined
   /** Files attached to the prompt, already read and checked (see attachments/collect.ts). */
   readonly attachments?: ReadonlyArray<Attachment> | undefined
+  /** The aggregation strategy for this run only (default: the `strategy` setting). */
+  readonly strategy?: StrategyName | undefined
+  /** `refine`'s rounds and `self`'s samples for this run only (default: the settings). */
+  readonly rounds?: number | undefined
+  readonly samples?: number | undefined
+  /** The models that rank or refine when they are not the candidates (an eval's frozen answers come from none). */
+  readonly panel?: ReadonlyArray<string> | undefined
 }
 
 export interface RunResult {

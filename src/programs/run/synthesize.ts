@@ -62,13 +62,15 @@ export const synthesize = Effect.fn("synthesize")(function*(input: {
   readonly prompt: string
   readonly candidates: ReadonlyArray<SynthesisInput>
   readonly synthesizers: ReadonlyArray<string>
+  /** The `rank` strategy's verdict; the candidates then come best first (see buildSynthesisPrompt). */
+  readonly ranking?: string | undefined
   /** Clock time (ms) by which the run must end; each synthesizer gets at most what is left of it. */
   readonly deadlineAt?: number | undefined
   readonly onStart: (model: string) => Effect.Effect<void>
   readonly onDelta: (text: string) => Effect.Effect<void>
 }) {
   const settings = yield* Settings
-  const built = yield* buildSynthesisPrompt(input.prompt, input.candidates, settings.synthesisMaxChars)
+  const built = yield* buildSynthesisPrompt(input.prompt, input.candidates, settings.synthesisMaxChars, input.ranking)
   const policy = { retries: settings.retries, retryBaseDelayMs: settings.retryBaseDelayMs, timeoutMs: settings.timeoutMs }
   const shared = {
     labels: built.labels,
@@ -176,12 +178,14 @@ export const synthesize = Effect.fn("synthesize")(function*(input: {
  */
 export const synthesizeAnswers = Effect.fn("synthesizeAnswers")(function*(
   { attachments, emit, plan, request, state }: StartedRun,
-  answered: Arr.NonEmptyReadonlyArray<CandidateOutcome & { readonly content: string }>
+  answered: Arr.NonEmptyReadonlyArray<CandidateOutcome & { readonly content: string }>,
+  ranking?: string
 ) {
   const settings = yield* Settings
   const synthesis = yield* synthesize({
     // The question as the candidates were asked it: their attached text files within half the budget.
     prompt: questionAsAsked(request.prompt, attachments.files, Math.floor(settings.synthesisMaxChars / 2), fairShares),
+    ranking,
     candidates: answered.map((o) => ({ model: o.model, content: o.content, citations: o.record.citations })),
     synthesizers: plan.synthesizers,
     deadlineAt: plan.deadlineAt,
