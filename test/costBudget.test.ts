@@ -37,6 +37,21 @@ describe("the cost budget (--max-cost)", () => {
     expect("usd" in estimate && estimate.usd).toBeLessThan(0.004 + (2_400 * 1 + 500 * 2) / 1e6)
   })
 
+  it("counts each call of a strategy that reads the answers (a judge, a refinement) like a synthesis", () => {
+    const input = {
+      promptChars: 3_000,
+      models: ["test/alpha", "test/beta"],
+      synthesizer: "test/synth",
+      maxTokens: 500,
+      synthesisMaxChars: 400_000,
+      catalogue: new Map(catalogue.map((m) => [m.id, m]))
+    }
+    const alone = worstCaseCost(input)
+    const ranked = worstCaseCost({ ...input, readers: ["test/alpha", "test/beta"] })
+    if (!("usd" in alone) || !("usd" in ranked)) throw new Error("every price is known")
+    expect(ranked.usd - alone.usd).toBeCloseTo(2 * (alone.usd - 0.004), 10)
+  })
+
   it("names the models whose price is unknown", () => {
     const estimate = worstCaseCost({
       promptChars: 10,

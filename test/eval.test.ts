@@ -94,7 +94,7 @@ describe("parallel-llm eval --baselines-only", () => {
 
     const unknown = await runCli(["eval", "--dataset", "gsm8k", "--strategies", "synthesize,borda"], { env: envFor(freshDir("unknown")) })
     expect(unknown.code).toBe(2)
-    expect(unknown.stderr).toBe(`parallel-llm: --strategies: unknown strategy "borda" (known: synthesize)\n`)
+    expect(unknown.stderr).toBe(`parallel-llm: --strategies: unknown strategy "borda" (known: synthesize, rank, refine, self)\n`)
   })
 
   it("the converter script turns upstream GSM8K lines into an eval dataset that scores the same as the built-in one", async () => {

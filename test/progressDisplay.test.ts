@@ -37,6 +37,20 @@ const record = (model: string, status: "ok" | "error" | "cancelled", extra: obje
 })
 
 describe("progress display", () => {
+  it("shows the strategy's step between the candidates and the synthesis", () => {
+    const term = fakeTerminal()
+    const display = makeProgressDisplay(term, () => 0)
+    const events: ReadonlyArray<RunEvent> = [
+      { _tag: "RunStarted", run, models: ["a/one"] },
+      { _tag: "StrategyStep", message: "ranking: 1/2 judges done" },
+      { _tag: "SynthesisStarted", model: "a/synth", candidates: 1 }
+    ]
+    for (const event of events) display.onEvent(event)
+    const screen = term.screen()
+    expect(screen[1]).toBe("  » ranking: 1/2 judges done")
+    expect(screen[2]).toContain("synthesis: a/synth")
+  })
+
   it("draws one line per model, updates them in place, then the synthesis", () => {
     let clock = 0
     const term = fakeTerminal()

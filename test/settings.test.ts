@@ -556,13 +556,15 @@ describe("the settings table", () => {
     }
   })
 
-  it("the MCP per-call overrides are deadline, quorum and grace, within their bounds", () => {
-    expect(Object.keys(McpOverrides.fields).sort()).toEqual(["deadline", "grace", "quorum"])
+  it("the MCP per-call overrides are deadline, quorum, grace, rounds and samples, within their bounds", () => {
+    expect(Object.keys(McpOverrides.fields).sort()).toEqual(["deadline", "grace", "quorum", "rounds", "samples"])
     const decode = Schema.decodeUnknownEither(McpOverrides)
     expect(Either.isRight(decode({ deadline: 30, quorum: 2, grace: 1.5 }))).toBe(true)
     expect(Either.isLeft(decode({ quorum: 17 }))).toBe(true)
     expect(Either.isLeft(decode({ quorum: 1.5 }))).toBe(true)
     expect(Either.isLeft(decode({ deadline: 0 }))).toBe(true)
     expect(Either.isLeft(decode({ grace: -1 }))).toBe(true)
+    expect(Either.isLeft(decode({ rounds: 6 }))).toBe(true)
+    expect(Either.isLeft(decode({ samples: 17 }))).toBe(true)
   })
 })

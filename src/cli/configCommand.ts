@@ -30,9 +30,22 @@ export const config = Effect.fn("config")(function*(args: Command.Command.ParseC
     process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`)
     return succeeded
   }
-  const show = (value: unknown) => (Array.isArray(value) ? value.join(", ") : value === null ? "-" : String(value))
-  const w1 = Math.max(...rows.map((r) => r.setting.length))
-  const w2 = Math.min(60, Math.max(...rows.map((r) => show(r.value).length)))
-  process.stdout.write(rows.map((r) => `${r.setting.padEnd(w1)}  ${show(r.value).padEnd(w2)}  ${r.source}`).join("\n") + "\n")
+  // `modelOptions` (an object by model id) takes a line per model: the first names the setting and its source.
+  const lines = rows.flatMap((r): ReadonlyArray<{ setting: string; value: string; source: string }> => {
+    const value = r.value
+    if (Array.isArray(value)) return [{ ...r, value: value.join(", ") }]
+    if (value === null || typeof value !== "object") return [{ ...r, value: value === null ? "-" : String(value) }]
+    const entries = Object.entries(value)
+    return entries.length === 0
+      ? [{ ...r, value: "-" }]
+      : entries.map(([id, options], i) => ({
+        setting: i === 0 ? r.setting : "",
+        value: `${id} ${JSON.stringify(options)}`,
+        source: i === 0 ? r.source : ""
+      }))
+  })
+  const w1 = Math.max(...lines.map((l) => l.setting.length))
+  const w2 = Math.min(60, Math.max(...lines.map((l) => l.value.length)))
+  process.stdout.write(lines.map((l) => `${l.setting.padEnd(w1)}  ${l.value.padEnd(w2)}  ${l.source}`.trimEnd()).join("\n") + "\n")
   return succeeded
 })

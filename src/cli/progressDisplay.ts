@@ -42,6 +42,8 @@ export const makeProgressDisplay = (out: TerminalLike, now: () => number = Date.
   let models: ReadonlyArray<string> = []
   let lines: Array<Line> = []
   let synthesis: { model: string; line: Line } | undefined
+  /** The strategy step's latest line (judges ranking, a refinement round). */
+  let stage: string | undefined
   let drawn = 0
   let frame = 0
   let closed = false
@@ -75,6 +77,7 @@ export const makeProgressDisplay = (out: TerminalLike, now: () => number = Date.
   const frameLines = (): ReadonlyArray<string> => {
     const pad = Math.max(0, ...models.map((m) => m.length))
     const rows = models.map((m, i) => describe(m, lines[i] ?? { state: "waiting" }, pad))
+    if (stage !== undefined) rows.push(`  » ${stage}`)
     if (synthesis) rows.push(describe(`synthesis: ${synthesis.model}`, synthesis.line, pad))
     return rows.map(fit)
   }
@@ -109,6 +112,9 @@ export const makeProgressDisplay = (out: TerminalLike, now: () => number = Date.
         }
         case "CandidateFinished":
           lines[event.outcome.index] = { state: "done", record: event.outcome.record }
+          break
+        case "StrategyStep":
+          stage = event.message
           break
         case "SynthesisStarted":
           synthesis = { model: event.model, line: { state: "streaming", since: now(), deltas: 0 } }

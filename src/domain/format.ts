@@ -42,9 +42,25 @@ const runTokens = (usage: RunUsage): string => {
 }
 
 /** The one-line summary of a finished run (stderr of ask and resynth, `runs show`). */
+/** What a strategy other than `synthesize` did, for the summary: " · rank: 3/4 rankings counted". */
+const strategyNote = ({ strategy }: Manifest): string => {
+  switch (strategy?.name) {
+    case "rank": {
+      const judges = strategy.judges ?? []
+      return ` · rank: ${judges.filter((j) => j.ranking !== undefined).length}/${judges.length} rankings counted`
+    }
+    case "refine":
+      return ` · refine: ${plural(strategy.rounds?.length ?? 0, "more round")}`
+    case "self":
+      return ` · self: ${plural(strategy.samples ?? 0, "sample")}`
+    default:
+      return ""
+  }
+}
+
 export const summaryLine = (manifest: Manifest, runDir: string): string => {
   const cost = costOf(manifest.usage)
-  return `parallel-llm: ${manifest.status} · ${answeredOf(manifest)} answered · ` +
+  return `parallel-llm: ${manifest.status} · ${answeredOf(manifest)} answered${strategyNote(manifest)} · ` +
     `${formatSeconds(manifest.durationMs)} · ${runTokens(manifest.usage)}${cost !== undefined ? ` · ${cost}` : ""} · ${runDir}`
 }
 

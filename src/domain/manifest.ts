@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { Citation, SentOptions } from "./modelOptions.js"
 import { Report } from "./report.js"
 
 // The run manifest (`run.json`) exactly as the contract describes it. Fields that do not apply are absent.
@@ -6,7 +7,11 @@ import { Report } from "./report.js"
 export const Usage = Schema.Struct({
   promptTokens: Schema.Number,
   completionTokens: Schema.Number,
-  cost: Schema.optional(Schema.Number)
+  cost: Schema.optional(Schema.Number),
+  /** Of the completion tokens, those spent reasoning (when the server says). */
+  reasoningTokens: Schema.optional(Schema.Number),
+  /** Of the prompt tokens, those read from the provider's cache (when the server says). */
+  cachedTokens: Schema.optional(Schema.Number)
 })
 export type Usage = typeof Usage.Type
 
@@ -46,7 +51,9 @@ const callFields = {
   finishReason: Schema.optional(Schema.String),
   error: Schema.optional(ErrorInfo),
   /** The answer arrived but its file could not be written (a full disk): why. The record then names no file. */
-  writeError: Schema.optional(Schema.String)
+  writeError: Schema.optional(Schema.String),
+  /** What the model was sent besides the prompt: its effective options (temperature, reasoning, routing, web…). */
+  options: Schema.optional(SentOptions)
 }
 
 export const CandidateRecord = Schema.Struct({
@@ -54,7 +61,9 @@ export const CandidateRecord = Schema.Struct({
   /** Why the policy cut it: `deadline`, `quorum` (or `interrupted`). */
   reason: Schema.optional(Schema.String),
   /** The text an answer had produced before it broke off. */
-  partialFile: Schema.optional(Schema.String)
+  partialFile: Schema.optional(Schema.String),
+  /** The web pages the answer cited (web search). */
+  citations: Schema.optional(Schema.Array(Citation))
 })
 export type CandidateRecord = typeof CandidateRecord.Type
 
@@ -71,6 +80,38 @@ export const SynthesisRecord = Schema.Struct({
 })
 export type SynthesisRecord = typeof SynthesisRecord.Type
 
+/** A judge of the `rank` strategy: its call, and the ranking read from its answer (or why none could be). */
+export const JudgeRecord = Schema.Struct({
+  ...CandidateRecord.fields,
+  /** The labels it ranked, best first, without its own answer's (no self-votes). */
+  ranking: Schema.optional(Schema.Array(Schema.String)),
+  /** The labels of its own answers, left out of its ranking. */
+  ownLabels: Schema.optional(Schema.Array(Schema.String)),
+  /** Why its ranking is not counted: it failed, or its answer held no ranking that could be read. */
+  unparsed: Schema.optional(Schema.String)
+})
+export type JudgeRecord = typeof JudgeRecord.Type
+
+/** What the run's strategy did besides asking the candidates and synthesizing (see src/programs/strategies/). */
+export const StrategyRecord = Schema.Struct({
+  name: Schema.String,
+  /** rank: which label stood for which answer (its file), as the judges saw them. */
+  labels: Schema.optional(
+    Schema.Array(Schema.Struct({ label: Schema.String, model: Schema.String, file: Schema.optional(Schema.String) }))
+  ),
+  judges: Schema.optional(Schema.Array(JudgeRecord)),
+  /** rank: Borda points over the rankings counted, best first; the synthesizer saw the answers in this order. */
+  aggregate: Schema.optional(Schema.Array(Schema.Struct({ label: Schema.String, model: Schema.String, points: Schema.Number }))),
+  /** refine: each round after the first (the candidates), with every refined answer (`rounds/N/NN-<slug>.md`). */
+  rounds: Schema.optional(Schema.Array(Schema.Struct({ round: Schema.Number, answers: Schema.Array(CandidateRecord) }))),
+  /** self: the one model sampled, and how many times. */
+  model: Schema.optional(Schema.String),
+  samples: Schema.optional(Schema.Number),
+  /** Why the step was skipped or cut short (one answer has nothing to rank). */
+  note: Schema.optional(Schema.String)
+})
+export type StrategyRecord = typeof StrategyRecord.Type
+
 export const RunSettings = Schema.Struct({
   models: Schema.Array(Schema.String),
   synthesizer: Schema.String,
@@ -84,7 +125,11 @@ export const RunSettings = Schema.Struct({
   stream: Schema.optional(Schema.Boolean),
   deadlineMs: Schema.optional(Schema.Number),
   quorum: Schema.optional(Schema.Number),
-  graceMs: Schema.optional(Schema.Number)
+  graceMs: Schema.optional(Schema.Number),
+  /** The run-wide reasoning effort, when one was set. */
+  reasoning: Schema.optional(Schema.String),
+  /** Whether the candidates searched the web. */
+  web: Schema.optional(Schema.Boolean)
 })
 export type RunSettings = typeof RunSettings.Type
 
@@ -131,6 +176,8 @@ export const Manifest = Schema.Struct({
   /** The files attached to the prompt, copied into `attachments/`. */
   attachments: Schema.optional(Schema.Array(AttachmentRecord)),
   /** The disagreement report that came with the synthesized answer (labels as in `synthesis.labels`). */
-  report: Schema.optional(Report)
+  report: Schema.optional(Report),
+  /** The aggregation strategy, and what it did (absent in runs made before strategies existed: `synthesize`). */
+  strategy: Schema.optional(StrategyRecord)
 })
 export type Manifest = typeof Manifest.Type

@@ -12,6 +12,8 @@ export interface LiveSnapshot {
   readonly candidates: ReadonlyArray<CandidateRecord | undefined>
   /** The synthesizer being asked (the latest, when one failed over). */
   readonly synthesizer: string | undefined
+  /** What the strategy step is doing (judges ranking, a refinement round), once it started. */
+  readonly stage?: string | undefined
 }
 
 /** A run owned by the server rather than by the request that started it. */
@@ -117,6 +119,8 @@ export const makeLiveRuns = Effect.gen(function*() {
               ...s,
               candidates: s.candidates.map((c, i) => (i === event.outcome.index ? event.outcome.record : c))
             }))
+          case "StrategyStep":
+            return update((s) => ({ ...s, stage: event.message }))
           case "SynthesisStarted":
             return update((s) => ({ ...s, synthesizer: event.model }))
           case "CandidateRetry":

@@ -135,6 +135,10 @@ export const finishedResult = (view: FinishedView, options: ResultOptions) => {
   const files = filesOf(manifest.id, [
     ...(final !== undefined ? ["final.md"] : []),
     ...manifest.candidates.flatMap((c) => [c.file, c.partialFile].filter((f): f is string => f !== undefined)),
+    // The strategy's own answers: each judge's ranking, each refinement round.
+    ...[...(manifest.strategy?.judges ?? []), ...(manifest.strategy?.rounds ?? []).flatMap((r) => r.answers)].flatMap((c) =>
+      c.file !== undefined ? [c.file] : []
+    ),
     "prompt.md",
     "run.json"
   ])
@@ -193,7 +197,7 @@ export const progressLine = (view: RunningView, elapsedMs: number): string => {
   const failed = done.filter((c) => c.status !== "ok").map((c) => `${c.model} failed (${failureOf(c)})`)
   const stage = view.synthesizer !== undefined
     ? `synthesizing with ${view.synthesizer}${streamingNote(view.streamed, view.models.length)}`
-    : `waiting for ${waiting.join(", ") || "the last answer to be saved"}`
+    : view.stage ?? `waiting for ${waiting.join(", ") || "the last answer to be saved"}`
   return `${answered.length}/${view.models.length} answered` +
     `${answered.length > 0 ? ` (${answered.map((c) => `${c.model} in ${formatSeconds(c.latencyMs ?? 0)}`).join(", ")})` : ""}` +
     `${failed.length > 0 ? `; ${failed.join("; ")}` : ""}; ${stage}; ${formatSeconds(elapsedMs)} so far`

@@ -62,7 +62,12 @@ export const RunOutput = Schema.Struct({
   /** Run time so far (running) or in all (finished). */
   durationMs: Schema.optional(Schema.Number),
   usage: Schema.optional(
-    RunUsage.annotations(brief(["promptTokens", "completionTokens"], "promptTokens, completionTokens, cost? (USD), unreportedCalls?"))
+    RunUsage.annotations(
+      brief(
+        ["promptTokens", "completionTokens"],
+        "promptTokens, completionTokens, cost? (USD), unreportedCalls?"
+      )
+    )
   ),
   /** Why the run has no answer, when it has none. */
   error: Schema.optional(Schema.String),

@@ -27,6 +27,8 @@ export interface RunningView {
   /** Tokens streamed so far per candidate, and the synthesis last; known only for a run of this server. */
   readonly streamed: ReadonlyArray<number> | undefined
   readonly synthesizer: string | undefined
+  /** What the strategy step is doing, for a live run of this server. */
+  readonly stage?: string | undefined
   /** Who runs it when it is not this server ("pid 4242 on host h"). */
   readonly elsewhere: string | undefined
   /** The run itself, when this server runs it. */
@@ -51,6 +53,7 @@ export const viewOf = (live: LiveRun, s: LiveSnapshot): RunningView => ({
   candidates: s.candidates,
   streamed: live.streamed(),
   synthesizer: s.synthesizer,
+  stage: s.stage,
   elsewhere: undefined,
   live
 })

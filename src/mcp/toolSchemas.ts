@@ -1,5 +1,6 @@
 import { Array as Arr, Effect, JSONSchema, ParseResult, Schema } from "effect"
 import { ModelId } from "../domain/model.js"
+import { StrategyName } from "../domain/strategy.js"
 import { SettingsDescription } from "../settings/describe.js"
 import { McpOverrides } from "../settings/mcpOverrides.js"
 import { RunOutputStatus } from "./runOutput.js"
@@ -47,6 +48,14 @@ export const ProcessPromptInput = Schema.Struct({
     Schema.Array(Schema.String.pipe(Schema.minLength(1))).annotations({
       description: "Paths of files, directories or globs inside your roots to attach (text, images, PDFs), instead of pasting them."
     }),
+    { exact: true }
+  ),
+  web: Schema.optionalWith(
+    Schema.Boolean.annotations({ description: "Candidates search the web (default: the server's)." }),
+    { exact: true }
+  ),
+  strategy: Schema.optionalWith(
+    StrategyName.annotations({ description: "How answers are combined. Default: the server's." }),
     { exact: true }
   ),
   preset: Schema.optionalWith(
@@ -111,7 +120,7 @@ export const CancelRunInput = Schema.Struct({ runId: RunId })
 // --- continue_run ---
 
 export const ContinueRunInput = Schema.Struct({
-  runId: RunId.annotations({ description: "The run to follow up on: its conversation is sent before the prompt." }),
+  runId: RunId.annotations({ description: "The run to follow up on." }),
   prompt: ProcessPromptInput.fields.prompt.annotations({ description: "The follow-up question." }),
   models: ProcessPromptInput.fields.models,
   synthesizer: ProcessPromptInput.fields.synthesizer,

@@ -46,6 +46,18 @@ export const withReportInstructions = (messages: ReadonlyArray<ChatMessage>, via
 export interface SynthesisInput {
   readonly model: string
   readonly content: string
+  /** The web pages the candidate cited (web search), shown after its answer. */
+  readonly citations?: ReadonlyArray<{ readonly url: string; readonly title?: string | undefined }> | undefined
+}
+
+/** A candidate's cited pages, one line each, each URL once; empty when it cited none. */
+export const sourcesBlock = (citations: SynthesisInput["citations"]): string => {
+  const urls = [...new Map((citations ?? []).map((c) => [c.url, c.title] as const))]
+  return urls.length === 0
+    ? ""
+    : `\n\nWeb pages this candidate cited:\n<sources>\n${
+      urls.map(([url, title]) => `- ${title !== undefined ? `${title}: ` : ""}${url}`).join("\n")
+    }\n</sources>`
 }
 
 export interface SynthesisPrompt {
@@ -59,7 +71,7 @@ export interface SynthesisPrompt {
 export const labelFor = (i: number): string =>
   i < 26 ? String.fromCharCode(65 + i) : labelFor(Math.floor(i / 26) - 1) + String.fromCharCode(65 + (i % 26))
 
-const cutMarker = (cut: number) => `\n\n[… ${cut} characters cut here to fit the synthesizer's context budget …]`
+export const cutMarker = (cut: number) => `\n\n[… ${cut} characters cut here to fit the synthesizer's context budget …]`
 
 /**
  * Per-candidate character allowances that fit `budget` in total: short candidates keep everything,
@@ -86,7 +98,7 @@ export const fairShares = (lengths: ReadonlyArray<number>, budget: number): Read
 }
 
 /** Least characters a candidate keeps however small the budget, so each still says something. */
-const MIN_SHARE = 2_000
+export const MIN_SHARE = 2_000
 
 /**
  * The synthesizer's two messages: instructions as the system message, and the original prompt with the
@@ -96,11 +108,15 @@ export const buildSynthesisPrompt = Effect.fn("buildSynthesisPrompt")(function*(
   prompt: string,
   candidates: ReadonlyArray<SynthesisInput>,
   budgetChars: number,
+  /** The `rank` strategy's verdict: the candidates come in that order (best first), which this text states. */
+  ranking?: string,
   /** For a follow-up question: the earlier turns, as text, shown before the prompt. */
   conversation?: string | undefined
 ) {
-  const shuffled = Chunk.toReadonlyArray(yield* Random.shuffle(candidates))
-  const overhead = SYNTHESIZER_INSTRUCTIONS.length + prompt.length + (conversation?.length ?? 0) + 200 * shuffled.length
+  const shuffled = ranking === undefined ? Chunk.toReadonlyArray(yield* Random.shuffle(candidates)) : candidates
+  const sources = shuffled.map((c) => sourcesBlock(c.citations))
+  const overhead = SYNTHESIZER_INSTRUCTIONS.length + prompt.length + (conversation?.length ?? 0) + 200 * shuffled.length +
+    sources.reduce((n, block) => n + block.length, 0)
   const shares = fairShares(shuffled.map((c) => c.content.length), budgetChars - overhead).map((share, i) =>
     Math.min(shuffled[i]!.content.length, Math.max(share, MIN_SHARE))
   )
@@ -111,7 +127,7 @@ export const buildSynthesisPrompt = Effect.fn("buildSynthesisPrompt")(function*(
     const cut = candidate.content.length - keep
     if (cut > 0) truncated.push({ model: candidate.model, cutChars: cut })
     const text = cut > 0 ? candidate.content.slice(0, keep) + cutMarker(cut) : candidate.content
-    return `## Candidate ${labelFor(i)}\n\n<candidate label="${labelFor(i)}">\n${text}\n</candidate>`
+    return `## Candidate ${labelFor(i)}\n\n<candidate label="${labelFor(i)}">\n${text}\n</candidate>${sources[i]!}`
   })
 
   const user = [
@@ -122,6 +138,7 @@ export const buildSynthesisPrompt = Effect.fn("buildSynthesisPrompt")(function*(
     prompt,
     "</prompt>",
     "",
+    ...(ranking !== undefined ? ["# How other models ranked the candidates", "", ranking, ""] : []),
     `# ${shuffled.length} candidate answer${shuffled.length === 1 ? "" : "s"}`,
     "",
     sections.join("\n\n")

@@ -1,6 +1,7 @@
 import { Effect, Option } from "effect"
 import { RunRefused } from "../domain/errors.js"
 import { formatBudget } from "../domain/format.js"
+import type { ModelOptions } from "../domain/modelOptions.js"
 import { type ModelInfo, OpenRouterClient } from "../services/OpenRouterClient.js"
 import { Settings } from "../services/Settings.js"
 import { SYNTHESIZER_INSTRUCTIONS } from "./buildSynthesisPrompt.js"
@@ -12,14 +13,19 @@ const tokensAtMost = (chars: number) => Math.ceil(chars / 3)
 /**
  * The most a run can cost: every candidate reads the prompt and writes `max_tokens` (or, unset, all of
  * its context), then the synthesizer reads the prompt and every candidate at its longest, and writes as much.
+ * A model with fallbacks counts as the costliest of them; its own `maxTokens` wins over the run's.
  */
 export const worstCaseCost = (input: {
   readonly promptChars: number
   readonly models: ReadonlyArray<string>
   readonly synthesizer: string
+  /** The strategy's calls (judges, refinements), each reading the candidates like the synthesizer. */
+  readonly readers?: ReadonlyArray<string> | undefined
   readonly maxTokens: number | undefined
   readonly synthesisMaxChars: number
   readonly catalogue: ReadonlyMap<string, ModelInfo>
+  /** The config file's per-model options (`maxTokens`, `fallbacks`), by id. */
+  readonly modelOptions?: Readonly<Record<string, ModelOptions>>
 }): { readonly usd: number } | { readonly unknownPrices: ReadonlyArray<string> } => {
   const promptTokens = tokensAtMost(input.promptChars)
   const unknown: Array<string> = []
@@ -31,22 +37,31 @@ export const worstCaseCost = (input: {
     }
     return info
   }
-  const outputOf = (info: ModelInfo, inputTokens: number) => input.maxTokens ?? Math.max(0, (info.contextLength ?? 0) - inputTokens)
+  /** The costliest call among a model and its fallbacks, reading `inputTokens`. */
+  const callCost = (id: string, inputTokens: number) => {
+    let worst: { usd: number; output: number } | undefined
+    for (const model of [id, ...(input.modelOptions?.[id]?.fallbacks ?? [])]) {
+      const info = priceOf(model)
+      if (!info) continue
+      const output = input.modelOptions?.[model]?.maxTokens ?? input.maxTokens ??
+        Math.max(0, (info.contextLength ?? 0) - inputTokens)
+      const usd = (inputTokens * info.promptPrice! + output * info.completionPrice!) / 1_000_000
+      if (worst === undefined || usd > worst.usd) worst = { usd, output }
+    }
+    return worst
+  }
   let total = 0
   let candidatesOutput = 0
   for (const id of input.models) {
-    const info = priceOf(id)
-    if (!info) continue
-    const output = outputOf(info, promptTokens)
-    candidatesOutput += output
-    total += (promptTokens * info.promptPrice! + output * info.completionPrice!) / 1_000_000
+    const cost = callCost(id, promptTokens)
+    if (!cost) continue
+    candidatesOutput += cost.output
+    total += cost.usd
   }
-  const synth = priceOf(input.synthesizer)
-  if (synth) {
-    const synthInput = promptTokens + tokensAtMost(SYNTHESIZER_INSTRUCTIONS.length) +
-      Math.min(candidatesOutput, tokensAtMost(input.synthesisMaxChars))
-    total += (synthInput * synth.promptPrice! + outputOf(synth, synthInput) * synth.completionPrice!) / 1_000_000
-  }
+  // The synthesizer, and each of the strategy's calls, reads the prompt and every candidate at its longest.
+  const readerInput = promptTokens + tokensAtMost(SYNTHESIZER_INSTRUCTIONS.length) +
+    Math.min(candidatesOutput, tokensAtMost(input.synthesisMaxChars))
+  for (const reader of [...(input.readers ?? []), input.synthesizer]) total += callCost(reader, readerInput)?.usd ?? 0
   return unknown.length > 0 ? { unknownPrices: [...new Set(unknown)] } : { usd: total }
 }
 
@@ -63,6 +78,8 @@ export const checkRunRequest = Effect.fnUntraced(function*(request: {
   readonly synthesizers: ReadonlyArray<string>
   /** Characters of attached text that every candidate reads besides the prompt (images and PDFs are not counted). */
   readonly attachedChars?: number | undefined
+  /** The models of the strategy's calls that read the candidates (judges, refinements), each call once. */
+  readonly readers?: ReadonlyArray<string> | undefined
 }) {
   const settings = yield* Settings
   // However the list was given (flags, environment, config file, an MCP call, a batch line): one bound.
@@ -84,7 +101,9 @@ export const checkRunRequest = Effect.fnUntraced(function*(request: {
   )
   const catalogue = new Map(known.map((m) => [m.id, m] as const))
   if (settings.checkModels) {
-    const unknown = [...new Set([...request.models, ...request.synthesizers])].filter((m) => !catalogue.has(m))
+    const named = [...request.models, ...request.synthesizers, ...(request.readers ?? [])]
+    const withFallbacks = named.flatMap((m) => [m, ...(settings.modelOptions[m]?.fallbacks ?? [])])
+    const unknown = [...new Set(withFallbacks)].filter((m) => !catalogue.has(m))
     const withSuggestion = (id: string) => {
       const near = nearestIds(id, [...catalogue.keys()])
       return near.length > 0 ? `${id} (did you mean ${near.join(", ")}?)` : id
@@ -102,9 +121,11 @@ export const checkRunRequest = Effect.fnUntraced(function*(request: {
       promptChars: request.prompt.length + (request.contextChars ?? 0) + (request.attachedChars ?? 0),
       models: request.models,
       synthesizer: request.synthesizers[0] ?? "",
+      readers: request.readers,
       maxTokens: Option.getOrUndefined(settings.maxTokens),
       synthesisMaxChars: settings.synthesisMaxChars,
-      catalogue
+      catalogue,
+      modelOptions: settings.modelOptions
     })
     if ("unknownPrices" in estimate) {
       return yield* new RunRefused({

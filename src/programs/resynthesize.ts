@@ -1,5 +1,6 @@
 import { Effect } from "effect"
 import { RunRefused, type StoreError } from "../domain/errors.js"
+import type { StrategyName } from "../domain/strategy.js"
 import { type InvalidRunPath, type RunFileNotFound, RunStore } from "../services/RunStore.js"
 import { loadRunAttachments } from "./attachments/plan.js"
 import { readRunWithManifest } from "./recoverRun.js"
@@ -65,6 +66,9 @@ export const synthesizeGiven = Effect.fn("synthesizeGiven")(function*(input: {
   readonly prompt: string
   readonly answers: ReadonlyArray<{ readonly model: string; readonly content: string }>
   readonly synthesizer?: string | undefined
+  /** `rank` or `refine` over the given answers, by the models of `panel` (the answers' own are not callable). */
+  readonly strategy?: StrategyName | undefined
+  readonly panel?: ReadonlyArray<string> | undefined
   readonly onEvent?: ((event: RunEvent) => Effect.Effect<void>) | undefined
 }) {
   const outcomes = input.answers.map((answer, index): CandidateOutcome => ({
@@ -78,6 +82,8 @@ export const synthesizeGiven = Effect.fn("synthesizeGiven")(function*(input: {
     models: input.answers.map((a) => a.model),
     synthesizer: input.synthesizer,
     reuse: { outcomes },
+    strategy: input.strategy,
+    panel: input.panel,
     onEvent: input.onEvent
   })
 })

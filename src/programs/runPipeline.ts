@@ -5,11 +5,13 @@ import { stoppedBy } from "./run/outcome.js"
 import type { RunRequest, RunResult } from "./run/request.js"
 import { announceRun, startRun } from "./run/start.js"
 import { synthesizeAnswers } from "./run/synthesize.js"
+import { aggregateAnswers } from "./strategies/aggregate.js"
 
 export type { RunEvent, RunRequest, RunResult } from "./run/request.js"
 
 /**
- * The whole pipeline: start the run, fan out under the policy, synthesize with failover, finalize. However it
+ * The whole pipeline: start the run, fan out under the policy, the strategy's step (rank, refine), synthesize
+ * with failover, finalize. However it
  * ends, the manifest is written and every answer already received stays on disk (see run/writes.ts).
  */
 export const runPipeline = Effect.fnUntraced(function*(request: RunRequest) {
@@ -19,8 +21,10 @@ export const runPipeline = Effect.fnUntraced(function*(request: RunRequest) {
     yield* announceRun(started)
     const outcomes = yield* collectCandidates(started)
     const answered = outcomes.flatMap((o) => (o.content !== undefined ? [{ ...o, content: o.content }] : []))
-    if (Arr.isNonEmptyReadonlyArray(answered)) yield* synthesizeAnswers(started, answered)
-    else yield* Effect.logError("no candidate answered: nothing to synthesize")
+    if (Arr.isNonEmptyReadonlyArray(answered)) {
+      const aggregated = yield* aggregateAnswers(started, answered)
+      yield* synthesizeAnswers(started, aggregated.answers, aggregated.ranking)
+    } else yield* Effect.logError("no candidate answered: nothing to synthesize")
     return yield* Effect.uninterruptible(finalizeRun(started, { interrupted: false }))
   }).pipe(
     // Interrupted, or stopped by a failure of its own: the manifest says so, and keeps what was done.

@@ -48,6 +48,8 @@ export interface RunStoreShape {
     /** `partial`: the text of an answer that broke off, as `NN-<slug>.partial.md`. */
     kind?: "answer" | "partial"
   ) => Effect.Effect<string, StoreError>
+  /** Writes a file of a strategy step (`rankings/NN-<slug>.md`, `rounds/N/NN-<slug>.md`), its folder made if needed. */
+  readonly writeStepFile: (run: RunHandle, relative: string, content: string) => Effect.Effect<string, StoreError>
   /**
    * Writes `final.md` and the manifest together: both are written at once, then `final.md` is renamed
    * into place before `run.json`, so a manifest that names the final answer never lands without it.
@@ -207,6 +209,11 @@ const makeRunStore = Effect.gen(function*() {
     writePrompt: (run, prompt) => writeRelative(run, "prompt.md", prompt),
     writeResponse: (run, index, model, content, kind = "answer") =>
       writeRelative(run, responseFileName(index, model, kind === "partial" ? ".partial.md" : ".md"), content),
+    writeStepFile: (run, relative, content) =>
+      fs.makeDirectory(path.join(run.dir, path.dirname(relative)), { recursive: true, ...PRIVATE_DIR }).pipe(
+        Effect.mapError(fail(path.join(run.dir, relative))),
+        Effect.zipRight(writeRelative(run, relative, content))
+      ),
     writeFinal,
     writeAttachment,
     writeManifest: (run, manifest) => writeRelative(run, "run.json", manifestText(manifest)).pipe(Effect.tap(() => disown(run)))

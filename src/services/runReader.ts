@@ -15,7 +15,7 @@ export const RUN_ID_PATTERN = /^\d{8}-\d{6}-\d{3}-[0-9a-f]{8}$/
  * The files of a run that may be read back, relative to the run directory: exactly the run layout.
  * No `..`, no absolute path and no other directory can match, so a reader cannot leave the run.
  */
-export const RUN_FILE_PATTERN = /^(?:prompt\.md|final\.md|run\.json|responses\/\d{2,}-[A-Za-z0-9._-]+\.md)$/
+export const RUN_FILE_PATTERN = /^(?:prompt\.md|final\.md|run\.json|(?:responses|rankings|rounds\/\d{1,2})\/\d{2,}-[A-Za-z0-9._-]+\.md)$/
 
 /** The folder of a run that holds the copies of its attached files. */
 export const ATTACHMENTS_DIR = "attachments"
@@ -137,7 +137,9 @@ export const makeRunReader = (fs: FileSystem.FileSystem, path: Path.Path, output
       return yield* new InvalidRunPath({
         runId,
         file,
-        message: `${JSON.stringify(file)} is not a file of a run (prompt.md, final.md, run.json or responses/NN-<model>.md)`
+        message: `${
+          JSON.stringify(file)
+        } is not a file of a run (prompt.md, final.md, run.json, responses/NN-<model>.md, rankings/… or rounds/N/…)`
       })
     }
     const { root } = yield* runDir(runId, file)

@@ -1,10 +1,12 @@
 import { Option, Schema } from "effect"
+import { ModelOptions } from "../domain/modelOptions.js"
 import { type SettingKey, settingKeys, settingsTable } from "./table.js"
 import type { SettingSource, SettingsValue } from "./values.js"
 
 /**
  * The schema of `describeSettings`'s output, `get_config`'s structured result: the key only ever as a word,
- * every other field one of the table's (a number, a string, a list of model ids, a switch, or null when unset).
+ * every other field one of the table's (a number, a string, a list of model ids, a switch, or null when unset), and
+ * `modelOptions`, the per-model options of the config file by model id.
  */
 export const SettingsDescription = Schema.Struct(
   {
@@ -13,7 +15,15 @@ export const SettingsDescription = Schema.Struct(
   },
   Schema.Record({
     key: Schema.String,
-    value: Schema.Union(Schema.Number, Schema.String, Schema.Boolean, Schema.Array(Schema.String), Schema.Null)
+    value: Schema.Union(
+      Schema.Number,
+      Schema.String,
+      Schema.Boolean,
+      Schema.Array(Schema.String),
+      Schema.Null,
+      // modelOptions: the options of the models the config file gives as objects, by id.
+      Schema.Record({ key: Schema.String, value: ModelOptions })
+    )
   })
 )
 export type SettingsDescription = typeof SettingsDescription.Type
@@ -37,6 +47,7 @@ export const describeSettings = (settings: SettingsValue): SettingsDescription =
     ...Object.fromEntries(first ? [first] : []),
     apiKey: Option.isSome(settings.apiKey) ? "<redacted>" : "<not set>",
     ...Object.fromEntries(rest),
+    modelOptions: settings.modelOptions,
     configFile: Option.getOrNull(settings.configFile)
   }
 }
@@ -74,6 +85,8 @@ export const configRows = (
       ? (Option.isSome(settings.apiKey) ? "env OPENROUTER_API_KEY" : "-")
       : field === "configFile"
       ? configFileSource
+      : field === "modelOptions"
+      ? (Object.keys(settings.modelOptions).length > 0 ? `file ${Option.getOrElse(settings.configFile, () => "?")}` : "-")
       : key !== undefined
       ? sourceOf(key)
       : "-"

@@ -1,5 +1,7 @@
 import { Schema } from "effect"
 import { FallbackList, ModelId, ModelList } from "../domain/model.js"
+import { ReasoningEffort } from "../domain/modelOptions.js"
+import { ModelEntries, ModelEntry } from "./modelEntries.js"
 
 /**
  * The kinds of value a setting holds. A kind knows how its value is written everywhere it can come from:
@@ -69,7 +71,8 @@ const NonEmpty = Schema.Trim.pipe(Schema.nonEmptyString({ message: () => "must n
 
 export const nonEmptyText: Kind<string> = { text: NonEmpty, file: Schema.String, flag: "text", plain: Schema.String, json: Schema.String }
 
-export const modelId: Kind<string> = { text: ModelId, file: Schema.String, flag: "text", plain: Schema.String, json: Schema.String }
+/** One model id; in the config file also an object with the model's options (see modelEntries.ts). */
+export const modelId: Kind<string> = { text: ModelId, file: ModelEntry, flag: "text", plain: Schema.String, json: Schema.String }
 
 const PresetNameText = Schema.Trim.pipe(
   Schema.filter((s) =>
@@ -88,10 +91,10 @@ export const presetName: Kind<string> = {
 
 const ListInFile = Schema.Union(Schema.Array(Schema.String), Schema.String)
 
-/** Model ids: a repeatable flag, comma-separated in the environment, an array (or that text) in the file. */
+/** Model ids: a repeatable flag, comma-separated in the environment, an array (of ids or model objects) in the file. */
 export const modelList: Kind<ReadonlyArray<string>> = {
   text: ModelList,
-  file: ListInFile,
+  file: ModelEntries,
   flag: "list",
   plain: Schema.Array(Schema.String),
   json: Schema.Array(Schema.String)
@@ -130,6 +133,15 @@ export const logLevel: Kind<LogLevelName> = {
   json: Schema.String
 }
 
+/** A reasoning effort: `low`, `medium` or `high`. */
+export const reasoningEffort: Kind<ReasoningEffort> = {
+  text: Schema.compose(Schema.Trim, ReasoningEffort),
+  file: Schema.String,
+  flag: "text",
+  plain: ReasoningEffort,
+  json: Schema.String
+}
+
 const OriginText = Schema.String.pipe(
   Schema.filter((s) => {
     const url = URL.canParse(s) ? new URL(s) : undefined
@@ -163,3 +175,12 @@ export const pathList: Kind<ReadonlyArray<string>> = {
   plain: Schema.Array(Schema.String),
   json: Schema.Array(Schema.String)
 }
+
+/** One of a few names (`--strategy rank`): `text` reads and checks it, `plain` is the names themselves. */
+export const oneOf = <A extends string>(text: Schema.Schema<A, string>, plain: Schema.Schema<A>): Kind<A> => ({
+  text,
+  file: Schema.String,
+  flag: "text",
+  plain,
+  json: Schema.String
+})

@@ -1,9 +1,11 @@
 import { FileSystem } from "@effect/platform"
-import { Chunk, Config, Effect, Option, ParseResult, Schema, Stream } from "effect"
+import { Chunk, Config, Effect, Either, Option, ParseResult, Schema, Stream } from "effect"
 import * as os from "node:os"
 import * as path from "node:path"
 import { SettingsError } from "../domain/errors.js"
+import type { ModelOptions } from "../domain/modelOptions.js"
 import { type Layers, settle } from "./layers.js"
+import { collectModelOptions, fileValueText, specsIn } from "./modelEntries.js"
 import { defaultConfigFile, isOpenRouterUrl } from "./paths.js"
 import { decodePresets, presetKeys, PresetsInFile, unknownPresetMessage } from "./presets.js"
 import { type SettingKey, settingKeys, settingsTable } from "./table.js"
@@ -46,14 +48,23 @@ const readCapped = (file: string) =>
     Effect.map((bytes) => bytes.toString("utf8"))
   )
 
+const noOptions: Readonly<Record<string, ModelOptions>> = {}
+
 const readConfigFile = Effect.fn("Settings.readConfigFile")(function*(file: string) {
   const decoded = yield* decodeConfigFile(yield* readCapped(file)).pipe(
     Effect.mapError((e) => new SettingsError({ setting: "config file", message: `${file}: ${firstIssue(e)}` }))
   )
   const { presets, ...settings } = decoded
+  // Model objects, at the top level and in every preset alike: their options by id.
+  const specs = [settings, ...Object.values(presets ?? {})].flatMap((values) => Object.values(values).flatMap(specsIn))
+  const modelOptions = yield* Either.mapLeft(
+    collectModelOptions(specs),
+    (message) => new SettingsError({ setting: "config file", message: `${file}: ${message}` })
+  )
   return {
     raw: rawOf(settings),
-    presets: Object.fromEntries(Object.entries(presets ?? {}).map(([name, preset]) => [name, rawOf(preset)]))
+    presets: Object.fromEntries(Object.entries(presets ?? {}).map(([name, preset]) => [name, rawOf(preset)])),
+    modelOptions
   }
 })
 
@@ -65,7 +76,7 @@ const rawOf = (values: Readonly<Record<string, unknown>>): RawSettings => {
   const raw: RawSettings = {}
   for (const [key, value] of Object.entries(values)) {
     if (value !== undefined && key in settingsTable) {
-      raw[key as SettingKey] = Array.isArray(value) ? (value.length === 0 ? "none" : value.join(",")) : String(value)
+      raw[key as SettingKey] = fileValueText(value)
     }
   }
   return raw
@@ -117,7 +128,7 @@ export const loadSettings = Effect.fn("Settings.load")(function*(input: LoadInpu
     : (yield* fs.exists(defaultFile).pipe(Effect.orElseSucceed(() => false)))
     ? defaultFile
     : undefined
-  const file = configFile === undefined ? { raw: {}, presets: {} } : yield* readConfigFile(configFile)
+  const file = configFile === undefined ? { raw: {}, presets: {}, modelOptions: noOptions } : yield* readConfigFile(configFile)
   const presets = configFile === undefined
     ? {}
     : yield* decodePresets(file.presets, { env: input.env, home, baseDir: path.dirname(configFile) }, configFile)
@@ -158,7 +169,13 @@ export const loadSettings = Effect.fn("Settings.load")(function*(input: LoadInpu
     Effect.mapError(refusal)
   )
   const fields = Object.fromEntries(settingKeys.map((key) => [settingsTable[key].field, values.byKey[key]]))
-  const loaded = { ...fields, apiKey: values.apiKey, configFile: Option.fromNullable(configFile), presets } as SettingsValue
+  const loaded = {
+    ...fields,
+    apiKey: values.apiKey,
+    configFile: Option.fromNullable(configFile),
+    presets,
+    modelOptions: file.modelOptions
+  } as SettingsValue
   const openRouter = isOpenRouterUrl(loaded.baseUrl)
   // The default fallback synthesizer is an OpenRouter model: another server gets none it was not given.
   const settings = !openRouter && sources.fallbackSynthesizers === "default" ? { ...loaded, fallbackSynthesizers: [] } : loaded

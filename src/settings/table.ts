@@ -3,6 +3,7 @@ import { modelSettings } from "./table/models.js"
 import { outputSettings } from "./table/output.js"
 import { runSettings } from "./table/run.js"
 import { serveSettings } from "./table/serve.js"
+import { strategySettings } from "./table/strategy.js"
 
 export { DEFAULT_BASE_URL, DEFAULT_FALLBACK_SYNTHESIZERS, DEFAULT_MODELS, DEFAULT_SYNTHESIZER } from "./table/models.js"
 
@@ -18,7 +19,14 @@ export { DEFAULT_BASE_URL, DEFAULT_FALLBACK_SYNTHESIZERS, DEFAULT_MODELS, DEFAUL
  * `optional({...})`, wrapped in `perCall(entry, {...})` when one MCP call may override it), then
  * `UPDATE_README=1 npx vitest run test/readme.test.ts`; programs read it as `(yield* Settings).<field>`.
  */
-export const settingsTable = { ...modelSettings, ...runSettings, ...serveSettings, ...attachSettings, ...outputSettings }
+export const settingsTable = {
+  ...modelSettings,
+  ...runSettings,
+  ...strategySettings,
+  ...serveSettings,
+  ...attachSettings,
+  ...outputSettings
+}
 
 export type SettingsTable = typeof settingsTable
 export type SettingKey = keyof SettingsTable

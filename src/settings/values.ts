@@ -1,4 +1,5 @@
 import type { Config, Option, Redacted } from "effect"
+import type { ModelOptions } from "../domain/modelOptions.js"
 import type { SettingKey, SettingsTable } from "./table.js"
 
 type ValueOf<S> = S extends { readonly config: (...args: never) => Config.Config<infer V> } ? V : never
@@ -16,6 +17,8 @@ export type SettingsValue =
     readonly apiKey: Option.Option<Redacted.Redacted<string>>
     /** Where the config file came from, when one was read. */
     readonly configFile: Option.Option<string>
+    /** The options of the models the config file gives as objects, by id (flags and environment give ids only). */
+    readonly modelOptions: Readonly<Record<string, ModelOptions>>
     /** The config file's presets by name (the active one, if any, is already applied; MCP calls may pick another). */
     readonly presets: Readonly<Record<string, PresetValues>>
   }

@@ -12,6 +12,9 @@
  * Behaviors are chosen per requested model: the Nth chat request for a model uses
  * `script[model][N-1]` (the last one repeats). Models not in the script use the
  * default behavior (ok with content `Answer from <model>`).
+ *
+ * A body with a `models` list (OpenRouter's fallbacks) is served by the first model of the list whose
+ * behavior is not an HTTP error status, as OpenRouter does; the answer names that model.
  */
 import * as http from "node:http"
 import type { AddressInfo, Socket } from "node:net"
@@ -25,6 +28,10 @@ export interface FakeUsage {
   completion_tokens: number
   /** null: no cost in the usage (a server that does not report costs). */
   cost?: number | null
+  /** Sent as `completion_tokens_details.reasoning_tokens`. */
+  reasoning_tokens?: number
+  /** Sent as `prompt_tokens_details.cached_tokens`. */
+  cached_tokens?: number
 }
 
 export type Behavior =
@@ -38,6 +45,8 @@ export type Behavior =
     finishReason?: string
     /** stream:true: how long the response stays open after `[DONE]` before it ends (default: ends at once). */
     endAfterDoneMs?: number
+    /** `message.annotations` (web citations); stream:true: sent in a delta of their own after the text. */
+    annotations?: unknown
   }
   /** JSON error body, default `{error:{code:status,message:"..."}}`. A string `body` is sent verbatim. */
   | { kind: "status"; status: number; body?: unknown; retryAfter?: number | string; delayMs?: number }
@@ -399,10 +408,16 @@ export function startFakeOpenRouter(options: FakeOpenRouterOptions = {}): Promis
     return { error }
   }
 
-  const usageOf = (u: FakeUsage | undefined): Record<string, number> => {
+  const usageOf = (u: FakeUsage | undefined): Record<string, unknown> => {
     const prompt = u?.prompt_tokens ?? DEFAULT_USAGE.prompt_tokens
     const completion = u?.completion_tokens ?? DEFAULT_USAGE.completion_tokens
-    const base = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion }
+    const base: Record<string, unknown> = {
+      prompt_tokens: prompt,
+      completion_tokens: completion,
+      total_tokens: prompt + completion,
+      ...(u?.reasoning_tokens !== undefined ? { completion_tokens_details: { reasoning_tokens: u.reasoning_tokens } } : {}),
+      ...(u?.cached_tokens !== undefined ? { prompt_tokens_details: { cached_tokens: u.cached_tokens } } : {})
+    }
     return u?.cost === null ? base : { ...base, cost: u?.cost ?? DEFAULT_USAGE.cost }
   }
 
@@ -421,9 +436,9 @@ export function startFakeOpenRouter(options: FakeOpenRouterOptions = {}): Promis
     ...(usage === null ? {} : { usage: usageOf(usage) })
   })
 
-  const okChoice = (content: string | null, finishReason = "stop"): Record<string, unknown> => ({
+  const okChoice = (content: string | null, finishReason = "stop", annotations?: unknown): Record<string, unknown> => ({
     index: 0,
-    message: { role: "assistant", content },
+    message: { role: "assistant", content, ...(annotations !== undefined ? { annotations } : {}) },
     finish_reason: finishReason
   })
 
@@ -512,11 +527,15 @@ export function startFakeOpenRouter(options: FakeOpenRouterOptions = {}): Promis
         const content = b.content ?? `Answer from ${model}`
         const finishReason = b.finishReason ?? "stop"
         if (!stream) {
-          sendJson(res, 200, completion(id, served, [okChoice(content, finishReason)], b.usage))
+          sendJson(res, 200, completion(id, served, [okChoice(content, finishReason, b.annotations)], b.usage))
           return
         }
         if (!(await startSse(ctx, res))) return
         for (const piece of splitWords(content)) if (!(await write(ctx, res, deltaChunk(id, served, piece)))) return
+        if (b.annotations !== undefined) {
+          const cited = { index: 0, delta: { role: "assistant", content: "", annotations: b.annotations }, finish_reason: null }
+          if (!(await write(ctx, res, chunk(id, served, { choices: [cited] })))) return
+        }
         await finishSse(ctx, res, id, served, finishReason, b.usage, b.endAfterDoneMs)
         return
       }
@@ -779,10 +798,20 @@ export function startFakeOpenRouter(options: FakeOpenRouterOptions = {}): Promis
     const attempt = (attempts.get(model) ?? 0) + 1
     attempts.set(model, attempt)
     record.attempt = attempt
-    const behavior = behaviorFor(model, attempt)
+    let behavior = behaviorFor(model, attempt)
+    let served = model
+    // OpenRouter's fallbacks: the next model of `models` when this one answers with an error status.
+    const fallbacks = Array.isArray(body.models) ? body.models.filter((m): m is string => typeof m === "string").slice(1) : []
+    for (const next of fallbacks) {
+      if (behavior.kind !== "status") break
+      const nextAttempt = (attempts.get(next) ?? 0) + 1
+      attempts.set(next, nextAttempt)
+      behavior = behaviorFor(next, nextAttempt)
+      served = next
+    }
     const stream = body.stream === true
-    log(`${method} ${path} model=${model} attempt=${attempt} stream=${stream} -> ${behavior.kind}`)
-    await runBehavior(behavior, ctx, req, res, model, stream)
+    log(`${method} ${path} model=${model} attempt=${attempt} stream=${stream} -> ${served} ${behavior.kind}`)
+    await runBehavior(behavior, ctx, req, res, served, stream)
   }
 
   const server = http.createServer((req, res) => {

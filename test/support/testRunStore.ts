@@ -51,6 +51,7 @@ export const makeTestRunStore = () => {
       readAttachment: (runId, name) => Effect.succeed(attachments.get(`${runId}/attachments/${name}`) ?? new Uint8Array()),
       writeResponse: (run, index, model, content, kind = "answer") =>
         write(run, responseFileName(index, model, kind === "partial" ? ".partial.md" : ".md"), content),
+      writeStepFile: write,
       writeFinal: (run, content, manifest) =>
         Effect.zipRight(write(run, "final.md", content), writeManifest(run, manifest)).pipe(Effect.as("final.md")),
       writeManifest

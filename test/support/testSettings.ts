@@ -17,6 +17,8 @@ export const makeTestSettings = (overrides: Partial<SettingsValue> = {}): Settin
   retryBaseDelayMs: 1000,
   temperature: 0.7,
   maxTokens: Option.none(),
+  reasoning: Option.none(),
+  web: false,
   synthesisMaxChars: 400_000,
   contextMaxChars: 200_000,
   deadlineMs: Option.none(),
@@ -30,6 +32,10 @@ export const makeTestSettings = (overrides: Partial<SettingsValue> = {}): Settin
   maxCost: Option.none(),
   maxModels: 16,
   maxInFlight: 16,
+  strategy: "synthesize",
+  judges: Option.none(),
+  rounds: 1,
+  samples: 4,
   outputDir: path.join(os.tmpdir(), "parallel-llm-test-runs"),
   logLevel: "info",
   logFile: Option.none(),
@@ -45,6 +51,7 @@ export const makeTestSettings = (overrides: Partial<SettingsValue> = {}): Settin
   attachMaxTotalBytes: 30 * 1024 * 1024,
   allowDirs: [],
   configFile: Option.none(),
+  modelOptions: {},
   presets: {},
   ...overrides
 })

@@ -47,6 +47,10 @@ export const processPrompt = defineTool({
           deadlineMs: seconds(input.deadline),
           quorum: input.quorum,
           graceMs: seconds(input.grace),
+          web: input.web,
+          strategy: input.strategy,
+          rounds: input.rounds,
+          samples: input.samples,
           onEvent
         })).pipe(withPreset(input.preset), Effect.mapError(runFailure)))
 })

@@ -7,9 +7,10 @@ import { openResultsFile } from "../batchResults.js"
 import { checkRunRequest } from "../checkRunRequest.js"
 import type { BatchProgress } from "../runBatch.js"
 import type { RunEvent, RunResult } from "../runPipeline.js"
+import { tooManySamples } from "../strategies/self.js"
 import { type EvalItem, fingerprintOf } from "./dataset.js"
 import type { Scorer, ScorerName } from "./scorers.js"
-import { runStrategy, type StrategyName } from "./strategies.js"
+import { asksCandidates, runStrategy, type StrategyName } from "./strategies.js"
 
 // Runs every selected item through every strategy, a few runs at a time, and appends one result line per
 // run to the results file the moment it ends, so that a second pass pays nothing for what is done.
@@ -117,6 +118,7 @@ export const runEval = Effect.fn("runEval")(function*(options: EvalOptions) {
   )
   const previous = lastResults(previousText)
 
+  const judges = Option.getOrElse(settings.judges, () => settings.models)
   const pairs = options.strategies.flatMap((strategy) =>
     options.items.map((item) => {
       const fingerprint = fingerprintOf({
@@ -124,7 +126,11 @@ export const runEval = Effect.fn("runEval")(function*(options: EvalOptions) {
         question: item.question,
         candidates: item.candidates ?? null,
         models: item.candidates === undefined ? settings.models : null,
-        synthesizer: settings.synthesizer
+        synthesizer: settings.synthesizer,
+        // What else a strategy's answer depends on: who judges, refines or is sampled, and how often.
+        ...(strategy === "rank" ? { judges } : {}),
+        ...(strategy === "refine" ? { refiners: settings.models, rounds: settings.rounds } : {}),
+        ...(strategy === "self" ? { sampled: settings.models[0], samples: settings.samples } : {})
       })
       return {
         strategy,
@@ -142,12 +148,16 @@ export const runEval = Effect.fn("runEval")(function*(options: EvalOptions) {
     if (rescored !== undefined) reused.set(keyOf(pair.strategy, pair.item.id), rescored)
   }
   const todo = pairs.filter((pair) => !reused.has(keyOf(pair.strategy, pair.item.id)))
+  // Once for the whole eval rather than once per item.
+  const refused = options.strategies.includes("self") ? tooManySamples(settings.samples, settings.maxModels) : undefined
+  if (refused !== undefined) return yield* new UsageError({ message: refused.message })
   // --check-models once for the whole eval, not once per run: the synthesizers, and the candidates if any are asked.
   if (settings.checkModels && todo.length > 0) {
     yield* checkRunRequest({
       prompt: "",
-      models: todo.some((pair) => pair.item.candidates === undefined) ? settings.models : [],
-      synthesizers: [settings.synthesizer, ...settings.fallbackSynthesizers]
+      models: todo.some((pair) => pair.item.candidates === undefined || pair.strategy !== "synthesize") ? settings.models : [],
+      synthesizers: [settings.synthesizer, ...settings.fallbackSynthesizers],
+      readers: todo.some((pair) => pair.strategy === "rank") ? judges : []
     })
   }
 
@@ -189,6 +199,11 @@ export const runEval = Effect.fn("runEval")(function*(options: EvalOptions) {
       Effect.zipRight(report(result))
     )
 
+  if (todo.some((pair) => pair.strategy === "self" && pair.item.candidates !== undefined)) {
+    yield* Effect.logWarning(
+      `eval: self does not use the frozen candidates: it asks ${settings.models[0]} ${settings.samples} times per question, and pays for it`
+    )
+  }
   yield* Effect.logInfo(
     `eval: ${todo.length} run${todo.length === 1 ? "" : "s"} to make` +
       `${reused.size > 0 ? `, ${reused.size} already done` : ""}; results in ${options.output}`
@@ -200,11 +215,13 @@ export const runEval = Effect.fn("runEval")(function*(options: EvalOptions) {
       Effect.gen(function*() {
         const startedDir = yield* Ref.make<string | null>(null)
         const onEvent = (event: RunEvent) => (event._tag === "RunStarted" ? Ref.set(startedDir, event.run.dir) : Effect.void)
-        const models = pair.item.candidates === undefined ? settings.models : []
-        // The process-wide gate bounds the calls: a run's own fan-out does not hold its candidates back.
-        const runSettings = { ...settings, concurrency: Math.max(1, models.length), checkModels: false }
+        // The process-wide gate bounds the calls: a run's own fan-out (or its judges) does not hold its calls back.
+        const calls = Math.max(1, settings.models.length, judges.length, asksCandidates(pair.strategy, pair.item) ? settings.samples : 0)
+        const runSettings = { ...settings, concurrency: calls, checkModels: false }
         yield* Ref.update(progress, (p) => ({ ...p, inFlight: p.inFlight + 1 }))
-        const exit = yield* restore(runStrategy(pair.strategy, pair.item, onEvent).pipe(Effect.provideService(Settings, runSettings))).pipe(
+        const exit = yield* restore(
+          runStrategy(pair.strategy, pair.item, settings.models, onEvent).pipe(Effect.provideService(Settings, runSettings))
+        ).pipe(
           Effect.exit
         )
         const result: EvalResult = Exit.isSuccess(exit)

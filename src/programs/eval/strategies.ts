@@ -1,26 +1,22 @@
 import { type Effect, Schema } from "effect"
+import { StrategyName, strategyNames, StrategyText } from "../../domain/strategy.js"
 import { synthesizeGiven } from "../resynthesize.js"
 import { type RunEvent, runPipeline } from "../runPipeline.js"
 import type { EvalItem } from "./dataset.js"
 
 // The aggregation strategies eval can measure, by name. Each one turns an item into a normal run: with
-// frozen candidates only its aggregation step is paid for, without them the candidates are asked too.
+// frozen candidates only its aggregation step is paid for (the synthesis; rank's judges, the configured
+// models or --judge; refine's rounds, by the configured models), without them the candidates are asked too.
+// `self` samples one model, so it has no use for frozen answers from several: it always asks its model.
 
-export const knownStrategies = ["synthesize"] as const
+export const knownStrategies = strategyNames
 
-export const StrategyName = Schema.Literal(...knownStrategies).annotations({
-  message: (issue) =>
-    `unknown strategy ${issue._tag === "Type" ? JSON.stringify(issue.actual) : ""} (known: ${knownStrategies.join(", ")})`.replace(
-      "  ",
-      " "
-    )
-})
-export type StrategyName = typeof StrategyName.Type
+export { StrategyName }
 
 /** `--strategies a,b`: names separated by commas, each known, none twice. */
 export const StrategyList = Schema.transform(
   Schema.String,
-  Schema.Array(StrategyName).pipe(Schema.minItems(1, { message: () => "needs at least one strategy" })),
+  Schema.Array(StrategyText).pipe(Schema.minItems(1, { message: () => "needs at least one strategy" })),
   {
     // Not strict: the names are checked by the target schema, with its message.
     strict: false,
@@ -29,15 +25,15 @@ export const StrategyList = Schema.transform(
   }
 )
 
+/** Whether a strategy pays for its own candidates on this item (the frozen ones, if any, are not used). */
+export const asksCandidates = (strategy: StrategyName, item: EvalItem): boolean => item.candidates === undefined || strategy === "self"
+
 export const runStrategy = (
   strategy: StrategyName,
   item: EvalItem,
+  panel: ReadonlyArray<string>,
   onEvent: (event: RunEvent) => Effect.Effect<void>
-) => {
-  switch (strategy) {
-    case "synthesize":
-      return item.candidates !== undefined
-        ? synthesizeGiven({ prompt: item.question, answers: item.candidates, onEvent })
-        : runPipeline({ prompt: item.question, onEvent })
-  }
-}
+) =>
+  item.candidates === undefined || asksCandidates(strategy, item)
+    ? runPipeline({ prompt: item.question, strategy, onEvent })
+    : synthesizeGiven({ prompt: item.question, answers: item.candidates, strategy, panel, onEvent })

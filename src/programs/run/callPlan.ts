@@ -1,4 +1,5 @@
 import { Option } from "effect"
+import type { SentOptions } from "../../domain/modelOptions.js"
 import type { CompletionRequest } from "../../services/OpenRouterClient.js"
 import type { SettingsValue } from "../../services/Settings.js"
 import type { AttachmentPlan } from "../attachments/plan.js"
@@ -15,7 +16,50 @@ export interface CallPlanInput {
   readonly attachments?: AttachmentPlan | undefined
   /** A follow-up: the earlier turns, sent before the prompt. */
   readonly thread?: Thread | undefined
+  /** Web search for this run only (an MCP call's `web`), over the setting. */
+  readonly web?: boolean | undefined
 }
+
+/** The settings a model's options are drawn from. */
+export type OptionSettings = Pick<SettingsValue, "temperature" | "maxTokens" | "modelOptions" | "reasoning">
+
+/** The options of a call besides its model and messages. */
+export type ModelCallOptions = Pick<CompletionRequest, "temperature" | "maxTokens" | "reasoning" | "provider" | "fallbacks" | "plugins">
+
+const WEB_PLUGIN = { id: "web" } as const
+
+/** Whether a run's candidates search the web: the call's own choice, else the setting. */
+export const webFor = (input: { readonly web?: boolean | undefined }, settings: Pick<SettingsValue, "web">): boolean =>
+  input.web ?? settings.web
+
+/**
+ * The options one model is sent. A model's own temperature and max tokens (a model object in the config
+ * file) win over the run's, which always have a value; the run's reasoning effort, unset unless chosen,
+ * wins over the model's own.
+ */
+export const modelCallOptions = (settings: OptionSettings, model: string, web: boolean): ModelCallOptions => {
+  const own = settings.modelOptions[model] ?? {}
+  const maxTokens = own.maxTokens ?? Option.getOrUndefined(settings.maxTokens)
+  const effort = Option.getOrUndefined(settings.reasoning) ?? own.reasoning?.effort
+  return {
+    temperature: own.temperature ?? settings.temperature,
+    ...(maxTokens !== undefined ? { maxTokens } : {}),
+    ...(effort !== undefined ? { reasoning: { effort } } : {}),
+    ...(own.provider !== undefined ? { provider: own.provider } : {}),
+    ...(own.fallbacks !== undefined && own.fallbacks.length > 0 ? { fallbacks: own.fallbacks } : {}),
+    ...(web ? { plugins: [WEB_PLUGIN] } : {})
+  }
+}
+
+/** A call's options as its manifest record keeps them (`options`). */
+export const sentOptions = (call: ModelCallOptions): SentOptions => ({
+  ...(call.temperature !== undefined ? { temperature: call.temperature } : {}),
+  ...(call.maxTokens !== undefined ? { maxTokens: call.maxTokens } : {}),
+  ...(call.reasoning !== undefined ? { reasoning: call.reasoning } : {}),
+  ...(call.provider !== undefined ? { provider: call.provider } : {}),
+  ...(call.fallbacks !== undefined ? { fallbacks: call.fallbacks } : {}),
+  ...(call.plugins?.some((p) => p.id === WEB_PLUGIN.id) ? { web: true } : {})
+})
 
 /**
  * The request each candidate model is sent: the one place where a run's inputs (prompt, and later
@@ -23,7 +67,7 @@ export interface CallPlanInput {
  */
 export const candidateCall = (
   input: CallPlanInput,
-  settings: Pick<SettingsValue, "temperature" | "maxTokens">,
+  settings: OptionSettings & Pick<SettingsValue, "web">,
   model: string
 ): CandidateCall => ({
   model,
@@ -31,6 +75,5 @@ export const candidateCall = (
     ...threadMessages(input.thread, model),
     userMessageOf(input.prompt, input.attachments?.files ?? [], input.attachments?.seesImages(model) ?? false)
   ],
-  temperature: settings.temperature,
-  ...Option.match(settings.maxTokens, { onNone: () => ({}), onSome: (maxTokens) => ({ maxTokens }) })
+  ...modelCallOptions(settings, model, webFor(input, settings))
 })

@@ -2,7 +2,7 @@ import { Effect, Ref } from "effect"
 import { responseFileName } from "../../domain/model.js"
 import { RunStore } from "../../services/RunStore.js"
 import { Settings } from "../../services/Settings.js"
-import { candidateCall } from "./callPlan.js"
+import { candidateCall, sentOptions } from "./callPlan.js"
 import { type CandidateOutcome, fanOut } from "./fanOut.js"
 import { withAttempt, withOutcome } from "./outcome.js"
 import type { StartedRun } from "./start.js"
@@ -41,19 +41,25 @@ export const collectCandidates = Effect.fnUntraced(function*(started: StartedRun
         return copied
       }))
   }
+  const input = { prompt: request.prompt, attachments: started.attachments, web: request.web, thread: request.thread }
+  const calls = plan.models.map((model) => candidateCall(input, settings, model))
+  // Each record says what its model was sent besides the prompt.
+  const withOptions = (outcome: CandidateOutcome): CandidateOutcome => {
+    const call = calls[outcome.index]
+    return call === undefined ? outcome : { ...outcome, record: { ...outcome.record, options: sentOptions(call) } }
+  }
   return yield* fanOut({
     run,
     models: plan.models,
-    callFor: (model) =>
-      candidateCall({ prompt: request.prompt, attachments: started.attachments, thread: request.thread }, settings, model),
+    callFor: (model, index) => calls[index] ?? candidateCall(input, settings, model),
     policy: plan.policy,
     onAttempt: (index, attempt) =>
       Ref.update(state, withAttempt(index, attempt)).pipe(
         Effect.zipRight(attempt > 1 ? emit({ _tag: "CandidateRetry", index, attempt }) : Effect.void)
       ),
     onDelta: (index, text) => emit({ _tag: "CandidateDelta", index, text }),
-    onFinished,
-    onInterrupted: (outcome) => Ref.update(state, withOutcome(outcome)),
+    onFinished: (outcome) => onFinished(withOptions(outcome)),
+    onInterrupted: (outcome) => Ref.update(state, withOutcome(withOptions(outcome))),
     save: writes.save
   })
 })

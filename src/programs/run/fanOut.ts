@@ -8,7 +8,7 @@ import { type RunHandle, RunStore } from "../../services/RunStore.js"
 import { Settings } from "../../services/Settings.js"
 import { callModel, type ModelCall } from "../callModel.js"
 import type { CandidateCall } from "./callPlan.js"
-import { errorInfo, usageField } from "./records.js"
+import { citationsField, errorInfo, usageField } from "./records.js"
 
 export interface CandidateOutcome {
   readonly index: number
@@ -180,7 +180,8 @@ export const fanOut = Effect.fnUntraced(function*(input: FanOutInput) {
               latencyMs: call.latencyMs,
               attempts: call.attempts,
               ...usageField(completion),
-              ...(completion.finishReason !== undefined ? { finishReason: stripControl(completion.finishReason) } : {})
+              ...(completion.finishReason !== undefined ? { finishReason: stripControl(completion.finishReason) } : {}),
+              ...citationsField(completion)
             }
           })
         ),

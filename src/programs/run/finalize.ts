@@ -4,7 +4,7 @@ import { StoreError } from "../../domain/errors.js"
 import { answeredOf, formatSeconds } from "../../domain/format.js"
 import type { CandidateRecord, Manifest, SynthesisRecord } from "../../domain/manifest.js"
 import { RunStore } from "../../services/RunStore.js"
-import { failureReason, statusOf, sumUsage } from "./outcome.js"
+import { failureReason, statusOf, strategyCalls, sumUsage } from "./outcome.js"
 import type { StartedRun } from "./start.js"
 
 /** How the run ended: an interruption, or a failure of its own (`stopped`, its reason); neither when it ran its course. */
@@ -45,13 +45,14 @@ const manifestOf = Effect.fnUntraced(function*(started: StartedRun, ending: Endi
     candidates: candidates.map((c) => writes.withoutUnwritten(c, unwritten)),
     ...(synthesis ? { synthesis: writes.withoutUnwritten(synthesis, unwritten) } : {}),
     // A re-synthesis paid only for its synthesis: the candidates' usage stays with the source run.
-    usage: sumUsage(request.reuse ? [synthesis] : [...candidates, synthesis]),
+    usage: sumUsage([...(request.reuse ? [] : candidates), ...strategyCalls(s.strategy), synthesis]),
     ...(request.reuse?.sourceRunId !== undefined ? { source: request.reuse.sourceRunId } : {}),
     ...(request.thread !== undefined ? { parent: request.thread.parent } : {}),
     ...(error !== undefined ? { error } : {}),
     ...(unwritten.length > 0 ? { unwritten } : {}),
     ...(started.attachments.records.length > 0 ? { attachments: started.attachments.records } : {}),
-    ...(s.report !== undefined ? { report: s.report } : {})
+    ...(s.report !== undefined ? { report: s.report } : {}),
+    ...(s.strategy !== undefined ? { strategy: s.strategy } : {})
   } satisfies Manifest
 })
 

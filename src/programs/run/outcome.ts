@@ -1,6 +1,6 @@
 import { Cause, Option } from "effect"
 import { StoreError } from "../../domain/errors.js"
-import type { CallStatus, CandidateRecord, RunStatus, RunUsage, SynthesisRecord, Usage } from "../../domain/manifest.js"
+import type { CallStatus, CandidateRecord, RunStatus, RunUsage, StrategyRecord, SynthesisRecord, Usage } from "../../domain/manifest.js"
 import type { Report } from "../../domain/report.js"
 import type { CandidateOutcome } from "./fanOut.js"
 
@@ -16,17 +16,26 @@ export interface RunState {
   /** The synthesizer being asked right now, if any: a run interrupted then records it as cancelled. */
   readonly synthesizing: string | undefined
   readonly final: string | undefined
+  /** The run's strategy and what its step did so far. */
+  readonly strategy?: StrategyRecord | undefined
   /** The synthesis's disagreement report, once there is an answer. */
   readonly report?: Report | undefined
 }
 
-export const initialState = (models: ReadonlyArray<string>): RunState => ({
+export const initialState = (models: ReadonlyArray<string>, strategy?: StrategyRecord): RunState => ({
   candidates: models.map(() => undefined),
   attempts: models.map(() => 0),
   synthesis: undefined,
   synthesizing: undefined,
-  final: undefined
+  final: undefined,
+  strategy
 })
+
+/** The calls a strategy step made (judges, refinements): paid for like the others. */
+export const strategyCalls = (record: StrategyRecord | undefined): ReadonlyArray<CandidateRecord> => [
+  ...(record?.judges ?? []),
+  ...(record?.rounds ?? []).flatMap((round) => round.answers)
+]
 
 export const withOutcome = (outcome: CandidateOutcome) => (s: RunState): RunState => ({
   ...s,
@@ -45,6 +54,8 @@ export const sumUsage = (
   let promptTokens = 0
   let completionTokens = 0
   let cost: number | undefined
+  let reasoningTokens: number | undefined
+  let cachedTokens: number | undefined
   let unreportedCalls = 0
   for (const record of records) {
     if (record !== undefined && record.usage === undefined && record.status === "ok") unreportedCalls += 1
@@ -52,18 +63,22 @@ export const sumUsage = (
     promptTokens += record.usage.promptTokens
     completionTokens += record.usage.completionTokens
     if (record.usage.cost !== undefined) cost = (cost ?? 0) + record.usage.cost
+    if (record.usage.reasoningTokens !== undefined) reasoningTokens = (reasoningTokens ?? 0) + record.usage.reasoningTokens
+    if (record.usage.cachedTokens !== undefined) cachedTokens = (cachedTokens ?? 0) + record.usage.cachedTokens
   }
   return {
     promptTokens,
     completionTokens,
     ...(cost !== undefined ? { cost } : {}),
+    ...(reasoningTokens !== undefined ? { reasoningTokens } : {}),
+    ...(cachedTokens !== undefined ? { cachedTokens } : {}),
     ...(unreportedCalls > 0 ? { unreportedCalls } : {})
   }
 }
 
 export const statusOf = (state: RunState, interrupted: boolean): RunStatus => {
   if (state.final === undefined) return interrupted ? "cancelled" : "failed"
-  const allAnswered = state.candidates.every((c) => c?.status === "ok")
+  const allAnswered = [...state.candidates, ...strategyCalls(state.strategy)].every((c) => c?.status === "ok")
   const firstSynthesizerAnswered = state.synthesis?.status === "ok" && state.synthesis.failedSynthesizers === undefined
   return allAnswered && firstSynthesizerAnswered ? "ok" : "partial"
 }

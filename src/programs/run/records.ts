@@ -1,5 +1,6 @@
 import { httpStatusOf, type ProviderError } from "../../domain/errors.js"
 import type { ErrorInfo, Usage } from "../../domain/manifest.js"
+import type { Citation } from "../../domain/modelOptions.js"
 import { stripControl } from "../../domain/text.js"
 import type { Completion } from "../../services/OpenRouterClient.js"
 
@@ -17,6 +18,12 @@ export const usageField = ({ usage }: Completion): { readonly usage?: Usage } =>
     usage: {
       promptTokens: usage.promptTokens,
       completionTokens: usage.completionTokens,
-      ...(usage.cost !== undefined ? { cost: usage.cost } : {})
+      ...(usage.cost !== undefined ? { cost: usage.cost } : {}),
+      ...(usage.reasoningTokens !== undefined ? { reasoningTokens: usage.reasoningTokens } : {}),
+      ...(usage.cachedTokens !== undefined ? { cachedTokens: usage.cachedTokens } : {})
     }
   }
+
+/** A candidate record's `citations`: the pages the answer cited, when it cited any (already cleaned). */
+export const citationsField = ({ citations }: Completion): { readonly citations?: ReadonlyArray<Citation> } =>
+  citations === undefined || citations.length === 0 ? {} : { citations }

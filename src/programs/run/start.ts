@@ -1,12 +1,16 @@
-import { Clock, Effect, Option, Ref } from "effect"
+import { Array as Arr, Clock, Effect, Option, Ref } from "effect"
 import { plural } from "../../domain/format.js"
-import type { RunSettings } from "../../domain/manifest.js"
+import type { RunSettings, StrategyRecord } from "../../domain/manifest.js"
+import type { StrategyName } from "../../domain/strategy.js"
 import { duplicatesIn } from "../../domain/text.js"
 import { type RunHandle, RunStore } from "../../services/RunStore.js"
 import { Settings } from "../../services/Settings.js"
+import { isOpenRouterUrl } from "../../settings/paths.js"
 import { type AttachmentPlan, planAttachments, saveAttachments } from "../attachments/plan.js"
 import { checkRunRequest } from "../checkRunRequest.js"
+import { sampledModels, tooManySamples } from "../strategies/self.js"
 import { threadChars } from "../thread/turns.js"
+import { webFor } from "./callPlan.js"
 import type { FanOutPolicy } from "./fanOut.js"
 import { initialState, type RunState } from "./outcome.js"
 import type { RunEvent, RunRequest } from "./request.js"
@@ -22,6 +26,12 @@ export interface RunPlan {
   readonly deadlineAt: number | undefined
   /** As the owner record and the manifest keep them. */
   readonly settings: RunSettings
+  readonly strategy: StrategyName
+  /** `rank`: the models that rank the answers; `refine`: the models that refine them, each round. */
+  readonly judges: ReadonlyArray<string>
+  readonly refiners: ReadonlyArray<string>
+  /** `refine`: rounds after the candidates'. */
+  readonly rounds: number
 }
 
 /** A run under way: what every later step reads and records into. */
@@ -39,7 +49,15 @@ export interface StartedRun {
 
 const planRun = Effect.fnUntraced(function*(request: RunRequest, startedMs: number) {
   const settings = yield* Settings
-  const models = request.models && request.models.length > 0 ? request.models : settings.models
+  const given = request.models && request.models.length > 0 ? request.models : settings.models
+  // Answers given to a run (a re-synthesis) are its samples already: `self` then only synthesizes them.
+  const chosen = request.strategy ?? settings.strategy
+  const strategy = chosen === "self" && request.reuse !== undefined ? "synthesize" : chosen
+  // `self`: the first model, asked `samples` times; its answers are the candidates.
+  const models = strategy === "self" && Arr.isNonEmptyReadonlyArray(given)
+    ? sampledModels(given, request.samples ?? settings.samples)
+    : given
+  const panel = request.panel ?? models
   const primary = request.synthesizer ?? settings.synthesizer
   const synthesizers = [primary, ...settings.fallbackSynthesizers.filter((m) => m !== primary)]
   const deadlineMs = request.deadlineMs ?? Option.getOrUndefined(settings.deadlineMs)
@@ -53,6 +71,8 @@ const planRun = Effect.fnUntraced(function*(request: RunRequest, startedMs: numb
     quorum: request.quorum ?? Option.getOrUndefined(settings.quorum),
     graceMs: request.graceMs ?? settings.graceMs
   }
+  // A re-synthesis asks no candidate: nothing searches the web.
+  const web = request.reuse === undefined && webFor(request, settings)
   const runSettings: RunSettings = {
     models,
     synthesizer: primary,
@@ -65,10 +85,28 @@ const planRun = Effect.fnUntraced(function*(request: RunRequest, startedMs: numb
     fallbackSynthesizers: synthesizers.slice(1),
     stream: settings.stream,
     ...(deadlineMs !== undefined ? { deadlineMs } : {}),
-    ...(policy.quorum !== undefined ? { quorum: policy.quorum, graceMs: policy.graceMs } : {})
+    ...(policy.quorum !== undefined ? { quorum: policy.quorum, graceMs: policy.graceMs } : {}),
+    ...Option.match(settings.reasoning, { onNone: () => ({}), onSome: (reasoning) => ({ reasoning }) }),
+    ...(web ? { web } : {})
   }
-  return { models, synthesizers, policy, deadlineAt, settings: runSettings } satisfies RunPlan
+  return {
+    models,
+    synthesizers,
+    policy,
+    deadlineAt,
+    settings: runSettings,
+    strategy,
+    judges: strategy === "rank" ? Option.getOrElse(settings.judges, () => panel) : [],
+    refiners: strategy === "refine" ? panel : [],
+    rounds: request.rounds ?? settings.rounds
+  } satisfies RunPlan
 })
+
+/** The manifest's `strategy` before its step ran: its name, and for `self` the model sampled. */
+const initialStrategy = (plan: RunPlan): StrategyRecord =>
+  plan.strategy === "self"
+    ? { name: "self", model: plan.models[0]!, samples: plan.models.length }
+    : { name: plan.strategy }
 
 /**
  * Step 1: the request checked (nothing is paid for a run refused), the run directory made with its owner
@@ -78,14 +116,25 @@ export const startRun = Effect.fnUntraced(function*(request: RunRequest) {
   const store = yield* RunStore
   const startedMs = yield* Clock.currentTimeMillis
   const plan = yield* planRun(request, startedMs)
+  const refused = plan.strategy === "self" ? tooManySamples(plan.models.length, (yield* Settings).maxModels) : undefined
+  if (refused !== undefined) return yield* refused
   yield* checkRunRequest({
     prompt: request.prompt,
     contextChars: threadChars(request.thread),
     models: request.reuse ? [] : plan.models,
     synthesizers: plan.synthesizers,
+    readers: [...plan.judges, ...Array.from({ length: plan.rounds }, () => plan.refiners).flat()],
     attachedChars: (request.attachments ?? []).reduce((n, a) => n + (a.text?.length ?? 0), 0)
   })
-  for (const model of duplicatesIn(plan.models)) {
+  if (plan.settings.web === true && plan.settings.baseUrl !== undefined && !isOpenRouterUrl(plan.settings.baseUrl)) {
+    yield* Effect.logWarning(
+      `web search: ${plan.settings.baseUrl} is not OpenRouter; the web plugin is sent, but this server may ignore it (then no model searches and nothing is cited)`
+    )
+  }
+  if (plan.strategy === "self" && request.models !== undefined && request.models.length > 1) {
+    yield* Effect.logWarning(`strategy self samples ${request.models[0]} only: ${request.models.slice(1).join(", ")} not asked`)
+  }
+  for (const model of plan.strategy === "self" ? [] : duplicatesIn(plan.models)) {
     yield* Effect.logWarning(`${model} is named more than once: it is asked, and paid for, once per mention`)
   }
   const attachments = yield* planAttachments(request.attachments ?? [], plan.models, request.reuse !== undefined)
@@ -100,7 +149,7 @@ export const startRun = Effect.fnUntraced(function*(request: RunRequest) {
     run,
     startedMs,
     writes,
-    state: yield* Ref.make(initialState(plan.models)),
+    state: yield* Ref.make(initialState(plan.models, initialStrategy(plan))),
     emit: request.onEvent ?? (() => Effect.void),
     attachments
   } satisfies StartedRun

@@ -12,6 +12,7 @@ import { buildSynthesisPrompt, fairShares, type SynthesisInput, withReportInstru
 import { callModel, type ModelCall } from "../callModel.js"
 import { readReply, STRUCTURED_OUTPUT_PARAMETER, SYNTHESIS_REPLY_FORMAT } from "../synthesisReply.js"
 import { threadText } from "../thread/turns.js"
+import { modelCallOptions, sentOptions } from "./callPlan.js"
 import type { CandidateOutcome } from "./fanOut.js"
 import { errorInfo, usageField } from "./records.js"
 import type { StartedRun } from "./start.js"
@@ -62,6 +63,8 @@ export const synthesize = Effect.fn("synthesize")(function*(input: {
   readonly prompt: string
   readonly candidates: ReadonlyArray<SynthesisInput>
   readonly synthesizers: ReadonlyArray<string>
+  /** The `rank` strategy's verdict; the candidates then come best first (see buildSynthesisPrompt). */
+  readonly ranking?: string | undefined
   /** Clock time (ms) by which the run must end; each synthesizer gets at most what is left of it. */
   readonly deadlineAt?: number | undefined
   /** For a follow-up question: the earlier turns, as text. */
@@ -70,7 +73,7 @@ export const synthesize = Effect.fn("synthesize")(function*(input: {
   readonly onDelta: (text: string) => Effect.Effect<void>
 }) {
   const settings = yield* Settings
-  const built = yield* buildSynthesisPrompt(input.prompt, input.candidates, settings.synthesisMaxChars, input.conversation)
+  const built = yield* buildSynthesisPrompt(input.prompt, input.candidates, settings.synthesisMaxChars, input.ranking, input.conversation)
   const policy = { retries: settings.retries, retryBaseDelayMs: settings.retryBaseDelayMs, timeoutMs: settings.timeoutMs }
   const shared = {
     labels: built.labels,
@@ -107,13 +110,15 @@ export const synthesize = Effect.fn("synthesize")(function*(input: {
     // The catalogue may take a tenth of the synthesizer's time at most; the call gets what is left.
     let via: ReportVia = yield* reportViaFor(model, timeoutMs / 10)
     yield* Effect.logInfo(`synthesis: asking ${model} to merge ${plural(input.candidates.length, "answer")} (report as ${via} output)`)
+    // The synthesizer's own options (a model object in the config file) and the run's reasoning; no web search.
+    const options = modelCallOptions(settings, model, false)
+    const sent = { options: sentOptions(options) }
     const ask = (as: ReportVia, ms: number) =>
       callModel(
         {
           model,
           messages: withReportInstructions(built.messages, as),
-          temperature: settings.temperature,
-          ...Option.match(settings.maxTokens, { onNone: () => ({}), onSome: (maxTokens) => ({ maxTokens }) }),
+          ...options,
           onDelta: input.onDelta,
           ...(as === "structured" ? { responseFormat: SYNTHESIS_REPLY_FORMAT } : {})
         },
@@ -143,6 +148,7 @@ export const synthesize = Effect.fn("synthesize")(function*(input: {
           attempts: call.attempts,
           ...usageField(completion),
           ...(completion.finishReason !== undefined ? { finishReason: stripControl(completion.finishReason) } : {}),
+          ...sent,
           ...shared,
           ...failedSoFar
         }
@@ -156,6 +162,7 @@ export const synthesize = Effect.fn("synthesize")(function*(input: {
       latencyMs: call.latencyMs,
       attempts: call.attempts,
       error: errorInfo(error),
+      ...sent,
       ...shared,
       ...failedSoFar
     }
@@ -174,13 +181,15 @@ export const synthesize = Effect.fn("synthesize")(function*(input: {
  */
 export const synthesizeAnswers = Effect.fn("synthesizeAnswers")(function*(
   { attachments, emit, plan, request, state }: StartedRun,
-  answered: Arr.NonEmptyReadonlyArray<CandidateOutcome & { readonly content: string }>
+  answered: Arr.NonEmptyReadonlyArray<CandidateOutcome & { readonly content: string }>,
+  ranking?: string
 ) {
   const settings = yield* Settings
   const synthesis = yield* synthesize({
     // The question as the candidates were asked it: their attached text files within half the budget.
     prompt: questionAsAsked(request.prompt, attachments.files, Math.floor(settings.synthesisMaxChars / 2), fairShares),
-    candidates: answered.map((o) => ({ model: o.model, content: o.content })),
+    ranking,
+    candidates: answered.map((o) => ({ model: o.model, content: o.content, citations: o.record.citations })),
     synthesizers: plan.synthesizers,
     deadlineAt: plan.deadlineAt,
     conversation: request.thread === undefined ? undefined : threadText(request.thread),

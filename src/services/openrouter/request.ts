@@ -1,5 +1,6 @@
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { type Effect, Option } from "effect"
+import type { ProviderRouting, ReasoningEffort } from "../../domain/modelOptions.js"
 import type { SettingsValue } from "../Settings.js"
 
 /** A piece of a multimodal user message (OpenAI-compatible content parts, as OpenRouter accepts them). */
@@ -18,11 +19,25 @@ export interface CompletionRequest {
   readonly messages: ReadonlyArray<ChatMessage>
   readonly temperature?: number
   readonly maxTokens?: number
+  readonly reasoning?: { readonly effort: ReasoningEffort }
+  /** OpenRouter's provider routing. */
+  readonly provider?: ProviderRouting
+  /** Models OpenRouter tries in order when `model` fails: sent as `models: [model, ...fallbacks]`. */
+  readonly fallbacks?: ReadonlyArray<string>
+  /** OpenRouter plugins (`{ id: "web" }`: web search). */
+  readonly plugins?: ReadonlyArray<{ readonly id: string }>
   /** Called with the text of a streamed answer as it arrives (live progress): each network read's pieces at once. */
   readonly onDelta?: ((text: string) => Effect.Effect<void>) | undefined
   /** Structured output: the reply must be JSON matching this schema (sent as a strict `json_schema` response format). */
   readonly responseFormat?: { readonly name: string; readonly schema: object } | undefined
 }
+
+/** Provider routing in OpenRouter's names. */
+const providerBody = (p: ProviderRouting) => ({
+  ...(p.sort !== undefined ? { sort: p.sort } : {}),
+  ...(p.order !== undefined ? { order: p.order } : {}),
+  ...(p.allowFallbacks !== undefined ? { allow_fallbacks: p.allowFallbacks } : {})
+})
 
 /** The JSON body of `POST /chat/completions`: only what was set, in the provider's names. */
 export const chatBody = (request: CompletionRequest, stream: boolean) => ({
@@ -30,6 +45,10 @@ export const chatBody = (request: CompletionRequest, stream: boolean) => ({
   messages: request.messages,
   ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
   ...(request.maxTokens !== undefined ? { max_tokens: request.maxTokens } : {}),
+  ...(request.reasoning !== undefined ? { reasoning: request.reasoning } : {}),
+  ...(request.provider !== undefined ? { provider: providerBody(request.provider) } : {}),
+  ...(request.fallbacks !== undefined && request.fallbacks.length > 0 ? { models: [request.model, ...request.fallbacks] } : {}),
+  ...(request.plugins !== undefined && request.plugins.length > 0 ? { plugins: request.plugins } : {}),
   stream,
   // OpenAI-compatible servers (vLLM, Ollama, llama.cpp…) send no usage in a stream unless asked.
   ...(stream ? { stream_options: { include_usage: true } } : {}),

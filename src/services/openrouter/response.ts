@@ -11,6 +11,8 @@ import {
   RateLimited,
   Unauthorized
 } from "../../domain/errors.js"
+import type { Citation } from "../../domain/modelOptions.js"
+import { annotationList, citationsOf } from "./citations.js"
 import type { Redact } from "./redact.js"
 import { decodeChat, decodeErrorBody, type ErrorObject, type Undecodable, type Usage } from "./wire.js"
 
@@ -19,8 +21,16 @@ export interface Completion {
   /** The model that really answered (and is billed): OpenRouter may route to another one. */
   readonly servedBy: string
   /** Absent when the server reported none: unknown, never 0 tokens. */
-  readonly usage: { readonly promptTokens: number; readonly completionTokens: number; readonly cost?: number } | undefined
+  readonly usage: {
+    readonly promptTokens: number
+    readonly completionTokens: number
+    readonly cost?: number
+    readonly reasoningTokens?: number
+    readonly cachedTokens?: number
+  } | undefined
   readonly finishReason: string | undefined
+  /** The web pages the answer cites (web search), when it cites any. */
+  readonly citations?: ReadonlyArray<Citation> | undefined
 }
 
 export interface ModelInfo {
@@ -73,7 +83,11 @@ export const usageOf = (usage: Usage | null | undefined): Completion["usage"] =>
     : {
       promptTokens: usage.prompt_tokens ?? 0,
       completionTokens: usage.completion_tokens ?? 0,
-      ...(usage.cost != null ? { cost: usage.cost } : {})
+      ...(usage.cost != null ? { cost: usage.cost } : {}),
+      ...(usage.completion_tokens_details?.reasoning_tokens != null
+        ? { reasoningTokens: usage.completion_tokens_details.reasoning_tokens }
+        : {}),
+      ...(usage.prompt_tokens_details?.cached_tokens != null ? { cachedTokens: usage.prompt_tokens_details.cached_tokens } : {})
     }
 
 /**
@@ -157,6 +171,7 @@ export const interpretChatBody = (
     content: redact(content),
     servedBy: body.model != null ? redact(body.model) : model,
     usage: usageOf(body.usage),
-    finishReason: choice.finish_reason ?? undefined
+    finishReason: choice.finish_reason ?? undefined,
+    citations: citationsOf(annotationList(choice.message?.annotations), redact)
   })
 }

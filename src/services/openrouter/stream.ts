@@ -3,6 +3,7 @@ import { Chunk, Duration, Effect, Either, Option, Stream } from "effect"
 import { ErrorInBody, InvalidResponse, NetworkError, type ProviderError, RateLimited } from "../../domain/errors.js"
 import { makeSseSplitter, type SseEvent } from "../sseEvents.js"
 import { byteCap, tooLarge, transportError } from "./body.js"
+import { annotationList, citationsOf } from "./citations.js"
 import type { Redact } from "./redact.js"
 import { type Completion, providerErrorOf, snippet, usageOf } from "./response.js"
 import { decodeStreamChunk, type Usage } from "./wire.js"
@@ -23,6 +24,8 @@ interface Part {
   readonly servedBy?: string | undefined
   readonly finishReason?: string | undefined
   readonly usage?: Usage | undefined
+  /** The deltas' annotations (web citations), read when the answer ends. */
+  readonly annotations?: ReadonlyArray<unknown> | undefined
   /** An error event, or a chunk that is not one: the answer ends here, with the text before it. */
   readonly failure?: ProviderError | undefined
   /** `[DONE]` came: what follows is only the end of the body. */
@@ -34,11 +37,20 @@ interface Answer {
   readonly servedBy: string | undefined
   readonly finishReason: string | undefined
   readonly usage: Usage | undefined
+  readonly annotations: ReadonlyArray<unknown>
   readonly failure: ProviderError | undefined
   readonly done: boolean
 }
 
-const emptyAnswer: Answer = { content: "", servedBy: undefined, finishReason: undefined, usage: undefined, failure: undefined, done: false }
+const emptyAnswer: Answer = {
+  content: "",
+  servedBy: undefined,
+  finishReason: undefined,
+  usage: undefined,
+  annotations: [],
+  failure: undefined,
+  done: false
+}
 
 /**
  * The stages of a streamed answer — the byte cap, bytes to text, text to SSE events, events to decoded
@@ -61,6 +73,7 @@ const answerStages = (context: StreamContext) => {
     let servedBy: string | undefined
     let finishReason: string | undefined
     let usage: Usage | undefined
+    let annotations: Array<unknown> | undefined
     const partial = (failure: ProviderError): Part => ({ text: content, servedBy, finishReason, usage, failure, done: false })
     for (const event of events) {
       if (finished) break
@@ -89,8 +102,10 @@ const answerStages = (context: StreamContext) => {
       if (chunk.usage) usage = chunk.usage
       const delta = choice?.delta?.content
       if (delta) content += delta
+      const cited = annotationList(choice?.delta?.annotations)
+      if (cited.length > 0) (annotations ??= []).push(...cited)
     }
-    return { text: content, servedBy, finishReason, usage, done: finished }
+    return { text: content, servedBy, finishReason, usage, annotations, done: finished }
   }
 
   return {
@@ -118,6 +133,7 @@ const addPart = (answer: Answer, part: Part): Answer => ({
   servedBy: part.servedBy ?? answer.servedBy,
   finishReason: part.finishReason ?? answer.finishReason,
   usage: part.usage ?? answer.usage,
+  annotations: part.annotations === undefined ? answer.annotations : [...answer.annotations, ...part.annotations],
   failure: part.failure,
   done: answer.done || part.done
 })
@@ -209,7 +225,8 @@ export const readStreamedAnswer = (
         content,
         servedBy: answer.servedBy !== undefined ? context.redact(answer.servedBy) : context.model,
         usage: usageOf(answer.usage),
-        finishReason: answer.finishReason
+        finishReason: answer.finishReason,
+        citations: citationsOf(answer.annotations, context.redact)
       })
     })
   )

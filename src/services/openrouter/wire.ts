@@ -10,10 +10,28 @@ export const ErrorObject = Schema.Struct({
 })
 export type ErrorObject = typeof ErrorObject.Type
 
-/** A message (whole answers) or a delta (streamed pieces): both carry optional, nullable text. */
+/** A message (whole answers) or a delta (streamed pieces): both carry optional, nullable text (and web citations). */
 const TextContent = Schema.optional(Schema.NullOr(Schema.Struct({
-  content: Schema.optional(Schema.NullOr(Schema.String))
+  content: Schema.optional(Schema.NullOr(Schema.String)),
+  /**
+   * Read apart, each against `UrlCitation`: an annotation of another kind, or a malformed list, is passed
+   * over rather than failing the answer it came with.
+   */
+  annotations: Schema.optional(Schema.Unknown)
 })))
+
+/** A web page the answer cites (OpenRouter's web plugin; OpenAI's annotation shape). */
+export const UrlCitation = Schema.Struct({
+  type: Schema.Literal("url_citation"),
+  url_citation: Schema.Struct({
+    url: Schema.String,
+    title: Schema.optional(Schema.NullOr(Schema.String)),
+    content: Schema.optional(Schema.NullOr(Schema.String)),
+    start_index: Schema.optional(Schema.NullOr(Schema.Number)),
+    end_index: Schema.optional(Schema.NullOr(Schema.Number))
+  })
+})
+export type UrlCitation = typeof UrlCitation.Type
 
 const choiceEnd = {
   finish_reason: Schema.optional(Schema.NullOr(Schema.String)),
@@ -23,7 +41,13 @@ const choiceEnd = {
 const UsageObject = Schema.Struct({
   prompt_tokens: Schema.optional(Schema.NullOr(Schema.Number)),
   completion_tokens: Schema.optional(Schema.NullOr(Schema.Number)),
-  cost: Schema.optional(Schema.NullOr(Schema.Number))
+  cost: Schema.optional(Schema.NullOr(Schema.Number)),
+  completion_tokens_details: Schema.optional(Schema.NullOr(Schema.Struct({
+    reasoning_tokens: Schema.optional(Schema.NullOr(Schema.Number))
+  }))),
+  prompt_tokens_details: Schema.optional(Schema.NullOr(Schema.Struct({
+    cached_tokens: Schema.optional(Schema.NullOr(Schema.Number))
+  })))
 })
 export type Usage = typeof UsageObject.Type
 const Usage = Schema.optional(Schema.NullOr(UsageObject))

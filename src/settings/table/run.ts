@@ -1,4 +1,4 @@
-import { integerIn, numberIn, switchOff, switchOn } from "../kinds.js"
+import { integerIn, numberIn, reasoningEffort, switchOff, switchOn } from "../kinds.js"
 import { optional, perCall, secondsToMs, withDefault } from "../setting.js"
 
 /** How each run calls the models: concurrency, timeouts, retries, sampling, deadlines and quorum, limits, budget. */
@@ -57,6 +57,25 @@ export const runSettings = {
     env: "PARALLEL_LLM_MAX_TOKENS",
     doc: "Max output tokens per call",
     defaultDoc: "unset (the provider's default)"
+  }),
+  reasoning: optional({
+    field: "reasoning",
+    preset: true,
+    kind: reasoningEffort,
+    flag: "reasoning",
+    env: "PARALLEL_LLM_REASONING",
+    doc: "Reasoning effort (`low`, `medium`, `high`) for every model of a run, over any model's own `reasoning` in the config file",
+    defaultDoc: "unset (each model's own, else the provider's default)"
+  }),
+  web: withDefault({
+    field: "web",
+    preset: true,
+    kind: switchOn,
+    flag: "web",
+    env: "PARALLEL_LLM_WEB",
+    doc: "Web search for every candidate (OpenRouter's web plugin); the pages each one cites go to the manifest and the synthesizer",
+    default: false,
+    defaultDoc: "off"
   }),
   synthesisMaxChars: withDefault({
     field: "synthesisMaxChars",

@@ -1,0 +1,125 @@
+import { Clock, Effect, Either, Ref } from "effect"
+import { describeCall } from "../../domain/format.js"
+import type { CandidateRecord, StrategyRecord } from "../../domain/manifest.js"
+import { stripControl } from "../../domain/text.js"
+import type { ChatMessage } from "../../services/OpenRouterClient.js"
+import { Settings } from "../../services/Settings.js"
+import { questionAsAsked } from "../attachments/message.js"
+import { cutMarker, fairShares, MIN_SHARE } from "../buildSynthesisPrompt.js"
+import { callModel } from "../callModel.js"
+import { modelCallOptions } from "../run/callPlan.js"
+import { errorInfo, usageField } from "../run/records.js"
+import type { StartedRun } from "../run/start.js"
+
+// What the strategy steps share: the answers shown anonymised to a model, and one call of a step (a judge, a
+// refinement) made like every other call of the run (retries, the CallGate, the deadline) and recorded.
+
+export interface LabelledAnswer {
+  readonly label: string
+  readonly content: string
+}
+
+/** The answers as `## Candidate X` sections, each cut to its fair share of `budgetChars`: no model id appears. */
+export const answerSections = (answers: ReadonlyArray<LabelledAnswer>, budgetChars: number): string => {
+  const shares = fairShares(answers.map((a) => a.content.length), budgetChars).map((share, i) =>
+    Math.min(answers[i]!.content.length, Math.max(share, MIN_SHARE))
+  )
+  return answers.map((answer, i) => {
+    const keep = shares[i]!
+    const cut = answer.content.length - keep
+    const text = cut > 0 ? answer.content.slice(0, keep) + cutMarker(cut) : answer.content
+    return `## Candidate ${answer.label}\n\n<candidate label="${answer.label}">\n${text}\n</candidate>`
+  }).join("\n\n")
+}
+
+/** The question as the candidates were asked it (attached text files within half the budget), as the synthesizer gets it. */
+export const questionOf = (started: StartedRun, budgetChars: number): string =>
+  questionAsAsked(started.request.prompt, started.attachments.files, Math.floor(budgetChars / 2), fairShares)
+
+/** The user message of a step call: the user's question, then the anonymised answers. */
+export const panelMessage = (prompt: string, answers: ReadonlyArray<LabelledAnswer>, budgetChars: number, overhead: number): string =>
+  [
+    "# The user's prompt",
+    "",
+    "<prompt>",
+    prompt,
+    "</prompt>",
+    "",
+    `# ${answers.length} candidate answer${answers.length === 1 ? "" : "s"}`,
+    "",
+    answerSections(answers, budgetChars - overhead - prompt.length - 200 * answers.length)
+  ].join("\n")
+
+export interface StepCall {
+  /** Without `file`: the step writes the answer and names it. */
+  readonly record: CandidateRecord
+  readonly content: string | undefined
+}
+
+/**
+ * One call of a strategy step. With a deadline, it may take at most half of what is left, so that the
+ * synthesis still fits; with none left it is not made (recorded as a timeout).
+ */
+export const stepCall = Effect.fnUntraced(function*(
+  started: StartedRun,
+  /** What the call is for, in log lines (`judge`, `round 2`). */
+  step: string,
+  model: string,
+  messages: ReadonlyArray<ChatMessage>
+) {
+  const settings = yield* Settings
+  const now = yield* Clock.currentTimeMillis
+  const left = started.plan.deadlineAt === undefined ? undefined : Math.floor((started.plan.deadlineAt - now) / 2)
+  if (left !== undefined && left <= 0) {
+    return {
+      content: undefined,
+      record: { model, status: "timeout", attempts: 0, error: { tag: "Timeout", message: "No time left before the deadline" } }
+    } satisfies StepCall
+  }
+  const call = yield* callModel(
+    {
+      model,
+      messages,
+      // The model's own options (a model object in the config file) and the run's reasoning; no web search.
+      ...modelCallOptions(settings, model, false)
+    },
+    {
+      retries: settings.retries,
+      retryBaseDelayMs: settings.retryBaseDelayMs,
+      timeoutMs: left === undefined ? settings.timeoutMs : Math.min(settings.timeoutMs, left)
+    }
+  )
+  const line = `${step} ${model}: ${describeCall(call)}`
+  yield* Either.isRight(call.result) ? Effect.logInfo(line) : Effect.logWarning(line)
+  return Either.match(call.result, {
+    onRight: (completion): StepCall => ({
+      content: completion.content,
+      record: {
+        model,
+        servedBy: stripControl(completion.servedBy),
+        status: "ok",
+        latencyMs: call.latencyMs,
+        attempts: call.attempts,
+        ...usageField(completion),
+        ...(completion.finishReason !== undefined ? { finishReason: stripControl(completion.finishReason) } : {})
+      }
+    }),
+    onLeft: (error): StepCall => ({
+      content: undefined,
+      record: {
+        model,
+        status: error._tag === "Timeout" ? "timeout" : "error",
+        latencyMs: call.latencyMs,
+        attempts: call.attempts,
+        error: errorInfo(error)
+      }
+    })
+  })
+})
+
+/** A call of a step cut by an interruption (Ctrl-C, an MCP cancel): what the manifest says of it. */
+export const cancelledCall = (model: string): CandidateRecord => ({ model, status: "cancelled", reason: "interrupted", attempts: 0 })
+
+/** Updates the run's strategy record (it is in the manifest however the run ends). */
+export const updateStrategy = (started: StartedRun, f: (record: StrategyRecord) => StrategyRecord) =>
+  Ref.update(started.state, (s) => ({ ...s, strategy: s.strategy === undefined ? undefined : f(s.strategy) }))

@@ -1,0 +1,129 @@
+import { type Array as Arr, Chunk, Effect, Either, Random, Ref } from "effect"
+import type { JudgeRecord } from "../../domain/manifest.js"
+import { slugOf } from "../../domain/model.js"
+import { RunStore } from "../../services/RunStore.js"
+import { Settings } from "../../services/Settings.js"
+import { labelFor } from "../buildSynthesisPrompt.js"
+import type { CandidateOutcome } from "../run/fanOut.js"
+import type { StartedRun } from "../run/start.js"
+import { bordaCount, parseRanking, RANKING_LINE } from "./borda.js"
+import { cancelledCall, panelMessage, questionOf, stepCall, updateStrategy } from "./panel.js"
+
+export type Answered = CandidateOutcome & { readonly content: string }
+
+export const JUDGE_INSTRUCTIONS = `You are a judge on a panel of AI models. Several models answered the user's prompt \
+independently. Their answers are labelled anonymously (Candidate A, Candidate B, …) and shown in random order: the labels \
+say nothing about which model wrote them or how good they are.
+
+Rank the answers from best to worst: correctness first (check the reasoning, code and facts yourself), then completeness \
+and clarity. Explain your verdict briefly, then end your reply with one line in exactly this form, naming every candidate \
+once, best first:
+
+${RANKING_LINE} B > A > C`
+
+/** A judge's answer on disk: `rankings/NN-<slug>.md`, NN its place among the judges. */
+const judgeFile = (index: number, model: string) => `rankings/${String(index + 1).padStart(2, "0")}-${slugOf(model)}.md`
+
+/** What the synthesizer is told of the ranking; its candidates come in this order, so A is the best ranked. */
+const rankingText = (points: ReadonlyArray<number>, counted: number, judges: number) =>
+  [
+    `${counted} of ${judges} judge${judges === 1 ? "" : "s"} ranked the candidates (Borda count: in a ranking of m answers ` +
+    "the first gets m − 1 points, the next m − 2, …; no judge ranked its own answer). The candidates below are in this " +
+    "order, best ranked first. The ranking is evidence, not a verdict: still decide on the merits.",
+    "",
+    ...points.map((p, i) => `- Candidate ${labelFor(i)}: ${p} point${p === 1 ? "" : "s"}`)
+  ].join("\n")
+
+/**
+ * The `rank` step: every judge ranks the anonymised answers; the rankings that can be read are added up
+ * (Borda, self-votes excluded). A judge that fails or whose ranking cannot be read is recorded and not
+ * counted; it never fails the run. Returns the answers best first, with the text the synthesizer gets.
+ */
+export const rankAnswers = Effect.fnUntraced(function*(
+  started: StartedRun,
+  answered: Arr.NonEmptyReadonlyArray<Answered>
+) {
+  const { emit, plan, run, writes } = started
+  const settings = yield* Settings
+  const store = yield* RunStore
+  if (answered.length < 2) {
+    yield* updateStrategy(started, (r) => ({ ...r, note: "one answer: nothing to rank" }))
+    return { answers: answered, ranking: undefined }
+  }
+  const shown = Chunk.toReadonlyArray(yield* Random.shuffle(answered)).map((answer, i) => ({ label: labelFor(i), answer }))
+  const labels = shown.map((s) => s.label)
+  yield* updateStrategy(started, (r) => ({
+    ...r,
+    labels: shown.map(({ answer, label }) => ({ label, model: answer.model, ...(answer.record.file ? { file: answer.record.file } : {}) })),
+    judges: []
+  }))
+  const question = questionOf(started, settings.synthesisMaxChars)
+  // Each judge sees the answers in another order (the labels stay), so no answer is always read first.
+  const messagesFor = (index: number) => {
+    const turn = index % shown.length
+    const order = [...shown.slice(turn), ...shown.slice(0, turn)]
+    return [
+      { role: "system", content: JUDGE_INSTRUCTIONS },
+      {
+        role: "user",
+        content: panelMessage(
+          question,
+          order.map((s) => ({ label: s.label, content: s.answer.content })),
+          settings.synthesisMaxChars,
+          JUDGE_INSTRUCTIONS.length
+        )
+      }
+    ] as const
+  }
+
+  const total = plan.judges.length
+  const records = yield* Ref.make(new Map<number, JudgeRecord>())
+  const record = (index: number, judge: JudgeRecord) =>
+    Ref.updateAndGet(records, (all) => new Map(all).set(index, judge)).pipe(
+      Effect.tap((all) => updateStrategy(started, (r) => ({ ...r, judges: [...all].sort(([a], [b]) => a - b).map(([, j]) => j) }))),
+      Effect.flatMap((all) => emit({ _tag: "StrategyStep", message: `ranking: ${all.size}/${total} judges done` }))
+    )
+  yield* emit({ _tag: "StrategyStep", message: `ranking: asking ${total} judge${total === 1 ? "" : "s"}` })
+
+  const judge = (model: string, index: number) =>
+    Effect.gen(function*() {
+      const call = yield* stepCall(started, "judge", model, messagesFor(index))
+      const own = shown.filter((s) => s.answer.model === model).map((s) => s.label)
+      const file = judgeFile(index, model)
+      if (call.content !== undefined) yield* writes.save(store.writeStepFile(run, file, call.content))
+      const parsed = call.content === undefined
+        ? Either.left(`the judge failed: ${call.record.error?.message ?? call.record.status}`)
+        : parseRanking(call.content, labels, own)
+      if (Either.isLeft(parsed)) yield* Effect.logWarning(`judge ${model}: ranking not counted: ${parsed.left}`)
+      const judged: JudgeRecord = {
+        ...call.record,
+        ...(call.content !== undefined ? { file } : {}),
+        ...(own.length > 0 ? { ownLabels: own } : {}),
+        ...Either.match(parsed, { onLeft: (unparsed) => ({ unparsed }), onRight: (ranking) => ({ ranking }) })
+      }
+      yield* record(index, judged)
+      return judged
+    }).pipe(Effect.onInterrupt(() => record(index, cancelledCall(model))))
+
+  const judged = yield* Effect.forEach(plan.judges, judge, { concurrency: settings.concurrency })
+  const counted = judged.flatMap((j) => (j.ranking !== undefined ? [{ ranking: j.ranking, own: j.ownLabels ?? [] }] : []))
+  if (counted.length === 0) {
+    yield* updateStrategy(started, (r) => ({ ...r, note: "no ranking could be counted: the answers were synthesized unranked" }))
+    return { answers: answered, ranking: undefined }
+  }
+  const scores = bordaCount(labels, counted)
+  const byLabel = new Map(shown.map((s) => [s.label, s.answer]))
+  const ranked = scores.flatMap((score) => {
+    const answer = byLabel.get(score.label)
+    return answer === undefined ? [] : [{ score, answer }]
+  })
+  yield* updateStrategy(started, (r) => ({
+    ...r,
+    aggregate: ranked.map(({ answer, score }) => ({ label: score.label, model: answer.model, points: score.points }))
+  }))
+  yield* Effect.logInfo(`ranking: ${ranked.map(({ score }) => `${score.label} ${score.points}`).join(", ")}`)
+  return {
+    answers: ranked.map((r) => r.answer),
+    ranking: rankingText(ranked.map((r) => r.score.points), counted.length, total)
+  }
+})

@@ -1,0 +1,80 @@
+import { Array as Arr, Chunk, Effect, Random, Ref } from "effect"
+import type { CandidateRecord } from "../../domain/manifest.js"
+import { slugOf } from "../../domain/model.js"
+import { RunStore } from "../../services/RunStore.js"
+import { Settings } from "../../services/Settings.js"
+import { labelFor } from "../buildSynthesisPrompt.js"
+import type { StartedRun } from "../run/start.js"
+import { cancelledCall, panelMessage, questionOf, stepCall, updateStrategy } from "./panel.js"
+import type { Answered } from "./rank.js"
+
+export const REFINE_INSTRUCTIONS = `You are one model of a panel of AI models. Several models answered the user's prompt \
+independently; their answers are below, labelled anonymously (Candidate A, Candidate B, …) in random order.
+
+Write your own best answer to the user's prompt: keep what is correct and useful in the candidates, fix their mistakes, \
+check the reasoning, code and facts yourself, and leave out what is wrong or unsupported.
+
+Answer the user directly, in Markdown, as if you were answering alone. Do not mention the candidates, the panel or this process.`
+
+/** A refined answer on disk: `rounds/R/NN-<slug>.md`, round 1 being the candidates' (`responses/`). */
+const roundFile = (round: number, index: number, model: string) =>
+  `rounds/${round}/${String(index + 1).padStart(2, "0")}-${slugOf(model)}.md`
+
+/**
+ * The `refine` step (a mixture-of-agents layer per round): each refining model sees every answer of the
+ * round before, anonymised, and writes an improved one. Returns the last round's answers; a round in
+ * which no model answered ends the refinement, and the round before it is synthesized.
+ */
+export const refineAnswers = Effect.fnUntraced(function*(
+  started: StartedRun,
+  answered: Arr.NonEmptyReadonlyArray<Answered>
+) {
+  const { emit, plan, run, writes } = started
+  const settings = yield* Settings
+  const store = yield* RunStore
+  const total = plan.refiners.length
+  const question = questionOf(started, settings.synthesisMaxChars)
+  let current = answered
+  yield* updateStrategy(started, (r) => ({ ...r, rounds: [] }))
+  for (let round = 2; round <= plan.rounds + 1; round++) {
+    const shown = Chunk.toReadonlyArray(yield* Random.shuffle(current)).map((a, i) => ({ label: labelFor(i), content: a.content }))
+    const messages = [
+      { role: "system", content: REFINE_INSTRUCTIONS },
+      { role: "user", content: panelMessage(question, shown, settings.synthesisMaxChars, REFINE_INSTRUCTIONS.length) }
+    ] as const
+    const records = yield* Ref.make(new Map<number, CandidateRecord>())
+    const record = (index: number, answer: CandidateRecord) =>
+      Ref.updateAndGet(records, (all) => new Map(all).set(index, answer)).pipe(
+        Effect.tap((all) =>
+          updateStrategy(started, (r) => ({
+            ...r,
+            rounds: [
+              ...(r.rounds ?? []).filter((x) => x.round !== round),
+              { round, answers: [...all].sort(([a], [b]) => a - b).map(([, c]) => c) }
+            ]
+          }))
+        ),
+        Effect.flatMap((all) => emit({ _tag: "StrategyStep", message: `refining, round ${round}: ${all.size}/${total} answered` }))
+      )
+    yield* emit({ _tag: "StrategyStep", message: `refining, round ${round}: asking ${total} model${total === 1 ? "" : "s"}` })
+
+    const refine = (model: string, index: number) =>
+      Effect.gen(function*() {
+        const call = yield* stepCall(started, `round ${round}`, model, messages)
+        const file = roundFile(round, index, model)
+        if (call.content !== undefined) yield* writes.save(store.writeStepFile(run, file, call.content))
+        const answer: CandidateRecord = { ...call.record, ...(call.content !== undefined ? { file } : {}) }
+        yield* record(index, answer)
+        return call.content === undefined ? [] : [{ index, model, record: answer, content: call.content }]
+      }).pipe(Effect.onInterrupt(() => record(index, cancelledCall(model))))
+
+    const next = (yield* Effect.forEach(plan.refiners, refine, { concurrency: settings.concurrency })).flat()
+    if (!Arr.isNonEmptyReadonlyArray(next)) {
+      yield* Effect.logWarning(`refining, round ${round}: no model answered; the answers of round ${round - 1} are synthesized`)
+      yield* updateStrategy(started, (r) => ({ ...r, note: `round ${round}: no model answered; round ${round - 1} was synthesized` }))
+      break
+    }
+    current = next
+  }
+  return current
+})

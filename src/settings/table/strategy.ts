@@ -1,0 +1,55 @@
+import { StrategyName, StrategyText } from "../../domain/strategy.js"
+import { integerIn, modelList, oneOf } from "../kinds.js"
+import { optional, perCall, withDefault } from "../setting.js"
+
+const DEFAULT_STRATEGY: StrategyName = "synthesize"
+
+/** How a run aggregates its candidates' answers (see src/programs/strategies/ and the README's Strategies). */
+export const strategySettings = {
+  strategy: withDefault({
+    field: "strategy",
+    preset: true,
+    kind: oneOf(StrategyText, StrategyName),
+    flag: "strategy",
+    env: "PARALLEL_LLM_STRATEGY",
+    doc:
+      "How the answers are aggregated: `synthesize`, `rank` (judges rank them first), `refine` (more rounds), `self` (samples of one model)",
+    default: DEFAULT_STRATEGY,
+    defaultDoc: "synthesize"
+  }),
+  judge: optional({
+    field: "judges",
+    preset: true,
+    kind: modelList,
+    flag: "judge",
+    env: "PARALLEL_LLM_JUDGE",
+    doc: "With `rank`: the models that rank the answers",
+    defaultDoc: "the candidate models"
+  }),
+  rounds: perCall(
+    withDefault({
+      field: "rounds",
+      preset: true,
+      kind: integerIn(1, 5),
+      flag: "rounds",
+      env: "PARALLEL_LLM_ROUNDS",
+      doc: "With `refine`: rounds in which every candidate improves on all the previous round's answers",
+      default: 1,
+      defaultDoc: "1"
+    }),
+    { title: "Rounds", description: "For refine. Default: the server's (1)." }
+  ),
+  samples: perCall(
+    withDefault({
+      field: "samples",
+      preset: true,
+      kind: integerIn(1, 64),
+      flag: "samples",
+      env: "PARALLEL_LLM_SAMPLES",
+      doc: "With `self`: answers sampled from the one model (at most --max-models)",
+      default: 4,
+      defaultDoc: "4"
+    }),
+    { title: "Samples", description: "For self: answers. Default: the server's (4).", max: 16 }
+  )
+}
