@@ -2,11 +2,9 @@ import { Effect } from "effect"
 import { continueRun as continueThread } from "../../programs/thread/continueRun.js"
 import { RunOutput } from "../runOutput.js"
 import { ContinueRunInput } from "../toolSchemas.js"
-import { attachmentsOf, withPreset } from "./processPrompt.js"
+import { attachmentsOf, callOverrides, withPreset } from "./processPrompt.js"
 import { runFailure, startRun } from "./runs.js"
 import { defineTool } from "./tool.js"
-
-const seconds = (s: number | undefined) => (s === undefined ? undefined : Math.round(s * 1000))
 
 export const continueRun = defineTool({
   name: "continue_run",
@@ -26,11 +24,7 @@ export const continueRun = defineTool({
           continueThread(input.runId, {
             prompt: input.prompt,
             attachments,
-            models: input.models,
-            synthesizer: input.synthesizer,
-            deadlineMs: seconds(input.deadline),
-            quorum: input.quorum,
-            graceMs: seconds(input.grace),
+            ...callOverrides(input),
             onEvent
           })).pipe(withPreset(input.preset), Effect.mapError(runFailure))
     )

@@ -17,6 +17,21 @@ export const attachmentsOf = (files: ReadonlyArray<string> | undefined, context:
 
 const seconds = (s: number | undefined) => (s === undefined ? undefined : Math.round(s * 1000))
 
+/** The run settings a call may override (models, synthesizer, policies), in the run's units. */
+export const callOverrides = (input: {
+  readonly models?: ReadonlyArray<string> | undefined
+  readonly synthesizer?: string | undefined
+  readonly deadline?: number | undefined
+  readonly quorum?: number | undefined
+  readonly grace?: number | undefined
+}) => ({
+  models: input.models,
+  synthesizer: input.synthesizer,
+  deadlineMs: seconds(input.deadline),
+  quorum: input.quorum,
+  graceMs: seconds(input.grace)
+})
+
 /** The call's preset over the server's settings; the call's own arguments, which the run applies, beat both. */
 export const withPreset =
   (name: string | undefined) => <A, E, R>(run: Effect.Effect<A, E, R>): Effect.Effect<A, E | RunRefused, R | Settings> =>
@@ -42,11 +57,7 @@ export const processPrompt = defineTool({
         runPipeline({
           prompt: input.prompt,
           attachments,
-          models: input.models,
-          synthesizer: input.synthesizer,
-          deadlineMs: seconds(input.deadline),
-          quorum: input.quorum,
-          graceMs: seconds(input.grace),
+          ...callOverrides(input),
           web: input.web,
           strategy: input.strategy,
           rounds: input.rounds,
