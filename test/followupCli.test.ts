@@ -169,4 +169,31 @@ describe("continue_run over MCP", () => {
       await mcp.close()
     }
   })
+
+  it("applies every per-call setting it advertises: samples for a server whose strategy is self", async () => {
+    const outputDir = freshDir("mcp-self")
+    const mcp = await connectMcp(
+      serverEnv({
+        baseUrl: fake.url,
+        outputDir,
+        apiKey: API_KEY,
+        models: ["m/one", "m/two"],
+        synthesizer: "m/synth",
+        extra: { PARALLEL_LLM_STRATEGY: "self" }
+      })
+    )
+    try {
+      const first = outputOf(await mcp.client.callTool({ name: "process_prompt", arguments: { prompt: "Name a prime.", samples: 2 } }))
+      expect(first.status).toBe("ok")
+      const since = fake.chatRequests().length
+      const second = outputOf(
+        await mcp.client.callTool({ name: "continue_run", arguments: { runId: first.runId, prompt: "A bigger one?", samples: 3 } })
+      )
+      expect(second).toMatchObject({ status: "ok", parent: first.runId })
+      expect(messagesOf(since, "m/one")).toHaveLength(3)
+      expect(messagesOf(since, "m/two")).toHaveLength(0)
+    } finally {
+      await mcp.close()
+    }
+  })
 })

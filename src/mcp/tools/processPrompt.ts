@@ -3,6 +3,7 @@ import { RunRefused } from "../../domain/errors.js"
 import { collectAttachments } from "../../programs/attachments/collect.js"
 import { runPipeline } from "../../programs/runPipeline.js"
 import { Settings } from "../../services/Settings.js"
+import type { McpOverrides } from "../../settings/mcpOverrides.js"
 import { applyPreset } from "../../settings/presets.js"
 import { RunOutput } from "../runOutput.js"
 import { ProcessPromptInput } from "../toolSchemas.js"
@@ -17,19 +18,23 @@ export const attachmentsOf = (files: ReadonlyArray<string> | undefined, context:
 
 const seconds = (s: number | undefined) => (s === undefined ? undefined : Math.round(s * 1000))
 
-/** The run settings a call may override (models, synthesizer, policies), in the run's units. */
-export const callOverrides = (input: {
-  readonly models?: ReadonlyArray<string> | undefined
-  readonly synthesizer?: string | undefined
-  readonly deadline?: number | undefined
-  readonly quorum?: number | undefined
-  readonly grace?: number | undefined
-}) => ({
+/**
+ * The run settings a call may override (models, synthesizer, and every per-call setting of the table), in the
+ * run's units: one mapping for each tool that takes them, so no tool advertises an argument it then ignores.
+ */
+export const callOverrides = (
+  input: {
+    readonly models?: ReadonlyArray<string> | undefined
+    readonly synthesizer?: string | undefined
+  } & McpOverrides
+) => ({
   models: input.models,
   synthesizer: input.synthesizer,
   deadlineMs: seconds(input.deadline),
   quorum: input.quorum,
-  graceMs: seconds(input.grace)
+  graceMs: seconds(input.grace),
+  rounds: input.rounds,
+  samples: input.samples
 })
 
 /** The call's preset over the server's settings; the call's own arguments, which the run applies, beat both. */
@@ -60,8 +65,6 @@ export const processPrompt = defineTool({
           ...callOverrides(input),
           web: input.web,
           strategy: input.strategy,
-          rounds: input.rounds,
-          samples: input.samples,
           onEvent
         })).pipe(withPreset(input.preset), Effect.mapError(runFailure)))
 })
