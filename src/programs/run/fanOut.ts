@@ -3,12 +3,11 @@ import { partialContentOf, type StoreError } from "../../domain/errors.js"
 import { describeCall, formatSeconds } from "../../domain/format.js"
 import type { CandidateRecord } from "../../domain/manifest.js"
 import { responseFileName } from "../../domain/model.js"
-import { stripControl } from "../../domain/text.js"
 import { type RunHandle, RunStore } from "../../services/RunStore.js"
 import { Settings } from "../../services/Settings.js"
 import { callModel, type ModelCall } from "../callModel.js"
 import type { CandidateCall } from "./callPlan.js"
-import { citationsField, errorInfo, usageField } from "./records.js"
+import { answeredRecord, citationsField, failedRecord } from "./records.js"
 
 export interface CandidateOutcome {
   readonly index: number
@@ -172,17 +171,7 @@ export const fanOut = Effect.fnUntraced(function*(input: FanOutInput) {
             index,
             model,
             content: completion.content,
-            record: {
-              model,
-              servedBy: stripControl(completion.servedBy),
-              status: "ok",
-              file: responseFileName(index, model),
-              latencyMs: call.latencyMs,
-              attempts: call.attempts,
-              ...usageField(completion),
-              ...(completion.finishReason !== undefined ? { finishReason: stripControl(completion.finishReason) } : {}),
-              ...citationsField(completion)
-            }
+            record: { ...answeredRecord(model, call, completion), file: responseFileName(index, model), ...citationsField(completion) }
           })
         ),
       onLeft: (error) =>
@@ -197,14 +186,7 @@ export const fanOut = Effect.fnUntraced(function*(input: FanOutInput) {
             index,
             model,
             content: undefined,
-            record: {
-              model,
-              status: error._tag === "Timeout" ? "timeout" : "error",
-              latencyMs: call.latencyMs,
-              attempts: call.attempts,
-              error: errorInfo(error),
-              ...partialFile
-            }
+            record: { ...failedRecord(model, call, error), ...partialFile }
           } satisfies CandidateOutcome
         })
     })

@@ -3,6 +3,7 @@ import type { ErrorInfo, Usage } from "../../domain/manifest.js"
 import type { Citation } from "../../domain/modelOptions.js"
 import { stripControl } from "../../domain/text.js"
 import type { Completion } from "../../services/OpenRouterClient.js"
+import type { ModelCall } from "../callModel.js"
 
 // What a manifest records of a model call, candidate or synthesis alike.
 
@@ -27,3 +28,23 @@ export const usageField = ({ usage }: Completion): { readonly usage?: Usage } =>
 /** A candidate record's `citations`: the pages the answer cited, when it cited any (already cleaned). */
 export const citationsField = ({ citations }: Completion): { readonly citations?: ReadonlyArray<Citation> } =>
   citations === undefined || citations.length === 0 ? {} : { citations }
+
+/** The record of a call that answered: the fields candidates, strategy steps and the synthesis share. */
+export const answeredRecord = (model: string, call: ModelCall, completion: Completion) => ({
+  model,
+  servedBy: stripControl(completion.servedBy),
+  status: "ok" as const,
+  latencyMs: call.latencyMs,
+  attempts: call.attempts,
+  ...usageField(completion),
+  ...(completion.finishReason !== undefined ? { finishReason: stripControl(completion.finishReason) } : {})
+})
+
+/** The record of a call that failed, after its retries: a timeout or an error, with why. */
+export const failedRecord = (model: string, call: ModelCall, error: ProviderError) => ({
+  model,
+  status: error._tag === "Timeout" ? "timeout" as const : "error" as const,
+  latencyMs: call.latencyMs,
+  attempts: call.attempts,
+  error: errorInfo(error)
+})

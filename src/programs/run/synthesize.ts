@@ -3,7 +3,6 @@ import { Timeout } from "../../domain/errors.js"
 import { describeCall, plural } from "../../domain/format.js"
 import type { SynthesisRecord } from "../../domain/manifest.js"
 import { type Report, type ReportVia, unavailableReport } from "../../domain/report.js"
-import { stripControl } from "../../domain/text.js"
 import { CallGate } from "../../services/CallGate.js"
 import { OpenRouterClient } from "../../services/OpenRouterClient.js"
 import { Settings } from "../../services/Settings.js"
@@ -14,7 +13,7 @@ import { readReply, STRUCTURED_OUTPUT_PARAMETER, SYNTHESIS_REPLY_FORMAT } from "
 import { threadText } from "../thread/turns.js"
 import { modelCallOptions, sentOptions } from "./callPlan.js"
 import type { CandidateOutcome } from "./fanOut.js"
-import { errorInfo, usageField } from "./records.js"
+import { answeredRecord, errorInfo, failedRecord } from "./records.js"
 import type { StartedRun } from "./start.js"
 
 export interface SynthesisOutcome {
@@ -141,13 +140,7 @@ export const synthesize = Effect.fn("synthesize")(function*(input: {
         content: reply.answer,
         report: reply.report,
         record: {
-          model,
-          servedBy: stripControl(completion.servedBy),
-          status: "ok",
-          latencyMs: call.latencyMs,
-          attempts: call.attempts,
-          ...usageField(completion),
-          ...(completion.finishReason !== undefined ? { finishReason: stripControl(completion.finishReason) } : {}),
+          ...answeredRecord(model, call, completion),
           ...sent,
           ...shared,
           ...failedSoFar
@@ -157,11 +150,7 @@ export const synthesize = Effect.fn("synthesize")(function*(input: {
     const error = call.result.left
     yield* Effect.logWarning(`synthesis: ${model} ${describeCall(call)}`)
     last = {
-      model,
-      status: error._tag === "Timeout" ? "timeout" : "error",
-      latencyMs: call.latencyMs,
-      attempts: call.attempts,
-      error: errorInfo(error),
+      ...failedRecord(model, call, error),
       ...sent,
       ...shared,
       ...failedSoFar

@@ -1,14 +1,13 @@
 import { Clock, Effect, Either, Ref } from "effect"
 import { describeCall } from "../../domain/format.js"
 import type { CandidateRecord, StrategyRecord } from "../../domain/manifest.js"
-import { stripControl } from "../../domain/text.js"
 import type { ChatMessage } from "../../services/OpenRouterClient.js"
 import { Settings } from "../../services/Settings.js"
 import { questionAsAsked } from "../attachments/message.js"
 import { cutMarker, fairShares, MIN_SHARE } from "../buildSynthesisPrompt.js"
 import { callModel } from "../callModel.js"
 import { modelCallOptions } from "../run/callPlan.js"
-import { errorInfo, usageField } from "../run/records.js"
+import { answeredRecord, failedRecord } from "../run/records.js"
 import type { StartedRun } from "../run/start.js"
 
 // What the strategy steps share: the answers shown anonymised to a model, and one call of a step (a judge, a
@@ -92,28 +91,8 @@ export const stepCall = Effect.fnUntraced(function*(
   const line = `${step} ${model}: ${describeCall(call)}`
   yield* Either.isRight(call.result) ? Effect.logInfo(line) : Effect.logWarning(line)
   return Either.match(call.result, {
-    onRight: (completion): StepCall => ({
-      content: completion.content,
-      record: {
-        model,
-        servedBy: stripControl(completion.servedBy),
-        status: "ok",
-        latencyMs: call.latencyMs,
-        attempts: call.attempts,
-        ...usageField(completion),
-        ...(completion.finishReason !== undefined ? { finishReason: stripControl(completion.finishReason) } : {})
-      }
-    }),
-    onLeft: (error): StepCall => ({
-      content: undefined,
-      record: {
-        model,
-        status: error._tag === "Timeout" ? "timeout" : "error",
-        latencyMs: call.latencyMs,
-        attempts: call.attempts,
-        error: errorInfo(error)
-      }
-    })
+    onRight: (completion): StepCall => ({ content: completion.content, record: answeredRecord(model, call, completion) }),
+    onLeft: (error): StepCall => ({ content: undefined, record: failedRecord(model, call, error) })
   })
 })
 
