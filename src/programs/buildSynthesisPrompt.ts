@@ -1,4 +1,5 @@
 import { Chunk, Effect, Random } from "effect"
+import { plural } from "../domain/format.js"
 import type { ReportVia } from "../domain/report.js"
 import type { ChatMessage } from "../services/OpenRouterClient.js"
 import { REPORT_DELIMITER, REPORT_JSON_SCHEMA } from "./synthesisReply.js"
@@ -67,6 +68,11 @@ export interface SynthesisPrompt {
   readonly truncated: ReadonlyArray<{ readonly model: string; readonly cutChars: number }>
 }
 
+/** The user's prompt as every reader of the answers sees it (synthesizer, judges, refiners). */
+export const promptSection = (prompt: string): ReadonlyArray<string> => ["# The user's prompt", "", "<prompt>", prompt, "</prompt>", ""]
+
+export const answersHeading = (n: number): string => `# ${plural(n, "candidate answer")}`
+
 /** A, B, …, Z, AA, AB, … */
 export const labelFor = (i: number): string =>
   i < 26 ? String.fromCharCode(65 + i) : labelFor(Math.floor(i / 26) - 1) + String.fromCharCode(65 + (i % 26))
@@ -132,14 +138,9 @@ export const buildSynthesisPrompt = Effect.fn("buildSynthesisPrompt")(function*(
 
   const user = [
     ...(conversation !== undefined ? [conversation, ""] : []),
-    "# The user's prompt",
-    "",
-    "<prompt>",
-    prompt,
-    "</prompt>",
-    "",
+    ...promptSection(prompt),
     ...(ranking !== undefined ? ["# How other models ranked the candidates", "", ranking, ""] : []),
-    `# ${shuffled.length} candidate answer${shuffled.length === 1 ? "" : "s"}`,
+    answersHeading(shuffled.length),
     "",
     sections.join("\n\n")
   ].join("\n")

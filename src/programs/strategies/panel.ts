@@ -4,7 +4,7 @@ import type { CandidateRecord, StrategyRecord } from "../../domain/manifest.js"
 import type { ChatMessage } from "../../services/OpenRouterClient.js"
 import { Settings } from "../../services/Settings.js"
 import { questionAsAsked } from "../attachments/message.js"
-import { cutMarker, fairShares, MIN_SHARE } from "../buildSynthesisPrompt.js"
+import { answersHeading, cutMarker, fairShares, MIN_SHARE, promptSection } from "../buildSynthesisPrompt.js"
 import { callModel } from "../callModel.js"
 import { modelCallOptions } from "../run/callPlan.js"
 import { answeredRecord, failedRecord } from "../run/records.js"
@@ -38,13 +38,8 @@ export const questionOf = (started: StartedRun, budgetChars: number): string =>
 /** The user message of a step call: the user's question, then the anonymised answers. */
 export const panelMessage = (prompt: string, answers: ReadonlyArray<LabelledAnswer>, budgetChars: number, overhead: number): string =>
   [
-    "# The user's prompt",
-    "",
-    "<prompt>",
-    prompt,
-    "</prompt>",
-    "",
-    `# ${answers.length} candidate answer${answers.length === 1 ? "" : "s"}`,
+    ...promptSection(prompt),
+    answersHeading(answers.length),
     "",
     answerSections(answers, budgetChars - overhead - prompt.length - 200 * answers.length)
   ].join("\n")
