@@ -74,7 +74,11 @@ const withoutLogLevel = (argv: ReadonlyArray<string>): Array<string> =>
 
 const ANSI = /\x1b\[[0-9;]*m/g
 
-/** @effect/cli colours its help and messages always: only on a terminal here, and never with NO_COLOR. */
+/**
+ * @effect/cli colours its help and messages always: only on a terminal here, and never with NO_COLOR.
+ * This wraps Effect's `Console` service, which only @effect/cli prints through (`--help`, `--version`, its
+ * validation errors); `serve` never does, so stdout stays JSON-RPC only (the MCP tests spawn it and would fail).
+ */
 const withColoursWhereWanted = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.flatMap(Effect.console, (console) => {
     const noColor = (process.env.NO_COLOR ?? "") !== ""
