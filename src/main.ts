@@ -77,7 +77,7 @@ const ANSI = /\x1b\[[0-9;]*m/g
 /**
  * @effect/cli colours its help and messages always: only on a terminal here, and never with NO_COLOR.
  * This wraps Effect's `Console` service, which only @effect/cli prints through (`--help`, `--version`, its
- * validation errors); `serve` never does, so stdout stays JSON-RPC only (the MCP tests spawn it and would fail).
+ * validation errors); `serve` never does, so its stdout carries JSON-RPC only.
  */
 const withColoursWhereWanted = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.flatMap(Effect.console, (console) => {
