@@ -3,6 +3,7 @@ import { Effect, Either, Option, ParseResult, Schedule, Schema } from "effect"
 import * as path from "node:path"
 import { UsageError } from "../domain/errors.js"
 import { formatUsd } from "../domain/format.js"
+import { strategyNames } from "../domain/strategy.js"
 import { stripControl } from "../domain/text.js"
 import { holdResultsLock, isSameFile } from "../programs/batchLock.js"
 import { computeBaselines } from "../programs/eval/baselines.js"
@@ -10,7 +11,7 @@ import { builtinDatasets, loadDataset, selectItems } from "../programs/eval/data
 import { type EvalReport, markdownReport, strategyRows } from "../programs/eval/report.js"
 import { defaultEvalResultsPath, type EvalProgress, type EvalResult, runEval } from "../programs/eval/runEval.js"
 import { scorers } from "../programs/eval/scorers.js"
-import { knownStrategies, StrategyList } from "../programs/eval/strategies.js"
+import { StrategyList } from "../programs/eval/strategies.js"
 import { Logging } from "../services/Logging.js"
 import { Settings } from "../services/Settings.js"
 import { BATCH_DEFAULT_RUNS, BATCH_DEFAULTS, makeStatusLine, progressText } from "./batchProgress.js"
@@ -72,7 +73,7 @@ const evalOptions = {
     Options.optional
   ),
   strategies: Options.text("strategies").pipe(
-    Options.withDescription(`Strategies to measure, comma-separated (known: ${knownStrategies.join(", ")}; default synthesize).`),
+    Options.withDescription(`Strategies to measure, comma-separated (known: ${strategyNames.join(", ")}; default synthesize).`),
     Options.withDefault("synthesize")
   ),
   scorer: Options.choice("scorer", ["numeric", "exact", "regex", "choice"] as const).pipe(

@@ -41,7 +41,6 @@ const runTokens = (usage: RunUsage): string => {
   return `${formatCount(tokens)} tokens${unreported > 0 ? ` (+ ${plural(unreported, "call")} unreported)` : ""}`
 }
 
-/** The one-line summary of a finished run (stderr of ask and resynth, `runs show`). */
 /** What a strategy other than `synthesize` did, for the summary: " · rank: 3/4 rankings counted". */
 const strategyNote = ({ strategy }: Manifest): string => {
   switch (strategy?.name) {
@@ -58,6 +57,7 @@ const strategyNote = ({ strategy }: Manifest): string => {
   }
 }
 
+/** The one-line summary of a finished run (stderr of ask and resynth, `runs show`). */
 export const summaryLine = (manifest: Manifest, runDir: string): string => {
   const cost = costOf(manifest.usage)
   return `parallel-llm: ${manifest.status} · ${answeredOf(manifest)} answered${strategyNote(manifest)} · ` +

@@ -2,6 +2,7 @@ import { FileSystem } from "@effect/platform"
 import { Cause, Clock, Effect, Exit, Option, Ref, Schema } from "effect"
 import * as path from "node:path"
 import { UsageError } from "../../domain/errors.js"
+import type { StrategyName } from "../../domain/strategy.js"
 import { Settings } from "../../services/Settings.js"
 import { openResultsFile } from "../batchResults.js"
 import { checkRunRequest } from "../checkRunRequest.js"
@@ -10,7 +11,7 @@ import type { RunEvent, RunResult } from "../runPipeline.js"
 import { tooManySamples } from "../strategies/self.js"
 import { type EvalItem, fingerprintOf } from "./dataset.js"
 import type { Scorer, ScorerName } from "./scorers.js"
-import { asksCandidates, runStrategy, type StrategyName } from "./strategies.js"
+import { asksCandidates, runStrategy } from "./strategies.js"
 
 // Runs every selected item through every strategy, a few runs at a time, and appends one result line per
 // run to the results file the moment it ends, so that a second pass pays nothing for what is done.

@@ -1,5 +1,5 @@
 import { type Effect, Schema } from "effect"
-import { StrategyName, strategyNames, StrategyText } from "../../domain/strategy.js"
+import { type StrategyName, StrategyText } from "../../domain/strategy.js"
 import { synthesizeGiven } from "../resynthesize.js"
 import { type RunEvent, runPipeline } from "../runPipeline.js"
 import type { EvalItem } from "./dataset.js"
@@ -8,10 +8,6 @@ import type { EvalItem } from "./dataset.js"
 // frozen candidates only its aggregation step is paid for (the synthesis; rank's judges, the configured
 // models or --judge; refine's rounds, by the configured models), without them the candidates are asked too.
 // `self` samples one model, so it has no use for frozen answers from several: it always asks its model.
-
-export const knownStrategies = strategyNames
-
-export { StrategyName }
 
 /** `--strategies a,b`: names separated by commas, each known, none twice. */
 export const StrategyList = Schema.transform(
