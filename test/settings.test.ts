@@ -283,6 +283,11 @@ describe("loadSettings: lists", () => {
       expect(viaFile.settings.fallbackSynthesizers).toEqual([])
       const emptyArray = yield* load({ configFlag: configFile({ fallbackSynthesizers: [] }) })
       expect(emptyArray.settings.fallbackSynthesizers).toEqual([])
+      // An empty array is no value of its own in any list: no directory called "none", no model called "none".
+      const noDirs = yield* load({ configFlag: configFile({ allowDirs: [] }) })
+      expect(noDirs.settings.allowDirs).toEqual([])
+      const noModels = yield* loadError({ configFlag: configFile({ models: [] }) })
+      expect(noModels.message).toContain("needs at least one model")
       const two = yield* load({ env: { OPENROUTER_API_KEY: KEY, PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "f/one,f/two" } })
       expect(two.settings.fallbackSynthesizers).toEqual(["f/one", "f/two"])
     }))

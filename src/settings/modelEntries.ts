@@ -44,10 +44,14 @@ export const ModelEntries = Schema.Union(Schema.Array(ModelEntry), Schema.String
 
 const isSpec = (value: unknown): value is ModelSpec => typeof value === "object" && value !== null && "id" in value
 
-/** A decoded config-file value as the text a flag would give: a model object stands for its id. */
+/**
+ * A decoded config-file value as the text a flag would give: a model object stands for its id. An empty array
+ * is empty text, which each list kind reads as its own "nothing" (no fallbacks, no extra directories) or refuses
+ * (a panel of no models); never a value of its own.
+ */
 export const fileValueText = (value: unknown): string =>
   Array.isArray(value)
-    ? (value.length === 0 ? "none" : value.map((v) => (isSpec(v) ? v.id : String(v))).join(","))
+    ? value.map((v) => (isSpec(v) ? v.id : String(v))).join(",")
     : isSpec(value)
     ? value.id
     : String(value)
