@@ -59,11 +59,21 @@ describe("a run whose process is killed with -9", () => {
     // What a writer killed in the middle of a write leaves behind.
     const stray = path.join(dir, "responses", ".02-k-hang.md.0123abcd.tmp")
     fs.writeFileSync(stray, "x".repeat(100_000))
+    // A strategy's step files are written the same way, in folders of their own.
+    const strayStep = [
+      path.join(dir, "rankings", ".01-k-fast.md.0123abcd.tmp"),
+      path.join(dir, "rounds", "2", ".01-k-fast.md.0123abcd.tmp")
+    ]
+    for (const file of strayStep) {
+      fs.mkdirSync(path.dirname(file), { recursive: true })
+      fs.writeFileSync(file, "x")
+    }
 
     const listed = await runCli(["runs", "--json"], { env })
     expect(listed.code).toBe(0)
     expect(JSON.parse(listed.stdout)).toMatchObject([{ id, status: "interrupted", answered: "1/2" }])
     expect(fs.existsSync(stray)).toBe(false)
+    for (const file of strayStep) expect(fs.existsSync(file)).toBe(false)
 
     const shown = await runCli(["runs", "show", id], { env })
     expect(shown.code).toBe(0)

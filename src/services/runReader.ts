@@ -178,14 +178,23 @@ export const makeRunReader = (fs: FileSystem.FileSystem, path: Path.Path, output
 
   /** Temporary files whose writer is gone (the run finished or was interrupted): removed, quietly. */
   const sweep = (dir: string) =>
-    Effect.forEach([dir, path.join(dir, "responses"), path.join(dir, ATTACHMENTS_DIR)], (folder) =>
-      namesIn(folder).pipe(
-        Effect.flatMap((names) =>
-          Effect.forEach(names.filter((n) => TEMP_NAME.test(n)), (n) => fs.remove(path.join(folder, n)).pipe(Effect.ignore), {
-            discard: true
-          })
-        )
-      ), { discard: true })
+    namesIn(path.join(dir, "rounds")).pipe(
+      Effect.map((rounds) => [
+        dir,
+        ...["responses", ATTACHMENTS_DIR, "rankings"].map((sub) => path.join(dir, sub)),
+        ...rounds.map((round) => path.join(dir, "rounds", round))
+      ]),
+      Effect.flatMap((folders) =>
+        Effect.forEach(folders, (folder) =>
+          namesIn(folder).pipe(
+            Effect.flatMap((names) =>
+              Effect.forEach(names.filter((n) => TEMP_NAME.test(n)), (n) => fs.remove(path.join(folder, n)).pipe(Effect.ignore), {
+                discard: true
+              })
+            )
+          ), { discard: true })
+      )
+    )
 
   /** The newest modification time among these files of a run. */
   const newestOf = (dir: string, files: ReadonlyArray<string>) =>
