@@ -74,10 +74,11 @@ export const nonEmptyText: Kind<string> = { text: NonEmpty, file: Schema.String,
 /** One model id; in the config file also an object with the model's options (see modelEntries.ts). */
 export const modelId: Kind<string> = { text: ModelId, file: ModelEntry, flag: "text", plain: Schema.String, json: Schema.String }
 
+/** What a preset's name may be: plain enough to print anywhere (also checked on the file's `presets` keys). */
+export const PRESET_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/
+
 const PresetNameText = Schema.Trim.pipe(
-  Schema.filter((s) =>
-    /^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(s) || `expected a preset name (letters, digits, '.', '_', '-'), got ${JSON.stringify(s)}`
-  )
+  Schema.filter((s) => PRESET_NAME.test(s) || `expected a preset name (letters, digits, '.', '_', '-'), got ${JSON.stringify(s)}`)
 )
 
 /** The name of a preset of the config file: plain enough to print anywhere. */
@@ -133,15 +134,6 @@ export const logLevel: Kind<LogLevelName> = {
   json: Schema.String
 }
 
-/** A reasoning effort: `low`, `medium` or `high`. */
-export const reasoningEffort: Kind<ReasoningEffort> = {
-  text: Schema.compose(Schema.Trim, ReasoningEffort),
-  file: Schema.String,
-  flag: "text",
-  plain: ReasoningEffort,
-  json: Schema.String
-}
-
 const OriginText = Schema.String.pipe(
   Schema.filter((s) => {
     const url = URL.canParse(s) ? new URL(s) : undefined
@@ -184,3 +176,6 @@ export const oneOf = <A extends string>(text: Schema.Schema<A, string>, plain: S
   plain,
   json: Schema.String
 })
+
+/** A reasoning effort: `low`, `medium` or `high`. */
+export const reasoningEffort: Kind<ReasoningEffort> = oneOf(Schema.compose(Schema.Trim, ReasoningEffort), ReasoningEffort)

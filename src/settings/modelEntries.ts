@@ -61,7 +61,7 @@ export const specsIn = (value: unknown): ReadonlyArray<ModelSpec> =>
   Array.isArray(value) ? value.filter(isSpec) : isSpec(value) ? [value] : []
 
 /** A model object's options without its id: only what it sets. */
-export const optionsOf = ({ id: _id, ...options }: ModelSpec): ModelOptions => options
+const optionsOf = ({ id: _id, ...options }: ModelSpec): ModelOptions => options
 
 /**
  * The options of every model object, keyed by id. The same id configured twice (a candidate that is also

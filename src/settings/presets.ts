@@ -1,6 +1,7 @@
 import { Config, ConfigProvider, Effect, Either, Option, Schema } from "effect"
 import { SettingsError } from "../domain/errors.js"
 import { firstConfigProblem } from "./configProblem.js"
+import { PRESET_NAME } from "./kinds.js"
 import type { AnySetting, SettingContext } from "./setting.js"
 import { type SettingKey, settingKeys, settingsTable } from "./table.js"
 import type { PresetValues, RawSettings, SettingsValue } from "./values.js"
@@ -15,14 +16,12 @@ const entryOf = (key: SettingKey): AnySetting => settingsTable[key]
 export const presetKeys: ReadonlyArray<SettingKey> = settingKeys.filter((key) => entryOf(key).preset === true)
 
 /** What one preset may hold in the config file: any other key is refused. */
-export const PresetInFile = Schema.Struct(
+const PresetInFile = Schema.Struct(
   Object.fromEntries(presetKeys.map((key) => [key, Schema.optional(entryOf(key).kind.file)]))
 )
 
 /** The config file's `presets`, by name. */
 export const PresetsInFile = Schema.Record({ key: Schema.String, value: PresetInFile })
-
-const PRESET_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/
 
 /**
  * Every preset of the file, converted like the settings themselves (seconds to milliseconds, `none`), so that a

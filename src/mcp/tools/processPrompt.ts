@@ -5,6 +5,7 @@ import { runPipeline } from "../../programs/runPipeline.js"
 import { Settings } from "../../services/Settings.js"
 import type { McpOverrides } from "../../settings/mcpOverrides.js"
 import { applyPreset } from "../../settings/presets.js"
+import { secondsToMs } from "../../settings/setting.js"
 import { RunOutput } from "../runOutput.js"
 import { ProcessPromptInput } from "../toolSchemas.js"
 import { runFailure, startRun } from "./runs.js"
@@ -16,7 +17,7 @@ export const attachmentsOf = (files: ReadonlyArray<string> | undefined, context:
     ? Effect.succeed([])
     : Effect.flatMap(context.fileRoots, (roots) => collectAttachments(files, { base: roots.base, allowed: roots.allowed, what: "files" }))
 
-const seconds = (s: number | undefined) => (s === undefined ? undefined : Math.round(s * 1000))
+const seconds = (s: number | undefined) => (s === undefined ? undefined : secondsToMs(s))
 
 /**
  * The run settings a call may override (models, synthesizer, and every per-call setting of the table), in the

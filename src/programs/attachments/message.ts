@@ -16,7 +16,7 @@ export const textBlock = (path: string, text: string, cutNote = ""): string => {
 const dataUrl = (attachment: Attachment) => `data:${attachment.mediaType};base64,${Buffer.from(attachment.bytes).toString("base64")}`
 
 /** The line a model that cannot see images gets in place of one. */
-export const imageNote = (path: string) =>
+const imageNote = (path: string) =>
   `(An image, ${path}, is attached to this question, but you cannot see it: this model does not accept images.)`
 
 /**

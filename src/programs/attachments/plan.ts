@@ -16,7 +16,7 @@ export interface AttachmentPlan {
   readonly records: ReadonlyArray<AttachmentRecord>
 }
 
-export const noAttachments: AttachmentPlan = { files: [], seesImages: () => false, records: [] }
+const noAttachments: AttachmentPlan = { files: [], seesImages: () => false, records: [] }
 
 /** Longest wait for the provider's model catalogue before every model is sent a note in place of each image. */
 const CATALOGUE_WAIT = Duration.seconds(10)
@@ -29,7 +29,7 @@ const UNKNOWN_NOTE = "the provider's model list could not be read, so whether a 
  * images (`architecture.input_modalities`); when it cannot be read, none is sent an image, which the log and
  * the manifest say. A re-synthesis (no candidate is asked) keeps what its source run recorded.
  */
-export const planAttachments = Effect.fn("planAttachments")(function*(
+export const planAttachments = Effect.fnUntraced(function*(
   files: ReadonlyArray<Attachment>,
   models: ReadonlyArray<string>,
   reuse: boolean

@@ -46,8 +46,7 @@ export const fitThread = (turns: Arr.NonEmptyReadonlyArray<Turn>, maxChars: numb
 }
 
 /** The visible note where older turns were left out. */
-export const omittedMarker = (omitted: number) =>
-  `[… ${omitted} earlier turn${omitted === 1 ? "" : "s"} left out to fit the context budget …]`
+const omittedMarker = (omitted: number) => `[… ${omitted} earlier turn${omitted === 1 ? "" : "s"} left out to fit the context budget …]`
 
 /** A user message headed by a note: in its text, or as a first text part. */
 const headedBy = (note: string, message: ChatMessage): ChatMessage => ({

@@ -17,8 +17,10 @@ const clean = (redact: Redact, text: string, max: number): string => {
   return cleaned.length > max ? `${cleaned.slice(0, max)}…` : cleaned
 }
 
-/** A message's or delta's `annotations`, as a list (anything else carries none). */
-export const annotationList = (annotations: unknown): ReadonlyArray<unknown> => (Array.isArray(annotations) ? annotations : [])
+const NONE: ReadonlyArray<unknown> = []
+
+/** A message's or delta's `annotations`, as a list (anything else carries none: one shared empty list, read per event). */
+export const annotationList = (annotations: unknown): ReadonlyArray<unknown> => (Array.isArray(annotations) ? annotations : NONE)
 
 /**
  * The web pages an answer cites, from its annotations (a whole message's, or every delta's of a stream):
