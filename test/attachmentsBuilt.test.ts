@@ -159,6 +159,27 @@ describe("where MCP files may be read from", () => {
     }
   })
 
+  it("a directory holding a symlink to a directory outside is refused at the link, its contents never listed", async () => {
+    write("walk/inside.txt", "inside\n")
+    fs.symlinkSync(path.join(tmp, "outside"), path.join(tmp, "walk", "out"))
+    const mcp = await connectMcp(envFor({ PARALLEL_LLM_ALLOW_DIRS: path.join(tmp, "walk") }))
+    try {
+      fake.reset()
+      const refused = await ask(mcp.client, [path.join(tmp, "walk")])
+      expect(refused.isError).toBe(true)
+      expect(textOf(refused)).toContain(`${path.join(tmp, "walk", "out")} (${path.join(tmp, "outside")}) lies outside`)
+      expect(textOf(refused)).not.toContain("secret.txt")
+      expect(fake.requests).toHaveLength(0)
+      // A glob does not follow the link: it finds only what is inside.
+      const globbed = await ask(mcp.client, [path.join(tmp, "walk", "**", "*.txt")])
+      expect(globbed.isError, textOf(globbed)).toBeFalsy()
+      expect(sentToAlpha()).toContain("inside")
+      expect(sentToAlpha()).not.toContain("the secret")
+    } finally {
+      await mcp.close()
+    }
+  })
+
   it("honours a client's roots (relative paths against the first), and follows roots/list_changed", async () => {
     let roots = [path.join(tmp, "rootA")]
     const client = await connectWithRoots(() => roots)

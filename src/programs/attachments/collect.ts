@@ -88,11 +88,13 @@ export const collectAttachments = Effect.fn("collectAttachments")(function*(spec
     })
 
   /** Every file below `dir`, sorted, without ignored ones, `.git`, or a directory seen before (a symlink loop). */
-  const walk = (dir: string, display: string, top: string, seen: Set<string>): Effect.Effect<ReadonlyArray<Found>> =>
+  const walk = (dir: string, display: string, top: string, seen: Set<string>): Effect.Effect<ReadonlyArray<Found>, RunRefused> =>
     Effect.gen(function*() {
       const real = yield* fs.realPath(dir).pipe(Effect.orElseSucceed(() => dir))
       if (seen.has(real)) return []
       seen.add(real)
+      // A symlink to a directory outside the allowed ones is refused before it is listed: not even names leak.
+      if (options.allowed !== undefined) yield* checkAllowed(display, dir)
       const names = [...(yield* fs.readDirectory(dir).pipe(Effect.orElseSucceed((): ReadonlyArray<string> => [])))].sort()
       const found: Array<Found> = []
       for (const name of names) {
@@ -120,7 +122,16 @@ export const collectAttachments = Effect.fn("collectAttachments")(function*(spec
         const fixed = segments.slice(0, segments.findIndex((segment) => isDynamicPattern(segment))).join(path.sep)
         yield* checkAllowed(spec, path.resolve(options.base, fixed === "" && path.isAbsolute(spec) ? path.sep : fixed))
         const matches = yield* Effect.tryPromise({
-          try: () => glob(spec, { cwd: options.base, absolute: true, onlyFiles: true, expandDirectories: false, ignore: ["**/.git/**"] }),
+          // Symlinks are not followed over MCP: a link inside a root must not walk the glob out of it.
+          try: () =>
+            glob(spec, {
+              cwd: options.base,
+              absolute: true,
+              onlyFiles: true,
+              expandDirectories: false,
+              ignore: ["**/.git/**"],
+              followSymbolicLinks: options.allowed === undefined
+            }),
           catch: (e) => refuse(`${spec}: not a usable glob pattern (${String(e)})`)
         })
         const top = yield* topOf(options.base)
