@@ -25,6 +25,25 @@ const UNKNOWN_NOTE = "the provider's model list could not be read, so whether a 
   "no model was sent this image, each got a note instead"
 
 /**
+ * The models that read images (`architecture.input_modalities`), from the provider's catalogue, cached per
+ * process; or why it cannot say. An upstream call like the others (it holds a permit); a catalogue that does
+ * not come in time is an unknown one.
+ */
+export const imageReaders = Effect.gen(function*() {
+  const listed = yield* (yield* CallGate).withPermit((yield* OpenRouterClient).catalogue).pipe(
+    Effect.timeoutFail({
+      duration: CATALOGUE_WAIT,
+      onTimeout: () => ({ message: `no answer within ${Duration.format(CATALOGUE_WAIT)}` })
+    }),
+    Effect.either
+  )
+  return Either.map(
+    listed,
+    (models): ReadonlySet<string> => new Set(models.filter((m) => m.inputModalities?.includes("image") === true).map((m) => m.id))
+  )
+})
+
+/**
  * Settles who is sent what: with an image attached, the provider's `/models` says which candidates read
  * images (`architecture.input_modalities`); when it cannot be read, none is sent an image, which the log and
  * the manifest say. A re-synthesis (no candidate is asked) keeps what its source run recorded.
@@ -54,16 +73,9 @@ export const planAttachments = Effect.fnUntraced(function*(
   let readers: ReadonlySet<string> = new Set()
   let note: string | undefined
   if (files.some((f) => f.kind === "image") && models.length > 0) {
-    // An upstream call like the others (it holds a permit); a catalogue that does not come is an unknown one.
-    const listed = yield* (yield* CallGate).withPermit((yield* OpenRouterClient).catalogue).pipe(
-      Effect.timeoutFail({
-        duration: CATALOGUE_WAIT,
-        onTimeout: () => ({ message: `no answer within ${Duration.format(CATALOGUE_WAIT)}` })
-      }),
-      Effect.either
-    )
+    const listed = yield* imageReaders
     if (Either.isRight(listed)) {
-      readers = new Set(listed.right.filter((m) => m.inputModalities?.includes("image") === true).map((m) => m.id))
+      readers = listed.right
     } else {
       note = UNKNOWN_NOTE
       yield* Effect.logWarning(`cannot read the provider's model list (${listed.left.message}): ${UNKNOWN_NOTE}`)

@@ -1,11 +1,10 @@
-import { Array as Arr, Effect } from "effect"
+import { Array as Arr, Effect, Either } from "effect"
 import { RunRefused, type StoreError } from "../../domain/errors.js"
 import { plural } from "../../domain/format.js"
 import type { Manifest } from "../../domain/manifest.js"
-import { OpenRouterClient } from "../../services/OpenRouterClient.js"
 import { type InvalidRunPath, type RunFileNotFound, RunStore, type RunView } from "../../services/RunStore.js"
 import { Settings } from "../../services/Settings.js"
-import { loadRunAttachments } from "../attachments/plan.js"
+import { imageReaders, loadRunAttachments } from "../attachments/plan.js"
 import { readRunWithManifest } from "../recoverRun.js"
 import { fitThread, type Thread, type Turn } from "./turns.js"
 
@@ -89,16 +88,16 @@ export const readThread = Effect.fn("readThread")(function*(runId: string) {
  * The models that read images, as the provider's `/models` lists them; none when it cannot be read (each
  * image of an earlier turn is then a note, as for a new attachment).
  */
-const imageReaders = Effect.flatMap(OpenRouterClient, (client) => client.listModels()).pipe(
-  Effect.map((models): ReadonlySet<string> =>
-    new Set(models.filter((m) => m.inputModalities?.includes("image") === true).map((m) => m.id))
-  ),
-  Effect.catchAll((e) =>
-    Effect.as(
-      Effect.logWarning(`cannot read the provider's model list (${e.message}): the earlier turns' images are sent as notes`),
-      new Set<string>()
-    )
-  )
+const earlierImageReaders = Effect.flatMap(
+  imageReaders,
+  Either.match({
+    onLeft: (e) =>
+      Effect.as(
+        Effect.logWarning(`cannot read the provider's model list (${e.message}): the earlier turns' images are sent as notes`),
+        new Set<string>()
+      ),
+    onRight: (readers) => Effect.succeed(readers)
+  })
 )
 
 /** The thread a follow-up of run `runId` sends: its turns, the oldest left out first to fit `--context-max-chars`. */
@@ -112,5 +111,5 @@ export const threadFor = Effect.fn("threadFor")(function*(runId: string) {
     )
   }
   if (!thread.turns.some((turn) => turn.attachments.some((a) => a.kind === "image"))) return thread
-  return { ...thread, imageReaders: yield* imageReaders }
+  return { ...thread, imageReaders: yield* earlierImageReaders }
 })
