@@ -109,6 +109,8 @@ describe("strategy rank", () => {
       // Each judge's answer is on disk; the one that failed has none.
       expect(fs.readFileSync(path.join(result.runDir, "rankings/01-jd-one.md"), "utf8")).toContain("RANKING: A > B > C")
       expect(strategy.judges![2]!.file).toBeUndefined()
+      // Each judge's record says what it was sent, answered or failed, like a candidate's.
+      for (const judge of strategy.judges!) expect(judge.options).toMatchObject({ temperature: expect.any(Number) })
 
       // The synthesizer got the answers best first, with the ranking.
       const synthText = textOf(to("test/synth")[0]!)

@@ -6,7 +6,7 @@ import { Settings } from "../../services/Settings.js"
 import { questionAsAsked } from "../attachments/message.js"
 import { answersHeading, cutMarker, fairShares, MIN_SHARE, promptSection } from "../buildSynthesisPrompt.js"
 import { callModel } from "../callModel.js"
-import { modelCallOptions } from "../run/callPlan.js"
+import { modelCallOptions, sentOptions } from "../run/callPlan.js"
 import { answeredRecord, failedRecord } from "../run/records.js"
 import type { StartedRun } from "../run/start.js"
 
@@ -70,13 +70,10 @@ export const stepCall = Effect.fnUntraced(function*(
       record: { model, status: "timeout", attempts: 0, error: { tag: "Timeout", message: "No time left before the deadline" } }
     } satisfies StepCall
   }
+  // The model's own options (a model object in the config file) and the run's reasoning; no web search.
+  const options = modelCallOptions(settings, model, false)
   const call = yield* callModel(
-    {
-      model,
-      messages,
-      // The model's own options (a model object in the config file) and the run's reasoning; no web search.
-      ...modelCallOptions(settings, model, false)
-    },
+    { model, messages, ...options },
     {
       retries: settings.retries,
       retryBaseDelayMs: settings.retryBaseDelayMs,
@@ -86,8 +83,12 @@ export const stepCall = Effect.fnUntraced(function*(
   const line = `${step} ${model}: ${describeCall(call)}`
   yield* Either.isRight(call.result) ? Effect.logInfo(line) : Effect.logWarning(line)
   return Either.match(call.result, {
-    onRight: (completion): StepCall => ({ content: completion.content, record: answeredRecord(model, call, completion) }),
-    onLeft: (error): StepCall => ({ content: undefined, record: failedRecord(model, call, error) })
+    // Each record says what its model was sent, as candidates' and the synthesis's do.
+    onRight: (completion): StepCall => ({
+      content: completion.content,
+      record: { ...answeredRecord(model, call, completion), options: sentOptions(options) }
+    }),
+    onLeft: (error): StepCall => ({ content: undefined, record: { ...failedRecord(model, call, error), options: sentOptions(options) } })
   })
 })
 
