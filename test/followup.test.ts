@@ -143,6 +143,20 @@ describe("a follow-up question", () => {
       expect(again.manifest).toMatchObject({ source: second.manifest.id, parent: first.manifest.id })
       expect(messagesTo("f/synth")[0]!.find((m) => m.role === "user")!.content).toContain("<user>\nQ1\n</user>")
     }).pipe(Effect.provide(layerFor())))
+
+  it.live("with a strategy: the refiners see the earlier turns too, as the synthesizer does", () =>
+    Effect.gen(function*() {
+      const first = yield* runPipeline({ prompt: "Q1" })
+      yield* markRequests
+      yield* continueRun(first.manifest.id, { prompt: "Q2", strategy: "refine" })
+      // Each model's second request is its refinement: the conversation, then the question and the answers.
+      for (const model of ["f/one", "f/two"]) {
+        const refinement = messagesTo(model)[1]!.find((m) => m.role === "user")!.content
+        expect(refinement).toContain("<user>\nQ1\n</user>")
+        expect(refinement).toContain("<assistant>\nFINAL ONE\n</assistant>")
+        expect(refinement.indexOf("FINAL ONE")).toBeLessThan(refinement.indexOf("<prompt>\nQ2"))
+      }
+    }).pipe(Effect.provide(layerFor())))
 })
 
 describe("an interrupted follow-up", () => {

@@ -10,7 +10,7 @@ import { questionAsAsked } from "../attachments/message.js"
 import { buildSynthesisPrompt, fairShares, type SynthesisInput, withReportInstructions } from "../buildSynthesisPrompt.js"
 import { callModel, type ModelCall } from "../callModel.js"
 import { readReply, STRUCTURED_OUTPUT_PARAMETER, SYNTHESIS_REPLY_FORMAT } from "../synthesisReply.js"
-import { threadText } from "../thread/turns.js"
+import { conversationOf } from "../thread/turns.js"
 import { modelCallOptions, sentOptions } from "./callPlan.js"
 import type { CandidateOutcome } from "./fanOut.js"
 import { answeredRecord, errorInfo, failedRecord } from "./records.js"
@@ -181,7 +181,7 @@ export const synthesizeAnswers = Effect.fn("synthesizeAnswers")(function*(
     candidates: answered.map((o) => ({ model: o.model, content: o.content, citations: o.record.citations })),
     synthesizers: plan.synthesizers,
     deadlineAt: plan.deadlineAt,
-    conversation: request.thread === undefined ? undefined : threadText(request.thread),
+    conversation: conversationOf(request.thread),
     onDelta: (text) => emit({ _tag: "SynthesisDelta", text }),
     onStart: (model) =>
       Ref.update(state, (s) => ({ ...s, synthesizing: model })).pipe(

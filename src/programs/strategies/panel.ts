@@ -9,6 +9,7 @@ import { callModel } from "../callModel.js"
 import { modelCallOptions, sentOptions } from "../run/callPlan.js"
 import { answeredRecord, failedRecord } from "../run/records.js"
 import type { StartedRun } from "../run/start.js"
+import { conversationOf } from "../thread/turns.js"
 
 // What the strategy steps share: the answers shown anonymised to a model, and one call of a step (a judge, a
 // refinement) made like every other call of the run (retries, the CallGate, the deadline) and recorded.
@@ -35,14 +36,27 @@ export const answerSections = (answers: ReadonlyArray<LabelledAnswer>, budgetCha
 export const questionOf = (started: StartedRun, budgetChars: number): string =>
   questionAsAsked(started.request.prompt, started.attachments.files, Math.floor(budgetChars / 2), fairShares)
 
-/** The user message of a step call: the user's question, then the anonymised answers. */
-export const panelMessage = (prompt: string, answers: ReadonlyArray<LabelledAnswer>, budgetChars: number, overhead: number): string =>
-  [
+/**
+ * The user message of a step call: the conversation a follow-up continues (as the synthesizer sees it), the
+ * user's question, then the anonymised answers.
+ */
+export const panelMessage = (
+  started: StartedRun,
+  prompt: string,
+  answers: ReadonlyArray<LabelledAnswer>,
+  budgetChars: number,
+  overhead: number
+): string => {
+  const conversation = conversationOf(started.request.thread)
+  const before = conversation === undefined ? 0 : conversation.length
+  return [
+    ...(conversation !== undefined ? [conversation, ""] : []),
     ...promptSection(prompt),
     answersHeading(answers.length),
     "",
-    answerSections(answers, budgetChars - overhead - prompt.length - 200 * answers.length)
+    answerSections(answers, budgetChars - overhead - before - prompt.length - 200 * answers.length)
   ].join("\n")
+}
 
 export interface StepCall {
   /** Without `file`: the step writes the answer and names it. */

@@ -67,6 +67,7 @@ export const rankAnswers = Effect.fnUntraced(function*(
       {
         role: "user",
         content: panelMessage(
+          started,
           question,
           order.map((s) => ({ label: s.label, content: s.answer.content })),
           settings.synthesisMaxChars,

@@ -40,7 +40,7 @@ export const refineAnswers = Effect.fnUntraced(function*(
     const shown = Chunk.toReadonlyArray(yield* Random.shuffle(current)).map((a, i) => ({ label: labelFor(i), content: a.content }))
     const messages = [
       { role: "system", content: REFINE_INSTRUCTIONS },
-      { role: "user", content: panelMessage(question, shown, settings.synthesisMaxChars, REFINE_INSTRUCTIONS.length) }
+      { role: "user", content: panelMessage(started, question, shown, settings.synthesisMaxChars, REFINE_INSTRUCTIONS.length) }
     ] as const
     const records = yield* Ref.make(new Map<number, CandidateRecord>())
     const record = (index: number, answer: CandidateRecord) =>

@@ -94,3 +94,6 @@ export const threadText = (thread: Thread): string =>
 /** Characters of the earlier turns a run sends each candidate, for the run's size and cost checks. */
 export const threadChars = (thread: Thread | undefined): number =>
   thread === undefined ? 0 : thread.turns.reduce((sum, turn) => sum + turnChars(turn), 0)
+
+/** What the readers of the answers (synthesizer, judges, refiners) are shown of a follow-up's earlier turns. */
+export const conversationOf = (thread: Thread | undefined): string | undefined => (thread === undefined ? undefined : threadText(thread))
