@@ -1,4 +1,4 @@
-import { Clock, Deferred, Duration, Effect, type Either, Schedule } from "effect"
+import { Clock, Deferred, Duration, Effect, Either, Fiber, FiberId, Schedule } from "effect"
 import { isTransient, type ProviderError, retryAfterOf, Timeout } from "../domain/errors.js"
 import { formatSeconds } from "../domain/format.js"
 import { CallGate } from "../services/CallGate.js"
@@ -64,16 +64,23 @@ export const callModel = Effect.fnUntraced(function*(
 ) {
   const client = yield* OpenRouterClient
   const gate = yield* CallGate
-  // Local to this call and only touched by its own fiber: plain variables, not Refs.
+  // Local to this call and only touched by its own fibers: plain variables, not Refs.
   let attempts = 0
   /** Clock time at which the first request went out. */
-  const firstSent = yield* Deferred.make<number>()
+  let sentAt: number | undefined
+  /** Starts the time budget: completed when the first request goes out. */
+  const firstSent = yield* Deferred.make<void>()
 
   const attempt = gate.withPermit(
     Effect.suspend(() => {
       const n = ++attempts
-      return Effect.flatMap(Clock.currentTimeMillis, (now) => Deferred.succeed(firstSent, now)).pipe(
-        Effect.zipRight(onAttempt(n)),
+      const sending = sentAt === undefined
+        ? Effect.flatMap(Clock.currentTimeMillis, (now) => {
+          sentAt = now
+          return Effect.zipRight(Deferred.succeed(firstSent, undefined), onAttempt(n))
+        })
+        : onAttempt(n)
+      return sending.pipe(
         Effect.zipRight(client.complete(request)),
         Effect.tapError((error) =>
           Effect.logDebug(
@@ -97,21 +104,22 @@ export const callModel = Effect.fnUntraced(function*(
     return Effect.retry(again, scheduleFor(policy))
   })
 
-  const budget = Deferred.await(firstSent).pipe(
-    Effect.zipRight(Effect.sleep(Duration.millis(policy.timeoutMs))),
-    Effect.zipRight(Effect.failSync((): ProviderError =>
-      new Timeout({
-        model: request.model,
-        timeoutMs: policy.timeoutMs,
-        message: `Timed out after ${formatSeconds(policy.timeoutMs)} (retries included)`
-      })
-    ))
-  )
+  const budget = Effect.zipRight(Deferred.await(firstSent), Effect.sleep(Duration.millis(policy.timeoutMs)))
+  const timedOut = (): ProviderError =>
+    new Timeout({
+      model: request.model,
+      timeoutMs: policy.timeoutMs,
+      message: `Timed out after ${formatSeconds(policy.timeoutMs)} (retries included)`
+    })
 
-  const result = yield* retried.pipe(Effect.raceFirst(budget), Effect.either)
+  // The call against its budget, each in a fiber of its own: whichever ends first stops the other. The
+  // timer is only told to stop (it holds nothing); a call past its budget is interrupted, which aborts its
+  // request, and waited for.
+  const result = yield* Effect.raceWith(retried, budget, {
+    onSelfDone: (exit, timer) => Effect.zipRight(Fiber.interruptAsFork(timer, FiberId.none), Effect.either(exit)),
+    onOtherDone: (_, call) => Effect.as(Fiber.interrupt(call), Either.left(timedOut()))
+  })
   const finished = yield* Clock.currentTimeMillis
-  const started = yield* Deferred.poll(firstSent).pipe(
-    Effect.flatMap((sent) => (sent._tag === "Some" ? sent.value : Effect.succeed(finished)))
-  )
+  const started = sentAt ?? finished
   return { result, attempts, latencyMs: finished - started } satisfies ModelCall
 })
