@@ -58,7 +58,7 @@ const followedBy = (first: ModelCall, second: ModelCall): ModelCall => ({
  * Merges the successful candidates into one answer. The synthesizers are tried in order (the first
  * is the configured one, the rest are fallbacks); the outcome says which one answered, or why none did.
  */
-export const synthesize = Effect.fn("synthesize")(function*(input: {
+export const synthesize = Effect.fnUntraced(function*(input: {
   readonly prompt: string
   readonly candidates: ReadonlyArray<SynthesisInput>
   readonly synthesizers: ReadonlyArray<string>
@@ -168,7 +168,7 @@ export const synthesize = Effect.fn("synthesize")(function*(input: {
  * Step 3: the answers merged, the synthesizers tried in turn. A run never ends without an answer while a
  * candidate answered: when every synthesizer fails, the first answer is the final one, said plainly.
  */
-export const synthesizeAnswers = Effect.fn("synthesizeAnswers")(function*(
+export const synthesizeAnswers = Effect.fnUntraced(function*(
   { attachments, emit, plan, request, state }: StartedRun,
   answered: Arr.NonEmptyReadonlyArray<CandidateOutcome & { readonly content: string }>,
   ranking?: string
