@@ -1,4 +1,4 @@
-import { Clock, Deferred, Duration, Effect, Either, Fiber, FiberId, Schedule } from "effect"
+import { Clock, Duration, Effect, Either, Fiber, FiberId, Schedule } from "effect"
 import { isTransient, type ProviderError, retryAfterOf, Timeout } from "../domain/errors.js"
 import { formatSeconds } from "../domain/format.js"
 import { CallGate } from "../services/CallGate.js"
@@ -66,10 +66,8 @@ export const callModel = Effect.fnUntraced(function*(
   const gate = yield* CallGate
   // Local to this call and only touched by its own fibers: plain variables, not Refs.
   let attempts = 0
-  /** Clock time at which the first request went out. */
+  /** Clock time at which the first request went out: the time budget starts then. */
   let sentAt: number | undefined
-  /** Starts the time budget: completed when the first request goes out. */
-  const firstSent = yield* Deferred.make<void>()
 
   const attempt = gate.withPermit(
     Effect.suspend(() => {
@@ -77,7 +75,7 @@ export const callModel = Effect.fnUntraced(function*(
       const sending = sentAt === undefined
         ? Effect.flatMap(Clock.currentTimeMillis, (now) => {
           sentAt = now
-          return Effect.zipRight(Deferred.succeed(firstSent, undefined), onAttempt(n))
+          return onAttempt(n)
         })
         : onAttempt(n)
       return sending.pipe(
@@ -104,7 +102,16 @@ export const callModel = Effect.fnUntraced(function*(
     return Effect.retry(again, scheduleFor(policy))
   })
 
-  const budget = Effect.zipRight(Deferred.await(firstSent), Effect.sleep(Duration.millis(policy.timeoutMs)))
+  /**
+   * Ends when the budget has run out, `timeoutMs` after the first request went out. It cannot run out
+   * sooner than `timeoutMs` from now, so it sleeps that long first and then only what is left, if the
+   * permit kept the first request waiting: one sleep for every call that waited for none.
+   */
+  const budget = (ms: number): Effect.Effect<void> =>
+    Effect.flatMap(Effect.zipRight(Effect.sleep(Duration.millis(ms)), Clock.currentTimeMillis), (now) => {
+      const left = sentAt === undefined ? policy.timeoutMs : sentAt + policy.timeoutMs - now
+      return left > 0 ? budget(left) : Effect.void
+    })
   const timedOut = (): ProviderError =>
     new Timeout({
       model: request.model,
@@ -115,7 +122,7 @@ export const callModel = Effect.fnUntraced(function*(
   // The call against its budget, each in a fiber of its own: whichever ends first stops the other. The
   // timer is only told to stop (it holds nothing); a call past its budget is interrupted, which aborts its
   // request, and waited for.
-  const result = yield* Effect.raceWith(retried, budget, {
+  const result = yield* Effect.raceWith(retried, budget(policy.timeoutMs), {
     onSelfDone: (exit, timer) => Effect.zipRight(Fiber.interruptAsFork(timer, FiberId.none), Effect.either(exit)),
     onOtherDone: (_, call) => Effect.as(Fiber.interrupt(call), Either.left(timedOut()))
   })
