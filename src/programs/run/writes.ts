@@ -22,7 +22,7 @@ interface WithFiles {
  */
 export const makeRunWrites = Effect.fnUntraced(function*(run: RunHandle, scope: Scope.Scope) {
   // The writes started so far, and those that failed: local to the run, touched only in plain code.
-  const writes: Array<Fiber.Fiber<unknown>> = []
+  const writes: Array<Fiber.RuntimeFiber<unknown>> = []
   const failed: Array<Unwritten> = []
 
   const relative = (error: StoreError) => error.path.startsWith(`${run.dir}/`) ? error.path.slice(run.dir.length + 1) : error.path
@@ -40,8 +40,11 @@ export const makeRunWrites = Effect.fnUntraced(function*(run: RunHandle, scope: 
       writes.push(fiber)
     })
 
-  /** Every write started so far has ended, written or not. */
-  const allSettled = Effect.suspend(() => Fiber.awaitAll(writes.slice())).pipe(Effect.asVoid)
+  /** Every write started so far has ended, written or not: only those still going are waited for. */
+  const allSettled = Effect.suspend(() => {
+    const going = writes.filter((write) => write.unsafePoll() === null)
+    return going.length === 0 ? Effect.void : Effect.asVoid(Fiber.awaitAll(going))
+  })
 
   const unwritten = Effect.sync((): ReadonlyArray<Unwritten> => failed.slice())
 
