@@ -27,9 +27,7 @@ interface Cut {
 }
 
 /** How a call ended: it returned, or the policy stopped waiting for it. */
-type Ended =
-  | { readonly _tag: "Done"; readonly call: ModelCall }
-  | { readonly _tag: "Stopped"; readonly reason: StopReason }
+type Ended = ModelCall | { readonly stoppedBy: StopReason }
 
 /** Why the policy stopped waiting for the stragglers. */
 export type StopReason = "deadline" | "quorum"
@@ -123,13 +121,16 @@ export const fanOut = Effect.fnUntraced(function*(input: FanOutInput) {
   /** The answer is paid for: saved and reported even if the run is being interrupted (this runs uninterruptibly). */
   const finish = (index: number, model: string, ended: Ended, cut: () => Cut) =>
     Effect.gen(function*() {
-      const stopped = ended._tag === "Stopped"
-      const outcome: CandidateOutcome = stopped
-        ? yield* cutShort(index, model, { ...cut(), reason: ended.reason })
-        : yield* recordCall(ended.call, index, model, () => cut().partial)
-      if (stopped) {
-        yield* Effect.logWarning(`${model}: cancelled by the ${ended.reason} policy after ${formatSeconds(outcome.record.latencyMs ?? 0)}`)
-      } else yield* logEnded(model, ended.call)
+      let outcome: CandidateOutcome
+      if ("stoppedBy" in ended) {
+        outcome = yield* cutShort(index, model, { ...cut(), reason: ended.stoppedBy })
+        yield* Effect.logWarning(
+          `${model}: cancelled by the ${ended.stoppedBy} policy after ${formatSeconds(outcome.record.latencyMs ?? 0)}`
+        )
+      } else {
+        outcome = yield* recordCall(ended, index, model, () => cut().partial)
+        yield* logEnded(model, ended)
+      }
       if (outcome.record.status === "ok" && ++answered === input.policy.quorum) yield* stopAfter("quorum", input.policy.graceMs)
       yield* input.onFinished(outcome)
       return outcome
@@ -164,11 +165,10 @@ export const fanOut = Effect.fnUntraced(function*(input: FanOutInput) {
             return input.onAttempt(index, attempt)
           })
       )
-      const done = Effect.map(call, (call): Ended => ({ _tag: "Done", call }))
       // Only a deadline or a quorum can stop a call early: without either, no race (two fibers per call saved).
       const ended = stoppable
-        ? Effect.raceFirst(done, Effect.map(Deferred.await(stop), (reason): Ended => ({ _tag: "Stopped", reason })))
-        : done
+        ? Effect.raceFirst(call, Effect.map(Deferred.await(stop), (stoppedBy): Ended => ({ stoppedBy })))
+        : call
       // One mask for the whole candidate: only the call itself can be interrupted.
       return Effect.uninterruptibleMask((restore) =>
         Effect.zipRight(
