@@ -1,4 +1,4 @@
-import { Clock, Duration, Effect, Either, Fiber, FiberId, Schedule } from "effect"
+import { Context, Duration, Effect, Either, Fiber, FiberId, Schedule } from "effect"
 import { isTransient, type ProviderError, retryAfterOf, Timeout } from "../domain/errors.js"
 import { formatSeconds } from "../domain/format.js"
 import { CallGate } from "../services/CallGate.js"
@@ -62,8 +62,11 @@ export const callModel = Effect.fnUntraced(function*(
   policy: RetryPolicy & { readonly timeoutMs: number },
   onAttempt: (attempt: number) => Effect.Effect<void> = () => Effect.void
 ) {
-  const client = yield* OpenRouterClient
-  const gate = yield* CallGate
+  // One look at the context and the clock for the whole call.
+  const services = yield* Effect.context<OpenRouterClient>()
+  const client = Context.get(services, OpenRouterClient)
+  const gate = Context.get(services, CallGate)
+  const clock = yield* Effect.clock
   // Local to this call and only touched by its own fibers: plain variables, not Refs.
   let attempts = 0
   /** Clock time at which the first request went out: the time budget starts then. */
@@ -72,13 +75,8 @@ export const callModel = Effect.fnUntraced(function*(
   const attempt = gate.withPermit(
     Effect.suspend(() => {
       const n = ++attempts
-      const sending = sentAt === undefined
-        ? Effect.flatMap(Clock.currentTimeMillis, (now) => {
-          sentAt = now
-          return onAttempt(n)
-        })
-        : onAttempt(n)
-      return sending.pipe(
+      sentAt ??= clock.unsafeCurrentTimeMillis()
+      return onAttempt(n).pipe(
         Effect.zipRight(client.complete(request)),
         Effect.tapError((error) =>
           Effect.logDebug(
@@ -108,8 +106,8 @@ export const callModel = Effect.fnUntraced(function*(
    * permit kept the first request waiting: one sleep for every call that waited for none.
    */
   const budget = (ms: number): Effect.Effect<void> =>
-    Effect.flatMap(Effect.zipRight(Effect.sleep(Duration.millis(ms)), Clock.currentTimeMillis), (now) => {
-      const left = sentAt === undefined ? policy.timeoutMs : sentAt + policy.timeoutMs - now
+    Effect.flatMap(Effect.sleep(Duration.millis(ms)), () => {
+      const left = sentAt === undefined ? policy.timeoutMs : sentAt + policy.timeoutMs - clock.unsafeCurrentTimeMillis()
       return left > 0 ? budget(left) : Effect.void
     })
   const timedOut = (): ProviderError =>
@@ -126,7 +124,7 @@ export const callModel = Effect.fnUntraced(function*(
     onSelfDone: (exit, timer) => Effect.zipRight(Fiber.interruptAsFork(timer, FiberId.none), Effect.either(exit)),
     onOtherDone: (_, call) => Effect.as(Fiber.interrupt(call), Either.left(timedOut()))
   })
-  const finished = yield* Clock.currentTimeMillis
+  const finished = clock.unsafeCurrentTimeMillis()
   const started = sentAt ?? finished
   return { result, attempts, latencyMs: finished - started } satisfies ModelCall
 })
