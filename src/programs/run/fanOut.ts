@@ -75,6 +75,8 @@ export const fanOut = Effect.fnUntraced(function*(input: FanOutInput) {
   const stoppable = input.policy.cutoffAt !== undefined || input.policy.quorum !== undefined
   // Asked once: when info lines are dropped, they are not built (`describeCall` formats figures).
   const info = yield* logsAt(LogLevel.Info)
+  // Read in plain code where a candidate starts, rather than as an effect of its own.
+  const clock = yield* Effect.clock
 
   const stopAfter = (reason: StopReason, delayMs: number) => {
     const reached = reason === "deadline" ? "deadline reached" : `quorum of ${input.policy.quorum} reached`
@@ -137,7 +139,8 @@ export const fanOut = Effect.fnUntraced(function*(input: FanOutInput) {
     })
 
   const ask = (model: string, index: number) =>
-    Effect.flatMap(Clock.currentTimeMillis, (startedAt) => {
+    Effect.suspend(() => {
+      const startedAt = clock.unsafeCurrentTimeMillis()
       let attempts = 0
       // The text streamed by the current attempt: kept as `.partial.md` if the call is cut (policy, timeout, Ctrl-C).
       let streamed: Array<string> = []
