@@ -227,7 +227,8 @@ describe("attachments (ask --attach, process_prompt files)", () => {
           OpenRouterClient.make({
             complete: real.complete,
             listModels: () => Effect.fail(new ProviderFailure({ model: "(models)", message: "HTTP 503", httpStatus: 503 })),
-            catalogue: Effect.fail(new ProviderFailure({ model: "(models)", message: "HTTP 503", httpStatus: 503 }))
+            catalogue: Effect.fail(new ProviderFailure({ model: "(models)", message: "HTTP 503", httpStatus: 503 })),
+            catalogueNewerThan: () => Effect.fail(new ProviderFailure({ model: "(models)", message: "HTTP 503", httpStatus: 503 }))
           }))
       ).pipe(Layer.provide(layerOpenRouterClient))
       const layer = Layer.mergeAll(blindClient, layerRunStore).pipe(

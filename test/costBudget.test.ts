@@ -1,7 +1,7 @@
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Logger, Option, Ref } from "effect"
+import { Effect, Layer, Logger, Option, Ref, TestClock } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -13,6 +13,7 @@ import { layerSettings, type SettingsValue } from "../src/services/Settings.js"
 import { startFakeOpenRouter } from "./support/fakeOpenRouter.js"
 import { realHttpClientLayer } from "./support/realHttpClient.js"
 import { makeScriptedClient } from "./support/scriptedClient.js"
+import { runToEnd } from "./support/testClock.js"
 import { makeTestRunStore } from "./support/testRunStore.js"
 import { makeTestSettings } from "./support/testSettings.js"
 
@@ -100,7 +101,7 @@ describe("the checks before a run (--max-cost, --check-models) over the real cli
   const spec = (id: string) => ({ id, context_length: 10_000, pricing: { prompt: "0.000001", completion: "0.000002" } })
   const models = ["test/alpha", "test/beta", "test/gamma", "test/synth"]
 
-  it.live("ask the provider for its model list once for many runs, and again only before refusing", () =>
+  it.effect("ask the provider for its model list once for many runs, and again before a refusal when it is over a minute old", () =>
     Effect.gen(function*() {
       const fake = yield* Effect.acquireRelease(
         Effect.promise(() => startFakeOpenRouter({ default: { kind: "ok", content: "fine" }, models: models.map(spec) })),
@@ -120,19 +121,22 @@ describe("the checks before a run (--max-cost, --check-models) over the real cli
       )
       const listings = () => fake.requests.filter((r) => r.path.endsWith("/models")).length
       yield* Effect.gen(function*() {
-        for (let i = 0; i < 3; i++) expect((yield* runPipeline({ prompt: `run ${i}` })).manifest.status).toBe("ok")
+        for (let i = 0; i < 3; i++) expect((yield* runToEnd(runPipeline({ prompt: `run ${i}` }))).manifest.status).toBe("ok")
         expect(listings()).toBe(1)
-        // A model the provider lists since: not refused on the hour-old list, which is asked again first.
+        // A model the provider lists since: the kept list is less than a minute old, so it decides.
         fake.setModels([...models, "test/new"].map(spec))
-        const newer = yield* runPipeline({ prompt: "new", models: ["test/new"] })
-        expect(newer.manifest.status).toBe("ok")
+        const early = yield* runToEnd(runPipeline({ prompt: "new", models: ["test/new"] })).pipe(Effect.flip)
+        expect(early.message).toMatch(/unknown model at .*: test\/new/)
+        expect(listings()).toBe(1)
+        // Over a minute later the refusal is checked against a fresh list first, which is kept.
+        yield* TestClock.adjust("2 minutes")
+        expect((yield* runToEnd(runPipeline({ prompt: "new", models: ["test/new"] }))).manifest.status).toBe("ok")
         expect(listings()).toBe(2)
-        // Still unknown on the fresh list: refused, nothing asked.
         const chats = fake.chatRequests().length
-        const refused = yield* runPipeline({ prompt: "typo", models: ["test/alpah"] }).pipe(Effect.flip)
+        const refused = yield* runToEnd(runPipeline({ prompt: "typo", models: ["test/alpah"] })).pipe(Effect.flip)
         expect(refused.message).toMatch(/unknown model at .*: test\/alpah/)
         expect(fake.chatRequests().length).toBe(chats)
-        expect(listings()).toBe(3)
+        expect(listings()).toBe(2)
       }).pipe(Effect.provide(layer))
     }).pipe(Effect.scoped))
 })

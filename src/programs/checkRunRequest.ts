@@ -1,4 +1,4 @@
-import { Effect, Option } from "effect"
+import { Duration, Effect, Option } from "effect"
 import { RunRefused } from "../domain/errors.js"
 import { formatBudget } from "../domain/format.js"
 import type { ModelOptions } from "../domain/modelOptions.js"
@@ -6,6 +6,9 @@ import { type ModelInfo, OpenRouterClient } from "../services/OpenRouterClient.j
 import { Settings, type SettingsValue } from "../services/Settings.js"
 import { SYNTHESIZER_INSTRUCTIONS } from "./buildSynthesisPrompt.js"
 import { nearestIds } from "./listConfiguredModels.js"
+
+/** How old the kept model list may be for a refusal to rest on it. */
+const RECHECK_AFTER = Duration.minutes(1)
 
 /** Tokens in a text, counted high (3 characters a token, where English averages about 4): a worst case. */
 const tokensAtMost = (chars: number) => Math.ceil(chars / 3)
@@ -152,10 +155,10 @@ export const checkRunRequest = Effect.fnUntraced(function*(request: CheckedReque
   const unreadable = (e: { readonly message: string }) =>
     new RunRefused({ message: `cannot fetch the provider's model list to check the run: ${e.message}` })
   // The catalogue the client keeps for an hour (a real one is large), not a fetch per run; a refusal is
-  // checked once more against a fresh list, so a model listed or priced since then is not refused.
+  // checked once more against a list at most a minute old, so a model listed or priced since is not refused.
   const cached = verdict(request, settings, yield* client.catalogue.pipe(Effect.mapError(unreadable)))
   const checked = cached instanceof RunRefused
-    ? verdict(request, settings, yield* client.listModels().pipe(Effect.mapError(unreadable)))
+    ? verdict(request, settings, yield* client.catalogueNewerThan(RECHECK_AFTER).pipe(Effect.mapError(unreadable)))
     : cached
   if (checked instanceof RunRefused) return yield* checked
   if (checked !== undefined) {

@@ -66,7 +66,12 @@ export const makeScriptedClient = (
     return {
       layer: Layer.succeed(
         OpenRouterClient,
-        OpenRouterClient.make({ complete, listModels: () => Effect.succeed(catalogue), catalogue: Effect.succeed(catalogue) })
+        OpenRouterClient.make({
+          complete,
+          listModels: () => Effect.succeed(catalogue),
+          catalogue: Effect.succeed(catalogue),
+          catalogueNewerThan: () => Effect.succeed(catalogue)
+        })
       ),
       requests,
       inFlight,

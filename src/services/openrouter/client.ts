@@ -1,5 +1,5 @@
 import { HttpClient, HttpClientResponse } from "@effect/platform"
-import { Duration, Effect, Either, Stream } from "effect"
+import { Clock, Duration, Effect, Either, Stream } from "effect"
 import { InvalidResponse, type ProviderError } from "../../domain/errors.js"
 import { Settings } from "../Settings.js"
 import { byteCap, transportError } from "./body.js"
@@ -91,8 +91,17 @@ const make = Effect.gen(function*() {
 
   // The catalogue for decisions made per run (structured output or not): fetched once, kept a while; a
   // failure is not kept, so the next run asks again.
-  const [cachedCatalogue, forgetCatalogue] = yield* Effect.cachedInvalidateWithTTL(listModels(), CATALOGUE_TTL)
+  let fetchedAt = Number.NEGATIVE_INFINITY
+  const [cachedCatalogue, forgetCatalogue] = yield* Effect.cachedInvalidateWithTTL(
+    Effect.tap(listModels(), () => Effect.map(Clock.currentTimeMillis, (now) => (fetchedAt = now))),
+    CATALOGUE_TTL
+  )
   const catalogue: Effect.Effect<ReadonlyArray<ModelInfo>, ProviderError> = cachedCatalogue.pipe(Effect.tapError(() => forgetCatalogue))
+  const catalogueNewerThan = (age: Duration.DurationInput) =>
+    Effect.flatMap(
+      Clock.currentTimeMillis,
+      (now) => (now - fetchedAt > Duration.toMillis(age) ? Effect.zipRight(forgetCatalogue, catalogue) : catalogue)
+    )
 
   return {
     /** One attempt at a chat completion: retries and the time budget belong to the caller's policy. */
@@ -100,7 +109,9 @@ const make = Effect.gen(function*() {
     /** The provider's model catalogue (`GET /models`). */
     listModels: (): Effect.Effect<ReadonlyArray<ModelInfo>, ProviderError> => listModels(),
     /** The model catalogue as `listModels` gives it, kept for an hour: for what each run decides from it. */
-    catalogue
+    catalogue,
+    /** The kept catalogue if it was fetched less than `age` ago, else fetched again (and kept): before a refusal. */
+    catalogueNewerThan
   }
 })
 
