@@ -228,7 +228,8 @@ describe("attachments (ask --attach, process_prompt files)", () => {
             complete: real.complete,
             listModels: () => Effect.fail(new ProviderFailure({ model: "(models)", message: "HTTP 503", httpStatus: 503 })),
             catalogue: Effect.fail(new ProviderFailure({ model: "(models)", message: "HTTP 503", httpStatus: 503 })),
-            catalogueNewerThan: () => Effect.fail(new ProviderFailure({ model: "(models)", message: "HTTP 503", httpStatus: 503 }))
+            catalogueNewerThan: () => Effect.fail(new ProviderFailure({ model: "(models)", message: "HTTP 503", httpStatus: 503 })),
+            keptCatalogue: Effect.succeed(Option.none())
           }))
       ).pipe(Layer.provide(layerOpenRouterClient))
       const layer = Layer.mergeAll(blindClient, layerRunStore).pipe(

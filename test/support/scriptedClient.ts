@@ -1,4 +1,4 @@
-import { Effect, Layer, Ref } from "effect"
+import { Effect, Layer, Option, Ref } from "effect"
 import type { ProviderError } from "../../src/domain/errors.js"
 import { type Completion, type CompletionRequest, type ModelInfo, OpenRouterClient } from "../../src/services/OpenRouterClient.js"
 
@@ -70,7 +70,8 @@ export const makeScriptedClient = (
           complete,
           listModels: () => Effect.succeed(catalogue),
           catalogue: Effect.succeed(catalogue),
-          catalogueNewerThan: () => Effect.succeed(catalogue)
+          catalogueNewerThan: () => Effect.succeed(catalogue),
+          keptCatalogue: Effect.succeed(Option.none())
         })
       ),
       requests,

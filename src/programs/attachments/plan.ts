@@ -1,9 +1,9 @@
-import { Duration, Effect, Either } from "effect"
+import { Effect, Either } from "effect"
 import type { StoreError } from "../../domain/errors.js"
 import type { AttachmentRecord, Manifest } from "../../domain/manifest.js"
-import { CallGate } from "../../services/CallGate.js"
-import { type ChatMessage, OpenRouterClient } from "../../services/OpenRouterClient.js"
+import type { ChatMessage } from "../../services/OpenRouterClient.js"
 import { ATTACHMENTS_DIR, type InvalidRunPath, type RunFileNotFound, type RunHandle, RunStore } from "../../services/RunStore.js"
+import { catalogueWithin } from "../catalogue.js"
 import { type Attachment, attachmentFileName, formFor, sha256Of, sniff } from "./attachment.js"
 import { userContent } from "./message.js"
 
@@ -18,9 +18,6 @@ export interface AttachmentPlan {
 
 const noAttachments: AttachmentPlan = { files: [], seesImages: () => false, records: [] }
 
-/** Longest wait for the provider's model catalogue before every model is sent a note in place of each image. */
-const CATALOGUE_WAIT = Duration.seconds(10)
-
 const UNKNOWN_NOTE = "the provider's model list could not be read, so whether a model reads images is unknown: " +
   "no model was sent this image, each got a note instead"
 
@@ -29,19 +26,10 @@ const UNKNOWN_NOTE = "the provider's model list could not be read, so whether a 
  * process; or why it cannot say. An upstream call like the others (it holds a permit); a catalogue that does
  * not come in time is an unknown one.
  */
-export const imageReaders = Effect.gen(function*() {
-  const listed = yield* (yield* CallGate).withPermit((yield* OpenRouterClient).catalogue).pipe(
-    Effect.timeoutFail({
-      duration: CATALOGUE_WAIT,
-      onTimeout: () => ({ message: `no answer within ${Duration.format(CATALOGUE_WAIT)}` })
-    }),
-    Effect.either
-  )
-  return Either.map(
-    listed,
-    (models): ReadonlySet<string> => new Set(models.filter((m) => m.inputModalities?.includes("image") === true).map((m) => m.id))
-  )
-})
+export const imageReaders = Effect.map(
+  catalogueWithin(),
+  Either.map((models): ReadonlySet<string> => new Set(models.filter((m) => m.inputModalities?.includes("image") === true).map((m) => m.id)))
+)
 
 /**
  * Settles who is sent what: with an image attached, the provider's `/models` says which candidates read

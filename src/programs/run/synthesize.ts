@@ -1,15 +1,15 @@
-import { type Array as Arr, Clock, Duration, Effect, Either, LogLevel, Option, Ref } from "effect"
+import { type Array as Arr, Clock, Duration, Effect, Either, LogLevel, Ref } from "effect"
 import { Timeout } from "../../domain/errors.js"
 import { describeCall, plural } from "../../domain/format.js"
 import type { SynthesisRecord } from "../../domain/manifest.js"
 import { type Report, type ReportVia, unavailableReport } from "../../domain/report.js"
-import { CallGate } from "../../services/CallGate.js"
 import { logsAt } from "../../services/Logging.js"
 import { OpenRouterClient } from "../../services/OpenRouterClient.js"
 import { Settings } from "../../services/Settings.js"
 import { questionAsAsked } from "../attachments/message.js"
 import { buildSynthesisPrompt, fairShares, type SynthesisInput, withReportInstructions } from "../buildSynthesisPrompt.js"
 import { callModel, type ModelCall } from "../callModel.js"
+import { CATALOGUE_WAIT, catalogueWithin } from "../catalogue.js"
 import { readReply, STRUCTURED_OUTPUT_PARAMETER, SYNTHESIS_REPLY_FORMAT } from "../synthesisReply.js"
 import { conversationOf } from "../thread/turns.js"
 import { modelCallOptions, sentOptions } from "./callPlan.js"
@@ -25,28 +25,19 @@ export interface SynthesisOutcome {
   readonly report: Report
 }
 
-/** Longest wait for the provider's model catalogue before a synthesis goes ahead in plain text. */
-const CATALOGUE_WAIT = Duration.seconds(10)
-
 /**
  * Structured output where the provider's catalogue says the model supports it; plain text where it does
  * not, or where there is no catalogue to ask (most local servers).
  */
-const reportViaFor = Effect.fnUntraced(function*(model: string, waitMs: number) {
-  const client = yield* OpenRouterClient
-  const gate = yield* CallGate
-  // The catalogue request is an upstream call like the others: it holds a permit, so it never needs a connection more.
-  const catalogue = yield* gate.withPermit(client.catalogue).pipe(
-    Effect.timeout(Duration.min(CATALOGUE_WAIT, Duration.millis(waitMs))),
-    Effect.option
+const reportViaFor = (model: string, waitMs: number): Effect.Effect<ReportVia, never, OpenRouterClient> =>
+  Effect.map(
+    catalogueWithin(Duration.min(CATALOGUE_WAIT, Duration.millis(waitMs))),
+    (catalogue) =>
+      Either.isRight(catalogue) &&
+        catalogue.right.some((m) => m.id === model && (m.supportedParameters ?? []).includes(STRUCTURED_OUTPUT_PARAMETER))
+        ? "structured"
+        : "text"
   )
-  const structured = Option.exists(
-    catalogue,
-    (models) => models.some((m) => m.id === model && (m.supportedParameters ?? []).includes(STRUCTURED_OUTPUT_PARAMETER))
-  )
-  const via: ReportVia = structured ? "structured" : "text"
-  return via
-})
 
 /** Two calls to one synthesizer, seen as one: attempts and time added up, the second's result. */
 const followedBy = (first: ModelCall, second: ModelCall): ModelCall => ({

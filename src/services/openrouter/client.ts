@@ -1,5 +1,5 @@
 import { HttpClient, HttpClientResponse } from "@effect/platform"
-import { Clock, Duration, Effect, Either, Stream } from "effect"
+import { Clock, Duration, Effect, Either, Option, Stream } from "effect"
 import { InvalidResponse, type ProviderError } from "../../domain/errors.js"
 import { Settings } from "../Settings.js"
 import { byteCap, transportError } from "./body.js"
@@ -92,9 +92,18 @@ const make = Effect.gen(function*() {
   // The catalogue for decisions made per run (structured output or not): fetched once, kept a while; a
   // failure is not kept, so the next run asks again.
   let fetchedAt = Number.NEGATIVE_INFINITY
+  let kept: ReadonlyArray<ModelInfo> | undefined
   const [cachedCatalogue, forgetCatalogue] = yield* Effect.cachedInvalidateWithTTL(
-    Effect.tap(listModels(), () => Effect.map(Clock.currentTimeMillis, (now) => (fetchedAt = now))),
+    Effect.tap(listModels(), (models) =>
+      Effect.map(Clock.currentTimeMillis, (now) => {
+        fetchedAt = now
+        kept = models
+      })),
     CATALOGUE_TTL
+  )
+  const keptCatalogue = Effect.map(
+    Clock.currentTimeMillis,
+    (now) => (kept !== undefined && now - fetchedAt < Duration.toMillis(CATALOGUE_TTL) ? Option.some(kept) : Option.none())
   )
   const catalogue: Effect.Effect<ReadonlyArray<ModelInfo>, ProviderError> = cachedCatalogue.pipe(Effect.tapError(() => forgetCatalogue))
   const catalogueNewerThan = (age: Duration.DurationInput) =>
@@ -111,7 +120,9 @@ const make = Effect.gen(function*() {
     /** The model catalogue as `listModels` gives it, kept for an hour: for what each run decides from it. */
     catalogue,
     /** The kept catalogue if it was fetched less than `age` ago, else fetched again (and kept): before a refusal. */
-    catalogueNewerThan
+    catalogueNewerThan,
+    /** The catalogue kept now, if any: no fetch, no wait. */
+    keptCatalogue
   }
 })
 
