@@ -34,7 +34,7 @@ interface Answer {
 /**
  * The stages of a streamed answer — the byte cap, bytes to text, text to SSE events, events to decoded
  * chunks, chunks into the answer — as plain functions of one network read, called by the pull loop of
- * {@link foldBody}: as separate stream stages each would cost a channel step per read, and a token
+ * {@link readStreamedAnswer}: as separate stream stages each would cost a channel step per read, and a token
  * stream brings one event per read (see README, Performance). Each read returns its text (for
  * `onDelta`) and fills the one answer in place: nothing is allocated per read beyond the text.
  *
@@ -124,43 +124,6 @@ const answerStages = (context: StreamContext) => {
 /** The end of the body, when the rest after `[DONE]` takes too long: the same as its end. */
 const bodyEnd = Either.left(undefined)
 
-/**
- * Pulls the body read by read and folds each read into the answer (see {@link answerStages}),
- * handing its text to `onDelta` on the way. A failure ends it (keeping the text before it); after
- * `[DONE]` the rest of the body gets a moment to end, no more, so a server that keeps the response open
- * cannot hold the call. Only that last read is timed: the everyday call races nothing. One loop over
- * the body's channel rather than stream stages: each stage costs a channel step per read, and the
- * `Stream` pull adds an `Option` per read to what the channel's pull gives.
- */
-const foldBody = (
-  context: StreamContext,
-  bytes: Stream.Stream<Uint8Array, HttpClientError.ResponseError>,
-  onDelta: ((text: string) => Effect.Effect<void>) | undefined
-): Effect.Effect<Answer> =>
-  Effect.scopedWith((scope) =>
-    Effect.flatMap(Channel.toPullIn(Stream.toChannel(bytes), scope), (pull) => {
-      const stages = answerStages(context)
-      const answer = stages.answer
-      const drain = Effect.timeoutTo(pull, { duration: DRAIN_AFTER_DONE, onSuccess: identity, onTimeout: () => bodyEnd })
-      const ended = Effect.succeed(answer)
-      const delta = (text: string, then: Effect.Effect<Answer>): Effect.Effect<Answer> =>
-        text === "" || onDelta === undefined ? then : Effect.zipRight(onDelta(context.redact(text)), then)
-      const loop = (): Effect.Effect<Answer> =>
-        Effect.matchEffect(answer.done ? drain : pull, {
-          onFailure: (error) => {
-            answer.failure = transportError(context.model, error)
-            return ended
-          },
-          onSuccess: (read) => {
-            if (Either.isLeft(read)) return delta(stages.end(), ended)
-            const text = stages.read(read.right)
-            return delta(text, answer.failure === undefined ? loop() : ended)
-          }
-        })
-      return loop()
-    })
-  )
-
 /** A failure keeps the text streamed before it, where its type can carry it. */
 const withPartial = (context: StreamContext, error: ProviderError, content: string): ProviderError => {
   if (content === "" || ("partialContent" in error && error.partialContent !== undefined)) return error
@@ -190,35 +153,63 @@ const withPartial = (context: StreamContext, error: ProviderError, content: stri
   }
 }
 
+/** The answer once its body has ended: a completion, or its failure with the text streamed before it. */
+const completionOf = (context: StreamContext, answer: Answer): Either.Either<Completion, ProviderError> => {
+  const content = context.redact(answer.content)
+  if (answer.failure !== undefined) return Either.left(withPartial(context, answer.failure, content))
+  if (content.trim() === "") {
+    return Either.left(
+      new InvalidResponse({
+        model: context.model,
+        message: "Invalid response: the stream carried no content",
+        httpStatus: context.status
+      })
+    )
+  }
+  return Either.right({
+    content,
+    servedBy: answer.servedBy !== undefined ? context.redact(answer.servedBy) : context.model,
+    usage: usageOf(answer.usage),
+    finishReason: answer.finishReason,
+    citations: citationsOf(answer.annotations, context.redact)
+  })
+}
+
 /**
- * A streamed answer as a pipeline: bytes → capped bytes → text → SSE events → decoded chunks → one part
- * per network read → one answer. A failure on the way ends the answer, and the text streamed before it
- * is kept.
+ * A streamed answer: bytes → capped bytes → text → SSE events → decoded chunks → the answer, read by
+ * read (see {@link answerStages}), each read's text handed to `onDelta` on the way. A failure ends it,
+ * and the text streamed before it is kept. After `[DONE]` the rest of the body gets a moment to end,
+ * no more, so a server that keeps the response open cannot hold the call. Only that last read is
+ * timed: the everyday call races nothing. One loop over the body's channel rather than stream stages:
+ * each stage costs a channel step per read, and the `Stream` pull adds an `Option` per read to what the
+ * channel's pull gives.
  */
 export const readStreamedAnswer = (
   context: StreamContext,
   bytes: Stream.Stream<Uint8Array, HttpClientError.ResponseError>,
   onDelta: ((text: string) => Effect.Effect<void>) | undefined
 ): Effect.Effect<Completion, ProviderError> =>
-  foldBody(context, bytes, onDelta).pipe(
-    Effect.flatMap((answer): Effect.Effect<Completion, ProviderError> => {
-      const content = context.redact(answer.content)
-      if (answer.failure !== undefined) return Effect.fail(withPartial(context, answer.failure, content))
-      if (content.trim() === "") {
-        return Effect.fail(
-          new InvalidResponse({
-            model: context.model,
-            message: "Invalid response: the stream carried no content",
-            httpStatus: context.status
-          })
-        )
-      }
-      return Effect.succeed({
-        content,
-        servedBy: answer.servedBy !== undefined ? context.redact(answer.servedBy) : context.model,
-        usage: usageOf(answer.usage),
-        finishReason: answer.finishReason,
-        citations: citationsOf(answer.annotations, context.redact)
-      })
+  Effect.scopedWith((scope) =>
+    Effect.flatMap(Channel.toPullIn(Stream.toChannel(bytes), scope), (pull) => {
+      const stages = answerStages(context)
+      const answer = stages.answer
+      const drain = Effect.timeoutTo(pull, { duration: DRAIN_AFTER_DONE, onSuccess: identity, onTimeout: () => bodyEnd })
+      // An Either is an Effect: its Left is the failure.
+      const finish = () => completionOf(context, answer)
+      const delta = (text: string, then: Effect.Effect<Completion, ProviderError>) =>
+        text === "" || onDelta === undefined ? then : Effect.zipRight(onDelta(context.redact(text)), then)
+      const loop = (): Effect.Effect<Completion, ProviderError> =>
+        Effect.matchEffect(answer.done ? drain : pull, {
+          onFailure: (error) => {
+            answer.failure = transportError(context.model, error)
+            return finish()
+          },
+          onSuccess: (read) => {
+            if (Either.isLeft(read)) return delta(stages.end(), finish())
+            const text = stages.read(read.right)
+            return delta(text, answer.failure === undefined ? loop() : finish())
+          }
+        })
+      return loop()
     })
   )
