@@ -198,18 +198,20 @@ export const readStreamedAnswer = (
       const finish = () => completionOf(context, answer)
       const delta = (text: string, then: Effect.Effect<Completion, ProviderError>) =>
         text === "" || onDelta === undefined ? then : Effect.zipRight(onDelta(context.redact(text)), then)
-      const loop = (): Effect.Effect<Completion, ProviderError> =>
-        Effect.matchEffect(answer.done ? drain : pull, {
-          onFailure: (error) => {
-            answer.failure = transportError(context.model, error)
-            return finish()
-          },
-          onSuccess: (read) => {
-            if (Either.isLeft(read)) return delta(stages.end(), finish())
-            const text = stages.read(read.right)
-            return delta(text, answer.failure === undefined ? loop() : finish())
-          }
-        })
-      return loop()
+      // The two steps are built once: a read allocates no effect of the loop's own.
+      const handlers = {
+        onFailure: (error: HttpClientError.ResponseError) => {
+          answer.failure = transportError(context.model, error)
+          return finish()
+        },
+        onSuccess: (read: Either.Either<Chunk.Chunk<Uint8Array>, unknown>): Effect.Effect<Completion, ProviderError> => {
+          if (Either.isLeft(read)) return delta(stages.end(), finish())
+          const text = stages.read(read.right)
+          return delta(text, answer.failure !== undefined ? finish() : answer.done ? drainStep : readStep)
+        }
+      }
+      const readStep: Effect.Effect<Completion, ProviderError> = Effect.matchEffect(pull, handlers)
+      const drainStep: Effect.Effect<Completion, ProviderError> = Effect.matchEffect(drain, handlers)
+      return readStep
     })
   )
