@@ -1,9 +1,17 @@
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Option, Ref } from "effect"
+import { Effect, Layer, Logger, Option, Ref } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
 import { worstCaseCost } from "../src/programs/checkRunRequest.js"
 import { runPipeline } from "../src/programs/runPipeline.js"
-import type { ModelInfo } from "../src/services/OpenRouterClient.js"
+import { layerOpenRouterClient, type ModelInfo } from "../src/services/OpenRouterClient.js"
+import { layerRunStore } from "../src/services/RunStore.js"
 import { layerSettings, type SettingsValue } from "../src/services/Settings.js"
+import { startFakeOpenRouter } from "./support/fakeOpenRouter.js"
+import { realHttpClientLayer } from "./support/realHttpClient.js"
 import { makeScriptedClient } from "./support/scriptedClient.js"
 import { makeTestRunStore } from "./support/testRunStore.js"
 import { makeTestSettings } from "./support/testSettings.js"
@@ -86,4 +94,45 @@ describe("the cost budget (--max-cost)", () => {
       expect(exit._tag).toBe("Right")
       expect(requests.length).toBe(4)
     }))
+})
+
+describe("the checks before a run (--max-cost, --check-models) over the real client", () => {
+  const spec = (id: string) => ({ id, context_length: 10_000, pricing: { prompt: "0.000001", completion: "0.000002" } })
+  const models = ["test/alpha", "test/beta", "test/gamma", "test/synth"]
+
+  it.live("ask the provider for its model list once for many runs, and again only before refusing", () =>
+    Effect.gen(function*() {
+      const fake = yield* Effect.acquireRelease(
+        Effect.promise(() => startFakeOpenRouter({ default: { kind: "ok", content: "fine" }, models: models.map(spec) })),
+        (f) => Effect.promise(() => f.close())
+      )
+      const settings = makeTestSettings({
+        baseUrl: fake.url,
+        outputDir: fs.mkdtempSync(path.join(os.tmpdir(), "parallel-llm-checks-")),
+        maxCost: Option.some(1),
+        maxTokens: Option.some(100),
+        checkModels: true
+      })
+      const layer = Layer.mergeAll(layerOpenRouterClient, layerRunStore).pipe(
+        Layer.provideMerge(layerSettings(settings)),
+        Layer.provide(Layer.mergeAll(realHttpClientLayer, NodeFileSystem.layer, NodePath.layer)),
+        Layer.merge(Logger.remove(Logger.defaultLogger))
+      )
+      const listings = () => fake.requests.filter((r) => r.path.endsWith("/models")).length
+      yield* Effect.gen(function*() {
+        for (let i = 0; i < 3; i++) expect((yield* runPipeline({ prompt: `run ${i}` })).manifest.status).toBe("ok")
+        expect(listings()).toBe(1)
+        // A model the provider lists since: not refused on the hour-old list, which is asked again first.
+        fake.setModels([...models, "test/new"].map(spec))
+        const newer = yield* runPipeline({ prompt: "new", models: ["test/new"] })
+        expect(newer.manifest.status).toBe("ok")
+        expect(listings()).toBe(2)
+        // Still unknown on the fresh list: refused, nothing asked.
+        const chats = fake.chatRequests().length
+        const refused = yield* runPipeline({ prompt: "typo", models: ["test/alpah"] }).pipe(Effect.flip)
+        expect(refused.message).toMatch(/unknown model at .*: test\/alpah/)
+        expect(fake.chatRequests().length).toBe(chats)
+        expect(listings()).toBe(3)
+      }).pipe(Effect.provide(layer))
+    }).pipe(Effect.scoped))
 })

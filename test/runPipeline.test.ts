@@ -390,6 +390,46 @@ describe("runPipeline", () => {
       expect(fs.readFileSync(path.join(result.runDir, "final.md"), "utf8")).toBe("synthesized")
     }))
 
+  it.effect("sends the first calls before the owner record lands, which is written before the manifest all the same", () =>
+    Effect.gen(function*() {
+      const { client, layer, settings } = yield* setup({})
+      const release = yield* Deferred.make<void>()
+      const held = Layer.effect(
+        RunStore,
+        Effect.map(RunStore, (real) => ({
+          ...real,
+          writeOwner: (...args: Parameters<RunStoreShape["writeOwner"]>) =>
+            Deferred.await(release).pipe(Effect.zipRight(real.writeOwner(...args)))
+        }))
+      )
+      const fiber = yield* runPipeline({ prompt: "p" }).pipe(Effect.provide(Layer.provideMerge(held, layer)), Effect.fork)
+      // Every candidate is asked while the owner record is still being written.
+      yield* advanceUntil(Effect.map(Ref.get(client.requests), (all) => all.length >= 3))
+      const runDir = path.join(settings.outputDir, fs.readdirSync(settings.outputDir)[0]!)
+      expect(fs.existsSync(path.join(runDir, "owner.json"))).toBe(false)
+      // The run may go as far as its synthesis, but its manifest waits for the owner record.
+      expect(fs.existsSync(path.join(runDir, "run.json"))).toBe(false)
+      yield* Deferred.succeed(release, undefined)
+      yield* advanceUntil(Effect.map(Fiber.poll(fiber), (exit) => exit._tag === "Some"))
+      const result = yield* Fiber.join(fiber)
+      expect(result.manifest.status).toBe("ok")
+      // Written, then removed once the manifest landed.
+      expect(fs.readdirSync(result.runDir).sort()).toEqual(["final.md", "prompt.md", "responses", "run.json"])
+    }))
+
+  it.live("goes on, whole, when the owner record cannot be written: it is for readers, not part of the answer", () =>
+    Effect.gen(function*() {
+      const { settings } = yield* setup({})
+      const result = yield* runPipeline({ prompt: "p" }).pipe(
+        Effect.provide(layerOnFullDisk(settings, (file) => file.includes(".owner.json.")))
+      )
+      const manifest = readManifest(result.runDir)
+      expect(manifest.status).toBe("ok")
+      expect(manifest.unwritten).toBeUndefined()
+      expect(result.final).toBe("synthesized")
+      expect(fs.readdirSync(result.runDir).sort()).toEqual(["final.md", "prompt.md", "responses", "run.json"])
+    }))
+
   it.live("returns the final answer when final.md cannot be written, and the manifest does not name it", () =>
     Effect.gen(function*() {
       const { settings } = yield* setup({})

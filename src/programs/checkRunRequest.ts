@@ -3,7 +3,7 @@ import { RunRefused } from "../domain/errors.js"
 import { formatBudget } from "../domain/format.js"
 import type { ModelOptions } from "../domain/modelOptions.js"
 import { type ModelInfo, OpenRouterClient } from "../services/OpenRouterClient.js"
-import { Settings } from "../services/Settings.js"
+import { Settings, type SettingsValue } from "../services/Settings.js"
 import { SYNTHESIZER_INSTRUCTIONS } from "./buildSynthesisPrompt.js"
 import { nearestIds } from "./listConfiguredModels.js"
 
@@ -65,12 +65,7 @@ export const worstCaseCost = (input: {
   return unknown.length > 0 ? { unknownPrices: [...new Set(unknown)] } : { usd: total }
 }
 
-/**
- * Refuses, before any paid call, a run that cannot succeed or costs too much: more models than `maxModels`, a prompt over the size cap,
- * (with `checkModels`) a model id the provider does not list, (with `maxCost`) a worst-case cost over
- * the budget. Model id shapes are checked when decoded.
- */
-export const checkRunRequest = Effect.fnUntraced(function*(request: {
+interface CheckedRequest {
   readonly prompt: string
   /** Characters sent besides the prompt (a follow-up's earlier turns): counted in the cost. */
   readonly contextChars?: number | undefined
@@ -80,7 +75,65 @@ export const checkRunRequest = Effect.fnUntraced(function*(request: {
   readonly attachedChars?: number | undefined
   /** The models of the strategy's calls that read the candidates (judges, refinements), each call once. */
   readonly readers?: ReadonlyArray<string> | undefined
-}) {
+}
+
+/** The checks that need the catalogue: a refusal, the worst-case cost within the budget, or nothing to say. */
+const verdict = (
+  request: CheckedRequest,
+  settings: SettingsValue,
+  known: ReadonlyArray<ModelInfo>
+): RunRefused | { readonly usd: number; readonly budget: number } | undefined => {
+  const catalogue = new Map(known.map((m) => [m.id, m] as const))
+  if (settings.checkModels) {
+    const named = [...request.models, ...request.synthesizers, ...(request.readers ?? [])]
+    const withFallbacks = named.flatMap((m) => [m, ...(settings.modelOptions[m]?.fallbacks ?? [])])
+    const unknown = [...new Set(withFallbacks)].filter((m) => !catalogue.has(m))
+    const withSuggestion = (id: string) => {
+      const near = nearestIds(id, [...catalogue.keys()])
+      return near.length > 0 ? `${id} (did you mean ${near.join(", ")}?)` : id
+    }
+    if (unknown.length > 0) {
+      return new RunRefused({
+        message: `unknown model${unknown.length === 1 ? "" : "s"} at ${settings.baseUrl}: ${unknown.map(withSuggestion).join(", ")} ` +
+          `(see parallel-llm models)`
+      })
+    }
+  }
+  if (Option.isNone(settings.maxCost)) return undefined
+  const budget = settings.maxCost.value
+  const estimate = worstCaseCost({
+    promptChars: request.prompt.length + (request.contextChars ?? 0) + (request.attachedChars ?? 0),
+    models: request.models,
+    synthesizer: request.synthesizers[0] ?? "",
+    readers: request.readers,
+    maxTokens: Option.getOrUndefined(settings.maxTokens),
+    synthesisMaxChars: settings.synthesisMaxChars,
+    catalogue,
+    modelOptions: settings.modelOptions
+  })
+  if ("unknownPrices" in estimate) {
+    return new RunRefused({
+      message: `--max-cost: no price known for ${estimate.unknownPrices.join(", ")}, so the cost cannot be bounded`
+    })
+  }
+  if (estimate.usd > budget) {
+    return new RunRefused({
+      message: `the worst-case cost is ${formatBudget(estimate.usd)}, over the --max-cost budget of ${formatBudget(budget)} by ` +
+        `${formatBudget(estimate.usd - budget)}` +
+        (Option.isNone(settings.maxTokens)
+          ? " (without --max-tokens every answer may fill its model's context; set it to bound the cost)"
+          : "")
+    })
+  }
+  return { usd: estimate.usd, budget }
+}
+
+/**
+ * Refuses, before any paid call, a run that cannot succeed or costs too much: more models than `maxModels`, a prompt over the size cap,
+ * (with `checkModels`) a model id the provider does not list, (with `maxCost`) a worst-case cost over
+ * the budget. Model id shapes are checked when decoded.
+ */
+export const checkRunRequest = Effect.fnUntraced(function*(request: CheckedRequest) {
   const settings = yield* Settings
   // However the list was given (flags, environment, config file, an MCP call, a batch line): one bound.
   if (request.models.length > settings.maxModels) {
@@ -96,51 +149,16 @@ export const checkRunRequest = Effect.fnUntraced(function*(request: {
   }
   if (!settings.checkModels && Option.isNone(settings.maxCost)) return
   const client = yield* OpenRouterClient
-  const known = yield* client.listModels().pipe(
-    Effect.mapError((e) => new RunRefused({ message: `cannot fetch the provider's model list to check the run: ${e.message}` }))
-  )
-  const catalogue = new Map(known.map((m) => [m.id, m] as const))
-  if (settings.checkModels) {
-    const named = [...request.models, ...request.synthesizers, ...(request.readers ?? [])]
-    const withFallbacks = named.flatMap((m) => [m, ...(settings.modelOptions[m]?.fallbacks ?? [])])
-    const unknown = [...new Set(withFallbacks)].filter((m) => !catalogue.has(m))
-    const withSuggestion = (id: string) => {
-      const near = nearestIds(id, [...catalogue.keys()])
-      return near.length > 0 ? `${id} (did you mean ${near.join(", ")}?)` : id
-    }
-    if (unknown.length > 0) {
-      return yield* new RunRefused({
-        message: `unknown model${unknown.length === 1 ? "" : "s"} at ${settings.baseUrl}: ${unknown.map(withSuggestion).join(", ")} ` +
-          `(see parallel-llm models)`
-      })
-    }
-  }
-  if (Option.isSome(settings.maxCost)) {
-    const budget = settings.maxCost.value
-    const estimate = worstCaseCost({
-      promptChars: request.prompt.length + (request.contextChars ?? 0) + (request.attachedChars ?? 0),
-      models: request.models,
-      synthesizer: request.synthesizers[0] ?? "",
-      readers: request.readers,
-      maxTokens: Option.getOrUndefined(settings.maxTokens),
-      synthesisMaxChars: settings.synthesisMaxChars,
-      catalogue,
-      modelOptions: settings.modelOptions
-    })
-    if ("unknownPrices" in estimate) {
-      return yield* new RunRefused({
-        message: `--max-cost: no price known for ${estimate.unknownPrices.join(", ")}, so the cost cannot be bounded`
-      })
-    }
-    if (estimate.usd > budget) {
-      return yield* new RunRefused({
-        message: `the worst-case cost is ${formatBudget(estimate.usd)}, over the --max-cost budget of ${formatBudget(budget)} by ` +
-          `${formatBudget(estimate.usd - budget)}` +
-          (Option.isNone(settings.maxTokens)
-            ? " (without --max-tokens every answer may fill its model's context; set it to bound the cost)"
-            : "")
-      })
-    }
-    yield* Effect.logInfo(`worst-case cost ${formatBudget(estimate.usd)}, within the --max-cost budget of ${formatBudget(budget)}`)
+  const unreadable = (e: { readonly message: string }) =>
+    new RunRefused({ message: `cannot fetch the provider's model list to check the run: ${e.message}` })
+  // The catalogue the client keeps for an hour (a real one is large), not a fetch per run; a refusal is
+  // checked once more against a fresh list, so a model listed or priced since then is not refused.
+  const cached = verdict(request, settings, yield* client.catalogue.pipe(Effect.mapError(unreadable)))
+  const checked = cached instanceof RunRefused
+    ? verdict(request, settings, yield* client.listModels().pipe(Effect.mapError(unreadable)))
+    : cached
+  if (checked instanceof RunRefused) return yield* checked
+  if (checked !== undefined) {
+    yield* Effect.logInfo(`worst-case cost ${formatBudget(checked.usd)}, within the --max-cost budget of ${formatBudget(checked.budget)}`)
   }
 })

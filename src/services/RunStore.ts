@@ -37,6 +37,18 @@ export interface RunStoreShape {
     attachments?: ReadonlyArray<AttachmentRecord>,
     parent?: string
   ) => Effect.Effect<RunHandle, StoreError>
+  /**
+   * `createRun` in two halves, for a run that sends its first calls before its owner record lands: the
+   * directory with its `responses/` folder, then `writeOwner`. Until the owner record is there, readers
+   * see the run as running (an unowned run is interrupted only once it is stale).
+   */
+  readonly makeRunDir: () => Effect.Effect<RunHandle, StoreError>
+  readonly writeOwner: (
+    run: RunHandle,
+    settings?: RunSettings,
+    attachments?: ReadonlyArray<AttachmentRecord>,
+    parent?: string
+  ) => Effect.Effect<string, StoreError>
   /** Writes `prompt.md`. */
   readonly writePrompt: (run: RunHandle, prompt: string) => Effect.Effect<string, StoreError>
   /** Writes a candidate's answer; returns the path relative to the run directory. */
@@ -134,7 +146,7 @@ const makeRunStore = Effect.gen(function*() {
     Effect.tap(() => Effect.sync(() => (rootMade = true)))
   )
 
-  const createRun = Effect.fnUntraced(function*(settings?: RunSettings, attachments?: ReadonlyArray<AttachmentRecord>, parent?: string) {
+  const makeRunDir = Effect.fnUntraced(function*() {
     if (!rootMade) yield* makeRoot
     // mkdir without `recursive` fails if the directory exists: that makes ids unique across processes.
     let handle: RunHandle | undefined
@@ -156,18 +168,24 @@ const makeRunStore = Effect.gen(function*() {
       if (made) handle = { id, dir, createdAt }
     }
     yield* fs.makeDirectory(path.join(handle.dir, "responses"), PRIVATE_DIR).pipe(Effect.mapError(fail(handle.dir)))
+    return handle
+  })
+
+  const writeOwner = (run: RunHandle, settings?: RunSettings, attachments?: ReadonlyArray<AttachmentRecord>, parent?: string) => {
     const owner: OwnerRecord = {
       pid: process.pid,
       host: thisHost(),
       processStartedAt: thisProcessStartedAt().toISOString(),
-      createdAt: handle.createdAt.toISOString(),
+      createdAt: run.createdAt.toISOString(),
       ...(settings ? { settings } : {}),
       ...(attachments !== undefined && attachments.length > 0 ? { attachments } : {}),
       ...(parent !== undefined ? { parent } : {})
     }
-    yield* writeAtomic(path.join(handle.dir, OWNER_FILE), `${JSON.stringify(encodeOwner(owner), null, 2)}\n`)
-    return handle
-  })
+    return writeAtomic(path.join(run.dir, OWNER_FILE), `${JSON.stringify(encodeOwner(owner), null, 2)}\n`).pipe(Effect.as(OWNER_FILE))
+  }
+
+  const createRun = (settings?: RunSettings, attachments?: ReadonlyArray<AttachmentRecord>, parent?: string) =>
+    Effect.tap(makeRunDir(), (run) => writeOwner(run, settings, attachments, parent))
 
   const writeRelative = (run: RunHandle, relative: string, data: string) =>
     writeAtomic(path.join(run.dir, relative), data).pipe(Effect.as(relative))
@@ -206,6 +224,8 @@ const makeRunStore = Effect.gen(function*() {
     root: outputDir,
     ...reader,
     createRun,
+    makeRunDir,
+    writeOwner,
     writePrompt: (run, prompt) => writeRelative(run, "prompt.md", prompt),
     writeResponse: (run, index, model, content, kind = "answer") =>
       writeRelative(run, responseFileName(index, model, kind === "partial" ? ".partial.md" : ".md"), content),

@@ -23,6 +23,10 @@ export const makeTestRunStore = () => {
       files.set(`${run.id}/run.json`, JSON.stringify(manifest))
       return "run.json"
     })
+  const makeRunDir = Effect.sync(() => {
+    const id = `run-${String(++counter).padStart(4, "0")}`
+    return { id, dir: `/memory/${id}`, createdAt: new Date(0) }
+  })
   const layer = Layer.succeed(
     RunStore,
     RunStore.of({
@@ -37,11 +41,9 @@ export const makeTestRunStore = () => {
         }),
       readManifest: (runId) =>
         Effect.fromNullable(manifests.findLast((m) => m.id === runId)).pipe(Effect.orDieWith(() => new Error(`no manifest for ${runId}`))),
-      createRun: () =>
-        Effect.sync(() => {
-          const id = `run-${String(++counter).padStart(4, "0")}`
-          return { id, dir: `/memory/${id}`, createdAt: new Date(0) }
-        }),
+      createRun: () => makeRunDir,
+      makeRunDir: () => makeRunDir,
+      writeOwner: () => Effect.succeed("owner.json"),
       writePrompt: (run, prompt) => write(run, "prompt.md", prompt),
       writeAttachment: (run, name, bytes) =>
         Effect.sync(() => {

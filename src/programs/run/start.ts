@@ -1,6 +1,7 @@
 import { Array as Arr, Clock, Effect, Option, Ref } from "effect"
 import { plural } from "../../domain/format.js"
 import type { RunSettings, StrategyRecord } from "../../domain/manifest.js"
+import { OWNER_FILE } from "../../domain/runState.js"
 import type { StrategyName } from "../../domain/strategy.js"
 import { duplicatesIn } from "../../domain/text.js"
 import { type RunHandle, RunStore } from "../../services/RunStore.js"
@@ -138,9 +139,16 @@ export const startRun = Effect.fnUntraced(function*(request: RunRequest) {
     yield* Effect.logWarning(`${model} is named more than once: it is asked, and paid for, once per mention`)
   }
   const attachments = yield* planAttachments(request.attachments ?? [], plan.models, request.reuse !== undefined)
-  // The owner record carries the settings, so a run whose process dies can still be read and resynthesized.
-  const run = yield* store.createRun(plan.settings, attachments.records, request.thread?.parent)
+  const run = yield* store.makeRunDir()
   const writes = yield* makeRunWrites(run, yield* Effect.scope)
+  // The owner record carries the settings, so a run whose process dies can still be read and resynthesized.
+  // It is written beside the first calls, not before them (a run without one reads as running); it is only
+  // for readers, so a failure to write it is said, not counted against the run's answer.
+  yield* writes.save(
+    store.writeOwner(run, plan.settings, attachments.records, request.thread?.parent).pipe(
+      Effect.catchAll((e) => Effect.as(Effect.logWarning(`${e.message}: a reader cannot tell this run's process`), OWNER_FILE))
+    )
+  )
   yield* writes.save(store.writePrompt(run, request.prompt))
   yield* saveAttachments(run, attachments, writes.save)
   return {
