@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Cause, Clock, Effect, Either, Exit, Fiber, Option, Random, Ref, TestClock } from "effect"
 import { ProviderFailure, RateLimited, Unauthorized } from "../src/domain/errors.js"
 import { callModel } from "../src/programs/callModel.js"
+import { CallGate, makeCallGate } from "../src/services/CallGate.js"
 import { makeScriptedClient, type Step } from "./support/scriptedClient.js"
 
 const request = { model: "m/x", messages: [{ role: "user" as const, content: "hi" }] }
@@ -130,6 +131,31 @@ describe("callModel: retry, backoff, Retry-After and timeout (TestClock)", () =>
       expect(call.latencyMs).toBe(5_000)
       expect(call.attempts).toBe(yield* sent())
       expect(call.attempts).toBeGreaterThanOrEqual(2)
+    }))
+
+  it.effect("starts the time budget when the first request goes out, not while the call waits for a permit", () =>
+    Effect.gen(function*() {
+      const client = yield* makeScriptedClient({ "m/x": [{ hang: true }] })
+      const gate = yield* makeCallGate(1)
+      // Another call holds the only permit for 10 s.
+      yield* Effect.fork(gate.withPermit(Effect.sleep("10 seconds")))
+      yield* TestClock.adjust(0)
+      const fiber = yield* callModel(request, { retries: 0, retryBaseDelayMs: 1000, timeoutMs: 5_000 }).pipe(
+        Effect.provide(client.layer),
+        Effect.provideService(CallGate, gate),
+        Effect.fork
+      )
+      yield* TestClock.adjust(10_000)
+      // The permit comes back one turn of the event loop after the other call ended.
+      yield* Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
+      yield* TestClock.adjust(0)
+      expect((yield* Ref.get(client.requests)).length).toBe(1)
+      yield* TestClock.adjust(4_999)
+      expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
+      yield* TestClock.adjust(1)
+      const call = yield* finished(fiber)
+      expect(Either.isLeft(call.result) && call.result.left._tag).toBe("Timeout")
+      expect(call.latencyMs).toBe(5_000)
     }))
 
   it.effect("times out a call that never answers", () =>

@@ -6,8 +6,11 @@ import type { Manifest, RunUsage, Usage } from "./manifest.js"
 /** "41.2 s" */
 export const formatSeconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`
 
+/** One formatter for every count (`toLocaleString` builds one per call), made when first needed, not at start-up. */
+let counts: Intl.NumberFormat | undefined
+
 /** "1,234": the same separators on every machine, whatever its locale. */
-export const formatCount = (n: number): string => n.toLocaleString("en-US")
+export const formatCount = (n: number): string => (counts ??= new Intl.NumberFormat("en-US")).format(n)
 
 /** "$0.0123": to a hundredth of a cent, as per-call costs are that small. */
 export const formatBytes = (n: number): string => `${formatCount(n)} bytes`

@@ -110,7 +110,7 @@ export const MIN_SHARE = 2_000
  * The synthesizer's two messages: instructions as the system message, and the original prompt with the
  * successful candidates, anonymised and shuffled, as the user message; each candidate cut to fit `budgetChars`.
  */
-export const buildSynthesisPrompt = Effect.fn("buildSynthesisPrompt")(function*(
+export const buildSynthesisPrompt = Effect.fnUntraced(function*(
   prompt: string,
   candidates: ReadonlyArray<SynthesisInput>,
   budgetChars: number,

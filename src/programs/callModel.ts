@@ -1,4 +1,4 @@
-import { Clock, Deferred, Duration, Effect, type Either, Schedule } from "effect"
+import { Context, Duration, Effect, Either, Fiber, FiberId, Schedule } from "effect"
 import { isTransient, type ProviderError, retryAfterOf, Timeout } from "../domain/errors.js"
 import { formatSeconds } from "../domain/format.js"
 import { CallGate } from "../services/CallGate.js"
@@ -62,18 +62,21 @@ export const callModel = Effect.fnUntraced(function*(
   policy: RetryPolicy & { readonly timeoutMs: number },
   onAttempt: (attempt: number) => Effect.Effect<void> = () => Effect.void
 ) {
-  const client = yield* OpenRouterClient
-  const gate = yield* CallGate
-  // Local to this call and only touched by its own fiber: plain variables, not Refs.
+  // One look at the context and the clock for the whole call.
+  const services = yield* Effect.context<OpenRouterClient>()
+  const client = Context.get(services, OpenRouterClient)
+  const gate = Context.get(services, CallGate)
+  const clock = yield* Effect.clock
+  // Local to this call and only touched by its own fibers: plain variables, not Refs.
   let attempts = 0
-  /** Clock time at which the first request went out. */
-  const firstSent = yield* Deferred.make<number>()
+  /** Clock time at which the first request went out: the time budget starts then. */
+  let sentAt: number | undefined
 
   const attempt = gate.withPermit(
     Effect.suspend(() => {
       const n = ++attempts
-      return Effect.flatMap(Clock.currentTimeMillis, (now) => Deferred.succeed(firstSent, now)).pipe(
-        Effect.zipRight(onAttempt(n)),
+      sentAt ??= clock.unsafeCurrentTimeMillis()
+      return onAttempt(n).pipe(
         Effect.zipRight(client.complete(request)),
         Effect.tapError((error) =>
           Effect.logDebug(
@@ -97,21 +100,31 @@ export const callModel = Effect.fnUntraced(function*(
     return Effect.retry(again, scheduleFor(policy))
   })
 
-  const budget = Deferred.await(firstSent).pipe(
-    Effect.zipRight(Effect.sleep(Duration.millis(policy.timeoutMs))),
-    Effect.zipRight(Effect.failSync((): ProviderError =>
-      new Timeout({
-        model: request.model,
-        timeoutMs: policy.timeoutMs,
-        message: `Timed out after ${formatSeconds(policy.timeoutMs)} (retries included)`
-      })
-    ))
-  )
+  /**
+   * Ends when the budget has run out, `timeoutMs` after the first request went out. It cannot run out
+   * sooner than `timeoutMs` from now, so it sleeps that long first and then only what is left, if the
+   * permit kept the first request waiting: one sleep for every call that waited for none.
+   */
+  const budget = (ms: number): Effect.Effect<void> =>
+    Effect.flatMap(Effect.sleep(Duration.millis(ms)), () => {
+      const left = sentAt === undefined ? policy.timeoutMs : sentAt + policy.timeoutMs - clock.unsafeCurrentTimeMillis()
+      return left > 0 ? budget(left) : Effect.void
+    })
+  const timedOut = (): ProviderError =>
+    new Timeout({
+      model: request.model,
+      timeoutMs: policy.timeoutMs,
+      message: `Timed out after ${formatSeconds(policy.timeoutMs)} (retries included)`
+    })
 
-  const result = yield* retried.pipe(Effect.raceFirst(budget), Effect.either)
-  const finished = yield* Clock.currentTimeMillis
-  const started = yield* Deferred.poll(firstSent).pipe(
-    Effect.flatMap((sent) => (sent._tag === "Some" ? sent.value : Effect.succeed(finished)))
-  )
+  // The call against its budget, each in a fiber of its own: whichever ends first stops the other. The
+  // timer is only told to stop (it holds nothing); a call past its budget is interrupted, which aborts its
+  // request, and waited for.
+  const result = yield* Effect.raceWith(retried, budget(policy.timeoutMs), {
+    onSelfDone: (exit, timer) => Effect.zipRight(Fiber.interruptAsFork(timer, FiberId.none), Effect.either(exit)),
+    onOtherDone: (_, call) => Effect.as(Fiber.interrupt(call), Either.left(timedOut()))
+  })
+  const finished = clock.unsafeCurrentTimeMillis()
+  const started = sentAt ?? finished
   return { result, attempts, latencyMs: finished - started } satisfies ModelCall
 })

@@ -211,13 +211,18 @@ export const runBatch = Effect.fn("runBatch")(function*(options: BatchOptions) {
   const runOne = (item: BatchItem) =>
     Effect.uninterruptibleMask((restore) =>
       Effect.gen(function*() {
-        const finished = yield* Ref.make<{ readonly manifest: Manifest; readonly runDir: string } | undefined>(undefined)
-        const startedDir = yield* Ref.make<string | undefined>(undefined)
+        // What the run's events said, kept in plain variables of this prompt.
+        let finished: { readonly manifest: Manifest; readonly runDir: string } | undefined
+        let startedDir: string | undefined
         const onEvent = (event: RunEvent) =>
           event._tag === "RunStarted"
-            ? Ref.set(startedDir, event.run.dir)
+            ? Effect.sync(() => {
+              startedDir = event.run.dir
+            })
             : event._tag === "RunFinished"
-            ? Ref.set(finished, { manifest: event.manifest, runDir: event.runDir })
+            ? Effect.sync(() => {
+              finished = { manifest: event.manifest, runDir: event.runDir }
+            })
             : Effect.void
         const models = item.models ?? settings.models
         // In a batch the process-wide gate bounds the calls: a run's own fan-out does not hold its candidates back.
@@ -229,8 +234,8 @@ export const runBatch = Effect.fn("runBatch")(function*(options: BatchOptions) {
           )
         ).pipe(Effect.exit)
         yield* Ref.update(progress, (p) => ({ ...p, inFlight: p.inFlight - 1 }))
-        const done = yield* Ref.get(finished)
-        const runDir = done?.runDir ?? (yield* Ref.get(startedDir)) ?? null
+        const done = finished
+        const runDir = done?.runDir ?? startedDir ?? null
         const result: BatchResult = done !== undefined
           ? {
             id: item.id,

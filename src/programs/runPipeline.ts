@@ -1,4 +1,4 @@
-import { Array as Arr, Effect, Exit, Ref } from "effect"
+import { Array as Arr, Cause, Effect, Ref } from "effect"
 import { collectCandidates } from "./run/candidates.js"
 import { finalizeRun } from "./run/finalize.js"
 import { stoppedBy } from "./run/outcome.js"
@@ -17,7 +17,7 @@ export type { RunEvent, RunRequest, RunResult } from "./run/request.js"
 export const runPipeline = Effect.fnUntraced(function*(request: RunRequest) {
   const started = yield* startRun(request)
 
-  const manifest = yield* Effect.gen(function*() {
+  const steps = Effect.gen(function*() {
     yield* announceRun(started)
     const outcomes = yield* collectCandidates(started)
     const answered = outcomes.flatMap((o) => (o.content !== undefined ? [{ ...o, content: o.content }] : []))
@@ -25,19 +25,22 @@ export const runPipeline = Effect.fnUntraced(function*(request: RunRequest) {
       const aggregated = yield* aggregateAnswers(started, answered)
       yield* synthesizeAnswers(started, aggregated.answers, aggregated.ranking)
     } else yield* Effect.logError("no candidate answered: nothing to synthesize")
-    return yield* Effect.uninterruptible(finalizeRun(started, { interrupted: false }))
-  }).pipe(
-    // Interrupted, or stopped by a failure of its own: the manifest says so, and keeps what was done.
-    Effect.onExit((exit) =>
-      Exit.isSuccess(exit)
-        ? Effect.void
-        : Effect.asVoid(finalizeRun(started, {
-          interrupted: Exit.isInterrupted(exit),
-          stopped: Exit.isInterrupted(exit) ? undefined : stoppedBy(exit.cause)
-        }))
-    ),
-    Effect.annotateLogs("run", started.run.id)
-  )
+  })
+  // Interrupted, or stopped by a failure of its own (its manifest's included): the manifest says so, and keeps what was done.
+  const cut = <E>(cause: Cause.Cause<E>) => {
+    const interrupted = Cause.isInterrupted(cause)
+    return Effect.zipRight(
+      finalizeRun(started, { interrupted, stopped: interrupted ? undefined : stoppedBy(cause) }),
+      Effect.failCause(cause)
+    )
+  }
+  // One mask for the run: its steps can be interrupted, its manifest cannot.
+  const manifest = yield* Effect.uninterruptibleMask((restore) =>
+    Effect.matchCauseEffect(restore(steps), {
+      onSuccess: () => Effect.catchAllCause(finalizeRun(started, { interrupted: false }), cut),
+      onFailure: cut
+    })
+  ).pipe(Effect.annotateLogs("run", started.run.id))
   const { final } = yield* Ref.get(started.state)
   return { manifest, final, runDir: started.run.dir } satisfies RunResult
 }, Effect.scoped)

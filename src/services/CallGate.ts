@@ -29,30 +29,34 @@ export class CallGate extends Context.Reference<CallGate>()("parallel-llm/CallGa
 }
 
 /**
- * One turn of the event loop. undici hands a keep-alive connection back to its pool only on the turn
- * after a response ended (`setImmediate`, to catch servers that close it anyway): a call that started
- * before that would open another connection.
- */
-const nextTurn: Effect.Effect<void> = Effect.async<void>((resume) => {
-  const handle = setImmediate(() => resume(Effect.void))
-  return Effect.sync(() => clearImmediate(handle))
-})
-
-/**
  * A gate of `permits` calls in flight at once: a queue holding one token per permit. A call takes a token
- * and puts it back one event-loop turn after it ends, once its connection is free again: so the calls
- * never need more connections than permits, however many runs share the gate. Waiters are served in
- * order, and a token given back wakes exactly one of them (Effect's semaphore wakes every waiter on each
- * release: with 16 runs of 5 candidates, 60-odd fibers woken for each call that ends).
+ * and puts it back one event-loop turn after it ends, once its connection is free again: undici hands a
+ * keep-alive connection back to its pool only on the turn after a response ended (`setImmediate`, to catch
+ * servers that close it anyway), and a call that started before that would open another connection. So the
+ * calls never need more connections than permits, however many runs share the gate. The caller goes on at
+ * once; only the next call waits for that turn. Waiters are served in order, and a token given back wakes
+ * exactly one of them (Effect's semaphore wakes every waiter on each release: with 16 runs of 5 candidates,
+ * 60-odd fibers woken for each call that ends).
  */
 export const makeCallGate = (permits: number): Effect.Effect<CallGateShape> =>
   Effect.gen(function*() {
     const tokens = yield* Queue.bounded<true>(permits)
     yield* Queue.offerAll(tokens, Array.from({ length: permits }, () => true as const))
-    const giveBack = Effect.zipRight(nextTurn, Queue.offer(tokens, true))
+    const giveBack = Effect.sync(() => {
+      setImmediate(() => Queue.unsafeOffer(tokens, true))
+    })
     return {
+      // One mask for the whole permit: only the wait for a token and the call itself can be interrupted.
       withPermit: (effect) =>
-        Effect.uninterruptibleMask((restore) => Effect.zipRight(restore(Queue.take(tokens)), Effect.ensuring(restore(effect), giveBack))),
+        Effect.uninterruptibleMask((restore) =>
+          Effect.zipRight(
+            restore(Queue.take(tokens)),
+            Effect.matchCauseEffect(restore(effect), {
+              onFailure: (cause) => Effect.zipRight(giveBack, Effect.failCause(cause)),
+              onSuccess: (value) => Effect.as(giveBack, value)
+            })
+          )
+        ),
       permits
     }
   })

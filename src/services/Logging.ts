@@ -31,6 +31,13 @@ export const toLevelName = (level: LogLevel.LogLevel): LogLevelName =>
 export const fromLevelName = (name: LogLevelName): LogLevel.LogLevel =>
   name === "debug" ? LogLevel.Debug : name === "info" ? LogLevel.Info : name === "warning" ? LogLevel.Warning : LogLevel.Error
 
+/**
+ * Whether lines at `level` are logged at all in this fiber (and the fibers it starts): a hot path asks once and
+ * then neither builds nor sends lines that the minimum level would drop.
+ */
+export const logsAt = (level: LogLevel.LogLevel): Effect.Effect<boolean> =>
+  Effect.map(FiberRef.get(FiberRef.currentMinimumLogLevel), (minimum) => LogLevel.greaterThanEqual(level, minimum))
+
 const messageText = (message: unknown): string => {
   const parts = Array.isArray(message) ? message : [message]
   return parts.map((part) => (typeof part === "string" ? part : Inspectable.toStringUnknown(part))).join(" ")

@@ -16,17 +16,21 @@ export const collectCandidates = Effect.fnUntraced(function*(started: StartedRun
   const store = yield* RunStore
   const settings = yield* Settings
 
+  /** Records the outcome and reports it with the counts so far (one pass over the records). */
   const onFinished = (outcome: CandidateOutcome) =>
-    Ref.updateAndGet(state, withOutcome(outcome)).pipe(
-      Effect.flatMap((s) =>
-        emit({
-          _tag: "CandidateFinished",
-          outcome,
-          finished: s.candidates.filter((c) => c !== undefined).length,
-          answered: s.candidates.filter((c) => c?.status === "ok").length,
-          total: plan.models.length
-        })
-      )
+    Effect.flatMap(
+      Ref.modify(state, (s) => {
+        const next = withOutcome(outcome)(s)
+        let finished = 0
+        let answered = 0
+        for (const c of next.candidates) {
+          if (c === undefined) continue
+          finished += 1
+          if (c.status === "ok") answered += 1
+        }
+        return [{ finished, answered }, next]
+      }),
+      ({ answered, finished }) => emit({ _tag: "CandidateFinished", outcome, finished, answered, total: plan.models.length })
     )
 
   if (request.reuse) {
@@ -53,10 +57,10 @@ export const collectCandidates = Effect.fnUntraced(function*(started: StartedRun
     models: plan.models,
     callFor: (model, index) => calls[index] ?? candidateCall(input, settings, model),
     policy: plan.policy,
-    onAttempt: (index, attempt) =>
-      Ref.update(state, withAttempt(index, attempt)).pipe(
-        Effect.zipRight(attempt > 1 ? emit({ _tag: "CandidateRetry", index, attempt }) : Effect.void)
-      ),
+    onAttempt: (index, attempt) => {
+      const counted = Ref.update(state, withAttempt(index, attempt))
+      return attempt > 1 ? Effect.zipRight(counted, emit({ _tag: "CandidateRetry", index, attempt })) : counted
+    },
     onDelta: (index, text) => emit({ _tag: "CandidateDelta", index, text }),
     onFinished: (outcome) => onFinished(withOptions(outcome)),
     onInterrupted: (outcome) => Ref.update(state, withOutcome(withOptions(outcome))),

@@ -1,8 +1,9 @@
-import { Clock, Deferred, Duration, Effect, Either, Ref } from "effect"
+import { Cause, Clock, Deferred, Duration, Effect, Either, LogLevel } from "effect"
 import { partialContentOf, type StoreError } from "../../domain/errors.js"
 import { describeCall, formatSeconds } from "../../domain/format.js"
 import type { CandidateRecord } from "../../domain/manifest.js"
 import { responseFileName } from "../../domain/model.js"
+import { logsAt } from "../../services/Logging.js"
 import { type RunHandle, RunStore } from "../../services/RunStore.js"
 import { Settings } from "../../services/Settings.js"
 import { callModel, type ModelCall } from "../callModel.js"
@@ -24,6 +25,9 @@ interface Cut {
   readonly startedAt: number
   readonly partial: string | undefined
 }
+
+/** How a call ended: it returned, or the policy stopped waiting for it. */
+type Ended = ModelCall | { readonly stoppedBy: StopReason }
 
 /** Why the policy stopped waiting for the stragglers. */
 export type StopReason = "deadline" | "quorum"
@@ -66,8 +70,13 @@ export const fanOut = Effect.fnUntraced(function*(input: FanOutInput) {
   const store = yield* RunStore
   const retryPolicy = { retries: settings.retries, retryBaseDelayMs: settings.retryBaseDelayMs, timeoutMs: settings.timeoutMs }
   const stop = yield* Deferred.make<StopReason>()
-  const answered = yield* Ref.make(0)
+  // Touched only by this fan-out's fibers, in plain code between their effects.
+  let answered = 0
   const stoppable = input.policy.cutoffAt !== undefined || input.policy.quorum !== undefined
+  // Asked once: when info lines are dropped, they are not built (`describeCall` formats figures).
+  const info = yield* logsAt(LogLevel.Info)
+  // Read in plain code where a candidate starts, rather than as an effect of its own.
+  const clock = yield* Effect.clock
 
   const stopAfter = (reason: StopReason, delayMs: number) => {
     const reached = reason === "deadline" ? "deadline reached" : `quorum of ${input.policy.quorum} reached`
@@ -105,15 +114,43 @@ export const fanOut = Effect.fnUntraced(function*(input: FanOutInput) {
       } satisfies CandidateOutcome
     })
 
-  const ask = (model: string, index: number) =>
+  /** What is said of a call that ended, at the level it deserves. */
+  const logEnded = (model: string, call: ModelCall) =>
+    Either.isRight(call.result)
+      ? (info ? Effect.logInfo(`${model}: ${describeCall(call)}`) : Effect.void)
+      : Effect.logWarning(`${model}: ${describeCall(call)}`)
+
+  /** The answer is paid for: saved and reported even if the run is being interrupted (this runs uninterruptibly). */
+  const finish = (index: number, model: string, ended: Ended, cut: () => Cut) =>
     Effect.gen(function*() {
-      const startedAt = yield* Clock.currentTimeMillis
+      let outcome: CandidateOutcome
+      if ("stoppedBy" in ended) {
+        outcome = yield* cutShort(index, model, { ...cut(), reason: ended.stoppedBy })
+        yield* Effect.logWarning(
+          `${model}: cancelled by the ${ended.stoppedBy} policy after ${formatSeconds(outcome.record.latencyMs ?? 0)}`
+        )
+      } else {
+        outcome = yield* recordCall(ended, index, model, () => cut().partial)
+        yield* logEnded(model, ended)
+      }
+      if (outcome.record.status === "ok" && ++answered === input.policy.quorum) yield* stopAfter("quorum", input.policy.graceMs)
+      yield* input.onFinished(outcome)
+      return outcome
+    })
+
+  const ask = (model: string, index: number) =>
+    Effect.suspend(() => {
+      const startedAt = clock.unsafeCurrentTimeMillis()
       let attempts = 0
       // The text streamed by the current attempt: kept as `.partial.md` if the call is cut (policy, timeout, Ctrl-C).
       let streamed: Array<string> = []
-      const partialSoFar = () => (streamed.length > 0 ? streamed.join("") : undefined)
-      yield* Effect.logInfo(`${model}: asking`)
-      const call = yield* callModel(
+      const cut = (): Cut => ({
+        reason: "interrupted",
+        attempts,
+        startedAt,
+        partial: streamed.length > 0 ? streamed.join("") : undefined
+      })
+      const call = callModel(
         {
           ...input.callFor(model, index),
           // Once per network read: one effect, not a chain of them.
@@ -125,42 +162,30 @@ export const fanOut = Effect.fnUntraced(function*(input: FanOutInput) {
         },
         retryPolicy,
         (attempt) =>
-          Effect.sync(() => {
+          Effect.suspend(() => {
             attempts = attempt
             streamed = []
-          }).pipe(Effect.zipRight(input.onAttempt(index, attempt)))
-      ).pipe(
-        Effect.map((call) => ({ _tag: "Done" as const, call })),
-        // Only a deadline or a quorum can stop a call early: without either, no race (two fibers per call saved).
-        stoppable
-          ? Effect.raceFirst(Deferred.await(stop).pipe(Effect.map((reason) => ({ _tag: "Stopped" as const, reason }))))
-          : (done) => done,
-        // Ctrl-C or an MCP cancel: what was streamed is paid for, and kept.
-        Effect.onInterrupt(() =>
-          cutShort(index, model, { reason: "interrupted", attempts, startedAt, partial: partialSoFar() }).pipe(
-            Effect.flatMap(input.onInterrupted)
-          )
+            return input.onAttempt(index, attempt)
+          })
+      )
+      // Only a deadline or a quorum can stop a call early: without either, no race (two fibers per call saved).
+      const ended = stoppable
+        ? Effect.raceFirst(call, Effect.map(Deferred.await(stop), (stoppedBy): Ended => ({ stoppedBy })))
+        : call
+      // One mask for the whole candidate: only the call itself can be interrupted.
+      return Effect.uninterruptibleMask((restore) =>
+        Effect.zipRight(
+          info ? Effect.logInfo(`${model}: asking`) : Effect.void,
+          Effect.matchCauseEffect(restore(ended), {
+            // Ctrl-C or an MCP cancel: what was streamed is paid for, and kept.
+            onFailure: (cause) =>
+              Cause.isInterruptedOnly(cause)
+                ? Effect.zipRight(Effect.flatMap(cutShort(index, model, cut()), input.onInterrupted), Effect.failCause(cause))
+                : Effect.failCause(cause),
+            onSuccess: (ended) => finish(index, model, ended, cut)
+          })
         )
       )
-      // From here on the answer is paid for: save it and report it even if the run is being interrupted.
-      return yield* Effect.uninterruptible(Effect.gen(function*() {
-        const outcome: CandidateOutcome = call._tag === "Stopped"
-          ? yield* cutShort(index, model, { reason: call.reason, attempts, startedAt, partial: partialSoFar() })
-          : yield* recordCall(call.call, index, model, partialSoFar)
-        if (call._tag === "Stopped") {
-          yield* Effect.logWarning(`${model}: cancelled by the ${call.reason} policy after ${formatSeconds(outcome.record.latencyMs ?? 0)}`)
-        } else {
-          yield* Either.isRight(call.call.result)
-            ? Effect.logInfo(`${model}: ${describeCall(call.call)}`)
-            : Effect.logWarning(`${model}: ${describeCall(call.call)}`)
-        }
-        if (outcome.record.status === "ok") {
-          const n = yield* Ref.updateAndGet(answered, (k) => k + 1)
-          if (input.policy.quorum !== undefined && n === input.policy.quorum) yield* stopAfter("quorum", input.policy.graceMs)
-        }
-        yield* input.onFinished(outcome)
-        return outcome
-      }))
     })
 
   const recordCall = (call: ModelCall, index: number, model: string, streamedSoFar: () => string | undefined) =>
@@ -191,10 +216,13 @@ export const fanOut = Effect.fnUntraced(function*(input: FanOutInput) {
         })
     })
 
+  const all = Effect.forEach(input.models, ask, { concurrency: settings.concurrency })
+  // The policy's timers live in a scope of the fan-out's own; a fan-out without a policy needs none.
+  if (!stoppable) return yield* all
   return yield* Effect.scoped(Effect.gen(function*() {
     if (input.policy.cutoffAt !== undefined) {
       yield* stopAfter("deadline", input.policy.cutoffAt - (yield* Clock.currentTimeMillis))
     }
-    return yield* Effect.forEach(input.models, ask, { concurrency: settings.concurrency })
+    return yield* all
   }))
 })

@@ -1,9 +1,10 @@
-import { type Array as Arr, Clock, Duration, Effect, Either, Option, Ref } from "effect"
+import { type Array as Arr, Clock, Duration, Effect, Either, LogLevel, Option, Ref } from "effect"
 import { Timeout } from "../../domain/errors.js"
 import { describeCall, plural } from "../../domain/format.js"
 import type { SynthesisRecord } from "../../domain/manifest.js"
 import { type Report, type ReportVia, unavailableReport } from "../../domain/report.js"
 import { CallGate } from "../../services/CallGate.js"
+import { logsAt } from "../../services/Logging.js"
 import { OpenRouterClient } from "../../services/OpenRouterClient.js"
 import { Settings } from "../../services/Settings.js"
 import { questionAsAsked } from "../attachments/message.js"
@@ -58,7 +59,7 @@ const followedBy = (first: ModelCall, second: ModelCall): ModelCall => ({
  * Merges the successful candidates into one answer. The synthesizers are tried in order (the first
  * is the configured one, the rest are fallbacks); the outcome says which one answered, or why none did.
  */
-export const synthesize = Effect.fn("synthesize")(function*(input: {
+export const synthesize = Effect.fnUntraced(function*(input: {
   readonly prompt: string
   readonly candidates: ReadonlyArray<SynthesisInput>
   readonly synthesizers: ReadonlyArray<string>
@@ -72,6 +73,8 @@ export const synthesize = Effect.fn("synthesize")(function*(input: {
   readonly onDelta: (text: string) => Effect.Effect<void>
 }) {
   const settings = yield* Settings
+  // Asked once: info lines the level drops are neither built nor sent.
+  const info = yield* logsAt(LogLevel.Info)
   const built = yield* buildSynthesisPrompt(input.prompt, input.candidates, settings.synthesisMaxChars, input.ranking, input.conversation)
   const policy = { retries: settings.retries, retryBaseDelayMs: settings.retryBaseDelayMs, timeoutMs: settings.timeoutMs }
   const shared = {
@@ -108,7 +111,9 @@ export const synthesize = Effect.fn("synthesize")(function*(input: {
     yield* input.onStart(model)
     // The catalogue may take a tenth of the synthesizer's time at most; the call gets what is left.
     let via: ReportVia = yield* reportViaFor(model, timeoutMs / 10)
-    yield* Effect.logInfo(`synthesis: asking ${model} to merge ${plural(input.candidates.length, "answer")} (report as ${via} output)`)
+    if (info) {
+      yield* Effect.logInfo(`synthesis: asking ${model} to merge ${plural(input.candidates.length, "answer")} (report as ${via} output)`)
+    }
     // The synthesizer's own options (a model object in the config file) and the run's reasoning; no web search.
     const options = modelCallOptions(settings, model, false)
     const sent = { options: sentOptions(options) }
@@ -133,9 +138,9 @@ export const synthesize = Effect.fn("synthesize")(function*(input: {
     const failedSoFar = failed.length > 0 ? { failedSynthesizers: [...failed] } : {}
     if (Either.isRight(call.result)) {
       const completion = call.result.right
-      yield* Effect.logInfo(`synthesis: ${model} ${describeCall(call)}`)
+      if (info) yield* Effect.logInfo(`synthesis: ${model} ${describeCall(call)}`)
       const reply = readReply(completion.content, via)
-      if (reply.report.status === "unavailable") yield* Effect.logInfo(`synthesis: no disagreement report: ${reply.report.reason}`)
+      if (info && reply.report.status === "unavailable") yield* Effect.logInfo(`synthesis: no disagreement report: ${reply.report.reason}`)
       return {
         content: reply.answer,
         report: reply.report,
@@ -168,7 +173,7 @@ export const synthesize = Effect.fn("synthesize")(function*(input: {
  * Step 3: the answers merged, the synthesizers tried in turn. A run never ends without an answer while a
  * candidate answered: when every synthesizer fails, the first answer is the final one, said plainly.
  */
-export const synthesizeAnswers = Effect.fn("synthesizeAnswers")(function*(
+export const synthesizeAnswers = Effect.fnUntraced(function*(
   { attachments, emit, plan, request, state }: StartedRun,
   answered: Arr.NonEmptyReadonlyArray<CandidateOutcome & { readonly content: string }>,
   ranking?: string

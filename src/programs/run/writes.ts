@@ -1,4 +1,4 @@
-import { Effect, Fiber, Ref, type Scope } from "effect"
+import { Effect, Fiber, type Scope } from "effect"
 import type { StoreError } from "../../domain/errors.js"
 import type { RunHandle } from "../../services/RunStore.js"
 
@@ -21,30 +21,32 @@ interface WithFiles {
  * that points to it (`withoutUnwritten`).
  */
 export const makeRunWrites = Effect.fnUntraced(function*(run: RunHandle, scope: Scope.Scope) {
-  const writes = yield* Ref.make<ReadonlyArray<Fiber.Fiber<string, StoreError>>>([])
-  const failed = yield* Ref.make<ReadonlyArray<Unwritten>>([])
+  // The writes started so far, and those that failed: local to the run, touched only in plain code.
+  const writes: Array<Fiber.RuntimeFiber<unknown>> = []
+  const failed: Array<Unwritten> = []
 
   const relative = (error: StoreError) => error.path.startsWith(`${run.dir}/`) ? error.path.slice(run.dir.length + 1) : error.path
 
   /** Remembers a failed write of the run's own and says so; the run goes on. */
   const note = (error: StoreError) =>
-    Ref.update(failed, (all) => [...all, { file: relative(error), message: error.message }]).pipe(
-      Effect.zipRight(Effect.logWarning(`${error.message}; the run goes on without that file`))
+    Effect.zipRight(
+      Effect.sync(() => failed.push({ file: relative(error), message: error.message })),
+      Effect.logWarning(`${error.message}; the run goes on without that file`)
     )
 
-  /** Starts writing a file without waiting for it. */
+  /** Starts writing a file without waiting for it: a fiber of its own, which runs to its end even if the run is interrupted. */
   const save = (write: Effect.Effect<string, StoreError>) =>
-    write.pipe(
-      Effect.tapError(note),
-      Effect.uninterruptible,
-      Effect.forkIn(scope),
-      Effect.flatMap((fiber) => Ref.update(writes, (all) => [...all, fiber]))
-    )
+    Effect.map(Effect.forkIn(Effect.uninterruptible(Effect.catchAll(write, note)), scope), (fiber) => {
+      writes.push(fiber)
+    })
 
-  /** Every write started so far has ended, written or not. */
-  const allSettled = Ref.get(writes).pipe(Effect.flatMap(Fiber.awaitAll), Effect.asVoid)
+  /** Every write started so far has ended, written or not: only those still going are waited for. */
+  const allSettled = Effect.suspend(() => {
+    const going = writes.filter((write) => write.unsafePoll() === null)
+    return going.length === 0 ? Effect.void : Effect.asVoid(Fiber.awaitAll(going))
+  })
 
-  const unwritten = Ref.get(failed)
+  const unwritten = Effect.sync((): ReadonlyArray<Unwritten> => failed.slice())
 
   /** The record without the files that are not on disk, with the write error instead. */
   const withoutUnwritten = <R extends WithFiles>(record: R, all: ReadonlyArray<Unwritten>): R => {
