@@ -124,6 +124,20 @@ describe("OpenRouterClient.complete: a good answer", () => {
       expect(body["model"]).toBe("plain/model")
     }))
 
+  it.live("a streamed answer hands each network read's text to onDelta as it arrives: the pieces make up the answer", () =>
+    Effect.gen(function*() {
+      fake.setScript({ "delta/model": { kind: "trickle", content: "one two three four five six", chunks: 4, chunkDelayMs: 15 } })
+      const pieces: Array<string> = []
+      const completion = yield* complete(
+        ask("delta/model", { onDelta: (text) => Effect.sync(() => void pieces.push(text)) })
+      ).pipe(Effect.provide(clientLayer({ stream: true })))
+      expect(completion.content).toBe("one two three four five six")
+      // Four writes 15 ms apart: more than one read, whatever the machine's load.
+      expect(pieces.length).toBeGreaterThan(1)
+      expect(pieces.join("")).toBe(completion.content)
+      expect(pieces).not.toContain("")
+    }))
+
   it.live("sends no Authorization header when there is no key (loopback servers)", () =>
     Effect.gen(function*() {
       yield* complete(ask("nokey/model")).pipe(Effect.provide(clientLayer({ apiKey: Option.none() })))

@@ -4,7 +4,7 @@ import { InvalidResponse, type ProviderError } from "../../domain/errors.js"
 import { Settings } from "../Settings.js"
 import { byteCap, transportError } from "./body.js"
 import { makeRedact } from "./redact.js"
-import { chatRequest, type CompletionRequest, modelsRequest, providerHttpClient } from "./request.js"
+import { type CompletionRequest, providerHttpClient, providerRequests } from "./request.js"
 import { type Completion, errorForStatus, interpretChatBody, type ModelInfo } from "./response.js"
 import { readStreamedAnswer } from "./stream.js"
 import { decodeModels } from "./wire.js"
@@ -15,7 +15,8 @@ const headerRecord = (response: HttpClientResponse.HttpClientResponse): Readonly
 
 const make = Effect.gen(function*() {
   const settings = yield* Settings
-  const http = providerHttpClient(yield* HttpClient.HttpClient, settings)
+  const http = providerHttpClient(yield* HttpClient.HttpClient)
+  const requests = providerRequests(settings)
   // A provider or proxy may echo the key back (in an error, even in an answer): every string taken from
   // a parsed body is scrubbed of it before it reaches a log, an error message or a file.
   const redact = makeRedact(settings.apiKey)
@@ -58,16 +59,17 @@ const make = Effect.gen(function*() {
     }
 
   const complete = (request: CompletionRequest): Effect.Effect<Completion, ProviderError> =>
-    http.execute(chatRequest(request, settings.stream)).pipe(
-      Effect.mapError((e) => transportError(request.model, e)),
-      Effect.flatMap(
-        HttpClientResponse.matchStatus({ "2xx": chatAnswer(request), orElse: (response) => statusError(request.model, response) })
-      )
-    )
+    Effect.matchEffect(http.execute(requests.chat(request, settings.stream)), {
+      onFailure: (e) => Effect.fail(transportError(request.model, e)),
+      onSuccess: HttpClientResponse.matchStatus({
+        "2xx": chatAnswer(request),
+        orElse: (response) => statusError(request.model, response)
+      })
+    })
 
   const listModels = Effect.fnUntraced(function*() {
     const model = "(models)"
-    const response = yield* http.execute(modelsRequest).pipe(Effect.mapError((e) => transportError(model, e)))
+    const response = yield* http.execute(requests.models).pipe(Effect.mapError((e) => transportError(model, e)))
     const text = yield* HttpClientResponse.matchStatus(response, {
       "2xx": (ok) => bodyText(model, ok),
       orElse: (failed) => statusError(model, failed)

@@ -60,30 +60,32 @@ export const chatBody = (request: CompletionRequest, stream: boolean) => ({
 type ClientSettings = Pick<SettingsValue, "baseUrl" | "apiKey" | "appUrl" | "appTitle">
 
 /**
- * The provider's HTTP client, configured once: base URL, bearer token (kept `Redacted` down to the
- * header, which the platform redacts in its own logs and spans), attribution headers.
- * No span and no traceparent header per request: nothing here exports traces, and the provider has
- * no use for ours.
+ * The provider's HTTP client: the process's one client, with no span and no traceparent header per
+ * request (nothing here exports traces, and the provider has no use for ours).
  */
-export const providerHttpClient = (http: HttpClient.HttpClient, settings: ClientSettings): HttpClient.HttpClient => {
+export const providerHttpClient = (http: HttpClient.HttpClient): HttpClient.HttpClient =>
+  http.pipe(HttpClient.withTracerDisabledWhen(() => true))
+
+/**
+ * The provider's requests, built once per client whole — URL, bearer token (kept `Redacted` down to the
+ * header, which the platform redacts in its own logs and spans), attribution headers, what each accepts —
+ * so that a call only adds its body, and the client runs no request transform per call.
+ */
+export const providerRequests = (settings: ClientSettings) => {
   const auth = Option.match(settings.apiKey, {
     onNone: () => (request: HttpClientRequest.HttpClientRequest) => request,
     onSome: (key) => HttpClientRequest.bearerToken(key)
   })
   const headers = { "HTTP-Referer": settings.appUrl, "X-Title": settings.appTitle }
-  return http.pipe(
-    HttpClient.mapRequest((request) =>
-      auth(HttpClientRequest.setHeaders(HttpClientRequest.prependUrl(request, settings.baseUrl), headers))
-    ),
-    HttpClient.withTracerDisabledWhen(() => true)
-  )
+  const toProvider = (request: HttpClientRequest.HttpClientRequest) =>
+    auth(HttpClientRequest.setHeaders(HttpClientRequest.prependUrl(request, settings.baseUrl), headers))
+  const chat = HttpClientRequest.post("/chat/completions")
+  // A streamed chat asks for server-sent events instead of JSON.
+  const chatStreamed = toProvider(HttpClientRequest.accept(chat, "text/event-stream"))
+  const chatWhole = toProvider(HttpClientRequest.acceptJson(chat))
+  return {
+    chat: (request: CompletionRequest, stream: boolean): HttpClientRequest.HttpClientRequest =>
+      HttpClientRequest.bodyUnsafeJson(stream ? chatStreamed : chatWhole, chatBody(request, stream)),
+    models: toProvider(HttpClientRequest.get("/models").pipe(HttpClientRequest.acceptJson))
+  }
 }
-
-/** A chat request; a streamed one asks for server-sent events instead of JSON. */
-export const chatRequest = (request: CompletionRequest, stream: boolean): HttpClientRequest.HttpClientRequest =>
-  HttpClientRequest.post("/chat/completions").pipe(
-    HttpClientRequest.bodyUnsafeJson(chatBody(request, stream)),
-    HttpClientRequest.accept(stream ? "text/event-stream" : "application/json")
-  )
-
-export const modelsRequest: HttpClientRequest.HttpClientRequest = HttpClientRequest.get("/models").pipe(HttpClientRequest.acceptJson)

@@ -1,5 +1,5 @@
 import type { HttpClientError } from "@effect/platform"
-import { Chunk, Duration, Effect, Either, Option, Stream } from "effect"
+import { Channel, type Chunk, Duration, Effect, Either, Fiber, Stream } from "effect"
 import { ErrorInBody, InvalidResponse, NetworkError, type ProviderError, RateLimited } from "../../domain/errors.js"
 import { makeSseSplitter, type SseEvent } from "../sseEvents.js"
 import { byteCap, tooLarge, transportError } from "./body.js"
@@ -18,45 +18,25 @@ export interface StreamContext {
   readonly redact: Redact
 }
 
-/** What one network read of an SSE answer adds: its text, and what the chunks said about the answer. */
-interface Part {
-  readonly text: string
-  readonly servedBy?: string | undefined
-  readonly finishReason?: string | undefined
-  readonly usage?: Usage | undefined
-  /** The deltas' annotations (web citations), read when the answer ends. */
-  readonly annotations?: ReadonlyArray<unknown> | undefined
-  /** An error event, or a chunk that is not one: the answer ends here, with the text before it. */
-  readonly failure?: ProviderError | undefined
-  /** `[DONE]` came: what follows is only the end of the body. */
-  readonly done: boolean
-}
-
+/** The answer as its body's reads build it: one per call, filled in place by the pull loop. */
 interface Answer {
-  readonly content: string
-  readonly servedBy: string | undefined
-  readonly finishReason: string | undefined
-  readonly usage: Usage | undefined
-  readonly annotations: ReadonlyArray<unknown>
-  readonly failure: ProviderError | undefined
-  readonly done: boolean
-}
-
-const emptyAnswer: Answer = {
-  content: "",
-  servedBy: undefined,
-  finishReason: undefined,
-  usage: undefined,
-  annotations: [],
-  failure: undefined,
-  done: false
+  content: string
+  servedBy: string | undefined
+  finishReason: string | undefined
+  usage: Usage | undefined
+  annotations: Array<unknown>
+  /** An error event, a chunk that is not one, the byte cap or the transport: the answer ends here, with the text before it. */
+  failure: ProviderError | undefined
+  /** `[DONE]` came: what follows is only the end of the body. */
+  done: boolean
 }
 
 /**
  * The stages of a streamed answer — the byte cap, bytes to text, text to SSE events, events to decoded
- * chunks, chunks to one part of the answer — as plain functions of one network read, called by the pull
- * loop of {@link foldBody}: as separate stream stages each would cost a channel step per read, and a
- * token stream brings one event per read (see README, Performance).
+ * chunks, chunks into the answer — as plain functions of one network read, called by the pull loop of
+ * {@link readStreamedAnswer}: as separate stream stages each would cost a channel step per read, and a token
+ * stream brings one event per read (see README, Performance). Each read returns its text (for
+ * `onDelta`) and fills the one answer in place: nothing is allocated per read beyond the text.
  *
  * After `[DONE]` the events are ignored but the body is still read to its end, so that the connection
  * goes back to the pool instead of being torn down.
@@ -65,109 +45,96 @@ const answerStages = (context: StreamContext) => {
   const cap = byteCap(context)
   const text = new TextDecoder()
   const splitter = makeSseSplitter({ maxEventChars: context.maxBytes })
-  let finished = false
+  const answer: Answer = {
+    content: "",
+    servedBy: undefined,
+    finishReason: undefined,
+    usage: undefined,
+    annotations: [],
+    failure: undefined,
+    done: false
+  }
 
-  const eventsToPart = (events: ReadonlyArray<SseEvent> | undefined): Part => {
-    if (events === undefined) return { text: "", failure: tooLarge(context.model, context.maxBytes), done: false }
+  /** Folds the events into the answer; returns the text they carried (up to a failure, which ends the answer). */
+  const fold = (events: ReadonlyArray<SseEvent> | undefined): string => {
+    if (events === undefined) {
+      answer.failure = tooLarge(context.model, context.maxBytes)
+      return ""
+    }
     let content = ""
-    let servedBy: string | undefined
-    let finishReason: string | undefined
-    let usage: Usage | undefined
-    let annotations: Array<unknown> | undefined
-    const partial = (failure: ProviderError): Part => ({ text: content, servedBy, finishReason, usage, failure, done: false })
     for (const event of events) {
-      if (finished) break
+      if (answer.done) break
       if (event.data === "[DONE]" || event.data.trim() === "[DONE]") {
-        finished = true
+        answer.done = true
         break
       }
       const decoded = decodeStreamChunk(event.data)
       if (Either.isLeft(decoded)) {
-        return partial(
-          new InvalidResponse({
-            model: context.model,
-            message: `Invalid stream chunk: ${snippet(context.redact(event.data))}`,
-            httpStatus: context.status
-          })
-        )
+        answer.failure = new InvalidResponse({
+          model: context.model,
+          message: `Invalid stream chunk: ${snippet(context.redact(event.data))}`,
+          httpStatus: context.status
+        })
+        break
       }
       const chunk = decoded.right
       const choice = chunk.choices?.[0]
       const error = chunk.error ?? choice?.error
       if (error || choice?.finish_reason === "error") {
-        return partial(providerErrorOf(context.model, error, "mid-stream", context.redact, { transientWithoutCode: true }))
+        answer.failure = providerErrorOf(context.model, error, "mid-stream", context.redact, { transientWithoutCode: true })
+        break
       }
-      if (chunk.model) servedBy = chunk.model
-      if (choice?.finish_reason) finishReason = choice.finish_reason
-      if (chunk.usage) usage = chunk.usage
+      if (chunk.model) answer.servedBy = chunk.model
+      if (choice?.finish_reason) answer.finishReason = choice.finish_reason
+      if (chunk.usage) answer.usage = chunk.usage
       const delta = choice?.delta?.content
       if (delta) content += delta
       const cited = annotationList(choice?.delta?.annotations)
-      if (cited.length > 0) (annotations ??= []).push(...cited)
+      if (cited.length > 0) answer.annotations.push(...cited)
     }
-    return { text: content, servedBy, finishReason, usage, annotations, done: finished }
+    if (content !== "") answer.content += content
+    return content
   }
 
   return {
-    /** One network read (or the few that arrived together) → one part. */
-    read: (reads: Chunk.Chunk<Uint8Array>): Part => {
+    answer,
+    /** One network read (or the few that arrived together): its text. */
+    read: (reads: Chunk.Chunk<Uint8Array>): string => {
       let decoded = ""
       for (const bytes of reads) {
         const failure = cap(bytes)
-        if (failure !== undefined) return { ...eventsToPart(splitter.push(decoded)), failure }
+        if (failure !== undefined) {
+          const before = fold(splitter.push(decoded))
+          answer.failure = failure
+          return before
+        }
         decoded += text.decode(bytes, { stream: true })
       }
-      return eventsToPart(splitter.push(decoded))
+      return fold(splitter.push(decoded))
     },
     /** The end of the body: text held back for a line end that never came. */
-    end: (): Part => {
+    end: (): string => {
       const rest = splitter.push(text.decode())
       const last = splitter.end()
-      return eventsToPart(rest === undefined || last === undefined ? undefined : [...rest, ...last])
+      return fold(rest === undefined || last === undefined ? undefined : [...rest, ...last])
     }
   }
 }
 
-const addPart = (answer: Answer, part: Part): Answer => ({
-  content: part.text === "" ? answer.content : answer.content + part.text,
-  servedBy: part.servedBy ?? answer.servedBy,
-  finishReason: part.finishReason ?? answer.finishReason,
-  usage: part.usage ?? answer.usage,
-  annotations: part.annotations === undefined ? answer.annotations : [...answer.annotations, ...part.annotations],
-  failure: part.failure,
-  done: answer.done || part.done
-})
+/** The end of the body, when the rest after `[DONE]` takes too long: the same as its end. */
+const bodyEnd = Either.left(undefined)
 
 /**
- * Pulls the body read by read and folds each read's part into the answer (see {@link answerStages}),
- * handing its text to `onDelta` on the way. A failure ends it (keeping the text before it); after
- * `[DONE]` the rest of the body gets a moment to end, no more, so a server that keeps the response open
- * cannot hold the call. Only that last read is timed: the everyday call races nothing. One loop over
- * the pull rather than stream stages: each stage costs a channel step per read.
+ * The read after `[DONE]`, bounded: past {@link DRAIN_AFTER_DONE} it counts as the body's end. The race
+ * `Effect.timeoutTo` runs, less what this read does not need: the timer is stopped in the background
+ * instead of awaited, and the read's fiber refs are not merged back (a pull sets none). It is every
+ * streamed call's last step, on its critical path.
  */
-const foldBody = (
-  context: StreamContext,
-  bytes: Stream.Stream<Uint8Array, HttpClientError.ResponseError>,
-  onDelta: ((text: string) => Effect.Effect<void>) | undefined
-): Effect.Effect<Answer> =>
-  Effect.scoped(Effect.flatMap(Stream.toPull(bytes), (pull) => {
-    const stages = answerStages(context)
-    const drain = Effect.timeoutFail(pull, { duration: DRAIN_AFTER_DONE, onTimeout: () => Option.none<HttpClientError.ResponseError>() })
-    const next = (answer: Answer, part: Part, more: (answer: Answer) => Effect.Effect<Answer>): Effect.Effect<Answer> => {
-      const folded = addPart(answer, part)
-      const go = folded.failure === undefined ? more(folded) : Effect.succeed(folded)
-      return part.text === "" || onDelta === undefined ? go : Effect.zipRight(onDelta(context.redact(part.text)), go)
-    }
-    const loop = (answer: Answer): Effect.Effect<Answer> =>
-      Effect.matchEffect(answer.done ? drain : pull, {
-        onFailure: (end) =>
-          Option.isSome(end)
-            ? Effect.succeed({ ...answer, failure: transportError(context.model, end.value) })
-            : next(answer, stages.end(), Effect.succeed),
-        onSuccess: (reads) => next(answer, stages.read(reads), loop)
-      })
-    return loop(emptyAnswer)
-  }))
+const drainRead = <A, E>(read: Effect.Effect<Either.Either<A, unknown>, E>): Effect.Effect<Either.Either<A, unknown>, E> =>
+  Effect.raceWith(read, Effect.sleep(DRAIN_AFTER_DONE), {
+    onSelfDone: (exit, timer) => Effect.zipRight(Effect.fiberIdWith((id) => Fiber.interruptAsFork(timer, id)), exit),
+    onOtherDone: (_, reading) => Effect.as(Fiber.interrupt(reading), bodyEnd)
+  })
 
 /** A failure keeps the text streamed before it, where its type can carry it. */
 const withPartial = (context: StreamContext, error: ProviderError, content: string): ProviderError => {
@@ -198,35 +165,65 @@ const withPartial = (context: StreamContext, error: ProviderError, content: stri
   }
 }
 
+/** The answer once its body has ended: a completion, or its failure with the text streamed before it. */
+const completionOf = (context: StreamContext, answer: Answer): Either.Either<Completion, ProviderError> => {
+  const content = context.redact(answer.content)
+  if (answer.failure !== undefined) return Either.left(withPartial(context, answer.failure, content))
+  if (content.trim() === "") {
+    return Either.left(
+      new InvalidResponse({
+        model: context.model,
+        message: "Invalid response: the stream carried no content",
+        httpStatus: context.status
+      })
+    )
+  }
+  return Either.right({
+    content,
+    servedBy: answer.servedBy !== undefined ? context.redact(answer.servedBy) : context.model,
+    usage: usageOf(answer.usage),
+    finishReason: answer.finishReason,
+    citations: citationsOf(answer.annotations, context.redact)
+  })
+}
+
 /**
- * A streamed answer as a pipeline: bytes → capped bytes → text → SSE events → decoded chunks → one part
- * per network read → one answer. A failure on the way ends the answer, and the text streamed before it
- * is kept.
+ * A streamed answer: bytes → capped bytes → text → SSE events → decoded chunks → the answer, read by
+ * read (see {@link answerStages}), each read's text handed to `onDelta` on the way. A failure ends it,
+ * and the text streamed before it is kept. After `[DONE]` the rest of the body gets a moment to end,
+ * no more, so a server that keeps the response open cannot hold the call. Only that last read is
+ * timed: the everyday call races nothing. One loop over the body's channel rather than stream stages:
+ * each stage costs a channel step per read, and the `Stream` pull adds an `Option` per read to what the
+ * channel's pull gives.
  */
 export const readStreamedAnswer = (
   context: StreamContext,
   bytes: Stream.Stream<Uint8Array, HttpClientError.ResponseError>,
   onDelta: ((text: string) => Effect.Effect<void>) | undefined
 ): Effect.Effect<Completion, ProviderError> =>
-  foldBody(context, bytes, onDelta).pipe(
-    Effect.flatMap((answer): Effect.Effect<Completion, ProviderError> => {
-      const content = context.redact(answer.content)
-      if (answer.failure !== undefined) return Effect.fail(withPartial(context, answer.failure, content))
-      if (content.trim() === "") {
-        return Effect.fail(
-          new InvalidResponse({
-            model: context.model,
-            message: "Invalid response: the stream carried no content",
-            httpStatus: context.status
-          })
-        )
+  Effect.scopedWith((scope) =>
+    Effect.flatMap(Channel.toPullIn(Stream.toChannel(bytes), scope), (pull) => {
+      const stages = answerStages(context)
+      const answer = stages.answer
+      const drain = drainRead(pull)
+      // An Either is an Effect: its Left is the failure.
+      const finish = () => completionOf(context, answer)
+      const delta = (text: string, then: Effect.Effect<Completion, ProviderError>) =>
+        text === "" || onDelta === undefined ? then : Effect.zipRight(onDelta(context.redact(text)), then)
+      // The two steps are built once: a read allocates no effect of the loop's own.
+      const handlers = {
+        onFailure: (error: HttpClientError.ResponseError) => {
+          answer.failure = transportError(context.model, error)
+          return finish()
+        },
+        onSuccess: (read: Either.Either<Chunk.Chunk<Uint8Array>, unknown>): Effect.Effect<Completion, ProviderError> => {
+          if (Either.isLeft(read)) return delta(stages.end(), finish())
+          const text = stages.read(read.right)
+          return delta(text, answer.failure !== undefined ? finish() : answer.done ? drainStep : readStep)
+        }
       }
-      return Effect.succeed({
-        content,
-        servedBy: answer.servedBy !== undefined ? context.redact(answer.servedBy) : context.model,
-        usage: usageOf(answer.usage),
-        finishReason: answer.finishReason,
-        citations: citationsOf(answer.annotations, context.redact)
-      })
+      const readStep: Effect.Effect<Completion, ProviderError> = Effect.matchEffect(pull, handlers)
+      const drainStep: Effect.Effect<Completion, ProviderError> = Effect.matchEffect(drain, handlers)
+      return readStep
     })
   )
