@@ -2,9 +2,6 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Logger, Option, Ref, TestClock } from "effect"
-import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
 import { worstCaseCost } from "../src/programs/checkRunRequest.js"
 import { runPipeline } from "../src/programs/runPipeline.js"
 import { layerOpenRouterClient, type ModelInfo } from "../src/services/OpenRouterClient.js"
@@ -13,9 +10,12 @@ import { layerSettings, type SettingsValue } from "../src/services/Settings.js"
 import { startFakeOpenRouter } from "./support/fakeOpenRouter.js"
 import { realHttpClientLayer } from "./support/realHttpClient.js"
 import { makeScriptedClient } from "./support/scriptedClient.js"
+import { makeTempDirs } from "./support/tempDirs.js"
 import { runToEnd } from "./support/testClock.js"
 import { makeTestRunStore } from "./support/testRunStore.js"
 import { makeTestSettings } from "./support/testSettings.js"
+
+const tempDir = makeTempDirs("parallel-llm-checks-")
 
 // Prices per million tokens: $1 in, $2 out; context 10,000 tokens.
 const priced = (id: string): ModelInfo => ({ id, contextLength: 10_000, promptPrice: 1, completionPrice: 2 })
@@ -109,7 +109,7 @@ describe("the checks before a run (--max-cost, --check-models) over the real cli
       )
       const settings = makeTestSettings({
         baseUrl: fake.url,
-        outputDir: fs.mkdtempSync(path.join(os.tmpdir(), "parallel-llm-checks-")),
+        outputDir: tempDir(),
         maxCost: Option.some(1),
         maxTokens: Option.some(100),
         checkModels: true

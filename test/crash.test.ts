@@ -4,6 +4,9 @@ import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeOpenRouter, startFakeOpenRouter } from "./support/fakeOpenRouter.js"
 import { listTree, startCli } from "./support/spawnCli.js"
+import { makeTempDirs } from "./support/tempDirs.js"
+
+const tempDir = makeTempDirs("parallel-llm-crash-")
 
 // kill -9 in the middle of a run: every file of the run layout that exists is whole (temporary
 // siblings may remain, named `.<file>.<random>.tmp`, but never a half-written layout file).
@@ -32,14 +35,14 @@ const expectedFiles: Record<string, string> = {
 
 describe("kill -9 during a run", () => {
   it("never leaves a half-written file", async () => {
-    const outputDir = fs.mkdtempSync(path.join(os.tmpdir(), "parallel-llm-crash-"))
+    const outputDir = tempDir()
     const seen = new Set<string>()
     // One whole run first, to know how long the stages take on this machine.
     const env = {
       PATH: process.env.PATH,
       HOME: os.tmpdir(),
       OPENROUTER_BASE_URL: fake.url,
-      PARALLEL_LLM_OUTPUT_DIR: fs.mkdtempSync(path.join(os.tmpdir(), "parallel-llm-crash-whole-")),
+      PARALLEL_LLM_OUTPUT_DIR: tempDir(),
       PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none",
       // Whole bodies: big answers arrive in one piece, so the kills land in the writes more often.
       PARALLEL_LLM_STREAM: "false"

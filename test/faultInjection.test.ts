@@ -3,7 +3,6 @@ import * as NodePath from "@effect/platform-node/NodePath"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Logger } from "effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import type { CandidateRecord } from "../src/domain/manifest.js"
 import { runPipeline } from "../src/programs/runPipeline.js"
@@ -12,7 +11,10 @@ import { layerRunStore } from "../src/services/RunStore.js"
 import { layerSettings, type SettingsValue } from "../src/services/Settings.js"
 import { type Behavior, type FakeOpenRouter, startFakeOpenRouter } from "./support/fakeOpenRouter.js"
 import { realHttpClientLayer } from "./support/realHttpClient.js"
+import { makeTempDirs } from "./support/tempDirs.js"
 import { makeTestSettings } from "./support/testSettings.js"
+
+const tempDir = makeTempDirs("parallel-llm-faults-")
 
 // Every way a provider fails, scripted on the loopback fake for one candidate while another answers:
 // the run must record the failure precisely, keep the good answer, and synthesize it.
@@ -37,7 +39,7 @@ const runAgainstFake = (faulty: Behavior | Array<Behavior>, overrides: Partial<S
       baseUrl: fake.url,
       models: ["good/one", "fault/x"],
       synthesizer: "s/synth",
-      outputDir: fs.mkdtempSync(path.join(os.tmpdir(), "parallel-llm-faults-")),
+      outputDir: tempDir(),
       retries: 2,
       retryBaseDelayMs: 10,
       timeoutMs: 10_000,

@@ -3,14 +3,16 @@ import * as NodePath from "@effect/platform-node/NodePath"
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Layer, Logger, Option, Schema } from "effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { Manifest } from "../src/domain/manifest.js"
 import { runPipeline } from "../src/programs/runPipeline.js"
 import { layerRunStore } from "../src/services/RunStore.js"
 import { layerSettings, type SettingsValue } from "../src/services/Settings.js"
 import { makeScriptedClient } from "./support/scriptedClient.js"
+import { makeTempDirs } from "./support/tempDirs.js"
 import { makeTestSettings } from "./support/testSettings.js"
+
+const tempDir = makeTempDirs("pllm-partial-")
 
 // Item 7 of issue 13: text a candidate already streamed is kept as its `.partial.md` whatever cuts the
 // call: the deadline, the quorum, the per-model timeout, or an interruption (Ctrl-C, MCP cancel).
@@ -28,7 +30,7 @@ const layerFor = (overrides: Partial<SettingsValue>) =>
     Effect.map((client) =>
       Layer.mergeAll(client.layer, layerRunStore).pipe(
         Layer.provideMerge(
-          layerSettings(makeTestSettings({ outputDir: fs.mkdtempSync(path.join(os.tmpdir(), "pllm-partial-")), ...overrides }))
+          layerSettings(makeTestSettings({ outputDir: tempDir(), ...overrides }))
         ),
         Layer.provide(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer)),
         Layer.merge(Logger.remove(Logger.defaultLogger))

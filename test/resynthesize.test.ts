@@ -3,7 +3,6 @@ import * as NodePath from "@effect/platform-node/NodePath"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Logger, Ref } from "effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { BadRequest } from "../src/domain/errors.js"
 import { resynthesize } from "../src/programs/resynthesize.js"
@@ -11,7 +10,10 @@ import { runPipeline } from "../src/programs/runPipeline.js"
 import { RunStore } from "../src/services/RunStore.js"
 import { layerSettings } from "../src/services/Settings.js"
 import { makeScriptedClient } from "./support/scriptedClient.js"
+import { makeTempDirs } from "./support/tempDirs.js"
 import { makeTestSettings } from "./support/testSettings.js"
+
+const tempDir = makeTempDirs("parallel-llm-resynth-")
 
 const setup = Effect.gen(function*() {
   const client = yield* makeScriptedClient({
@@ -21,7 +23,7 @@ const setup = Effect.gen(function*() {
     "test/synth": [{ answer: "first synthesis", cost: 0.01 }],
     "test/judge": [{ answer: "second synthesis", cost: 0.02 }]
   })
-  const settings = makeTestSettings({ outputDir: fs.mkdtempSync(path.join(os.tmpdir(), "parallel-llm-resynth-")) })
+  const settings = makeTestSettings({ outputDir: tempDir() })
   const layer = Layer.mergeAll(client.layer, RunStore.layer).pipe(
     Layer.provideMerge(layerSettings(settings)),
     Layer.provide(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer)),

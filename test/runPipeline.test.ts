@@ -5,7 +5,6 @@ import { SystemError } from "@effect/platform/Error"
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Layer, Logger, Ref, Schema } from "effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { BadRequest, ProviderFailure, Unauthorized } from "../src/domain/errors.js"
 import { Manifest } from "../src/domain/manifest.js"
@@ -14,10 +13,11 @@ import { type RunEvent, runPipeline } from "../src/programs/runPipeline.js"
 import { layerRunStore, RunStore, type RunStoreShape } from "../src/services/RunStore.js"
 import { layerSettings, type SettingsValue } from "../src/services/Settings.js"
 import { makeScriptedClient, type Step } from "./support/scriptedClient.js"
+import { makeTempDirs } from "./support/tempDirs.js"
 import { advanceUntil, runToEnd } from "./support/testClock.js"
 import { makeTestSettings } from "./support/testSettings.js"
 
-const tempDir = () => fs.mkdtempSync(path.join(os.tmpdir(), "parallel-llm-pipeline-"))
+const tempDir = makeTempDirs("parallel-llm-pipeline-")
 
 /** The pipeline with a scripted client and the real run store on a temp dir. */
 const setup = (script: Record<string, ReadonlyArray<Step>>, overrides: Partial<SettingsValue> = {}) =>
