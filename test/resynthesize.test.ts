@@ -9,6 +9,7 @@ import { resynthesize } from "../src/programs/resynthesize.js"
 import { runPipeline } from "../src/programs/runPipeline.js"
 import { RunStore } from "../src/services/RunStore.js"
 import { layerSettings } from "../src/services/Settings.js"
+import { failureOf } from "./support/failureOf.js"
 import { makeScriptedClient } from "./support/scriptedClient.js"
 import { makeTempDirs } from "./support/tempDirs.js"
 import { makeTestSettings } from "./support/testSettings.js"
@@ -66,10 +67,10 @@ describe("resynthesize", () => {
       const again = yield* resynthesize({ runId: first.manifest.id }).pipe(Effect.provide(layer))
       expect(again.manifest.synthesis?.model).toBe("test/synth")
 
-      const unknown = yield* resynthesize({ runId: "20200101-000000-000-00000000" }).pipe(Effect.provide(layer), Effect.flip)
+      const unknown = yield* resynthesize({ runId: "20200101-000000-000-00000000" }).pipe(Effect.provide(layer), failureOf)
       expect(unknown._tag).toBe("RunRefused")
       expect(unknown.message).toMatch(/no run 20200101-000000-000-00000000/)
-      const malformed = yield* resynthesize({ runId: "../etc" }).pipe(Effect.provide(layer), Effect.flip)
+      const malformed = yield* resynthesize({ runId: "../etc" }).pipe(Effect.provide(layer), failureOf)
       expect(malformed.message).toMatch(/is not a run id/)
     }))
 })

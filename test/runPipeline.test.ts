@@ -12,6 +12,7 @@ import { REPORT_INSTRUCTIONS, SYNTHESIZER_INSTRUCTIONS } from "../src/programs/b
 import { type RunEvent, runPipeline } from "../src/programs/runPipeline.js"
 import { layerRunStore, RunStore, type RunStoreShape } from "../src/services/RunStore.js"
 import { layerSettings, type SettingsValue } from "../src/services/Settings.js"
+import { failureOf } from "./support/failureOf.js"
 import { makeScriptedClient, type Step } from "./support/scriptedClient.js"
 import { makeTempDirs } from "./support/tempDirs.js"
 import { advanceUntil, runToEnd } from "./support/testClock.js"
@@ -326,12 +327,12 @@ describe("runPipeline", () => {
     Effect.gen(function*() {
       const outputDir = tempDir()
       const big = yield* setup({}, { outputDir, maxPromptChars: 10 })
-      const tooLong = yield* runPipeline({ prompt: "x".repeat(11) }).pipe(Effect.provide(big.layer), Effect.flip)
+      const tooLong = yield* runPipeline({ prompt: "x".repeat(11) }).pipe(Effect.provide(big.layer), failureOf)
       expect(tooLong._tag).toBe("RunRefused")
       expect(tooLong.message).toMatch(/11 characters, more than the 10 allowed \(--max-prompt-chars\)/)
 
       const checked = yield* setup({}, { outputDir, checkModels: true })
-      const unknown = yield* runPipeline({ prompt: "p" }).pipe(Effect.provide(checked.layer), Effect.flip)
+      const unknown = yield* runPipeline({ prompt: "p" }).pipe(Effect.provide(checked.layer), failureOf)
       expect(unknown.message).toMatch(/unknown models at .*: test\/alpha, test\/beta, test\/gamma, test\/synth/)
       expect(yield* Ref.get(big.client.requests)).toEqual([])
       expect(yield* Ref.get(checked.client.requests)).toEqual([])

@@ -10,6 +10,7 @@ import { type RunEvent, runPipeline, type RunRequest } from "../src/programs/run
 import { JUDGE_INSTRUCTIONS } from "../src/programs/strategies/rank.js"
 import { REFINE_INSTRUCTIONS } from "../src/programs/strategies/refine.js"
 import { Settings, type SettingsValue } from "../src/services/Settings.js"
+import { failureOf } from "./support/failureOf.js"
 import { type FakeOpenRouter, type RecordedRequest, startFakeOpenRouter } from "./support/fakeOpenRouter.js"
 import { waitUntil } from "./support/realHttpClient.js"
 import { makeTestSettings } from "./support/testSettings.js"
@@ -277,7 +278,7 @@ describe("strategy self", () => {
 describe("strategy self, refused", () => {
   it.live("more samples than --max-models is refused before any call", () =>
     Effect.gen(function*() {
-      const refused = yield* run({ prompt: "Hi", strategy: "self" }, { samples: 20, maxModels: 16 }).pipe(Effect.flip)
+      const refused = yield* run({ prompt: "Hi", strategy: "self" }, { samples: 20, maxModels: 16 }).pipe(failureOf)
       expect(refused.message).toBe("--samples 20: more answers than the 16 one run may have (--max-models)")
       expect(fake.chatRequests()).toHaveLength(0)
     }))
