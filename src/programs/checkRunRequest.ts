@@ -4,14 +4,23 @@ import { formatBudget } from "../domain/format.js"
 import type { ModelOptions } from "../domain/modelOptions.js"
 import { type ModelInfo, OpenRouterClient } from "../services/OpenRouterClient.js"
 import { Settings, type SettingsValue } from "../services/Settings.js"
-import { SYNTHESIZER_INSTRUCTIONS } from "./buildSynthesisPrompt.js"
+import { REPORT_INSTRUCTIONS, SYNTHESIZER_INSTRUCTIONS } from "./buildSynthesisPrompt.js"
 import { nearestIds } from "./listConfiguredModels.js"
+import { JUDGE_INSTRUCTIONS } from "./strategies/rank.js"
+import { REFINE_INSTRUCTIONS } from "./strategies/refine.js"
 
 /** How old the kept model list may be for a refusal to rest on it. */
 const RECHECK_AFTER = Duration.minutes(1)
 
 /** Tokens in a text, counted high (3 characters a token, where English averages about 4): a worst case. */
 const tokensAtMost = (chars: number) => Math.ceil(chars / 3)
+
+/** What the synthesizer reads besides the prompt and the answers: its instructions and the longer form of the report's. */
+export const SYNTHESIS_INSTRUCTION_TOKENS = tokensAtMost(
+  SYNTHESIZER_INSTRUCTIONS.length + 2 + Math.max(REPORT_INSTRUCTIONS.structured.length, REPORT_INSTRUCTIONS.text.length)
+)
+/** What a judge (`rank`) or a refiner (`refine`) reads besides the prompt and the answers. */
+export const STEP_INSTRUCTION_TOKENS = tokensAtMost(Math.max(JUDGE_INSTRUCTIONS.length, REFINE_INSTRUCTIONS.length))
 
 /**
  * The most a run can cost: every candidate reads the prompt and writes `max_tokens` (or, unset, all of
@@ -61,10 +70,11 @@ export const worstCaseCost = (input: {
     candidatesOutput += cost.output
     total += cost.usd
   }
-  // The synthesizer, and each of the strategy's calls, reads the prompt and every candidate at its longest.
-  const readerInput = promptTokens + tokensAtMost(SYNTHESIZER_INSTRUCTIONS.length) +
-    Math.min(candidatesOutput, tokensAtMost(input.synthesisMaxChars))
-  for (const reader of [...(input.readers ?? []), input.synthesizer]) total += callCost(reader, readerInput)?.usd ?? 0
+  // The synthesizer, and each of the strategy's calls, reads the prompt and every candidate at its longest,
+  // after its own instructions.
+  const answersTokens = Math.min(candidatesOutput, tokensAtMost(input.synthesisMaxChars))
+  for (const reader of input.readers ?? []) total += callCost(reader, promptTokens + STEP_INSTRUCTION_TOKENS + answersTokens)?.usd ?? 0
+  total += callCost(input.synthesizer, promptTokens + SYNTHESIS_INSTRUCTION_TOKENS + answersTokens)?.usd ?? 0
   return unknown.length > 0 ? { unknownPrices: [...new Set(unknown)] } : { usd: total }
 }
 
