@@ -12,6 +12,8 @@ export interface StrategyRow extends Accuracy {
   readonly runs: { readonly ok: number; readonly partial: number; readonly failed: number; readonly cancelled: number }
   /** USD, summed over the runs that reported a cost. */
   readonly cost: number
+  /** Runs whose provider reported no cost: `cost` leaves them out, and the table says so. */
+  readonly unknownCost: number
   readonly tokens: { readonly prompt: number; readonly completion: number }
   readonly latencyMs: { readonly mean: number | null; readonly median: number | null }
 }
@@ -42,6 +44,7 @@ export const strategyRows = (
       ...accuracyOf(mine.filter((r) => r.correct).length, items),
       runs: { ok: count("ok"), partial: count("partial"), failed: count("failed"), cancelled: count("cancelled") },
       cost: mine.reduce((sum, r) => sum + (r.cost ?? 0), 0),
+      unknownCost: mine.filter((r) => r.cost === null && r.runDir !== null).length,
       tokens: {
         prompt: mine.reduce((sum, r) => sum + r.promptTokens, 0),
         completion: mine.reduce((sum, r) => sum + r.completionTokens, 0)
@@ -63,6 +66,13 @@ const cells = (a: Accuracy, cost: string, tokens: string, latency: string) => [
   latency
 ]
 
+/** A cost the provider did not report is said to be unknown, never counted as $0 (as `batch` says it). */
+const costText = (s: StrategyRow): string => {
+  if (s.unknownCost === 0) return formatUsd(s.cost)
+  const ran = s.runs.ok + s.runs.partial + s.runs.failed + s.runs.cancelled
+  return ran > s.unknownCost ? `${formatUsd(s.cost)} + unknown` : "unknown"
+}
+
 /** Model and dataset names come from files: nothing in them may break the table or reach a terminal raw. */
 const cell = (text: string) => stripControl(text).replace(/\s+/g, " ").replace(/\|/g, "\\|")
 
@@ -81,7 +91,7 @@ export const markdownReport = (report: EvalReport): string => {
       `${cell(s.strategy)}${report.synthesizer !== undefined ? ` (${cell(report.synthesizer)})` : ""}${
         failed > 0 ? `, ${failed} without answer` : ""
       }`,
-      ...cells(s, formatUsd(s.cost), (s.tokens.prompt + s.tokens.completion).toLocaleString("en-US"), seconds(s.latencyMs.mean))
+      ...cells(s, costText(s), (s.tokens.prompt + s.tokens.completion).toLocaleString("en-US"), seconds(s.latencyMs.mean))
     ])
   }
   const header = ["", "accuracy", "95 % interval (Wilson)", "correct", "cost", "tokens", "latency (mean)"]
