@@ -209,7 +209,7 @@ describe("attachments (ask --attach, process_prompt files)", () => {
   it.live("counts attached text in the worst-case cost of --max-cost", () =>
     Effect.gen(function*() {
       fake.reset()
-      const budget = { maxCost: Option.some(0.0008), maxTokens: Option.some(10) }
+      const budget = { maxCost: Option.some(0.0012), maxTokens: Option.some(10) }
       const refused = yield* refusalOf(askWith("q", ["big.txt"], budget))
       expect(refused).toMatch(/^the worst-case cost is \$0\.\d+, over the --max-cost budget/)
       expect(fake.chatRequests()).toHaveLength(0)
