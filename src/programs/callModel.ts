@@ -1,4 +1,4 @@
-import { Context, Duration, Effect, Either, Fiber, FiberId, Schedule } from "effect"
+import { Context, Duration, Effect, type Either, Schedule } from "effect"
 import { isTransient, type ProviderError, retryAfterOf, Timeout } from "../domain/errors.js"
 import { formatSeconds } from "../domain/format.js"
 import { CallGate } from "../services/CallGate.js"
@@ -117,13 +117,9 @@ export const callModel = Effect.fnUntraced(function*(
       message: `Timed out after ${formatSeconds(policy.timeoutMs)} (retries included)`
     })
 
-  // The call against its budget, each in a fiber of its own: whichever ends first stops the other. The
-  // timer is only told to stop (it holds nothing); a call past its budget is interrupted, which aborts its
-  // request, and waited for.
-  const result = yield* Effect.raceWith(retried, budget(policy.timeoutMs), {
-    onSelfDone: (exit, timer) => Effect.zipRight(Fiber.interruptAsFork(timer, FiberId.none), Effect.either(exit)),
-    onOtherDone: (_, call) => Effect.as(Fiber.interrupt(call), Either.left(timedOut()))
-  })
+  // The call against its budget: whichever ends first stops the other; a call past its budget is
+  // interrupted, which aborts its request.
+  const result = yield* Effect.either(Effect.raceFirst(retried, Effect.zipRight(budget(policy.timeoutMs), Effect.failSync(timedOut))))
   const finished = clock.unsafeCurrentTimeMillis()
   const started = sentAt ?? finished
   return { result, attempts, latencyMs: finished - started } satisfies ModelCall

@@ -1,5 +1,5 @@
 import type { HttpClientError } from "@effect/platform"
-import { Channel, type Chunk, Duration, Effect, Either, Fiber, Stream } from "effect"
+import { Channel, type Chunk, Duration, Effect, Either, identity, Stream } from "effect"
 import { ErrorInBody, InvalidResponse, NetworkError, type ProviderError, RateLimited } from "../../domain/errors.js"
 import { makeSseSplitter, type SseEvent } from "../sseEvents.js"
 import { byteCap, tooLarge, transportError } from "./body.js"
@@ -124,17 +124,9 @@ const answerStages = (context: StreamContext) => {
 /** The end of the body, when the rest after `[DONE]` takes too long: the same as its end. */
 const bodyEnd = Either.left(undefined)
 
-/**
- * The read after `[DONE]`, bounded: past {@link DRAIN_AFTER_DONE} it counts as the body's end. The race
- * `Effect.timeoutTo` runs, less what this read does not need: the timer is stopped in the background
- * instead of awaited, and the read's fiber refs are not merged back (a pull sets none). It is every
- * streamed call's last step, on its critical path.
- */
+/** The read after `[DONE]`, bounded: past {@link DRAIN_AFTER_DONE} it counts as the body's end. */
 const drainRead = <A, E>(read: Effect.Effect<Either.Either<A, unknown>, E>): Effect.Effect<Either.Either<A, unknown>, E> =>
-  Effect.raceWith(read, Effect.sleep(DRAIN_AFTER_DONE), {
-    onSelfDone: (exit, timer) => Effect.zipRight(Effect.fiberIdWith((id) => Fiber.interruptAsFork(timer, id)), exit),
-    onOtherDone: (_, reading) => Effect.as(Fiber.interrupt(reading), bodyEnd)
-  })
+  Effect.timeoutTo(read, { duration: DRAIN_AFTER_DONE, onTimeout: () => bodyEnd, onSuccess: identity })
 
 /** A failure keeps the text streamed before it, where its type can carry it. */
 const withPartial = (context: StreamContext, error: ProviderError, content: string): ProviderError => {
