@@ -33,7 +33,7 @@ const keyCell = (key: string, s: AnySetting): string => {
   return `${code(key)}${notes.length > 0 ? ` (${notes.join("; ")})` : ""}`
 }
 
-/** The README's settings table, generated from the declarations (a test compares the two). */
+/** The settings table of docs/configuration.md, generated from the declarations (test/docs.test.ts compares the two). */
 export const settingsMarkdownTable = (): string =>
   [
     "| setting | flag | environment | config key | default |",
