@@ -1,6 +1,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
+import { tools } from "../src/mcp/tools/index.js"
 import { settingsMarkdownTable } from "../src/settings/readme.js"
 import { repoRoot } from "./support/spawnCli.js"
 
@@ -99,6 +100,17 @@ describe("the documentation", () => {
   it(`keeps the README within ${README_MAX_LINES} lines`, () => {
     const lines = fs.readFileSync(path.join(repoRoot, "README.md"), "utf8").trimEnd().split("\n").length
     expect(lines).toBeLessThanOrEqual(README_MAX_LINES)
+  })
+
+  it("allows every tool of the server in each headless Claude Code line (one left out is refused when called)", () => {
+    const expected = tools.map((tool) => `mcp__parallel-llm__${tool.name}`).sort()
+    const lines = ["README.md", "docs/mcp.md"].flatMap((file) =>
+      fs.readFileSync(path.join(repoRoot, file), "utf8").split("\n")
+        .filter((line) => line.includes("--allowedTools "))
+        .map((line) => ({ file, allowed: (line.split("--allowedTools ")[1] ?? "").trim().split(",").sort() }))
+    )
+    expect(lines.map((l) => l.file)).toEqual(["README.md", "docs/mcp.md"])
+    for (const line of lines) expect(line.allowed, line.file).toEqual(expected)
   })
 
   // `UPDATE_DOCS=1 npx vitest run test/docs.test.ts` writes the generated table into docs/configuration.md.
