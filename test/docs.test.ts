@@ -97,6 +97,12 @@ describe("the documentation", () => {
     expect(markdownFiles().flatMap(brokenLinks)).toEqual([])
   })
 
+  it("links every page of docs/ from the README", () => {
+    const readme = fs.readFileSync(path.join(repoRoot, "README.md"), "utf8")
+    const pages = markdownFiles().map((file) => path.relative(repoRoot, file)).filter((file) => file.startsWith("docs"))
+    expect(pages.filter((page) => !readme.includes(`](${page.split(path.sep).join("/")})`))).toEqual([])
+  })
+
   it(`keeps the README within ${README_MAX_LINES} lines`, () => {
     const lines = fs.readFileSync(path.join(repoRoot, "README.md"), "utf8").trimEnd().split("\n").length
     expect(lines).toBeLessThanOrEqual(README_MAX_LINES)
