@@ -8,7 +8,7 @@ let failed = false
 for (const [command, ...args] of steps) {
   // npm puts node_modules/.bin on PATH; Windows finds its .cmd shims only through a shell.
   const result = spawnSync(command, args, { stdio: "inherit", shell: process.platform === "win32" })
-  if (result.error) console.error(`${command}: ${result.error.message}`)
+  if (result.error) console.error(`${command}: ${result.error.message} (is it installed? npm ci installs it)`)
   failed ||= result.status !== 0
 }
 process.exitCode = failed ? 1 : 0
