@@ -147,7 +147,7 @@ describe("MCP server over stdio (one server, several calls)", () => {
     // (12,000 characters, plus the 360 of process_prompt's strategy, rounds and samples, plus the 3,640 of continue_run
     // and the results' `parent`).
     expect(JSON.stringify(tools).length).toBeLessThan(16_000)
-    const candidates = (pp.outputSchema?.properties as Record<string, { items: { required: Array<string> } }>)["candidates"]
+    const candidates = ((pp.outputSchema?.properties ?? {}) as Record<string, { items: { required: Array<string> } }>)["candidates"]
     expect(candidates?.items.required).toEqual(expect.arrayContaining(["model", "status"]))
     expect(tools.find((t) => t.name === "resynthesize")!.inputSchema.required).toEqual(["runId"])
     for (const name of ["list_models", "get_config", "list_runs"]) {

@@ -19,7 +19,7 @@ export interface HttpServer {
   readonly stop: () => Promise<{ readonly code: number | null; readonly stderr: string }>
 }
 
-const READY = /MCP over HTTP at (http:\/\/\S+\/mcp)(?:; send "Authorization: Bearer (\S+)")?/
+export const READY = /MCP over HTTP at (http:\/\/\S+\/mcp)(?:; send "Authorization: Bearer (\S+)")?/
 
 /** `parallel-llm serve --http --port 0 ...args`, once it listens. */
 export const startHttpServer = async (env: Record<string, string>, args: ReadonlyArray<string> = []): Promise<HttpServer> => {
