@@ -53,22 +53,30 @@ export interface BatchItem {
   readonly promptSha256: string
 }
 
-/** A line that cannot be run: not JSON, not a prompt, or a duplicate id. */
+/** A line that cannot be run: not JSON, or not a prompt. */
 export interface BadLine {
   readonly line: number
   readonly id: string
   readonly message: string
 }
 
+/** An id given to more than one line, with those lines' numbers. */
+export interface DuplicateId {
+  readonly id: string
+  readonly lines: ReadonlyArray<number>
+}
+
 const sha256 = (text: string) => crypto.createHash("sha256").update(text).digest("hex")
 
 const oneLine = (text: string) => text.replace(/\s+/g, " ").trim()
 
-/** Every non-blank line, as an item or the reason it is not one. Ids default to the line number; a repeated id is an error for the later line. */
-export const parseBatchInput = (text: string): { readonly items: ReadonlyArray<BatchItem>; readonly bad: ReadonlyArray<BadLine> } => {
+/** Every non-blank line, as an item or the reason it is not one; ids default to the line number, and repeated ones are listed. */
+export const parseBatchInput = (
+  text: string
+): { readonly items: ReadonlyArray<BatchItem>; readonly bad: ReadonlyArray<BadLine>; readonly duplicates: ReadonlyArray<DuplicateId> } => {
   const items: Array<BatchItem> = []
   const bad: Array<BadLine> = []
-  const firstLineOf = new Map<string, number>()
+  const linesOf = new Map<string, Array<number>>()
   text.split(/\r?\n/).forEach((raw, i) => {
     const line = i + 1
     if (raw.trim() === "") return
@@ -78,15 +86,31 @@ export const parseBatchInput = (text: string): { readonly items: ReadonlyArray<B
       return
     }
     const id = value.id === undefined ? String(line) : String(value.id).trim()
-    const first = firstLineOf.get(id)
-    if (first !== undefined) {
-      bad.push({ line, id, message: `line ${line}: duplicate id ${JSON.stringify(id)} (first on line ${first})` })
+    const lines = linesOf.get(id)
+    if (lines !== undefined) {
+      lines.push(line)
       return
     }
-    firstLineOf.set(id, line)
+    linesOf.set(id, [line])
     items.push({ line, id, prompt: value.prompt, models: value.models, synthesizer: value.synthesizer, promptSha256: sha256(value.prompt) })
   })
-  return { items, bad }
+  const duplicates = [...linesOf].filter(([, lines]) => lines.length > 1).map(([id, lines]) => ({ id, lines }))
+  return { items, bad, duplicates }
+}
+
+const SHOWN_DUPLICATES = 5
+
+/**
+ * Why a file with repeated ids is refused before any call: the results file's last line for an id is that
+ * prompt's state, so two prompts under one id would overwrite each other's (an answered one shown failed, or
+ * a different prompt taken as answered).
+ */
+export const duplicateIdsMessage = (file: string, duplicates: ReadonlyArray<DuplicateId>): string => {
+  const listed = duplicates.slice(0, SHOWN_DUPLICATES).map(({ id, lines }) =>
+    `${JSON.stringify(id)} on lines ${lines.slice(0, -1).join(", ")} and ${lines.at(-1)}`
+  )
+  const more = duplicates.length > SHOWN_DUPLICATES ? ` and ${duplicates.length - SHOWN_DUPLICATES} more` : ""
+  return `${file}: duplicate id${duplicates.length === 1 ? "" : "s"} ${listed.join("; ")}${more}: each line needs an id of its own`
 }
 
 export { answeredIn, type BatchResult, defaultResultsPath, reportedBadLines } from "./batchResults.js"
@@ -134,7 +158,8 @@ export const runBatch = Effect.fn("runBatch")(function*(options: BatchOptions) {
   const text = yield* fs.readFileString(options.input).pipe(
     Effect.mapError((e) => new UsageError({ message: `cannot read ${options.input}: ${e.message}` }))
   )
-  const { items, bad } = parseBatchInput(text)
+  const { items, bad, duplicates } = parseBatchInput(text)
+  if (duplicates.length > 0) return yield* new UsageError({ message: duplicateIdsMessage(options.input, duplicates) })
   if (items.length === 0 && bad.length === 0) {
     return yield* new UsageError({ message: `${options.input} holds no prompt (one JSON object per line: {"prompt": "..."})` })
   }
