@@ -67,8 +67,8 @@ const readResults = (file: string): Array<BatchResult> =>
 const lastById = (results: ReadonlyArray<BatchResult>) => new Map(results.map((r) => [r.id, r]))
 
 describe("batch input and results (units)", () => {
-  it("parses ids, defaults them to the line number, and reports bad lines with their number", () => {
-    const { items, bad } = parseBatchInput(
+  it("parses ids, defaults them to the line number, reports bad lines with their number, and lists repeated ids", () => {
+    const { items, bad, duplicates } = parseBatchInput(
       [
         `{"prompt": "first"}`,
         `{"id": "b", "prompt": "second", "models": ["x/y"], "synthesizer": "x/s"}`,
@@ -88,9 +88,9 @@ describe("batch input and results (units)", () => {
       [9, "9", "numeric id"]
     ])
     expect(items[1]).toMatchObject({ models: ["x/y"], synthesizer: "x/s" })
-    expect(bad.map((b) => b.line)).toEqual([4, 5, 6, 7, 8, 10])
+    expect(bad.map((b) => b.line)).toEqual([4, 6, 7, 8, 10])
     expect(bad.find((b) => b.line === 4)?.message).toMatch(/^line 4: not valid JSON/)
-    expect(bad.find((b) => b.line === 5)?.message).toBe(`line 5: duplicate id "b" (first on line 2)`)
+    expect(duplicates).toEqual([{ id: "b", lines: [2, 5] }])
     expect(bad.find((b) => b.line === 6)?.message).toMatch(/^line 6: prompt: must not be empty/)
     expect(bad.find((b) => b.line === 7)?.message).toMatch(/^line 7: modles: is unexpected/)
     expect(bad.find((b) => b.line === 8)?.message).toMatch(/expected a JSON object/)

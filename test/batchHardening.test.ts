@@ -8,7 +8,7 @@ import { waitUntil } from "./support/realHttpClient.js"
 import { cliEntry, freshDirs, runCli, startCli } from "./support/spawnCli.js"
 
 // Issue 13 with two real `batch` processes (item 3) and the batch bullets of items 8 and 10: --out by
-// inode, a duplicate id across resumes, the exit code, and a cost the provider did not report.
+// inode, a duplicate id refused at load, the exit code, and a cost the provider did not report.
 
 let fake: FakeOpenRouter
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-batch-hard-"))
@@ -105,25 +105,30 @@ describe("batch --out", () => {
 })
 
 describe("batch results across passes", () => {
-  it("a duplicate id never marks the answered prompt failed, bad lines are reported once, and the exit code says they are there", async () => {
+  it("a duplicate id added later is refused with its line numbers before any call, and bad lines are reported once", async () => {
     const dir = freshDir("dup")
     const input = path.join(dir, "in.jsonl")
-    fs.writeFileSync(
-      input,
-      [JSON.stringify({ id: "x", prompt: "first" }), JSON.stringify({ id: "x", prompt: "again" }), "not json"].join("\n") + "\n"
-    )
+    const lines = [JSON.stringify({ id: "x", prompt: "first" }), "not json"]
+    fs.writeFileSync(input, lines.join("\n") + "\n")
     const args = ["batch", input, "-m", "ok/one", "-s", "ok/synth"]
     const out = path.join(dir, "in.results.jsonl")
     const first = await runCli(args, { env: envFor(dir) })
     expect(first.code).toBe(1)
     const afterFirst = readResults(out)
-    for (const pass of [2, 3]) {
-      const again = await runCli(args, { env: envFor(dir) })
-      expect(again.code, `pass ${pass}`).toBe(1)
-      expect(readResults(out), `pass ${pass}`).toEqual(afterFirst)
-    }
-    const lastForX = afterFirst.filter((r) => r.id === "x").at(-1)
-    expect(lastForX).toMatchObject({ status: "ok" })
+    expect(afterFirst.filter((r) => r.id === "x").at(-1)).toMatchObject({ status: "ok" })
+
+    fs.writeFileSync(input, [...lines, JSON.stringify({ id: "x", prompt: "again" })].join("\n") + "\n")
+    const calls = requestsFor("ok/one")
+    const duplicate = await runCli(args, { env: envFor(dir) })
+    expect(duplicate.code).toBe(2)
+    expect(duplicate.stderr).toContain(`duplicate id "x" on lines 1 and 3`)
+    expect(requestsFor("ok/one")).toBe(calls)
+    expect(readResults(out)).toEqual(afterFirst)
+
+    fs.writeFileSync(input, lines.join("\n") + "\n")
+    const again = await runCli(args, { env: envFor(dir) })
+    expect(again.code).toBe(1)
+    expect(readResults(out)).toEqual(afterFirst)
   })
 
   it("prints a cost the provider did not report as unknown, not $0.0000", async () => {

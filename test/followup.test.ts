@@ -12,6 +12,7 @@ import { continueRun } from "../src/programs/thread/continueRun.js"
 import { layerOpenRouterClient } from "../src/services/OpenRouterClient.js"
 import { RunStore } from "../src/services/RunStore.js"
 import { layerSettings, type SettingsValue } from "../src/services/Settings.js"
+import { failureOf } from "./support/failureOf.js"
 import { type FakeOpenRouter, startFakeOpenRouter } from "./support/fakeOpenRouter.js"
 import { realHttpClientLayer } from "./support/realHttpClient.js"
 import { freshDirs } from "./support/spawnCli.js"
@@ -247,4 +248,50 @@ describe("a run that cannot be continued is refused, nothing sent", () => {
         `cannot continue run ${second.manifest.id}: no run ${first.manifest.id} in ${store.root}`
       )
     }).pipe(Effect.provide(layerFor())))
+})
+
+describe("a deep thread (issue 23, finding 22)", () => {
+  /**
+   * `depth` runs on disk, each a copy of `first` following up on the one before: the chain a long `--continue`
+   * session leaves. Returns the newest run's id.
+   */
+  const chainOf = (first: { readonly runDir: string; readonly manifest: { readonly id: string } }, depth: number, idsFrom = 0) => {
+    const root = path.dirname(first.runDir)
+    const manifest = readManifest(first.runDir)
+    let parent = first.manifest.id
+    for (let n = 1; n < depth; n++) {
+      const id = `20300101-000000-000-${(idsFrom + n).toString(16).padStart(8, "0")}`
+      const dir = path.join(root, id)
+      fs.mkdirSync(dir)
+      for (const file of ["prompt.md", "final.md"]) fs.copyFileSync(path.join(first.runDir, file), path.join(dir, file))
+      fs.writeFileSync(path.join(dir, "run.json"), JSON.stringify({ ...manifest, id, parent }))
+      parent = id
+    }
+    return parent
+  }
+
+  it.live("is refused past followUpMaxTurns, naming the setting, before anything is sent", () =>
+    Effect.gen(function*() {
+      const first = yield* runPipeline({ prompt: "Q1" })
+      const newest = chainOf(first, 1_000)
+      yield* markRequests
+      const refused = yield* failureOf(continueRun(newest, { prompt: "more?" }))
+      expect(refused.message).toBe(
+        `cannot continue run ${newest}: its thread holds more than 50 turns (--follow-up-max-turns, PARALLEL_LLM_FOLLOW_UP_MAX_TURNS): ` +
+          "ask a new question instead, or raise the setting"
+      )
+      expect(fake.chatRequests().slice(mark)).toEqual([])
+    }).pipe(Effect.provide(layerFor())))
+
+  it.live("up to followUpMaxTurns turns are sent, one more is refused", () =>
+    Effect.gen(function*() {
+      const first = yield* runPipeline({ prompt: "Q1" })
+      const three = chainOf(first, 3)
+      yield* markRequests
+      yield* continueRun(three, { prompt: "fourth?" })
+      expect(messagesTo("f/one")[0]).toHaveLength(3 * 2 + 1)
+      const four = chainOf(first, 4, 100)
+      const refused = yield* failureOf(continueRun(four, { prompt: "fifth?" }))
+      expect(refused.message).toContain("its thread holds more than 3 turns (--follow-up-max-turns")
+    }).pipe(Effect.provide(layerFor({ followUpMaxTurns: 3 }))))
 })

@@ -6,6 +6,7 @@ import { answeredOf, formatSeconds, formatUsd, summaryLine } from "../domain/for
 import { formatReport } from "../domain/reportFormat.js"
 import { readRunWithManifest } from "../programs/recoverRun.js"
 import { RunStore } from "../services/RunStore.js"
+import type { Settings } from "../services/Settings.js"
 import { type Outcome, succeeded } from "./outcome.js"
 import { writeStdout as write } from "./output.js"
 import { settingsOptions } from "./settingsOptions.js"
@@ -21,7 +22,9 @@ const showOptions = {
 export const showCommand = Command.make("show", showOptions).pipe(Command.withDescription("Print a run's summary and its final answer."))
 
 /** `runs show ID`: an unknown run is refused (exit 2). */
-export const show = (args: Command.Command.ParseConfig<typeof showOptions>): Effect.Effect<Outcome, RunRefused | StoreError, RunStore> =>
+export const show = (
+  args: Command.Command.ParseConfig<typeof showOptions>
+): Effect.Effect<Outcome, RunRefused | StoreError, RunStore | Settings> =>
   Effect.as(
     Effect.gen(function*() {
       const store = yield* RunStore

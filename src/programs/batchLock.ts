@@ -1,4 +1,4 @@
-import { FileSystem } from "@effect/platform"
+import { FileSystem, Path } from "@effect/platform"
 import { Effect, Option, Schema } from "effect"
 import { StoreError, UsageError } from "../domain/errors.js"
 import { START_TIME_TOLERANCE_MS } from "../domain/runState.js"
@@ -24,13 +24,27 @@ export const lockPathFor = (results: string): string => `${results}.lock`
 const describeHolder = (holder: LockHolder) => `batch process ${holder.pid} on ${holder.host}, since ${holder.since}`
 
 /**
- * Holds the results file's lock for the rest of the scope: made with O_EXCL, removed at the end. A lock
+ * The results file's real path: a symlinked `--out` (or a symlinked directory on the way) is the same file,
+ * so it must take the same lock. A file not made yet is named by its directory's real path.
+ */
+export const realResultsPath = Effect.fnUntraced(function*(results: string) {
+  const fs = yield* FileSystem.FileSystem
+  const path = yield* Path.Path
+  const absolute = path.resolve(results)
+  const real = yield* fs.realPath(absolute).pipe(Effect.option)
+  if (Option.isSome(real)) return real.value
+  const dir = yield* fs.realPath(path.dirname(absolute)).pipe(Effect.orElseSucceed(() => path.dirname(absolute)))
+  return path.join(dir, path.basename(absolute))
+})
+
+/**
+ * Holds the results file's lock (beside its real path) for the rest of the scope: made with O_EXCL, removed at the end. A lock
  * whose holder died on this host (its pid gone, or now another process) is taken over. Otherwise the batch
  * is refused (exit 2, naming the holder) or, with `wait`, waits for the holder to end.
  */
 export const holdResultsLock = Effect.fn("holdResultsLock")(function*(results: string, wait: boolean) {
   const fs = yield* FileSystem.FileSystem
-  const lock = lockPathFor(results)
+  const lock = lockPathFor(yield* realResultsPath(results))
   const host = thisHost()
   const cannot = (e: { readonly message: string }) => new StoreError({ path: lock, message: `cannot lock ${results}: ${e.message}` })
   const take = Effect.suspend(() =>

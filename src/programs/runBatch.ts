@@ -1,94 +1,17 @@
 import { FileSystem } from "@effect/platform"
-import { Cause, Clock, Effect, Exit, Option, ParseResult, Ref, Schema } from "effect"
-import * as crypto from "node:crypto"
+import { Cause, Clock, Effect, Exit, Option, Ref } from "effect"
 import { RunRefused, UsageError } from "../domain/errors.js"
+import { plural } from "../domain/format.js"
 import type { Manifest } from "../domain/manifest.js"
-import { ModelId } from "../domain/model.js"
 import { OpenRouterClient } from "../services/OpenRouterClient.js"
 import { Settings } from "../services/Settings.js"
+import { type BatchItem, duplicateIdsMessage, oneLine, parseBatchInput } from "./batchInput.js"
 import { answeredIn, type BatchResult, openResultsFile, reportedBadLines } from "./batchResults.js"
+import { type FoundRun, runsOnDisk } from "./batchResume.js"
+import { resynthesize } from "./resynthesize.js"
 import { type RunEvent, runPipeline } from "./runPipeline.js"
 
-// --- Input: one prompt per line ---
-
-const NonBlank = Schema.String.pipe(Schema.filter((s) => s.trim() !== "" || "must not be empty"))
-
-/** One line of the input file. Unknown keys are refused: a misspelt `models` must not silently run the defaults. */
-export const BatchLine = Schema.Struct({
-  id: Schema.optional(Schema.Union(NonBlank, Schema.Number.pipe(Schema.int()))),
-  prompt: NonBlank,
-  models: Schema.optional(Schema.Array(ModelId).pipe(Schema.minItems(1))),
-  synthesizer: Schema.optional(ModelId)
-})
-
-const decodeLine = Schema.decodeUnknownEither(BatchLine, { onExcessProperty: "error" })
-const parseJson = Schema.decodeUnknownEither(Schema.parseJson())
-
-/** Why a line is not a prompt, in one short sentence. */
-const lineProblem = (raw: string): string | typeof BatchLine.Type => {
-  const parsed = parseJson(raw)
-  if (parsed._tag === "Left") {
-    // The tree's last line is JSON.parse's own message.
-    const tree = ParseResult.TreeFormatter.formatErrorSync(parsed.left).split("\n")
-    return `not valid JSON (${oneLine((tree[tree.length - 1] ?? "").replace(/^[\s└├│─]+/, ""))})`
-  }
-  const json = parsed.right
-  if (typeof json !== "object" || json === null || Array.isArray(json)) return `expected a JSON object like {"prompt": "..."}`
-  const decoded = decodeLine(json)
-  if (decoded._tag === "Right") return decoded.right
-  return ParseResult.ArrayFormatter.formatErrorSync(decoded.left)
-    .map((issue) => `${issue.path.length > 0 ? `${issue.path.map(String).join(".")}: ` : ""}${oneLine(issue.message)}`)
-    .join("; ")
-}
-
-/** A prompt to run, from one good line. */
-export interface BatchItem {
-  /** 1-based line number in the input file. */
-  readonly line: number
-  /** The line's `id`, or its line number. */
-  readonly id: string
-  readonly prompt: string
-  readonly models: ReadonlyArray<string> | undefined
-  readonly synthesizer: string | undefined
-  readonly promptSha256: string
-}
-
-/** A line that cannot be run: not JSON, not a prompt, or a duplicate id. */
-export interface BadLine {
-  readonly line: number
-  readonly id: string
-  readonly message: string
-}
-
-const sha256 = (text: string) => crypto.createHash("sha256").update(text).digest("hex")
-
-const oneLine = (text: string) => text.replace(/\s+/g, " ").trim()
-
-/** Every non-blank line, as an item or the reason it is not one. Ids default to the line number; a repeated id is an error for the later line. */
-export const parseBatchInput = (text: string): { readonly items: ReadonlyArray<BatchItem>; readonly bad: ReadonlyArray<BadLine> } => {
-  const items: Array<BatchItem> = []
-  const bad: Array<BadLine> = []
-  const firstLineOf = new Map<string, number>()
-  text.split(/\r?\n/).forEach((raw, i) => {
-    const line = i + 1
-    if (raw.trim() === "") return
-    const value = lineProblem(raw)
-    if (typeof value === "string") {
-      bad.push({ line, id: String(line), message: `line ${line}: ${value}` })
-      return
-    }
-    const id = value.id === undefined ? String(line) : String(value.id).trim()
-    const first = firstLineOf.get(id)
-    if (first !== undefined) {
-      bad.push({ line, id, message: `line ${line}: duplicate id ${JSON.stringify(id)} (first on line ${first})` })
-      return
-    }
-    firstLineOf.set(id, line)
-    items.push({ line, id, prompt: value.prompt, models: value.models, synthesizer: value.synthesizer, promptSha256: sha256(value.prompt) })
-  })
-  return { items, bad }
-}
-
+export { type BadLine, type BatchItem, BatchLine, type DuplicateId, duplicateIdsMessage, parseBatchInput } from "./batchInput.js"
 export { answeredIn, type BatchResult, defaultResultsPath, reportedBadLines } from "./batchResults.js"
 
 // --- Progress ---
@@ -134,7 +57,8 @@ export const runBatch = Effect.fn("runBatch")(function*(options: BatchOptions) {
   const text = yield* fs.readFileString(options.input).pipe(
     Effect.mapError((e) => new UsageError({ message: `cannot read ${options.input}: ${e.message}` }))
   )
-  const { items, bad } = parseBatchInput(text)
+  const { items, bad, duplicates } = parseBatchInput(text)
+  if (duplicates.length > 0) return yield* new UsageError({ message: duplicateIdsMessage(options.input, duplicates) })
   if (items.length === 0 && bad.length === 0) {
     return yield* new UsageError({ message: `${options.input} holds no prompt (one JSON object per line: {"prompt": "..."})` })
   }
@@ -150,6 +74,8 @@ export const runBatch = Effect.fn("runBatch")(function*(options: BatchOptions) {
     return sha !== undefined && sha !== item.promptSha256
   })
 
+  // Runs of an earlier pass that never got their result line: recorded, or re-synthesized, not paid again.
+  const onDisk = yield* previousRunsFor(options.output, todo)
   if (settings.checkModels && todo.length > 0) yield* checkModelsOnce(todo)
 
   const { appendLine } = yield* openResultsFile(options.output, previous)
@@ -208,6 +134,15 @@ export const runBatch = Effect.fn("runBatch")(function*(options: BatchOptions) {
     yield* reported.has(`${line.line}:${line.message}`) ? count(result) : record(result)
   }
 
+  if (onDisk.size > 0) {
+    const interrupted = [...onDisk.values()].filter((run) => run._tag === "Interrupted").length
+    yield* Effect.logInfo(
+      `batch: ${plural(onDisk.size - interrupted, "prompt")} answered by runs on disk (recorded, not asked again), ` +
+        `${plural(interrupted, "interrupted run")} to synthesize again from the answers on disk`
+    )
+  }
+  const recordAnswered = (item: BatchItem, runDir: string, manifest: Manifest) => record(resultOf(item, runDir, manifest))
+
   const runOne = (item: BatchItem) =>
     Effect.uninterruptibleMask((restore) =>
       Effect.gen(function*() {
@@ -228,26 +163,19 @@ export const runBatch = Effect.fn("runBatch")(function*(options: BatchOptions) {
         // In a batch the process-wide gate bounds the calls: a run's own fan-out does not hold its candidates back.
         const runSettings = { ...settings, concurrency: models.length, checkModels: false }
         yield* Ref.update(progress, (p) => ({ ...p, inFlight: p.inFlight + 1 }))
+        const interrupted = onDisk.get(item.id)
         const exit = yield* restore(
-          runPipeline({ prompt: item.prompt, models: item.models, synthesizer: item.synthesizer, onEvent }).pipe(
-            Effect.provideService(Settings, runSettings)
-          )
+          (interrupted?._tag === "Interrupted"
+            ? resynthesize({ runId: interrupted.runId, onEvent })
+            : runPipeline({ prompt: item.prompt, models: item.models, synthesizer: item.synthesizer, onEvent })).pipe(
+              Effect.provideService(Settings, runSettings)
+            )
         ).pipe(Effect.exit)
         yield* Ref.update(progress, (p) => ({ ...p, inFlight: p.inFlight - 1 }))
         const done = finished
         const runDir = done?.runDir ?? startedDir ?? null
         const result: BatchResult = done !== undefined
-          ? {
-            id: item.id,
-            runDir,
-            // A run of this process ends with a status of its own, never a reader's `interrupted`.
-            status: done.manifest.status === "interrupted" ? "cancelled" : done.manifest.status,
-            cost: done.manifest.usage.cost ?? null,
-            line: item.line,
-            durationMs: done.manifest.durationMs,
-            ...(done.manifest.error !== undefined ? { error: done.manifest.error } : {}),
-            promptSha256: item.promptSha256
-          }
+          ? resultOf(item, done.runDir, done.manifest)
           : {
             id: item.id,
             runDir,
@@ -262,9 +190,38 @@ export const runBatch = Effect.fn("runBatch")(function*(options: BatchOptions) {
       })
     )
 
-  yield* Effect.forEach(todo, runOne, { concurrency: options.runs, discard: true })
+  yield* Effect.forEach(todo, (item) => {
+    const found = onDisk.get(item.id)
+    return found?._tag === "Answered" ? recordAnswered(item, found.runDir, found.manifest) : runOne(item)
+  }, { concurrency: options.runs, discard: true })
   return yield* Ref.get(progress)
 }, Effect.scoped)
+
+/** A prompt's result line from its run's manifest. */
+const resultOf = (item: BatchItem, runDir: string, manifest: Manifest): BatchResult => ({
+  id: item.id,
+  runDir,
+  // A run of this process ends with a status of its own, never a reader's `interrupted`.
+  status: manifest.status === "interrupted" ? "cancelled" : manifest.status,
+  cost: manifest.usage.cost ?? null,
+  line: item.line,
+  durationMs: manifest.durationMs,
+  ...(manifest.error !== undefined ? { error: manifest.error } : {}),
+  promptSha256: item.promptSha256
+})
+
+/**
+ * The runs on disk that an earlier pass made for the prompts still to do: only when the results file was
+ * there already, and only runs made since it was (not an unrelated `ask` of the same question).
+ */
+const previousRunsFor = Effect.fnUntraced(function*(output: string, todo: ReadonlyArray<BatchItem>) {
+  const fs = yield* FileSystem.FileSystem
+  const info = yield* fs.stat(output).pipe(Effect.option)
+  if (Option.isNone(info) || todo.length === 0) return new Map<string, FoundRun>()
+  const made = Option.getOrUndefined(info.value.birthtime)?.getTime() ?? 0
+  // Run ids count milliseconds; the file's birth time may be a little later than the first run's id.
+  return yield* runsOnDisk(todo, made - 1_000)
+})
 
 const failureText = (exit: Exit.Exit<unknown, { readonly message: string }>): string => {
   if (Exit.isSuccess(exit)) return "no result"

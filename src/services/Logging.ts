@@ -151,6 +151,10 @@ export const layerLogging = (
       return Layer.mergeAll(
         Layer.succeed(Logging, service),
         Logger.replace(Logger.defaultLogger, logger),
+        // Effect's tracer logger also records every line as an event of the current span, and a span such as
+        // `serveMcp` or `runBatch` lives as long as the process's work: its events would grow with every run.
+        // Nothing here exports spans, so nobody reads those events.
+        Logger.remove(Logger.tracerLogger),
         Logger.minimumLogLevel(fromLevelName(settings.logLevel)),
         // Stream internals run in forked fibers: a failure there (a response over the size cap, say)
         // reaches us as a typed error already, and a second "unhandled error" line would only mislead.

@@ -17,7 +17,7 @@ export { DEFAULT_BASE_URL, DEFAULT_FALLBACK_SYNTHESIZERS, DEFAULT_MODELS, DEFAUL
  *
  * To add a setting: one entry in the file of ./table/ that fits its topic (`withDefault({...})` or
  * `optional({...})`, wrapped in `perCall(entry, {...})` when one MCP call may override it), then
- * `UPDATE_README=1 npx vitest run test/readme.test.ts`; programs read it as `(yield* Settings).<field>`.
+ * `UPDATE_DOCS=1 npx vitest run test/docs.test.ts`; programs read it as `(yield* Settings).<field>`.
  */
 export const settingsTable = {
   ...modelSettings,

@@ -21,6 +21,7 @@ export const makeTestSettings = (overrides: Partial<SettingsValue> = {}): Settin
   web: false,
   synthesisMaxChars: 400_000,
   contextMaxChars: 200_000,
+  followUpMaxTurns: 50,
   deadlineMs: Option.none(),
   synthesisReserveMs: Option.none(),
   quorum: Option.none(),

@@ -6,6 +6,7 @@ import type { CandidateRecord, Manifest, SynthesisRecord } from "../../domain/ma
 import { RunStore } from "../../services/RunStore.js"
 import { failureReason, statusOf, strategyCalls, sumUsage } from "./outcome.js"
 import type { StartedRun } from "./start.js"
+import { listedUnwritten } from "./writes.js"
 
 /** How the run ended: an interruption, or a failure of its own (`stopped`, its reason); neither when it ran its course. */
 export interface Ending {
@@ -49,10 +50,10 @@ const manifestOf = Effect.fnUntraced(function*(started: StartedRun, ending: Endi
     ...(request.reuse?.sourceRunId !== undefined ? { source: request.reuse.sourceRunId } : {}),
     ...(request.thread !== undefined ? { parent: request.thread.parent } : {}),
     ...(error !== undefined ? { error } : {}),
-    ...(unwritten.length > 0 ? { unwritten } : {}),
+    ...(unwritten.length > 0 ? { unwritten: listedUnwritten(unwritten) } : {}),
     ...(started.attachments.records.length > 0 ? { attachments: started.attachments.records } : {}),
     ...(s.report !== undefined ? { report: s.report } : {}),
-    ...(s.strategy !== undefined ? { strategy: s.strategy } : {})
+    ...(s.strategy !== undefined ? { strategy: writes.strategyWithoutUnwritten(s.strategy, unwritten) } : {})
   } satisfies Manifest
 })
 
@@ -65,6 +66,7 @@ export const finalizeRun = (started: StartedRun, ending: Ending) =>
     const { emit, run, writes } = started
     const store = yield* RunStore
     yield* writes.allSettled
+    yield* writes.retryUnwritten
     const { final } = yield* Ref.get(started.state)
     const withFinal = yield* manifestOf(started, ending)
     const written = final === undefined ? false : yield* store.writeFinal(run, final, withFinal).pipe(

@@ -1,5 +1,6 @@
 import { Effect, Fiber, type Scope } from "effect"
 import type { StoreError } from "../../domain/errors.js"
+import type { StrategyRecord } from "../../domain/manifest.js"
 import type { RunHandle } from "../../services/RunStore.js"
 
 /** A file of the run that could not be written, relative to the run directory, and why. */
@@ -15,30 +16,53 @@ interface WithFiles {
   readonly writeError?: string | undefined
 }
 
+/** The most unwritten files a manifest lists one by one; the rest are counted. */
+export const UNWRITTEN_LISTED = 20
+
+/** `unwritten` for the manifest: at most UNWRITTEN_LISTED files, then one line counting the others. */
+export const listedUnwritten = (all: ReadonlyArray<Unwritten>): ReadonlyArray<Unwritten> =>
+  all.length <= UNWRITTEN_LISTED ? all : [
+    ...all.slice(0, UNWRITTEN_LISTED),
+    { file: "…", message: `${all.length - UNWRITTEN_LISTED} more files could not be written either` }
+  ]
+
 /**
  * The files of one run, written beside its calls rather than in their way; all have ended before the manifest.
- * A write that fails (a full disk) never stops the run: the manifest then names neither the file nor anything
- * that points to it (`withoutUnwritten`).
+ * A write that fails (a full disk) never stops the run; it is tried once more when the others have ended
+ * (`retryUnwritten`: space freed by a failed temp file comes back at once), and if it fails again the manifest
+ * names neither the file nor anything that points to it (`withoutUnwritten`).
  */
 export const makeRunWrites = Effect.fnUntraced(function*(run: RunHandle, scope: Scope.Scope) {
-  // The writes started so far, and those that failed: local to the run, touched only in plain code.
+  // The writes started so far, and those that failed (with the write to try again): local to the run.
   const writes: Array<Fiber.RuntimeFiber<unknown>> = []
-  const failed: Array<Unwritten> = []
+  const failed: Array<Unwritten & { readonly again?: Effect.Effect<string, StoreError> }> = []
 
   const relative = (error: StoreError) => error.path.startsWith(`${run.dir}/`) ? error.path.slice(run.dir.length + 1) : error.path
 
+  const remember = (error: StoreError, again?: Effect.Effect<string, StoreError>) =>
+    Effect.sync(() => failed.push({ file: relative(error), message: error.message, ...(again ? { again } : {}) }))
+
   /** Remembers a failed write of the run's own and says so; the run goes on. */
-  const note = (error: StoreError) =>
-    Effect.zipRight(
-      Effect.sync(() => failed.push({ file: relative(error), message: error.message })),
-      Effect.logWarning(`${error.message}; the run goes on without that file`)
-    )
+  const note = (error: StoreError, again?: Effect.Effect<string, StoreError>) =>
+    Effect.zipRight(remember(error, again), Effect.logWarning(`${error.message}; the run goes on without that file for now`))
 
   /** Starts writing a file without waiting for it: a fiber of its own, which runs to its end even if the run is interrupted. */
   const save = (write: Effect.Effect<string, StoreError>) =>
-    Effect.map(Effect.forkIn(Effect.uninterruptible(Effect.catchAll(write, note)), scope), (fiber) => {
+    Effect.map(Effect.forkIn(Effect.uninterruptible(Effect.catchAll(write, (e) => note(e, write))), scope), (fiber) => {
       writes.push(fiber)
     })
+
+  /** Once every write has settled: each failed `save` is tried once more; what fails again stays unwritten. */
+  const retryUnwritten = Effect.suspend(() => {
+    const retries = failed.flatMap((f) => (f.again !== undefined ? [{ file: f.file, again: f.again }] : []))
+    if (retries.length === 0) return Effect.void
+    failed.splice(0, failed.length, ...failed.filter((f) => f.again === undefined))
+    return Effect.forEach(retries, ({ again, file }) =>
+      again.pipe(
+        Effect.zipRight(Effect.logInfo(`${file} written at the second try`)),
+        Effect.catchAll((e) => Effect.zipRight(remember(e), Effect.logWarning(`${e.message}; the run ends without that file`)))
+      ), { concurrency: 4, discard: true }).pipe(Effect.uninterruptible)
+  })
 
   /** Every write started so far has ended, written or not: only those still going are waited for. */
   const allSettled = Effect.suspend(() => {
@@ -46,7 +70,7 @@ export const makeRunWrites = Effect.fnUntraced(function*(run: RunHandle, scope: 
     return going.length === 0 ? Effect.void : Effect.asVoid(Fiber.awaitAll(going))
   })
 
-  const unwritten = Effect.sync((): ReadonlyArray<Unwritten> => failed.slice())
+  const unwritten = Effect.sync((): ReadonlyArray<Unwritten> => failed.map(({ file, message }) => ({ file, message })))
 
   /** The record without the files that are not on disk, with the write error instead. */
   const withoutUnwritten = <R extends WithFiles>(record: R, all: ReadonlyArray<Unwritten>): R => {
@@ -62,7 +86,23 @@ export const makeRunWrites = Effect.fnUntraced(function*(run: RunHandle, scope: 
     }
   }
 
-  return { save, note, allSettled, unwritten, withoutUnwritten }
+  /** The strategy's record without the judges', refiners' and labels' files that are not on disk. */
+  const strategyWithoutUnwritten = (record: StrategyRecord, all: ReadonlyArray<Unwritten>): StrategyRecord => {
+    if (all.length === 0) return record
+    const lost = new Set(all.map((u) => u.file))
+    return {
+      ...record,
+      ...(record.labels
+        ? { labels: record.labels.map((l) => (l.file !== undefined && lost.has(l.file) ? { ...l, file: undefined } : l)) }
+        : {}),
+      ...(record.judges ? { judges: record.judges.map((j) => withoutUnwritten(j, all)) } : {}),
+      ...(record.rounds
+        ? { rounds: record.rounds.map((r) => ({ ...r, answers: r.answers.map((a) => withoutUnwritten(a, all)) })) }
+        : {})
+    }
+  }
+
+  return { save, note, allSettled, retryUnwritten, unwritten, withoutUnwritten, strategyWithoutUnwritten }
 })
 
 export type RunWrites = Effect.Effect.Success<ReturnType<typeof makeRunWrites>>

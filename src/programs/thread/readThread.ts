@@ -44,12 +44,19 @@ const noAnswer = (subject: string, view: RunView, manifest: Manifest | undefined
     : "ask the question again instead")
 }
 
+/** Why a thread longer than the setting is refused, naming the setting. */
+const tooDeep = (max: number) =>
+  `its thread holds more than ${plural(max, "turn")} (--follow-up-max-turns, PARALLEL_LLM_FOLLOW_UP_MAX_TURNS): ` +
+  "ask a new question instead, or raise the setting"
+
 /**
  * Every turn of the thread that ends with run `runId`, oldest first: each run's prompt and final answer.
- * A run that is not there, has no final answer, or a `parent` link that loops is refused with why.
+ * A run that is not there, has no final answer, or a `parent` link that loops is refused with why, and so is
+ * a thread longer than `followUpMaxTurns`: it is read no further than that, however long the chain on disk.
  */
 export const readThread = Effect.fn("readThread")(function*(runId: string) {
   const store = yield* RunStore
+  const { followUpMaxTurns } = yield* Settings
   const refused = (why: string) => new RunRefused({ message: `cannot continue run ${runId}: ${why}` })
   const orRefused = <A, R>(effect: Effect.Effect<A, InvalidRunPath | RunFileNotFound | StoreError, R>) =>
     effect.pipe(Effect.catchTags({
@@ -77,6 +84,7 @@ export const readThread = Effect.fn("readThread")(function*(runId: string) {
   const newest = yield* readTurn(runId)
   const turns: Arr.NonEmptyArray<Turn> = [newest.turn]
   for (let next = newest.parent; next !== undefined;) {
+    if (turns.length >= followUpMaxTurns) return yield* refused(tooDeep(followUpMaxTurns))
     const read = yield* readTurn(next)
     turns.push(read.turn)
     next = read.parent

@@ -96,6 +96,15 @@ export const runSettings = {
     default: 200_000,
     defaultDoc: "200000"
   }),
+  followUpMaxTurns: withDefault({
+    field: "followUpMaxTurns",
+    kind: integerIn(1, 10_000),
+    flag: "follow-up-max-turns",
+    env: "PARALLEL_LLM_FOLLOW_UP_MAX_TURNS",
+    doc: "Turns a thread may hold before a follow-up (`ask --continue`) is refused: a longer chain is read no further",
+    default: 50,
+    defaultDoc: "50"
+  }),
   deadline: perCall(
     optional({
       field: "deadlineMs",
