@@ -114,7 +114,10 @@ const checkMessage = (value: unknown): { readonly code: number; readonly text: s
     ? checkers.error
     : undefined
   if (check === undefined) {
-    return { code: ErrorCode.InvalidRequest, text: `Invalid Request: a message needs "method" (a request) or "result"/"error" (a response)` }
+    return {
+      code: ErrorCode.InvalidRequest,
+      text: `Invalid Request: a message needs "method" (a request) or "result"/"error" (a response)`
+    }
   }
   return check(value)
 }
@@ -126,9 +129,8 @@ const answerableId = (value: unknown): RequestId | null => {
   return isId(id) ? id : null
 }
 
-const errorAnswer = (id: RequestId | null, code: number, message: string): JSONRPCErrorResponse =>
-  // JSON-RPC 2.0 answers with `id: null` when the request's id cannot be told; the SDK's type has no null.
-  ({ jsonrpc: "2.0", id: id as RequestId, error: { code, message } })
+const errorAnswer = (id: RequestId | null, code: number, message: string): JSONRPCErrorResponse => // JSON-RPC 2.0 answers with `id: null` when the request's id cannot be told; the SDK's type has no null.
+({ jsonrpc: "2.0", id: id as RequestId, error: { code, message } })
 
 /** What to do with what a client sent: hand the messages to the SDK, or answer and log a refusal. */
 export type Incoming =
@@ -173,7 +175,9 @@ const checkOne = (value: unknown): Incoming => {
  */
 export const checkBody = (value: unknown): Incoming => {
   if (!Array.isArray(value)) return checkOne(value)
-  if (value.length === 0) return refused([errorAnswer(null, ErrorCode.InvalidRequest, "Invalid Request: an empty batch")], "Invalid Request: an empty batch")
+  if (value.length === 0) {
+    return refused([errorAnswer(null, ErrorCode.InvalidRequest, "Invalid Request: an empty batch")], "Invalid Request: an empty batch")
+  }
   const seen = new Map<RequestId, number>()
   for (const [index, item] of value.entries()) {
     const problem = checkMessage(item)
@@ -185,7 +189,8 @@ export const checkBody = (value: unknown): Incoming => {
     if (id === null) continue
     const first = seen.get(id)
     if (first !== undefined) {
-      const duplicate = `Invalid Request: messages [${first}] and [${index}] of the batch are requests with the same id; the batch was not run`
+      const duplicate =
+        `Invalid Request: messages [${first}] and [${index}] of the batch are requests with the same id; the batch was not run`
       return refused([errorAnswer(null, ErrorCode.InvalidRequest, duplicate)], duplicate)
     }
     seen.set(id, index)
