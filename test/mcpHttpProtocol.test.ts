@@ -152,6 +152,8 @@ describe("serve --http at its edges", () => {
       expect(answer.status, host).toBe(400)
       expect(JSON.parse(answer.body)).toMatchObject({ error: { message: "Bad Request: the Host header must be host[:port]" } })
     }
+    // A path that does not exist is a 404, not a failure.
+    expect((await fetch(`${server.base}/anything`, { headers: bearer(server.token) })).status).toBe(404)
     const lines = linesOf(server.cli.stderr()).filter((line) => line.includes("Host header"))
     expect(lines).toHaveLength(1)
     expect(lines[0]).not.toContain("evil")
@@ -171,6 +173,8 @@ describe("serve --http at its edges", () => {
         -32602,
         "Invalid params: params._meta.progressToken must be a string or an integer"
       ],
+      // A response of the client's that is not one: refused, with nothing to answer it by.
+      [{ jsonrpc: "2.0", id: 12, result: 5 }, null, -32600, "Invalid Request: result must be an object"],
       [
         [{ jsonrpc: "2.0", id: 10, method: "ping" }, 5],
         null,

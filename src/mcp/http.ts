@@ -2,7 +2,7 @@ import { HttpApp, HttpIncomingMessage, HttpMiddleware, HttpRouter, HttpServerReq
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import type { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
-import { Cause, Clock, Config, Console, Effect, Either, Option, Redacted } from "effect"
+import { Cause, Clock, Config, Console, Effect, Either, Option, Predicate, Redacted } from "effect"
 import * as http from "node:http"
 import { SettingsError, UsageError } from "../domain/errors.js"
 import { stripControl } from "../domain/text.js"
@@ -150,7 +150,13 @@ export const serveMcpHttp = Effect.fn("serveMcpHttp")(function*(options: HttpSer
       const incoming = checkBody(value.right)
       if (incoming._tag === "Messages") return Either.right(Array.isArray(value.right) ? incoming.messages : incoming.messages[0])
       yield* logRefusal(request, 400, incoming.log, "invalid JSON-RPC")
-      return Either.left(HttpServerResponse.unsafeJson(incoming.answers[0], { status: 400, headers: cors }))
+      const answer = incoming.answers[0]
+      // A malformed response of the client's gets no JSON-RPC answer of its own: a bare refusal then.
+      return Either.left(
+        answer === undefined
+          ? refuse(400, incoming.log, cors, -32600)
+          : HttpServerResponse.unsafeJson(answer, { status: 400, headers: cors })
+      )
     })
 
   yield* Effect.gen(function*() {
@@ -222,10 +228,12 @@ export const serveMcpHttp = Effect.fn("serveMcpHttp")(function*(options: HttpSer
         const credentials = open ? "ok" : authorized(request.headers.authorization)
         if (credentials !== "ok") return yield* refused(401, UNAUTHORIZED[credentials], { ...cors, "www-authenticate": "Bearer" })
         return yield* app.pipe(
-          // Whatever still fails here is answered 500 by the platform: said, by the failure's name only.
+          // Whatever still fails here (but an unknown path, 404) is answered 500 by the platform: said, by
+          // the failure's name only.
           Effect.tapErrorCause((cause) => {
             const failure = Cause.squash(cause)
-            return Cause.isInterruptedOnly(cause) ? Effect.void : serverOnly(
+            const notFound = Predicate.isTagged(failure, "RouteNotFound")
+            return Cause.isInterruptedOnly(cause) || notFound ? Effect.void : serverOnly(
               Effect.logError(
                 `HTTP 500 for ${request.method} from ${remoteOf(request)}: ${failure instanceof Error ? failure.name : "a defect"}`
               )
