@@ -1,27 +1,18 @@
-import { HttpApp, HttpIncomingMessage, HttpMiddleware, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpApp, HttpMiddleware, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import type { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
-import { Cause, Clock, Config, Console, Effect, Either, Option, Predicate, Redacted } from "effect"
+import { Cause, Config, Console, Effect, Either, Option, Predicate, Redacted } from "effect"
 import * as http from "node:http"
 import { SettingsError, UsageError } from "../domain/errors.js"
 import { stripControl } from "../domain/text.js"
 import { Settings } from "../services/Settings.js"
 import { logShutdown, packageVersion } from "./connection.js"
-import {
-  checkHost,
-  generateToken,
-  hostInUrl,
-  isLoopbackHost,
-  makeRefusalLimiter,
-  makeTokenCheck,
-  originAllowed,
-  tokenProblem
-} from "./httpGuard.js"
+import { checkHost, generateToken, hostInUrl, isLoopbackHost, makeTokenCheck, originAllowed, tokenProblem } from "./httpGuard.js"
+import { makeBodyCheck, makeRefusalLog, refuse, remoteOf } from "./httpRefusals.js"
 import { makeSessions } from "./httpSessions.js"
 import { makeLiveRuns } from "./liveRuns.js"
 import { serverOnly } from "./logSink.js"
-import { checkBody } from "./protocolErrors.js"
 import { makeRedactor } from "./redact.js"
 
 export interface HttpServeOptions {
@@ -34,8 +25,6 @@ const TOKEN_ENV = "PARALLEL_LLM_HTTP_TOKEN"
 const MIN_TOKEN_LENGTH = 16
 /** On shutdown, how long the requests waiting for the runs just cancelled get to answer. */
 const SHUTDOWN_GRACE_MS = 2_000
-/** A refused request of one kind is logged once in this time (the next line counts those left out). */
-const REFUSAL_LOG_WINDOW_MS = 60_000
 
 /** The token from the environment; an empty variable counts as unset, one that can never match is refused. */
 const tokenFromEnvironment = Config.option(Config.redacted(TOKEN_ENV)).pipe(
@@ -50,12 +39,6 @@ const tokenFromEnvironment = Config.option(Config.redacted(TOKEN_ENV)).pipe(
       : Effect.succeed(token)
   })
 )
-
-/** A JSON-RPC error as the SDK's transport writes its own refusals, so that clients show the message. */
-const refuse = (status: number, message: string, headers: Record<string, string> = {}, code = -32000) =>
-  HttpServerResponse.unsafeJson({ jsonrpc: "2.0", error: { code, message }, id: null }, { status, headers })
-
-const remoteOf = (request: HttpServerRequest.HttpServerRequest) => Option.getOrElse(request.remoteAddress, () => "?")
 
 /** What a browser on an allowed origin needs to call `/mcp` (the origin was checked before). */
 const corsHeaders = (origin: string | undefined): Record<string, string> =>
@@ -113,51 +96,8 @@ export const serveMcpHttp = Effect.fn("serveMcpHttp")(function*(options: HttpSer
     }`
   } as const
 
-  const limiter = makeRefusalLimiter(REFUSAL_LOG_WINDOW_MS)
-  /**
-   * A refused request, on stderr and in the log file but never to the sessions: once per minute of each
-   * `kind`, then with a count of those left out. Said without the request's own text: only what the server
-   * decided, and from where.
-   */
-  const logRefusal = (request: HttpServerRequest.HttpServerRequest, status: number, message: string, kind: string) =>
-    Effect.gen(function*() {
-      const { log, suppressed } = limiter(`${status} ${kind}`, yield* Clock.currentTimeMillis)
-      if (!log) return
-      const left = suppressed > 0 ? ` (${suppressed} more like it since the last such line, not logged)` : ""
-      yield* Effect.logWarning(`HTTP ${status} for ${request.method} from ${remoteOf(request)}: ${message}${left}`).pipe(serverOnly)
-    })
-
-  /**
-   * A POST's body, read within --http-max-body and checked as JSON-RPC before the SDK sees it: junk and
-   * a batch with a repeated request id get an error response (-32700, -32600 or -32602) instead.
-   */
-  const checkedBody = (request: HttpServerRequest.HttpServerRequest, cors: Record<string, string>) =>
-    Effect.gen(function*() {
-      // A declared length over the limit is refused unread; a longer body without one stops being read there.
-      const declared = Number(request.headers["content-length"] ?? 0)
-      const text: Either.Either<string, unknown> = declared > settings.httpMaxBodyBytes
-        ? Either.left("too large")
-        : yield* request.text.pipe(HttpIncomingMessage.withMaxBodySize(Option.some(settings.httpMaxBodyBytes)), Effect.either)
-      if (Either.isLeft(text)) {
-        const message = `Payload Too Large: Request body must not exceed ${settings.httpMaxBodyBytes} bytes`
-        return Either.left(yield* logRefusal(request, 413, message, "too large").pipe(Effect.as(refuse(413, message, cors))))
-      }
-      const value = Either.try(() => JSON.parse(text.right) as unknown)
-      if (Either.isLeft(value)) {
-        const message = "Parse error: Invalid JSON"
-        return Either.left(yield* logRefusal(request, 400, message, "not JSON").pipe(Effect.as(refuse(400, message, cors, -32700))))
-      }
-      const incoming = checkBody(value.right)
-      if (incoming._tag === "Messages") return Either.right(Array.isArray(value.right) ? incoming.messages : incoming.messages[0])
-      yield* logRefusal(request, 400, incoming.log, "invalid JSON-RPC")
-      const answer = incoming.answers[0]
-      // A malformed response of the client's gets no JSON-RPC answer of its own: a bare refusal then.
-      return Either.left(
-        answer === undefined
-          ? refuse(400, incoming.log, cors, -32600)
-          : HttpServerResponse.unsafeJson(answer, { status: 400, headers: cors })
-      )
-    })
+  const logRefusal = makeRefusalLog()
+  const checkedBody = makeBodyCheck(settings.httpMaxBodyBytes, logRefusal)
 
   yield* Effect.gen(function*() {
     // Kept to stop accepting connections first thing on shutdown (the platform closes it again, a no-op).
