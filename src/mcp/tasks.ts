@@ -64,9 +64,9 @@ export const makeTaskStore = (runtime: Runtime.Runtime<ToolServices>, runs: Live
         if (found._tag === "None") return yield* Effect.die(new Error(`no run ${taskId}`))
         return (yield* resultOfView(found.value, yield* resultOptions, yield* Clock.currentTimeMillis)) satisfies Result
       })),
-    // Only tasks/cancel sets a status (the SDK asks after checking the task is not over). A run of another
-    // process cannot be stopped from here: the client is told so, and whose it is, instead of a "cancelled"
-    // that the run would belie.
+    // Only a cancel is acted on (tasks/cancel, after the SDK checked that the task is not over). A run of
+    // another process cannot be stopped from here: the client is told so, and whose it is, instead of a
+    // "cancelled" that the run would belie.
     updateTaskStatus: async (taskId, status) => {
       const elsewhere = await run(Effect.gen(function*() {
         if (status !== "cancelled") return undefined
@@ -75,14 +75,10 @@ export const makeTaskStore = (runtime: Runtime.Runtime<ToolServices>, runs: Live
         const found = yield* view(taskId)
         return found._tag === "Some" && found.value._tag === "Running" ? found.value.elsewhere ?? "another process" : undefined
       }))
-      if (elsewhere !== undefined) {
-        throw new McpError(
-          ErrorCode.InvalidParams,
-          `Run ${taskId} belongs to ${
-            stripControl(elsewhere)
-          }, not to this server, and goes on: cancel it where it runs (cancel_run or tasks/cancel on the server that started it), or stop that process`
-        )
-      }
+      if (elsewhere === undefined) return
+      const owner = stripControl(elsewhere)
+      const how = "cancel it where it runs (cancel_run or tasks/cancel on the server that started it), or stop that process"
+      throw new McpError(ErrorCode.InvalidParams, `Run ${taskId} belongs to ${owner}, not to this server, and goes on: ${how}`)
     },
     listTasks: (cursor) =>
       run(Effect.gen(function*() {
