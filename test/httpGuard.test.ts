@@ -99,7 +99,8 @@ describe("serve --http guard", () => {
   })
 
   it("logs a refusal of each kind once per window, then says how many it left out", () => {
-    const limit = makeRefusalLimiter(60_000)
+    const limiter = makeRefusalLimiter(60_000)
+    const limit = limiter.check
     expect(limit("401 missing", 0)).toEqual({ log: true, suppressed: 0 })
     expect(limit("401 missing", 1_000)).toEqual({ log: false, suppressed: 1 })
     expect(limit("401 missing", 59_999)).toEqual({ log: false, suppressed: 2 })
@@ -107,6 +108,11 @@ describe("serve --http guard", () => {
     expect(limit("403 host", 30_000)).toEqual({ log: true, suppressed: 0 })
     expect(limit("401 missing", 60_000)).toEqual({ log: true, suppressed: 2 })
     expect(limit("401 missing", 60_001)).toEqual({ log: false, suppressed: 1 })
+    expect(limiter.unreported()).toBe(1)
     expect(limit("401 missing", 200_000)).toEqual({ log: true, suppressed: 1 })
+    expect(limiter.unreported()).toBe(0)
+    limit("401 missing", 200_001)
+    limit("401 missing", 200_002)
+    expect(limiter.unreported()).toBe(2)
   })
 })

@@ -232,6 +232,16 @@ describe("serve --http token and idle sessions", () => {
     expect(result.stderr).not.toContain("secret")
   })
 
+  it("says on shutdown how many refusals it left out of the log", async () => {
+    const server = await startHttpServer(envFor(freshDir()))
+    for (let i = 0; i < 3; i++) {
+      expect((await fetch(server.url, { method: "POST", headers: mcpPostHeaders, body: initializeBody })).status).toBe(401)
+    }
+    const { stderr } = await server.stop()
+    expect(linesOf(stderr).filter((line) => line.includes("no bearer token"))).toHaveLength(1)
+    expect(stderr).toMatch(/WARN {2}HTTP: 2 more refused requests not logged \(one line a minute per kind\)/)
+  })
+
   it("counts a session's idle time from the end of its last request, not its start", async () => {
     const server = await startHttpServer(envFor(freshDir()), ["--http-session-idle", "2"])
     try {

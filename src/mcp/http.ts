@@ -96,7 +96,8 @@ export const serveMcpHttp = Effect.fn("serveMcpHttp")(function*(options: HttpSer
     }`
   } as const
 
-  const logRefusal = makeRefusalLog()
+  const refusals = makeRefusalLog()
+  const logRefusal = refusals.log
   const checkedBody = makeBodyCheck(settings.httpMaxBodyBytes, logRefusal)
 
   yield* Effect.gen(function*() {
@@ -195,6 +196,7 @@ export const serveMcpHttp = Effect.fn("serveMcpHttp")(function*(options: HttpSer
         nodeServer.close()
         yield* runs.cancelAll
         yield* sessions.drain(SHUTDOWN_GRACE_MS)
+        yield* refusals.flush
       })
     )
 

@@ -102,19 +102,22 @@ export const tokenProblem = (token: string): string | undefined => {
 
 /**
  * The refusal log's limiter: of the refusals of one kind (`key`), one is logged per `windowMs`, and the
- * next one logged says how many were left out since. A client retrying with a wrong token all day costs
- * a line a minute.
+ * next one logged says how many were left out since (`check`). `unreported` counts those left out that no
+ * line has told yet, for the shutdown. A client retrying with a wrong token all day costs a line a minute.
  */
 export const makeRefusalLimiter = (windowMs: number) => {
   const kinds = new Map<string, { loggedAtMs: number; suppressed: number }>()
-  return (key: string, nowMs: number): { readonly log: boolean; readonly suppressed: number } => {
-    const kind = kinds.get(key)
-    if (kind !== undefined && nowMs - kind.loggedAtMs < windowMs) {
-      kind.suppressed += 1
-      return { log: false, suppressed: kind.suppressed }
-    }
-    kinds.set(key, { loggedAtMs: nowMs, suppressed: 0 })
-    return { log: true, suppressed: kind?.suppressed ?? 0 }
+  return {
+    check: (key: string, nowMs: number): { readonly log: boolean; readonly suppressed: number } => {
+      const kind = kinds.get(key)
+      if (kind !== undefined && nowMs - kind.loggedAtMs < windowMs) {
+        kind.suppressed += 1
+        return { log: false, suppressed: kind.suppressed }
+      }
+      kinds.set(key, { loggedAtMs: nowMs, suppressed: 0 })
+      return { log: true, suppressed: kind?.suppressed ?? 0 }
+    },
+    unreported: (): number => [...kinds.values()].reduce((sum, kind) => sum + kind.suppressed, 0)
   }
 }
 

@@ -25,18 +25,26 @@ export type RefusalLog = (
 
 /**
  * Logs a refused request on stderr and in the log file but never to the sessions: once per minute of each
- * `kind`, then with a count of those left out. Said without the request's own text: only what the server
- * decided, and from where.
+ * `kind`, then with a count of those left out (`log`). Said without the request's own text: only what the
+ * server decided, and from where. `flush` says, on shutdown, how many no line has told.
  */
-export const makeRefusalLog = (): RefusalLog => {
+export const makeRefusalLog = (): { readonly log: RefusalLog; readonly flush: Effect.Effect<void> } => {
   const limiter = makeRefusalLimiter(REFUSAL_LOG_WINDOW_MS)
-  return (request, status, message, kind) =>
-    Effect.gen(function*() {
-      const { log, suppressed } = limiter(`${status} ${kind}`, yield* Clock.currentTimeMillis)
-      if (!log) return
-      const left = suppressed > 0 ? ` (${suppressed} more like it since the last such line, not logged)` : ""
-      yield* serverOnly(Effect.logWarning(`HTTP ${status} for ${request.method} from ${remoteOf(request)}: ${message}${left}`))
+  return {
+    log: (request, status, message, kind) =>
+      Effect.gen(function*() {
+        const { log, suppressed } = limiter.check(`${status} ${kind}`, yield* Clock.currentTimeMillis)
+        if (!log) return
+        const left = suppressed > 0 ? ` (${suppressed} more like it since the last such line, not logged)` : ""
+        yield* serverOnly(Effect.logWarning(`HTTP ${status} for ${request.method} from ${remoteOf(request)}: ${message}${left}`))
+      }),
+    flush: Effect.suspend(() => {
+      const left = limiter.unreported()
+      return left === 0
+        ? Effect.void
+        : Effect.logWarning(`HTTP: ${left} more refused request${left === 1 ? "" : "s"} not logged (one line a minute per kind)`)
     })
+  }
 }
 
 /**
