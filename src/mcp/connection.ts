@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url"
 import { Logging } from "../services/Logging.js"
 import { makeMcpApp } from "./app.js"
 import type { LiveRuns } from "./liveRuns.js"
-import { mcpLogSink } from "./logSink.js"
+import { mcpLogSink, serverOnly } from "./logSink.js"
 import type { Redactor } from "./redact.js"
 import type { ToolServices } from "./tools/tool.js"
 
@@ -62,7 +62,8 @@ export const openConnection = (
     // Log lines go to the client too while the connection is open.
     yield* logging.addSink(mcpLogSink(server, () => initialized, options.redactor.text))
     server.onclose = options.onClose
-    server.onerror = (error) => Runtime.runFork(runtime)(Effect.logWarning(`MCP transport: ${error.message}`))
+    // A transport's complaint (a refused message) is for the server's log, not for every client's session.
+    server.onerror = (error) => Runtime.runFork(runtime)(serverOnly(Effect.logWarning(`MCP transport: ${error.message}`)))
     yield* Effect.acquireRelease(
       Effect.promise(() => server.connect(transport)),
       () => Effect.promise(() => server.close())

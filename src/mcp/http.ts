@@ -1,15 +1,18 @@
 import { HttpApp, HttpMiddleware, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import type { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
-import { Config, Console, Effect, Option, Redacted } from "effect"
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
+import { Cause, Config, Console, Effect, Either, Option, Predicate, Redacted } from "effect"
 import * as http from "node:http"
 import { SettingsError, UsageError } from "../domain/errors.js"
 import { stripControl } from "../domain/text.js"
 import { Settings } from "../services/Settings.js"
 import { logShutdown, packageVersion } from "./connection.js"
-import { generateToken, hostAllowed, hostInUrl, isLoopbackHost, makeTokenCheck, originAllowed } from "./httpGuard.js"
+import { checkHost, generateToken, hostInUrl, isLoopbackHost, makeTokenCheck, originAllowed, tokenProblem } from "./httpGuard.js"
+import { makeBodyCheck, makeRefusalLog, refuse, remoteOf } from "./httpRefusals.js"
 import { makeSessions } from "./httpSessions.js"
 import { makeLiveRuns } from "./liveRuns.js"
+import { serverOnly } from "./logSink.js"
 import { makeRedactor } from "./redact.js"
 
 export interface HttpServeOptions {
@@ -23,20 +26,19 @@ const MIN_TOKEN_LENGTH = 16
 /** On shutdown, how long the requests waiting for the runs just cancelled get to answer. */
 const SHUTDOWN_GRACE_MS = 2_000
 
-/** The token from the environment; an empty variable counts as unset. */
+/** The token from the environment; an empty variable counts as unset, one that can never match is refused. */
 const tokenFromEnvironment = Config.option(Config.redacted(TOKEN_ENV)).pipe(
   Effect.map(Option.filter((token) => Redacted.value(token).trim() !== "")),
   Effect.orElseSucceed(() => Option.none<Redacted.Redacted<string>>()),
-  Effect.flatMap((token) =>
-    Option.isSome(token) && Redacted.value(token.value).length < MIN_TOKEN_LENGTH
+  Effect.flatMap((token): Effect.Effect<Option.Option<Redacted.Redacted<string>>, SettingsError> => {
+    if (Option.isNone(token)) return Effect.succeed(token)
+    const problem = tokenProblem(Redacted.value(token.value))
+    if (problem !== undefined) return new SettingsError({ setting: TOKEN_ENV, message: `${TOKEN_ENV} ${problem}` })
+    return Redacted.value(token.value).length < MIN_TOKEN_LENGTH
       ? new SettingsError({ setting: TOKEN_ENV, message: `${TOKEN_ENV} must be at least ${MIN_TOKEN_LENGTH} characters` })
       : Effect.succeed(token)
-  )
+  })
 )
-
-/** A JSON-RPC error as the SDK's transport writes its own refusals, so that clients show the message. */
-const refuse = (status: number, message: string, headers: Record<string, string> = {}, code = -32000) =>
-  HttpServerResponse.unsafeJson({ jsonrpc: "2.0", error: { code, message }, id: null }, { status, headers })
 
 /** What a browser on an allowed origin needs to call `/mcp` (the origin was checked before). */
 const corsHeaders = (origin: string | undefined): Record<string, string> =>
@@ -49,9 +51,17 @@ const corsHeaders = (origin: string | undefined): Record<string, string> =>
     vary: "Origin"
   }
 
-/** The SDK transport as a web handler, its answers with the CORS headers added. */
-const webHandler = (transport: WebStandardStreamableHTTPServerTransport, cors: Record<string, string>) => async (request: Request) => {
-  const response = await transport.handleRequest(request)
+/**
+ * The SDK transport as a web handler, its answers with the CORS headers added. A POST's body was read and
+ * checked before (`parsedBody`): the SDK does not read it again.
+ */
+const webHandler = (
+  transport: WebStandardStreamableHTTPServerTransport,
+  cors: Record<string, string>,
+  parsedBody: ReadonlyArray<JSONRPCMessage> | JSONRPCMessage | undefined
+) =>
+async (request: Request) => {
+  const response = await transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody })
   for (const [name, value] of Object.entries(cors)) response.headers.set(name, value)
   return response
 }
@@ -79,6 +89,16 @@ export const serveMcpHttp = Effect.fn("serveMcpHttp")(function*(options: HttpSer
   const token = Option.getOrElse(fromEnvironment, generateToken)
   const authorized = makeTokenCheck(token)
   const allowedOrigins = settings.httpAllowedOrigins
+  const UNAUTHORIZED = {
+    missing: "Unauthorized: no bearer token; send Authorization: Bearer <token>",
+    mismatch: `Unauthorized: the bearer token does not match ${
+      Option.isSome(fromEnvironment) ? `${TOKEN_ENV} of the server` : "the one the server printed when it started"
+    }`
+  } as const
+
+  const refusals = makeRefusalLog()
+  const logRefusal = refusals.log
+  const checkedBody = makeBodyCheck(settings.httpMaxBodyBytes, logRefusal)
 
   yield* Effect.gen(function*() {
     // Kept to stop accepting connections first thing on shutdown (the platform closes it again, a no-op).
@@ -112,7 +132,10 @@ export const serveMcpHttp = Effect.fn("serveMcpHttp")(function*(options: HttpSer
       const sessionId = request.headers["mcp-session-id"]
       const cors = corsHeaders(request.headers.origin)
       if (sessionId === undefined && request.method !== "POST") return refuse(400, "Bad Request: Mcp-Session-Id header is required", cors)
-      const answer = yield* sessions.withSession(sessionId, (transport) => HttpApp.fromWebHandler(webHandler(transport, cors)))
+      const body = request.method === "POST" ? yield* checkedBody(request, cors) : undefined
+      if (body !== undefined && Either.isLeft(body)) return body.left
+      const parsedBody = body === undefined ? undefined : body.right
+      const answer = yield* sessions.withSession(sessionId, (transport) => HttpApp.fromWebHandler(webHandler(transport, cors, parsedBody)))
       switch (answer) {
         case "unknown":
           return refuse(404, "Session not found", cors, -32001)
@@ -128,29 +151,36 @@ export const serveMcpHttp = Effect.fn("serveMcpHttp")(function*(options: HttpSer
       }
     })
 
-    // Before any route: the origin (and, on loopback, the Host), then the token on all but GET /healthz.
+    // Before any route: the Host and the origin, then the token on all but GET /healthz.
     const guard = HttpMiddleware.make((app) =>
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
-        // Said without the request's own text (headers, path): only what the server decided, and from where.
         const refused = (status: number, message: string, headers: Record<string, string> = {}) =>
-          Effect.as(
-            Effect.logWarning(
-              `HTTP ${status} for ${request.method} from ${Option.getOrElse(request.remoteAddress, () => "?")}: ${message}`
-            ),
-            refuse(status, message, headers)
-          )
+          logRefusal(request, status, message, message).pipe(Effect.as(refuse(status, message, headers)))
+        const host = checkHost(request.headers.host, onLoopback)
+        if (host === "malformed") return yield* refused(400, "Bad Request: the Host header must be host[:port]")
+        if (host === "foreign") return yield* refused(403, "Forbidden: this Host is not allowed")
         const origin = request.headers.origin
         if (!originAllowed(origin, allowedOrigins)) return yield* refused(403, "Forbidden: this Origin is not allowed")
-        if (!hostAllowed(request.headers.host, onLoopback)) return yield* refused(403, "Forbidden: this Host is not allowed")
         const cors = corsHeaders(origin)
         // A browser's preflight carries no credentials.
         if (request.method === "OPTIONS") return HttpServerResponse.empty({ status: 204, headers: cors })
         const open = request.method === "GET" && request.url.split("?")[0] === "/healthz"
-        if (!open && !authorized(request.headers.authorization)) {
-          return yield* refused(401, "Unauthorized: send Authorization: Bearer <token>", { ...cors, "www-authenticate": "Bearer" })
-        }
-        return yield* app
+        const credentials = open ? "ok" : authorized(request.headers.authorization)
+        if (credentials !== "ok") return yield* refused(401, UNAUTHORIZED[credentials], { ...cors, "www-authenticate": "Bearer" })
+        return yield* app.pipe(
+          // Whatever still fails here (but an unknown path, 404) is answered 500 by the platform: said, by
+          // the failure's name only.
+          Effect.tapErrorCause((cause) => {
+            const failure = Cause.squash(cause)
+            const notFound = Predicate.isTagged(failure, "RouteNotFound")
+            return Cause.isInterruptedOnly(cause) || notFound ? Effect.void : serverOnly(
+              Effect.logError(
+                `HTTP 500 for ${request.method} from ${remoteOf(request)}: ${failure instanceof Error ? failure.name : "a defect"}`
+              )
+            )
+          })
+        )
       })
     )
 
@@ -166,6 +196,7 @@ export const serveMcpHttp = Effect.fn("serveMcpHttp")(function*(options: HttpSer
         nodeServer.close()
         yield* runs.cancelAll
         yield* sessions.drain(SHUTDOWN_GRACE_MS)
+        yield* refusals.flush
       })
     )
 

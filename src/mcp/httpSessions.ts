@@ -7,9 +7,14 @@ import { type ConnectionOptions, openConnection } from "./connection.js"
 import { readableErrors } from "./protocolErrors.js"
 import type { ToolServices } from "./tools/tool.js"
 
-/** The SDK's Streamable HTTP transport, with a readable error for every request whose params are malformed. */
+/**
+ * The SDK's Streamable HTTP transport, with a readable error for every request whose params are malformed,
+ * and `onAnswer` told each time a request of the session is answered.
+ */
 class HttpTransport extends WebStandardStreamableHTTPServerTransport {
+  onAnswer: (() => void) | undefined
   override send(message: JSONRPCMessage, options?: { relatedRequestId?: RequestId }): Promise<void> {
+    if ("result" in message || "error" in message) this.onAnswer?.()
     return super.send(readableErrors(message), options)
   }
 }
@@ -19,6 +24,7 @@ interface Session {
   readonly scope: Scope.CloseableScope
   /** Whether a request of the session is still being answered. */
   readonly busy: Effect.Effect<boolean>
+  /** When a request of the session last began or ended, or was last seen being answered: idle time counts from here. */
   lastSeenMs: number
 }
 
@@ -76,8 +82,12 @@ export const makeSessions = (connection: Omit<ConnectionOptions, "onClose">, lim
           if (gone !== undefined) Runtime.runFork(runtime)(close(gone))
         }
       }).pipe(Scope.extend(sessionScope))
-      session = { transport, scope: sessionScope, busy, lastSeenMs: now }
-      return session
+      const opened: Session = { transport, scope: sessionScope, busy, lastSeenMs: now }
+      transport.onAnswer = () => {
+        opened.lastSeenMs = Runtime.runSync(runtime)(Clock.currentTimeMillis)
+      }
+      session = opened
+      return opened
     }).pipe(Effect.provide(services))
 
     /**
@@ -113,11 +123,15 @@ export const makeSessions = (connection: Omit<ConnectionOptions, "onClose">, lim
         )
       })
 
-    /** Ends the sessions idle for `idleMs`: no request for that long, and none still being answered. */
+    /**
+     * Ends the sessions idle for `idleMs` since their last request ended: a session with a request still
+     * being answered is never idle, and its idle time starts again from now.
+     */
     const expireIdle = Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
       for (const [id, session] of sessions) {
-        if (now - session.lastSeenMs < limits.idleMs || (yield* session.busy)) continue
+        if (yield* session.busy) session.lastSeenMs = now
+        if (now - session.lastSeenMs < limits.idleMs) continue
         forget(id)
         yield* Effect.logInfo(`MCP session ${id.slice(0, 8)} idle for ${Math.round((now - session.lastSeenMs) / 1000)} s: closed`)
         yield* close(session)

@@ -1,5 +1,10 @@
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
+import { Effect } from "effect"
 import type { LogSink } from "../services/Logging.js"
+
+/** Marks the log lines about the server itself (refused HTTP requests): stderr and the log file only. */
+export const serverOnly = Effect.annotateLogs("audience", "server")
+const SERVER_ONLY = "audience=server"
 
 /**
  * Log lines to the MCP client as `notifications/message`, once the client has initialized the session.
@@ -9,7 +14,7 @@ import type { LogSink } from "../services/Logging.js"
  * masked in every line.
  */
 export const mcpLogSink = (server: Server, isReady: () => boolean, redact: (text: string) => string): LogSink => (entry) => {
-  if (!isReady()) return
+  if (!isReady() || entry.context.includes(SERVER_ONLY)) return
   const context = entry.context.length > 0 ? ` [${entry.context.join(" ")}]` : ""
   server.sendLoggingMessage({ level: entry.level, logger: "parallel-llm", data: redact(`${entry.text}${context}`) }).then(
     undefined,

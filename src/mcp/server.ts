@@ -1,24 +1,15 @@
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
 import { Deferred, Effect, Exit } from "effect"
 import type { Readable, Writable } from "node:stream"
 import { Settings } from "../services/Settings.js"
 import { logShutdown, openConnection, packageVersion } from "./connection.js"
 import { makeLiveRuns } from "./liveRuns.js"
-import { readableErrors } from "./protocolErrors.js"
 import { makeRedactor } from "./redact.js"
+import { StdioTransport } from "./stdioTransport.js"
 
 export interface ServeOptions {
   /** The transport's streams; the process's own by default. */
   readonly stdin?: Readable | undefined
   readonly stdout?: Writable | undefined
-}
-
-/** The stdio transport, with a readable error for every request whose params are malformed. */
-class StdioTransport extends StdioServerTransport {
-  override send(message: JSONRPCMessage): Promise<void> {
-    return super.send(readableErrors(message))
-  }
 }
 
 /**

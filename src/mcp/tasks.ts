@@ -1,6 +1,7 @@
 import type { TaskStore } from "@modelcontextprotocol/sdk/experimental/tasks/interfaces.js"
-import type { Result, Task } from "@modelcontextprotocol/sdk/types.js"
+import { ErrorCode, McpError, type Result, type Task } from "@modelcontextprotocol/sdk/types.js"
 import { Clock, Effect, Runtime } from "effect"
+import { stripControl } from "../domain/text.js"
 import { RunStore } from "../services/RunStore.js"
 import type { LiveRuns } from "./liveRuns.js"
 import { progressLine } from "./results.js"
@@ -27,14 +28,15 @@ const statusOf = (view: RunView): Task["status"] => {
   }
 }
 
-const taskFor = (view: RunView, nowMs: number): Task => {
+/** The task of the run `taskId` (the id asked for, which named its directory: never an id read from a file). */
+const taskFor = (taskId: string, view: RunView, nowMs: number): Task => {
   switch (view._tag) {
     case "Running":
-      return taskOf(view, "working", nowMs, progressLine(view, nowMs - view.createdAt.getTime()))
+      return taskOf({ ...view, runId: taskId }, "working", nowMs, progressLine(view, nowMs - view.createdAt.getTime()))
     case "Finished": {
       const { manifest } = view.result
       return {
-        ...taskOf({ runId: manifest.id, createdAt: new Date(manifest.createdAt) }, statusOf(view), Date.parse(manifest.finishedAt)),
+        ...taskOf({ runId: taskId, createdAt: new Date(manifest.createdAt) }, statusOf(view), Date.parse(manifest.finishedAt)),
         statusMessage:
           `${manifest.status}: ${manifest.candidates.filter((c) => c.status === "ok").length}/${manifest.candidates.length} answered` +
           (manifest.error !== undefined ? ` (${manifest.error})` : "")
@@ -52,7 +54,7 @@ export const makeTaskStore = (runtime: Runtime.Runtime<ToolServices>, runs: Live
     getTask: (taskId) =>
       run(Effect.gen(function*() {
         const found = yield* view(taskId)
-        return found._tag === "Some" ? taskFor(found.value, yield* Clock.currentTimeMillis) : null
+        return found._tag === "Some" ? taskFor(taskId, found.value, yield* Clock.currentTimeMillis) : null
       })),
     // A run's result is its own files: there is nothing else to store.
     storeTaskResult: () => Promise.resolve(),
@@ -62,12 +64,22 @@ export const makeTaskStore = (runtime: Runtime.Runtime<ToolServices>, runs: Live
         if (found._tag === "None") return yield* Effect.die(new Error(`no run ${taskId}`))
         return (yield* resultOfView(found.value, yield* resultOptions, yield* Clock.currentTimeMillis)) satisfies Result
       })),
-    updateTaskStatus: (taskId, status) =>
-      run(Effect.gen(function*() {
-        if (status !== "cancelled") return
+    // Only a cancel is acted on (tasks/cancel, after the SDK checked that the task is not over). A run of
+    // another process cannot be stopped from here: the client is told so, and whose it is, instead of a
+    // "cancelled" that the run would belie.
+    updateTaskStatus: async (taskId, status) => {
+      const elsewhere = await run(Effect.gen(function*() {
+        if (status !== "cancelled") return undefined
         const live = yield* runs.get(taskId)
-        if (live !== undefined) yield* live.cancel
-      })),
+        if (live !== undefined) return yield* Effect.as(live.cancel, undefined)
+        const found = yield* view(taskId)
+        return found._tag === "Some" && found.value._tag === "Running" ? found.value.elsewhere ?? "another process" : undefined
+      }))
+      if (elsewhere === undefined) return
+      const owner = stripControl(elsewhere)
+      const how = "cancel it where it runs (cancel_run or tasks/cancel on the server that started it), or stop that process"
+      throw new McpError(ErrorCode.InvalidParams, `Run ${taskId} belongs to ${owner}, not to this server, and goes on: ${how}`)
+    },
     listTasks: (cursor) =>
       run(Effect.gen(function*() {
         const store = yield* RunStore
@@ -76,7 +88,7 @@ export const makeTaskStore = (runtime: Runtime.Runtime<ToolServices>, runs: Live
         const page = listed.slice(offset, offset + PAGE)
         const now = yield* Clock.currentTimeMillis
         const tasks = yield* Effect.forEach(page, (summary) =>
-          view(summary.id).pipe(Effect.map((found) => (found._tag === "Some" ? [taskFor(found.value, now)] : []))))
+          view(summary.id).pipe(Effect.map((found) => (found._tag === "Some" ? [taskFor(summary.id, found.value, now)] : []))))
         return { tasks: tasks.flat(), ...(listed.length > offset + PAGE ? { nextCursor: String(offset + PAGE) } : {}) }
       }))
   }

@@ -67,7 +67,9 @@ export interface RunSummary extends RunView {
 
 export const PROMPT_PREVIEW_CHARS = 200
 
-const decodeManifest = Schema.decodeUnknown(Schema.parseJson(Manifest))
+const decodeManifestText = Schema.decodeUnknown(Schema.parseJson(Manifest))
+/** A run's manifest; its id is the directory's name, whatever `id` the file says (it may have been edited). */
+const decodeManifest = (runId: string) => (text: string) => Effect.map(decodeManifestText(text), (manifest) => ({ ...manifest, id: runId }))
 const decodeOwner = Schema.decodeUnknown(Schema.parseJson(OwnerRecord))
 
 type Failure = { readonly _tag: string; readonly reason?: string; readonly message: string }
@@ -163,7 +165,7 @@ export const makeRunReader = (fs: FileSystem.FileSystem, path: Path.Path, output
   const readManifest = (runId: string) =>
     readRunFile(runId, "run.json").pipe(
       Effect.flatMap((text) =>
-        decodeManifest(text).pipe(
+        decodeManifest(runId)(text).pipe(
           Effect.mapError((e) =>
             new StoreError({
               path: path.join(outputDir, runId, "run.json"),
@@ -218,7 +220,7 @@ export const makeRunReader = (fs: FileSystem.FileSystem, path: Path.Path, output
           // A damaged or misplaced file must not hide the run (nor the other runs).
           Effect.orElseSucceed(() => undefined)
         )
-      const manifest = yield* optional("run.json", decodeManifest)
+      const manifest = yield* optional("run.json", decodeManifest(runId))
       const owner = manifest ? undefined : yield* optional(OWNER_FILE, decodeOwner)
       const host = thisHost()
       const probe = owner !== undefined && owner.host === host ? yield* probePid(fs, owner.pid) : undefined
