@@ -1,3 +1,4 @@
+import { FileSystem } from "@effect/platform"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import { describe, expect, it } from "@effect/vitest"
@@ -6,15 +7,18 @@ import { execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { readRunResource } from "../src/mcp/resources.js"
+import { type Attachment, sha256Of } from "../src/programs/attachments/attachment.js"
 import { collectAttachments } from "../src/programs/attachments/collect.js"
+import { saveAttachments } from "../src/programs/attachments/plan.js"
+import { makeRunWrites } from "../src/programs/run/writes.js"
 import { layerRunStore, RunStore } from "../src/services/RunStore.js"
 import { layerSettings } from "../src/services/Settings.js"
 import { makeTempDirs } from "./support/tempDirs.js"
 import { makeTestSettings } from "./support/testSettings.js"
 
-// Issue 23, findings 4 and 9: the runs directory and attachments, read while someone inside swaps a file for a
-// symlink to a file outside (a writer loop in another process, bounded in swaps and time), or leaves a FIFO
-// where a file is expected.
+// Issue 23, findings 3, 4 and 9: the runs directory and attachments, read while someone inside swaps a file for
+// a symlink to a file outside (a writer loop in another process, bounded in swaps and time), or leaves a FIFO
+// where a file is expected; and a run's many writes, bounded.
 
 const tempDir = makeTempDirs("pllm-race-")
 const RUN_ID = "20260101-000000-000-abcdef12"
@@ -117,5 +121,48 @@ describe("a FIFO where a run's file is expected", () => {
       expect((yield* store.readRun(RUN_ID)).manifest).toBeUndefined()
       const error = yield* Effect.flip(store.readRunFile(RUN_ID, "run.json"))
       expect(error.message).toBe(`run.json of run ${RUN_ID} is not a regular file`)
+    }))
+})
+
+describe("bounded writes", () => {
+  it.live("a run's 200 attachment copies are written at most 16 at a time, not all at once", () =>
+    Effect.gen(function*() {
+      let writing = 0
+      let most = 0
+      // The real file system, counting the files being written at each moment.
+      const counting = Layer.effect(
+        FileSystem.FileSystem,
+        Effect.map(FileSystem.FileSystem, (fs) => ({
+          ...fs,
+          writeFile: (file: string, data: Uint8Array, options?: FileSystem.WriteFileOptions) =>
+            Effect.acquireUseRelease(
+              Effect.sync(() => (most = Math.max(most, ++writing))),
+              () => fs.writeFile(file, data, options),
+              () => Effect.sync(() => writing--)
+            )
+        }))
+      ).pipe(Layer.provide(NodeFileSystem.layer))
+      const outputDir = tempDir()
+      const files: ReadonlyArray<Attachment> = Array.from({ length: 200 }, (_, i) => {
+        const bytes = new TextEncoder().encode(`file ${i}\n`)
+        return { path: `f${i}.txt`, kind: "text", mediaType: "text/plain", bytes, sha256: sha256Of(bytes), text: `file ${i}\n` }
+      })
+      yield* Effect.scoped(Effect.gen(function*() {
+        const store = yield* RunStore
+        const run = yield* store.makeRunDir()
+        const writes = yield* makeRunWrites(run, yield* Effect.scope)
+        yield* saveAttachments(run, { files, seesImages: () => false, records: [] }, writes.save)
+        yield* writes.allSettled
+        expect(yield* writes.unwritten).toEqual([])
+        expect(fs.readdirSync(path.join(run.dir, "attachments"))).toHaveLength(200)
+      })).pipe(
+        Effect.provide(
+          layerRunStore.pipe(
+            Layer.provideMerge(Layer.mergeAll(layerSettings(makeTestSettings({ outputDir })), counting, NodePath.layer))
+          )
+        )
+      )
+      expect(most).toBeGreaterThan(1)
+      expect(most).toBeLessThanOrEqual(16)
     }))
 })
