@@ -112,6 +112,9 @@ describe("globs that leave where they start", () => {
       expect(yield* collect(["proj/**/../../../zz-*.txt"], { base: root, what: "--attach" })).toMatchObject({
         refused: expect.stringMatching(/^--attach: proj\/\*\*\/\.\.\/\.\.\/\.\.\/zz-\*\.txt: "\.\." after a wildcard/)
       })
+      expect(yield* collect(["../root/*/../../zz-*.txt"], { base: root, what: "--attach" })).toMatchObject({
+        refused: expect.stringMatching(/"\.\." after a wildcard/)
+      })
       expect(yield* collect(["../zz-*.txt"], { base: root, what: "--attach" })).toMatchObject({ files: ["../zz-secret.txt"] })
     }))
 

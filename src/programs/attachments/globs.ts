@@ -23,11 +23,11 @@ export const globStart = (spec: string, base: string): string => {
  */
 export const globRefusal = (spec: string, base: string, overMcp: boolean): string | undefined => {
   const { firstDynamic, segments } = segmentsOf(spec)
-  const upAt = segments.findIndex((segment) => segment === "..")
-  if (overMcp && upAt !== -1) {
+  const ups = segments.flatMap((segment, i) => (segment === ".." ? [i] : []))
+  if (overMcp && ups.length > 0) {
     return `${spec}: a glob may not hold "..": name the directory it starts from inside your roots`
   }
-  if (upAt > firstDynamic) {
+  if (ups.some((i) => i > firstDynamic)) {
     return `${spec}: ".." after a wildcard may leave the directory the glob starts from; write the path without it`
   }
   const start = globStart(spec, base)
