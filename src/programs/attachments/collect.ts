@@ -1,17 +1,14 @@
 import { FileSystem, Path } from "@effect/platform"
 import { Effect, Option } from "effect"
-import ignore, { type Ignore } from "ignore"
 import { glob, isDynamicPattern } from "tinyglobby"
 import { RunRefused } from "../../domain/errors.js"
 import { formatBytes } from "../../domain/format.js"
 import { stripControl } from "../../domain/text.js"
-import { type FileRefused, isInsidePath as isInside, readFileSafely, readTextSafely } from "../../services/safeFile.js"
+import { type FileRefused, isInsidePath as isInside, readFileSafely } from "../../services/safeFile.js"
 import { Settings } from "../../services/Settings.js"
 import { type Attachment, sha256Of, sniff } from "./attachment.js"
+import { gitignoreRules } from "./gitignore.js"
 import { globRefusal, globStart } from "./globs.js"
-
-/** A `.gitignore` is a few kilobytes; a larger one is not read (nor one that is a link, as git itself does). */
-const GITIGNORE_MAX_BYTES = 1024 * 1024
 
 export interface CollectOptions {
   /** What relative paths are resolved against. */
@@ -70,42 +67,7 @@ export const collectAttachments = Effect.fn("collectAttachments")(function*(spec
       if (!allowed.some((root) => isInside(real, root))) return yield* outside(display, real === abs ? undefined : real, allowed)
     })
 
-  // .gitignore rules by directory, read once.
-  const rules = new Map<string, Ignore | undefined>()
-  const rulesOf = (dir: string) =>
-    // Not held to the roots: the rules only leave files out, and those of the work tree's top apply below it.
-    rules.has(dir) ? Effect.succeed(rules.get(dir)) : readTextSafely(path.join(dir, ".gitignore"), { maxBytes: GITIGNORE_MAX_BYTES }).pipe(
-      Effect.map((text): Ignore | undefined => ignore().add(text)),
-      // A symlink (to /dev/zero, say), a FIFO or a huge file is not rules: said, and the directory read without them.
-      Effect.catchAll((e) =>
-        e.reason === "missing" ? Effect.succeed(undefined) : Effect.as(Effect.logWarning(stripControl(`${e.message}: not read`)), undefined)
-      ),
-      Effect.tap((r) => Effect.sync(() => rules.set(dir, r)))
-    )
-  /** The work tree's top (the nearest ancestor with `.git`), where .gitignore rules start; else `dir` itself. */
-  const topOf = (dir: string) =>
-    Effect.gen(function*() {
-      for (let d = dir;; d = path.dirname(d)) {
-        if (yield* fs.exists(path.join(d, ".git")).pipe(Effect.orElseSucceed(() => false))) return d
-        if (path.dirname(d) === d) return dir
-      }
-    })
-  /** Whether a .gitignore between `top` and the file's own directory ignores it. */
-  const isIgnored = (top: string, abs: string, isDirectory: boolean) =>
-    Effect.gen(function*() {
-      if (!isInside(abs, top) || abs === top) return false
-      const dirs: Array<string> = []
-      for (let d = path.dirname(abs); isInside(d, top); d = path.dirname(d)) {
-        dirs.unshift(d)
-        if (d === top) break
-      }
-      for (const dir of dirs) {
-        const r = yield* rulesOf(dir)
-        const relative = path.relative(dir, abs).split(path.sep).join("/") + (isDirectory ? "/" : "")
-        if (r?.ignores(relative)) return true
-      }
-      return false
-    })
+  const { isIgnored, topOf } = gitignoreRules(fs, path)
 
   /** Every file below `dir`, sorted, without ignored ones, `.git`, or a directory seen before (a symlink loop). */
   const walk = (dir: string, display: string, top: string, seen: Set<string>): Effect.Effect<ReadonlyArray<Found>, RunRefused> =>
