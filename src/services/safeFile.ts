@@ -6,10 +6,11 @@ import * as nodePath from "node:path"
 // read. Node's `fs` directly, not the platform FileSystem: that one has no O_NOFOLLOW / O_NONBLOCK open and no
 // fstat of an open handle, and the point here is to check the very file that was opened, then read only it.
 
-/** Why a file was not read: its path, and a one-line reason. */
+/** Why a file was not read: its path, the kind of reason, the reason in words, and both in one line. */
 export class FileRefused extends Schema.TaggedError<FileRefused>()("FileRefused", {
   path: Schema.String,
   reason: Schema.Literal("missing", "not a regular file", "outside", "too large", "timeout", "unreadable"),
+  detail: Schema.String,
   message: Schema.String
 }) {}
 
@@ -76,7 +77,8 @@ const readUpTo = (handle: fs.promises.FileHandle, limit: number) =>
  * timeout. Every refusal is a `FileRefused` naming the path and the reason in one line.
  */
 export const readFileSafely = (file: string, options: SafeReadOptions): Effect.Effect<Uint8Array, FileRefused> => {
-  const refuse = (reason: FileRefused["reason"], why: string) => new FileRefused({ path: file, reason, message: `${file}: ${why}` })
+  const refuse = (reason: FileRefused["reason"], detail: string) =>
+    new FileRefused({ path: file, reason, detail, message: `${file}: ${detail}` })
   const flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | (options.followLinks === true ? 0 : O_NOFOLLOW)
   const open = Effect.acquireRelease(
     Effect.tryPromise({

@@ -177,7 +177,7 @@ export const collectAttachments = Effect.fn("collectAttachments")(function*(spec
             )
             : e.reason === "outside"
             ? outside(file.display, undefined, options.allowed ?? [])
-            : refuse(`cannot read ${file.display}: ${e.message.slice(e.path.length + 2)}`)
+            : refuse(`cannot read ${file.display}: ${e.detail}`)
         ))
       const kind = sniff(bytes)
       if (kind === undefined || (file.inDirectory && kind.kind !== "text")) {
