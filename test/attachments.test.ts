@@ -200,6 +200,10 @@ describe("attachments (ask --attach, process_prompt files)", () => {
       expect(yield* refusal(["notes.md", "big.txt"], { attachMaxTotalBytes: 2_010 })).toMatch(
         /^--attach: with big\.txt the attachments add up to 2,035 bytes, more than the 2,010 bytes allowed in one run \(--attach-max-total-bytes\)$/
       )
+      // Attached text is sent with the prompt: --max-prompt-chars counts it (issue 23, finding 3).
+      expect(yield* refusal(["big.txt"], { maxPromptChars: 1_000 })).toBe(
+        "the prompt has 2,001 characters with its attached text (2,000), more than the 1,000 allowed (--max-prompt-chars)"
+      )
       expect(yield* refusal(["blob.bin"])).toMatch(/^--attach: blob\.bin is a binary file/)
       expect(yield* refusal(["missing.txt"])).toBe("--attach: cannot read missing.txt: no such file or directory")
       expect(yield* refusal(["*.nothing"])).toBe("--attach: no file matches *.nothing")

@@ -11,8 +11,8 @@ import { connectMcp, ensureBuilt, repoRoot, serverEntry, serverEnv } from "./sup
 import { runCli } from "./support/spawnCli.js"
 
 // Issue 14 parts 1 and 2 with the built CLI, and the built server behind the SDK's client: MCP `files` are
-// read only inside the client's roots (or the server's working directory), plus --allow-dir; a path outside is
-// refused, nothing sent.
+// read only inside the client's roots plus --allow-dir (a client without roots: only --allow-dir, never the
+// server's working directory); a path outside is refused, nothing sent.
 
 let fake: FakeOpenRouter
 const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "pllm-mcp-attach-")))
@@ -115,23 +115,23 @@ describe("ask --attach (the built CLI)", () => {
 })
 
 describe("where MCP files may be read from", () => {
-  it("without roots: the server's working directory only; a path outside is refused naming it and the roots, nothing sent", async () => {
+  it("without roots: not even the server's working directory; the refusal says how to allow a directory, nothing sent", async () => {
     const mcp = await connectMcp(envFor())
+    const howTo = "none (this client sent no roots, and the server was started without --allow-dir). Start the server " +
+      "with --allow-dir <directory> (or PARALLEL_LLM_ALLOW_DIRS), or use a client that sends its roots"
     try {
       fake.reset()
       const secret = path.join(tmp, "outside", "secret.txt")
       const result = await ask(mcp.client, [secret])
       expect(result.isError).toBe(true)
-      expect(textOf(result)).toBe(
-        `files: ${secret} lies outside the directories this server may read: ${fs.realpathSync(repoRoot)}. ` +
-          "Add it to the client's roots, or start the server with --allow-dir"
+      expect(textOf(result)).toBe(`files: ${secret} lies outside the directories this server may read: ${howTo}`)
+      // The server's working directory (here the repository) is not granted implicitly.
+      expect(textOf(await ask(mcp.client, ["package.json"]))).toBe(
+        `files: package.json lies outside the directories this server may read: ${howTo}`
       )
       // A glob is refused where it starts, before it crawls anything.
       const glob = path.join(tmp, "outside", "*.txt")
-      expect(textOf(await ask(mcp.client, [glob]))).toBe(
-        `files: ${glob} lies outside the directories this server may read: ${fs.realpathSync(repoRoot)}. ` +
-          "Add it to the client's roots, or start the server with --allow-dir"
-      )
+      expect(textOf(await ask(mcp.client, [glob]))).toBe(`files: ${glob} lies outside the directories this server may read: ${howTo}`)
       expect(fake.requests).toHaveLength(0)
     } finally {
       await mcp.close()

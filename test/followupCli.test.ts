@@ -112,8 +112,16 @@ describe("continue_run over MCP", () => {
 
   it("returns like process_prompt, also running then get_run, and refuses a bad run id", async () => {
     const outputDir = freshDir("mcp")
+    // A client without roots may read only --allow-dir directories: the repository, for the attached file.
     const mcp = await connectMcp(
-      serverEnv({ baseUrl: fake.url, outputDir, apiKey: API_KEY, models: ["m/one", "m/two"], synthesizer: "m/synth" })
+      serverEnv({
+        baseUrl: fake.url,
+        outputDir,
+        apiKey: API_KEY,
+        models: ["m/one", "m/two"],
+        synthesizer: "m/synth",
+        extra: { PARALLEL_LLM_ALLOW_DIRS: repoRoot }
+      })
     )
     try {
       // Listing the tools makes the client check every structured result against its output schema.
@@ -123,7 +131,7 @@ describe("continue_run over MCP", () => {
       expect(first).toMatchObject({ status: "ok", final: "M-FINAL-1" })
 
       const since = fake.chatRequests().length
-      // The server's working directory (no client roots) holds the attached file.
+      // Relative to the first --allow-dir (the client has no roots).
       const second = await mcp.client.callTool({
         name: "continue_run",
         arguments: { runId: first.runId, prompt: "A bigger one?", files: ["tsconfig.json"] }

@@ -7,7 +7,7 @@ import { Settings } from "../services/Settings.js"
 
 /** Where a tool call may read attached files from. */
 export interface FileRoots {
-  /** What a relative path is resolved against: the client's first root, or the server's working directory. */
+  /** What a relative path is resolved against: the client's first root, else the first `--allow-dir`, else the working directory. */
   readonly base: string
   /** Real paths (symlinks resolved) of the directories files may come from. */
   readonly allowed: ReadonlyArray<string>
@@ -25,8 +25,9 @@ const pathOf = (uri: string): Option.Option<string> =>
 /**
  * One connection's file roots. A client that declares the `roots` capability is asked `roots/list` (once,
  * and again after `notifications/roots/list_changed`); its `file://` roots are where files may be read.
- * A client without the capability gets the server's working directory. `--allow-dir` adds directories to
- * either. Roots that do not exist are left out.
+ * `--allow-dir` adds directories to them. A client without roots may read only the `--allow-dir` ones: never
+ * the server's working directory implicitly (hosts start servers in `/` or the home directory). Roots that do
+ * not exist are left out.
  */
 export const makeFileRoots = (server: Server): Effect.Effect<FileRoots, RootsUnavailable, Settings | FileSystem.FileSystem> => {
   let listed: ReadonlyArray<string> | undefined
@@ -60,8 +61,8 @@ export const makeFileRoots = (server: Server): Effect.Effect<FileRoots, RootsUna
     const settings = yield* Settings
     const fs = yield* FileSystem.FileSystem
     const fromClient = yield* clientRoots
-    const base = fromClient === undefined ? process.cwd() : fromClient[0] ?? process.cwd()
-    const dirs = [...(fromClient ?? [process.cwd()]), ...settings.allowDirs]
+    const base = fromClient?.[0] ?? settings.allowDirs[0] ?? process.cwd()
+    const dirs = [...(fromClient ?? []), ...settings.allowDirs]
     const real = yield* Effect.forEach(dirs, (dir) => fs.realPath(dir).pipe(Effect.option))
     return { base, allowed: Arr.dedupe(Arr.getSomes(real)) } satisfies FileRoots
   })

@@ -1,4 +1,5 @@
 import { Array as Arr, Effect, JSONSchema, ParseResult, Schema } from "effect"
+import { ShallowJson } from "../domain/jsonDepth.js"
 import { ModelId } from "../domain/model.js"
 import { StrategyName } from "../domain/strategy.js"
 import { SettingsDescription } from "../settings/describe.js"
@@ -219,9 +220,14 @@ const fieldOf = (path: ReadonlyArray<PropertyKey>): string =>
     ? "(arguments)"
     : path.map((key, i) => (typeof key === "number" ? `[${key}]` : `${i === 0 ? "" : "."}${String(key)}`)).join("")
 
-/** Decodes a tool's arguments (absent arguments count as `{}`), refusing unknown fields. */
+/**
+ * Decodes a tool's arguments (absent arguments count as `{}`), refusing unknown fields, and first arguments
+ * nested too deep for the schema's recursive decoding (300,000 levels overflow the stack).
+ */
 export const decodeArguments = <A, I>(tool: string, schema: Schema.Schema<A, I>, args: unknown) =>
-  Schema.decodeUnknown(schema, { errors: "all", onExcessProperty: "error" })(args ?? {}).pipe(
+  Schema.decodeUnknown(Schema.compose(ShallowJson, schema, { strict: false }), { errors: "all", onExcessProperty: "error" })(
+    args ?? {}
+  ).pipe(
     Effect.mapError((error) => {
       // One line per field (a union, say, reports each of its branches): keep the first.
       const issues = Arr.dedupeWith(ParseResult.ArrayFormatter.formatErrorSync(error), (a, b) => fieldOf(a.path) === fieldOf(b.path))

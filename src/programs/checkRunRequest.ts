@@ -154,9 +154,12 @@ export const checkRunRequest = Effect.fnUntraced(function*(request: CheckedReque
       message: `${request.models.length} candidate models, more than the ${settings.maxModels} allowed in one run (--max-models)`
     })
   }
-  if (request.prompt.length > settings.maxPromptChars) {
+  // Attached text is sent with the prompt to every candidate: it counts (images and PDFs have their own byte caps).
+  const attached = request.attachedChars ?? 0
+  if (request.prompt.length + attached > settings.maxPromptChars) {
     return yield* new RunRefused({
-      message: `the prompt has ${request.prompt.length.toLocaleString("en-US")} characters, more than the ` +
+      message: `the prompt has ${(request.prompt.length + attached).toLocaleString("en-US")} characters` +
+        `${attached > 0 ? ` with its attached text (${attached.toLocaleString("en-US")})` : ""}, more than the ` +
         `${settings.maxPromptChars.toLocaleString("en-US")} allowed (--max-prompt-chars)`
     })
   }

@@ -91,6 +91,12 @@ export interface RunStoreShape {
   readonly readRun: (runId: string) => Effect.Effect<RunView, InvalidRunPath | RunFileNotFound | StoreError>
 }
 
+/**
+ * How many files this process writes at once, across all its runs: a run attaching a thousand files forks a
+ * write for each, and unbounded they exhaust the process's file descriptors (EMFILE), losing paid answers.
+ */
+const WRITE_CONCURRENCY = 16
+
 /** Prompts often hold private code: runs are readable by their owner only. */
 const PRIVATE_DIR = { mode: 0o700 }
 const PRIVATE_FILE = { mode: 0o600 }
@@ -116,6 +122,7 @@ const makeRunStore = Effect.gen(function*() {
 
   // The root is made once per process (and again if it disappears), not before every run.
   let rootMade = false
+  const writeGate = yield* Effect.makeSemaphore(WRITE_CONCURRENCY)
 
   const fail = (target: string) => (error: { readonly message: string }) =>
     new StoreError({ path: target, message: `cannot write ${target}: ${error.message}` })
@@ -131,7 +138,7 @@ const makeRunStore = Effect.gen(function*() {
   const writeAtomic = (target: string, data: string | Uint8Array) => {
     const temp = tempFor(target)
     const write = typeof data === "string" ? fs.writeFileString(temp, data, PRIVATE_FILE) : fs.writeFile(temp, data, PRIVATE_FILE)
-    return write.pipe(
+    return writeGate.withPermits(1)(write).pipe(
       Effect.zipRight(fs.rename(temp, target)),
       Effect.onError(() => removeAll([temp])),
       Effect.mapError(fail(target))
@@ -199,8 +206,8 @@ const makeRunStore = Effect.gen(function*() {
     const json = path.join(run.dir, "run.json")
     const [finalTemp, jsonTemp] = [tempFor(final), tempFor(json)]
     return Effect.all([
-      fs.writeFileString(finalTemp, content, PRIVATE_FILE).pipe(Effect.mapError(fail(final))),
-      fs.writeFileString(jsonTemp, manifestText(manifest), PRIVATE_FILE).pipe(Effect.mapError(fail(json)))
+      writeGate.withPermits(1)(fs.writeFileString(finalTemp, content, PRIVATE_FILE)).pipe(Effect.mapError(fail(final))),
+      writeGate.withPermits(1)(fs.writeFileString(jsonTemp, manifestText(manifest), PRIVATE_FILE)).pipe(Effect.mapError(fail(json)))
     ], { concurrency: 2, discard: true }).pipe(
       Effect.zipRight(fs.rename(finalTemp, final).pipe(Effect.mapError(fail(final)))),
       Effect.zipRight(fs.rename(jsonTemp, json).pipe(Effect.mapError(fail(json)))),

@@ -1,12 +1,15 @@
 import type { FileSystem, Path } from "@effect/platform"
-import { Clock, Effect, Option, Schema, Stream } from "effect"
+import { Clock, Effect, Option, Schema } from "effect"
 import { StoreError } from "../domain/errors.js"
+import { ShallowJson } from "../domain/jsonDepth.js"
 import { Manifest } from "../domain/manifest.js"
 import { decideRunState, OWNER_FILE, OwnerRecord, runIdTime, type RunState } from "../domain/runState.js"
 import { probePid, thisHost } from "./processProbe.js"
+import { readFileSafely } from "./safeFile.js"
 
-// The read side of the run store: every path is checked against the runs directory's real path, so a
-// symlink placed inside it cannot make a reader open a file elsewhere.
+// The read side of the run store: every file is opened once, without following a symlink, and the opened
+// file's real path is checked to be its place in the runs directory, so a symlink placed inside it (even one
+// swapped in between a check and the read) cannot make a reader return a file elsewhere.
 
 /** A run id as `createRun` makes them: `YYYYMMDD-HHMMSS-mmm-<8 hex>`. */
 export const RUN_ID_PATTERN = /^\d{8}-\d{6}-\d{3}-[0-9a-f]{8}$/
@@ -67,13 +70,20 @@ export interface RunSummary extends RunView {
 
 export const PROMPT_PREVIEW_CHARS = 200
 
-const decodeManifestText = Schema.decodeUnknown(Schema.parseJson(Manifest))
+/** The largest run file read back: answers are capped at --max-response-bytes, prompts at --max-prompt-chars. */
+const RUN_FILE_MAX_BYTES = 64 * 1024 * 1024
+/** An attachment's copy: at most the largest --attach-max-bytes. */
+const ATTACHMENT_MAX_BYTES = 1024 * 1024 * 1024
+
+// A too deeply nested file is refused before the schema's recursive decoding meets it.
+const decodeManifestText = Schema.decodeUnknown(Schema.parseJson(Schema.compose(ShallowJson, Manifest, { strict: false })))
 /** A run's manifest; its id is the directory's name, whatever `id` the file says (it may have been edited). */
 const decodeManifest = (runId: string) => (text: string) => Effect.map(decodeManifestText(text), (manifest) => ({ ...manifest, id: runId }))
-const decodeOwner = Schema.decodeUnknown(Schema.parseJson(OwnerRecord))
+const decodeOwner = Schema.decodeUnknown(Schema.parseJson(Schema.compose(ShallowJson, OwnerRecord, { strict: false })))
 
 type Failure = { readonly _tag: string; readonly reason?: string; readonly message: string }
 const isNotFound = (error: Failure) => error._tag === "SystemError" && error.reason === "NotFound"
+const utf8 = new TextDecoder()
 
 export const makeRunReader = (fs: FileSystem.FileSystem, path: Path.Path, outputDir: string) => {
   const readFailure = (target: string) => (error: { readonly message: string }) =>
@@ -110,28 +120,41 @@ export const makeRunReader = (fs: FileSystem.FileSystem, path: Path.Path, output
       return { root, dir }
     })
 
-  /** A file of a run, as text, only if it is in place; absent files are `None`. */
-  const readInPlace = (root: string, runId: string, relative: string) => readBytesOrText(root, runId, relative, fs.readFileString)
-
-  const readBytesOrText = <A>(
+  /**
+   * A file of a run, only if it is in place (opened once, not through a symlink, its real path its place under
+   * the root); absent files are `None`. With `head`, the first `maxBytes` bytes of a longer file.
+   */
+  const readInPlace = (
     root: string,
     runId: string,
     relative: string,
-    read: (file: string) => Effect.Effect<A, Failure>
-  ) =>
-    Effect.gen(function*() {
-      const target = path.join(outputDir, runId, relative)
-      const real = yield* fs.realPath(target).pipe(Effect.option)
-      if (Option.isNone(real)) return Option.none<A>()
-      if (real.value !== path.join(root, runId, relative)) {
-        return yield* new InvalidRunPath({ runId, file: relative, message: `${relative} of run ${runId} lies outside the runs directory` })
-      }
-      return yield* read(target).pipe(
-        Effect.map(Option.some),
-        Effect.catchIf(isNotFound, () => Effect.succeed(Option.none<A>())),
-        Effect.mapError(readFailure(target))
-      )
-    })
+    maxBytes = RUN_FILE_MAX_BYTES,
+    head = false
+  ): Effect.Effect<Option.Option<Uint8Array>, InvalidRunPath | StoreError> =>
+    readFileSafely(path.join(outputDir, runId, relative), { maxBytes, head, inside: [path.join(root, runId, relative)] }).pipe(
+      Effect.map(Option.some),
+      Effect.catchAll((e): Effect.Effect<Option.Option<Uint8Array>, InvalidRunPath | StoreError> => {
+        switch (e.reason) {
+          case "missing":
+            return Effect.succeed(Option.none<Uint8Array>())
+          case "outside":
+          case "not a regular file":
+            return Effect.fail(
+              new InvalidRunPath({
+                runId,
+                file: relative,
+                message: `${relative} of run ${runId} ${
+                  e.reason === "outside" ? "lies outside the runs directory" : "is not a regular file"
+                }`
+              })
+            )
+          default:
+            return Effect.fail(new StoreError({ path: e.path, message: `cannot read ${e.message}` }))
+        }
+      })
+    )
+  const readTextInPlace = (root: string, runId: string, relative: string) =>
+    Effect.map(readInPlace(root, runId, relative), Option.map((bytes) => utf8.decode(bytes)))
 
   const readRunFile = Effect.fn("RunStore.readRunFile")(function*(runId: string, file: string) {
     yield* checkRunId(runId, file)
@@ -145,7 +168,7 @@ export const makeRunReader = (fs: FileSystem.FileSystem, path: Path.Path, output
       })
     }
     const { root } = yield* runDir(runId, file)
-    const text = yield* readInPlace(root, runId, file)
+    const text = yield* readTextInPlace(root, runId, file)
     if (Option.isNone(text)) return yield* new RunFileNotFound({ runId, file, message: `run ${runId} has no ${file}` })
     return text.value
   })
@@ -157,7 +180,7 @@ export const makeRunReader = (fs: FileSystem.FileSystem, path: Path.Path, output
       return yield* new InvalidRunPath({ runId, file, message: `${JSON.stringify(name)} is not the name of an attachment's copy` })
     }
     const { root } = yield* runDir(runId, file)
-    const bytes = yield* readBytesOrText(root, runId, file, fs.readFile)
+    const bytes = yield* readInPlace(root, runId, file, ATTACHMENT_MAX_BYTES)
     if (Option.isNone(bytes)) return yield* new RunFileNotFound({ runId, file, message: `run ${runId} has no ${file}` })
     return bytes.value
   })
@@ -215,7 +238,7 @@ export const makeRunReader = (fs: FileSystem.FileSystem, path: Path.Path, output
     Effect.gen(function*() {
       const dir = path.join(outputDir, runId)
       const optional = <A>(relative: string, decode: (text: string) => Effect.Effect<A, unknown>) =>
-        readInPlace(root, runId, relative).pipe(
+        readTextInPlace(root, runId, relative).pipe(
           Effect.flatMap(Option.match({ onNone: () => Effect.succeed(undefined), onSome: decode })),
           // A damaged or misplaced file must not hide the run (nor the other runs).
           Effect.orElseSucceed(() => undefined)
@@ -257,14 +280,13 @@ export const makeRunReader = (fs: FileSystem.FileSystem, path: Path.Path, output
         if (!(yield* isInPlace(root, id, "."))) return undefined
         const view = yield* viewOf(root, id)
         const hasFinal = yield* isInPlace(root, id, "final.md")
-        const promptPreview = (yield* isInPlace(root, id, "prompt.md"))
-          ? yield* fs.stream(path.join(view.dir, "prompt.md"), { bytesToRead: PROMPT_PREVIEW_CHARS * 4 }).pipe(
-            Stream.decodeText(),
-            Stream.mkString,
-            Effect.map((text) => text.replace(/\uFFFD+$/, "").slice(0, PROMPT_PREVIEW_CHARS)),
-            Effect.orElseSucceed(() => "")
-          )
-          : ""
+        const promptPreview = yield* readInPlace(root, id, "prompt.md", PROMPT_PREVIEW_CHARS * 4, true).pipe(
+          Effect.map(Option.match({
+            onNone: () => "",
+            onSome: (bytes) => utf8.decode(bytes).replace(/\uFFFD+$/, "").slice(0, PROMPT_PREVIEW_CHARS)
+          })),
+          Effect.orElseSucceed(() => "")
+        )
         const summary: RunSummary = { ...view, hasFinal, promptPreview }
         return summary
       }), { concurrency: 8 })

@@ -1,9 +1,11 @@
 import { FileSystem } from "@effect/platform"
-import { Chunk, Config, Effect, Either, Option, ParseResult, Schema, Stream } from "effect"
+import { Config, Effect, Either, Option, ParseResult, Schema } from "effect"
 import * as os from "node:os"
 import * as path from "node:path"
 import { SettingsError } from "../domain/errors.js"
+import { ShallowJson } from "../domain/jsonDepth.js"
 import type { ModelOptions } from "../domain/modelOptions.js"
+import { readTextSafely } from "../services/safeFile.js"
 import { type Layers, settle } from "./layers.js"
 import { collectModelOptions, fileValueText, specsIn } from "./modelEntries.js"
 import { defaultConfigFile, isOpenRouterUrl } from "./paths.js"
@@ -20,7 +22,10 @@ export const ConfigFileSchema = Schema.Struct({
   presets: Schema.optional(PresetsInFile)
 })
 
-const decodeConfigFile = Schema.decodeUnknown(Schema.parseJson(ConfigFileSchema), { onExcessProperty: "error" })
+// A too deeply nested file is refused before the schema's recursive decoding meets it (a stack overflow).
+const decodeConfigFile = Schema.decodeUnknown(Schema.parseJson(Schema.compose(ShallowJson, ConfigFileSchema, { strict: false })), {
+  onExcessProperty: "error"
+})
 
 /** One line naming the key and what is wrong with it. */
 const firstIssue = (error: ParseResult.ParseError): string => {
@@ -36,16 +41,17 @@ const firstIssue = (error: ParseResult.ParseError): string => {
   return `${where}${what}`
 }
 
+/** Opened once and checked as opened: a FIFO or a device is refused at once, not waited on or read forever. */
 const readCapped = (file: string) =>
-  FileSystem.FileSystem.pipe(
-    Effect.flatMap((fs) => Stream.runCollect(fs.stream(file, { bytesToRead: MAX_CONFIG_FILE_BYTES + 1 }))),
-    Effect.mapError((e) => new SettingsError({ setting: "config file", message: `cannot read ${file}: ${e.message}` })),
-    Effect.map((chunks) => Buffer.concat(Chunk.toReadonlyArray(chunks))),
-    Effect.filterOrFail(
-      (bytes) => bytes.length <= MAX_CONFIG_FILE_BYTES,
-      () => new SettingsError({ setting: "config file", message: `${file}: larger than ${MAX_CONFIG_FILE_BYTES} bytes; not a config file` })
-    ),
-    Effect.map((bytes) => bytes.toString("utf8"))
+  readTextSafely(file, { maxBytes: MAX_CONFIG_FILE_BYTES, followLinks: true }).pipe(
+    Effect.mapError((e) =>
+      new SettingsError({
+        setting: "config file",
+        message: e.reason === "too large"
+          ? `${file}: larger than ${MAX_CONFIG_FILE_BYTES} bytes; not a config file`
+          : `cannot read ${e.message}`
+      })
+    )
   )
 
 const noOptions: Readonly<Record<string, ModelOptions>> = {}

@@ -50,6 +50,7 @@ export const makeTestSettings = (overrides: Partial<SettingsValue> = {}): Settin
   httpAllowedOrigins: [],
   attachMaxBytes: 10 * 1024 * 1024,
   attachMaxTotalBytes: 30 * 1024 * 1024,
+  attachMaxFiles: 1_000,
   allowDirs: [],
   configFile: Option.none(),
   modelOptions: {},

@@ -1,12 +1,14 @@
 import { FileSystem, Path } from "@effect/platform"
 import { Effect, Option } from "effect"
-import ignore, { type Ignore } from "ignore"
 import { glob, isDynamicPattern } from "tinyglobby"
 import { RunRefused } from "../../domain/errors.js"
 import { formatBytes } from "../../domain/format.js"
 import { stripControl } from "../../domain/text.js"
+import { type FileRefused, isInsidePath as isInside, readFileSafely } from "../../services/safeFile.js"
 import { Settings } from "../../services/Settings.js"
 import { type Attachment, sha256Of, sniff } from "./attachment.js"
+import { gitignoreRules } from "./gitignore.js"
+import { globRefusal, globStart } from "./globs.js"
 
 export interface CollectOptions {
   /** What relative paths are resolved against. */
@@ -40,52 +42,32 @@ export const collectAttachments = Effect.fn("collectAttachments")(function*(spec
   // File names found on disk may hold anything: no control character reaches a terminal.
   const refuse = (message: string) => new RunRefused({ message: stripControl(`${options.what}: ${message}`) })
 
-  const isInside = (real: string, root: string) => real === root || real.startsWith(root.endsWith(path.sep) ? root : root + path.sep)
+  const outside = (display: string, real: string | undefined, allowed: ReadonlyArray<string>) =>
+    refuse(
+      `${display}${real === undefined ? "" : ` (${real})`} lies outside the directories this server may read: ` +
+        (allowed.length === 0
+          ? "none (this client sent no roots, and the server was started without --allow-dir). Start the server with " +
+            "--allow-dir <directory> (or PARALLEL_LLM_ALLOW_DIRS), or use a client that sends its roots"
+          : `${allowed.join(", ")}. Add it to the client's roots, or start the server with --allow-dir`)
+    )
+  // Every file found counts, read or skipped: a directory of 100,000 files is refused before any is read.
+  let found = 0
+  const count = (display: string) =>
+    ++found > settings.attachMaxFiles
+      ? refuse(
+        `with ${display} more than ${settings.attachMaxFiles.toLocaleString("en-US")} files are attached, the most one run may ` +
+          `attach (--attach-max-files)`
+      )
+      : Effect.void
   const checkAllowed = (display: string, abs: string) =>
     Effect.gen(function*() {
       const allowed = options.allowed
       if (allowed === undefined) return
       const real = yield* fs.realPath(abs).pipe(Effect.mapError((e) => refuse(`cannot read ${display}: ${e.message}`)))
-      if (!allowed.some((root) => isInside(real, root))) {
-        return yield* refuse(
-          `${display}${real === abs ? "" : ` (${real})`} lies outside the directories this server may read: ` +
-            `${allowed.length === 0 ? "none" : allowed.join(", ")}. Add it to the client's roots, or start the server with --allow-dir`
-        )
-      }
+      if (!allowed.some((root) => isInside(real, root))) return yield* outside(display, real === abs ? undefined : real, allowed)
     })
 
-  // .gitignore rules by directory, read once.
-  const rules = new Map<string, Ignore | undefined>()
-  const rulesOf = (dir: string) =>
-    rules.has(dir) ? Effect.succeed(rules.get(dir)) : fs.readFileString(path.join(dir, ".gitignore")).pipe(
-      Effect.map((text): Ignore | undefined => ignore().add(text)),
-      Effect.orElseSucceed(() => undefined),
-      Effect.tap((r) => Effect.sync(() => rules.set(dir, r)))
-    )
-  /** The work tree's top (the nearest ancestor with `.git`), where .gitignore rules start; else `dir` itself. */
-  const topOf = (dir: string) =>
-    Effect.gen(function*() {
-      for (let d = dir;; d = path.dirname(d)) {
-        if (yield* fs.exists(path.join(d, ".git")).pipe(Effect.orElseSucceed(() => false))) return d
-        if (path.dirname(d) === d) return dir
-      }
-    })
-  /** Whether a .gitignore between `top` and the file's own directory ignores it. */
-  const isIgnored = (top: string, abs: string, isDirectory: boolean) =>
-    Effect.gen(function*() {
-      if (!isInside(abs, top) || abs === top) return false
-      const dirs: Array<string> = []
-      for (let d = path.dirname(abs); isInside(d, top); d = path.dirname(d)) {
-        dirs.unshift(d)
-        if (d === top) break
-      }
-      for (const dir of dirs) {
-        const r = yield* rulesOf(dir)
-        const relative = path.relative(dir, abs).split(path.sep).join("/") + (isDirectory ? "/" : "")
-        if (r?.ignores(relative)) return true
-      }
-      return false
-    })
+  const { isIgnored, topOf } = gitignoreRules(fs, path)
 
   /** Every file below `dir`, sorted, without ignored ones, `.git`, or a directory seen before (a symlink loop). */
   const walk = (dir: string, display: string, top: string, seen: Set<string>): Effect.Effect<ReadonlyArray<Found>, RunRefused> =>
@@ -106,7 +88,10 @@ export const collectAttachments = Effect.fn("collectAttachments")(function*(spec
         const isDirectory = info.value.type === "Directory"
         if (yield* isIgnored(top, abs, isDirectory)) continue
         if (isDirectory) found.push(...(yield* walk(abs, shown, top, seen)))
-        else if (info.value.type === "File") found.push({ display: shown, abs, named: false, inDirectory: true })
+        else if (info.value.type === "File") {
+          yield* count(shown)
+          found.push({ display: shown, abs, named: false, inDirectory: true })
+        }
       }
       return found
     })
@@ -117,14 +102,16 @@ export const collectAttachments = Effect.fn("collectAttachments")(function*(spec
       const info = yield* fs.stat(abs).pipe(Effect.either)
       if (info._tag === "Left") {
         if (!isDynamicPattern(spec)) return yield* refuse(`cannot read ${spec}: no such file or directory`)
+        const refusal = globRefusal(spec, options.base, options.allowed !== undefined)
+        if (refusal !== undefined) return yield* refuse(refusal)
         // Where the pattern starts must be allowed already: a glob never crawls a directory it may not read.
-        const segments = spec.split(/[\\/]/)
-        const fixed = segments.slice(0, segments.findIndex((segment) => isDynamicPattern(segment))).join(path.sep)
-        yield* checkAllowed(spec, path.resolve(options.base, fixed === "" && path.isAbsolute(spec) ? path.sep : fixed))
+        yield* checkAllowed(spec, globStart(spec, options.base))
         const matches = yield* Effect.tryPromise({
           // Symlinks are not followed over MCP: a link inside a root must not walk the glob out of it.
-          try: () =>
+          // The signal stops the crawl when the run is interrupted (Ctrl-C, SIGTERM).
+          try: (signal) =>
             glob(spec, {
+              signal,
               cwd: options.base,
               absolute: true,
               onlyFiles: true,
@@ -138,6 +125,7 @@ export const collectAttachments = Effect.fn("collectAttachments")(function*(spec
         const kept: Array<Found> = []
         for (const match of [...matches].sort()) {
           if (yield* isIgnored(top, match, false)) continue
+          yield* count(match)
           kept.push({
             display: path.isAbsolute(spec) ? match : path.relative(options.base, match),
             abs: match,
@@ -153,6 +141,7 @@ export const collectAttachments = Effect.fn("collectAttachments")(function*(spec
         case "Directory":
           return yield* walk(abs, spec, yield* topOf(abs), new Set())
         case "File":
+          yield* count(spec)
           return [{ display: spec, abs, named: true, inDirectory: false }]
         default:
           return yield* refuse(`${spec} is neither a file nor a directory`)
@@ -175,11 +164,21 @@ export const collectAttachments = Effect.fn("collectAttachments")(function*(spec
           } allowed per file (--attach-max-bytes)`
         )
       const cannotRead = (e: { readonly message: string }) => refuse(`cannot read ${file.display}: ${e.message}`)
-      // The size first: a huge file is refused without being read.
+      // The size first: a huge file is refused without being read, with its size.
       const size = Number((yield* fs.stat(file.abs).pipe(Effect.mapError(cannotRead))).size)
       if (size > settings.attachMaxBytes) return yield* tooLarge(size)
-      const bytes = yield* fs.readFile(file.abs).pipe(Effect.mapError(cannotRead))
-      if (bytes.length > settings.attachMaxBytes) return yield* tooLarge(bytes.length)
+      // Then the file opened once, checked as opened (a regular file, inside the roots), read up to the cap:
+      // `stat` may say 0 (`/proc`), and the path may have been swapped for a link since the checks above.
+      const bytes = yield* readFileSafely(file.abs, { maxBytes: settings.attachMaxBytes, followLinks: true, inside: options.allowed })
+        .pipe(Effect.mapError((e: FileRefused) =>
+          e.reason === "too large"
+            ? refuse(
+              `${file.display} is larger than the ${formatBytes(settings.attachMaxBytes)} allowed per file (--attach-max-bytes)`
+            )
+            : e.reason === "outside"
+            ? outside(file.display, undefined, options.allowed ?? [])
+            : refuse(`cannot read ${file.display}: ${e.detail}`)
+        ))
       const kind = sniff(bytes)
       if (kind === undefined || (file.inDirectory && kind.kind !== "text")) {
         if (file.named) {

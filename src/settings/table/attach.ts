@@ -21,12 +21,22 @@ export const attachSettings = {
     default: 30 * 1024 * 1024,
     defaultDoc: "31457280 (30 MiB)"
   }),
+  attachMaxFiles: withDefault({
+    field: "attachMaxFiles",
+    kind: integerIn(1, 10_000),
+    flag: "attach-max-files",
+    env: "PARALLEL_LLM_ATTACH_MAX_FILES",
+    doc: "Most files one run may attach (a directory or a glob counts each file it holds); over it the run is refused " +
+      "before any file is read",
+    default: 1_000,
+    defaultDoc: "1000"
+  }),
   allowDirs: withDefault({
     field: "allowDirs",
     kind: pathList,
     flag: "allow-dir",
     env: "PARALLEL_LLM_ALLOW_DIRS",
-    doc: "`serve`: directories MCP `files` may be read from besides the client's roots (or the working directory)",
+    doc: "`serve`: directories MCP `files` may be read from besides the client's roots; a client without roots may read only these",
     default: [],
     defaultDoc: "none",
     convert: (dirs, ctx) => dirs.map((dir) => absolutePath(dir, ctx))
