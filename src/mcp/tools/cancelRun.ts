@@ -14,6 +14,7 @@ export const cancelRun = defineTool({
   input: CancelRunInput,
   output: RunOutput,
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  needs: ["settings", "outputDir"],
   run: (input, context) =>
     Effect.gen(function*() {
       const options = yield* resultOptions

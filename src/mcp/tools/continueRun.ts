@@ -14,6 +14,7 @@ export const continueRun = defineTool({
   input: ContinueRunInput,
   output: RunOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  needs: ["settings", "key", "outputDir"],
   tasks: true,
   run: (input, context) =>
     startRun(

@@ -13,5 +13,6 @@ export const getRun = defineTool({
   input: GetRunInput,
   output: RunOutput,
   annotations: { readOnlyHint: true, openWorldHint: false },
+  needs: ["settings", "outputDir"],
   run: (input, context) => Effect.flatMap(waitMsOf(input.wait), (waitMs) => waitForRun(context, input.runId, waitMs))
 })

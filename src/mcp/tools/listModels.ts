@@ -20,6 +20,7 @@ export const listModels = defineTool({
   input: NoArguments,
   output: ListModelsOutput,
   annotations: { readOnlyHint: true, openWorldHint: true },
+  needs: ["settings"],
   run: () =>
     Effect.gen(function*() {
       const settings = yield* Settings

@@ -15,6 +15,7 @@ export const listRuns = defineTool({
   input: ListRunsInput,
   output: ListRunsOutput,
   annotations: { readOnlyHint: true, openWorldHint: false },
+  needs: ["settings", "outputDir"],
   run: (input) =>
     Effect.gen(function*() {
       const store = yield* RunStore

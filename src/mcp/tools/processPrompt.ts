@@ -56,6 +56,7 @@ export const processPrompt = defineTool({
   input: ProcessPromptInput,
   output: RunOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  needs: ["settings", "key", "outputDir"],
   tasks: true,
   run: (input, context) =>
     startRun(context, input.wait, (onEvent) =>

@@ -13,6 +13,7 @@ export const resynthesize = defineTool({
   input: ResynthesizeInput,
   output: RunOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  needs: ["settings", "key", "outputDir"],
   tasks: true,
   run: (input, context) =>
     startRun(
