@@ -9,7 +9,7 @@ import { defineTool } from "./tool.js"
 export const getConfig = defineTool({
   name: "get_config",
   title: "Show the effective settings",
-  description: "The server's effective settings (models, timeouts, retries, output directory, …). The API key is never shown.",
+  description: "The server's effective settings (never the API key), or what stops it from working.",
   input: NoArguments,
   output: GetConfigOutput,
   annotations: { readOnlyHint: true, openWorldHint: false },

@@ -32,8 +32,11 @@ export interface ToolSpec<A, I> {
   readonly title: string
   readonly description: string
   readonly input: Schema.Schema<A, I>
-  /** The schema of `structuredContent`; every successful result matches it (clients check). */
-  readonly output: Schema.Schema.AnyNoContext
+  /**
+   * The schema of `structuredContent`; every successful result matches it (clients check). Left out where
+   * it would repeat another tool's (the tool list goes into every conversation): the description says so.
+   */
+  readonly output?: Schema.Schema.AnyNoContext
   readonly annotations: ToolAnnotations
   /**
    * What the tool cannot work without. A server that started without one of them (see settings/degraded.ts)
@@ -61,7 +64,7 @@ export const defineTool = <A, I>(spec: ToolSpec<A, I>): Tool => ({
     title: spec.title,
     description: spec.description,
     inputSchema: objectJsonSchema(spec.input),
-    outputSchema: objectJsonSchema(spec.output),
+    ...(spec.output !== undefined ? { outputSchema: objectJsonSchema(spec.output, { descriptions: false }) } : {}),
     annotations: spec.annotations,
     ...(spec.tasks === true ? { execution: { taskSupport: "optional" as const } } : {})
   },
