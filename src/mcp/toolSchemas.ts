@@ -3,6 +3,7 @@ import { ModelId } from "../domain/model.js"
 import { StrategyName } from "../domain/strategy.js"
 import { SettingsDescription } from "../settings/describe.js"
 import { McpOverrides } from "../settings/mcpOverrides.js"
+import { plainIssue } from "./argumentIssues.js"
 import { RunOutputStatus } from "./runOutput.js"
 
 // One Effect Schema per tool input and output. Each one both checks (arguments coming from the client
@@ -37,7 +38,7 @@ export const ProcessPromptInput = Schema.Struct({
   ...McpOverrides.fields,
   wait: Schema.optionalWith(Wait, { exact: true }),
   files: Schema.optionalWith(
-    Schema.Array(Schema.String.pipe(Schema.minLength(1)).annotations({ jsonSchema: { type: "string" } })).annotations({
+    Schema.Array(Schema.String.pipe(Schema.minLength(1))).annotations({
       description: "Paths or globs to attach (text, images, PDFs)."
     }),
     { exact: true }
@@ -237,16 +238,18 @@ const fieldOf = (path: ReadonlyArray<PropertyKey>): string =>
     ? "(arguments)"
     : path.map((key, i) => (typeof key === "number" ? `[${key}]` : `${i === 0 ? "" : "."}${String(key)}`)).join("")
 
-/** Decodes a tool's arguments (absent arguments count as `{}`), refusing unknown fields. */
+/**
+ * Decodes a tool's arguments (absent arguments count as `{}`), refusing unknown fields; each refused field
+ * is said with what it may be, as the tool's advertised input schema says it.
+ */
 export const decodeArguments = <A, I>(tool: string, schema: Schema.Schema<A, I>, args: unknown) =>
   Schema.decodeUnknown(schema, { errors: "all", onExcessProperty: "error" })(args ?? {}).pipe(
     Effect.mapError((error) => {
       // One line per field (a union, say, reports each of its branches): keep the first.
       const issues = Arr.dedupeWith(ParseResult.ArrayFormatter.formatErrorSync(error), (a, b) => fieldOf(a.path) === fieldOf(b.path))
       const fields = issues.map((issue) => fieldOf(issue.path))
-      const details = issues.map((issue) =>
-        issue._tag === "Unexpected" ? `${fieldOf(issue.path)}: unknown argument` : `${fieldOf(issue.path)}: ${issue.message}`
-      )
+      const advertised = objectJsonSchema(schema)
+      const details = issues.map((issue) => plainIssue(advertised, args ?? {}, issue, fieldOf(issue.path)))
       return new InvalidArguments({ tool, fields, message: `Invalid arguments for ${tool}: ${details.join("; ")}` })
     })
   )
