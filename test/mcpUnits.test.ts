@@ -306,7 +306,9 @@ describe("redaction", () => {
       structuredContent: { n: 1, ok: true, none: null, list: ["<redacted>"] }
     })
     expect(redact.text(`a ${key} b ${key}`)).toBe("a <redacted> b <redacted>")
+    // Without a key, strings are still cleaned of control characters on their way out (see mcpHygiene.test.ts).
     const none = makeRedactor(Option.none())
-    expect(none.value(result)).toBe(result)
+    expect(none.value(result)).toEqual(result)
+    expect(none.value({ text: "a\u001b[2Jb\u202Ec" })).toEqual({ text: "a[2Jbc" })
   })
 })
