@@ -1,6 +1,6 @@
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
-import { Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import type { SettingsError } from "./domain/errors.js"
 import { cleartextKeyWarning } from "./domain/text.js"
 import { CallGate } from "./services/CallGate.js"
@@ -9,12 +9,17 @@ import { Logging } from "./services/Logging.js"
 import { layerOpenRouterClient, type OpenRouterClient } from "./services/OpenRouterClient.js"
 import { RunStore } from "./services/RunStore.js"
 import { Settings } from "./services/Settings.js"
+import { type DegradedSettings, StartupProblems } from "./settings/degraded.js"
 
-/** Once per entry point, when the services are built: an API key about to travel in clear. */
+/**
+ * Once per entry point, when the services are built: an API key about to travel in clear, and what a
+ * server started without (its tools say it again to the client, call by call).
+ */
 const layerStartupWarnings = Layer.effectDiscard(Effect.gen(function*() {
   const settings = yield* Settings
   const warning = cleartextKeyWarning(settings.baseUrl, Option.isSome(settings.apiKey))
   if (warning !== undefined) yield* Effect.logWarning(warning)
+  for (const problem of yield* StartupProblems) yield* Effect.logError(`not ready: ${problem.message}`)
 }))
 
 /** Every service a command or the MCP server may use. */
@@ -41,3 +46,15 @@ export const appLayer = <E, R>(settings: Layer.Layer<Settings, E, R>): Layer.Lay
 /** `batch`: the same graph, with one bound on HTTP calls in flight for the whole process (its `--concurrency`). */
 export const batchLayer = <E, R>(settings: Layer.Layer<Settings, E, R>): Layer.Layer<AppServices | CallGate, SettingsError | E, R> =>
   Layer.merge(AppLayer, CallGate.fromSettings).pipe(Layer.provideMerge(settings))
+
+/**
+ * `serve`: the same graph over settings that may be degraded (see settings/degraded.ts): it starts
+ * whatever is wrong with them, with the problems as a service the tools answer from.
+ */
+export const serveLayer = <E, R>(
+  load: Effect.Effect<DegradedSettings, E, R>
+): Layer.Layer<AppServices | CallGate | StartupProblems, SettingsError | E, R> =>
+  Layer.merge(AppLayer, CallGate.fromMaxInFlight).pipe(
+    Layer.provideMerge(Layer.effectContext(Effect.map(load, ({ loaded, problems }) =>
+      Context.make(Settings, loaded.settings).pipe(Context.add(StartupProblems, problems)))))
+  )

@@ -14,7 +14,7 @@ import { models, modelsCommand } from "./cli/modelsCommand.js"
 import type { Outcome } from "./cli/outcome.js"
 import { resynth, resynthCommand } from "./cli/resynthCommand.js"
 import { runs, runsCommand, show, showCommand } from "./cli/runsCommand.js"
-import { serve, serveCommand } from "./cli/serveCommand.js"
+import { serve, serveCommand, serveServices } from "./cli/serveCommand.js"
 import { type SettingsFlags, settingsLayer } from "./cli/settingsOptions.js"
 
 const version = (): string => {
@@ -45,7 +45,7 @@ const commands = (exitCode: Ref.Ref<number>) => {
         Command.withHandler(record(batch)),
         provide((args) => batchLayer(settingsLayer(args, { defaults: BATCH_DEFAULTS })))
       ),
-      serveCommand.pipe(Command.withHandler(record(serve)), provide(app)),
+      serveCommand.pipe(Command.withHandler(record(serve)), provide(serveServices)),
       modelsCommand.pipe(Command.withHandler(record(models)), provide(appWithoutKey)),
       runsCommand.pipe(
         Command.withHandler(record(runs)),

@@ -12,7 +12,8 @@ import { cliEntry, freshDirs, listTree, runCli } from "./support/spawnCli.js"
 // answers with escape codes, a reader that closes the pipe early, and what the run directory lets others read.
 
 const ESC = "\u001b"
-const hostile = `${ESC}]0;owned${String.fromCharCode(7)}${ESC}[2J\u009b31mforged\r`
+// Bidi overrides and isolates (U+202E, U+2066) too: they make text read other than it is.
+const hostile = `${ESC}]0;owned${String.fromCharCode(7)}${ESC}[2J\u009b31mforged\u202E\u2066\r`
 let fake: FakeOpenRouter
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-hostile-"))
 const freshDir = freshDirs(tmp)
@@ -43,12 +44,13 @@ const envFor = (outputDir: string, extra: Record<string, string> = {}) => ({
   ...extra
 })
 
-/** Any C0 control but tab and newline, DEL, or C1 control. */
-const CONTROL = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F]/
+/** Any C0 control but tab and newline, DEL, C1 control, or bidi embedding, override or isolate. */
+const CONTROL = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]/
 
 describe("stripControl", () => {
-  it("removes C0 and C1 controls, keeps tabs and newlines", () => {
+  it("removes C0 and C1 controls and bidi controls, keeps tabs, newlines and other text", () => {
     expect(stripControl(`a\tb\r\nc${hostile}d`)).toBe("a\tb\nc]0;owned[2J31mforgedd")
+    expect(stripControl("\u202Aa\u202Bb\u202Cc\u202Dd\u202Ee\u2066f\u2067g\u2068h\u2069 שלום é")).toBe("abcdefgh שלום é")
   })
 })
 

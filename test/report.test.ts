@@ -179,8 +179,8 @@ describe("the disagreement report over MCP", () => {
     )
     try {
       const tools = await connection.client.listTools()
-      const output = tools.tools.find((t) => t.name === "process_prompt")?.outputSchema?.properties?.["report"] as { description?: string }
-      expect(output.description).toMatch(/^Disagreement report: /)
+      const output = tools.tools.find((t) => t.name === "process_prompt")?.outputSchema?.properties?.["report"] as { type?: string }
+      expect(output.type).toBe("object")
       const result = await connection.client.callTool({ name: "process_prompt", arguments: { prompt: "What is 2+2?" } }) as CallToolResult
       expect(result.isError).toBeFalsy()
       const structured = result.structuredContent as Record<string, unknown>

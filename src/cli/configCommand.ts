@@ -2,6 +2,7 @@ import { Command, Options } from "@effect/cli"
 import { Effect, Option } from "effect"
 import { configRows } from "../settings/describe.js"
 import { succeeded } from "./outcome.js"
+import { writeStdout } from "./output.js"
 import { settingsFromFlags, settingsOptions } from "./settingsOptions.js"
 
 const configOptions = {
@@ -27,7 +28,7 @@ export const config = Effect.fn("config")(function*(args: Command.Command.ParseC
     : "default location"
   const rows = configRows(settings, sources, configFileSource)
   if (args.json) {
-    process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`)
+    yield* writeStdout(JSON.stringify(rows, null, 2))
     return succeeded
   }
   // `modelOptions` (an object by model id) takes a line per model: the first names the setting and its source.
@@ -46,6 +47,6 @@ export const config = Effect.fn("config")(function*(args: Command.Command.ParseC
   })
   const w1 = Math.max(...lines.map((l) => l.setting.length))
   const w2 = Math.min(60, Math.max(...lines.map((l) => l.value.length)))
-  process.stdout.write(lines.map((l) => `${l.setting.padEnd(w1)}  ${l.value.padEnd(w2)}  ${l.source}`.trimEnd()).join("\n") + "\n")
+  yield* writeStdout(lines.map((l) => `${l.setting.padEnd(w1)}  ${l.value.padEnd(w2)}  ${l.source}`.trimEnd()).join("\n"))
   return succeeded
 })

@@ -16,6 +16,7 @@ import { Logging } from "../services/Logging.js"
 import { Settings } from "../services/Settings.js"
 import { BATCH_DEFAULT_RUNS, BATCH_DEFAULTS, makeStatusLine, progressText } from "./batchProgress.js"
 import { outcomeIf, succeeded } from "./outcome.js"
+import { writeStdout } from "./output.js"
 import { settingsLayer, settingsOptions } from "./settingsOptions.js"
 
 const Count = Schema.Int.pipe(Schema.greaterThanOrEqualTo(1, { message: () => "must be a whole number of at least 1" }))
@@ -151,8 +152,7 @@ export const evaluate = Effect.fn("eval")(function*(args: EvalArgs) {
     strategies: [],
     ...rest
   })
-  const print = (r: EvalReport) =>
-    Effect.sync(() => process.stdout.write(args.json ? `${JSON.stringify(r, null, 2)}\n` : markdownReport(r)))
+  const print = (r: EvalReport) => writeStdout(args.json ? JSON.stringify(r, null, 2) : markdownReport(r))
 
   if (args.baselinesOnly) {
     if (baselines === undefined) {

@@ -3,6 +3,7 @@ import { Effect, Either } from "effect"
 import { listConfiguredModels } from "../programs/listConfiguredModels.js"
 import { Settings } from "../services/Settings.js"
 import { outcomeIf } from "./outcome.js"
+import { writeStdout } from "./output.js"
 import { settingsOptions } from "./settingsOptions.js"
 
 const price = (usdPerMillion: number | undefined) => (usdPerMillion === undefined ? "-" : `$${usdPerMillion.toFixed(2)}`)
@@ -25,7 +26,7 @@ export const models = Effect.fn("models")(function*(args: Command.Command.ParseC
   const everyModel = [...listing.models, ...listing.presets.flatMap((p) => p.models)]
   const outcome = outcomeIf(!everyModel.some((m) => m.found === false))
   if (args.json) {
-    process.stdout.write(`${JSON.stringify(listing, null, 2)}\n`)
+    yield* writeStdout(JSON.stringify(listing, null, 2))
     return outcome
   }
   const rows = [
@@ -46,7 +47,7 @@ export const models = Effect.fn("models")(function*(args: Command.Command.ParseC
   const header = ["role", "model", "status", "context", "in $/M", "out $/M"]
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
   const line = (cells: ReadonlyArray<string>) => cells.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd()
-  process.stdout.write([line(header), ...rows.map(line)].join("\n") + "\n")
+  yield* writeStdout([line(header), ...rows.map(line)].join("\n"))
   if (listing.offered !== undefined && Either.isRight(listing.catalogue)) {
     const more = listing.catalogue.right - listing.offered.length
     process.stderr.write(

@@ -1,11 +1,13 @@
 import { Command, Options } from "@effect/cli"
 import { Effect, Option } from "effect"
+import { serveLayer } from "../AppLayer.js"
 import { UsageError } from "../domain/errors.js"
 import { serveMcpHttp } from "../mcp/http.js"
 import { serveMcp } from "../mcp/server.js"
 import { tools } from "../mcp/tools/index.js"
+import { loadDegraded } from "../settings/degraded.js"
 import { succeeded } from "./outcome.js"
-import { settingsOptions } from "./settingsOptions.js"
+import { rawFromFlags, type SettingsFlags, settingsOptions } from "./settingsOptions.js"
 
 const DEFAULT_HOST = "127.0.0.1"
 const DEFAULT_PORT = 8765
@@ -36,6 +38,14 @@ export const serveCommand = Command.make("serve", serveOptions).pipe(
       "With --http: the same over MCP Streamable HTTP for many clients at once, until SIGINT/SIGTERM."
   )
 )
+
+/**
+ * `serve`'s services: it starts even when its settings cannot work (no key, a broken config file, an
+ * output directory it cannot make), and says why in every call that needs what is missing. A bad flag
+ * still stops it at once.
+ */
+export const serveServices = (args: SettingsFlags) =>
+  serveLayer(Effect.flatMap(rawFromFlags(args), (raw) => loadDegraded({ ...raw, env: process.env })))
 
 /** `serve`: until the client goes away (stdio) or the process is told to stop (HTTP). */
 export const serve = Effect.fn("serve")(function*(args: Command.Command.ParseConfig<typeof serveOptions>) {

@@ -71,7 +71,7 @@ const givenEmpty = (argv: ReadonlyArray<string>, s: AnySetting): boolean => {
 }
 
 /** The flags the user gave, as raw text for the loader. An empty value is refused, never dropped. */
-const rawFromFlags = Effect.fn("rawFromFlags")(function*(parsed: SettingsFlags) {
+export const rawFromFlags = Effect.fn("rawFromFlags")(function*(parsed: SettingsFlags) {
   const flags: RawSettings = {}
   const logLevel = logLevelFromArgv(process.argv)
   if (logLevel !== undefined) flags.logLevel = logLevel

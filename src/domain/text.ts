@@ -1,10 +1,16 @@
 // Text from outside (a provider's answer or error, a prompt, a batch id) on its way to a terminal, a log or
 // a manifest: control characters could set a window title, clear the screen or forge a status line.
 
-/** C0 controls but tab and newline, DEL, and C1 controls (which include the 8-bit CSI). */
-const CONTROL = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F]/g
+/**
+ * C0 controls but tab and newline, DEL, C1 controls (which include the 8-bit CSI), and the bidi embeddings,
+ * overrides and isolates (U+202A–U+202E, U+2066–U+2069), which make text read other than it is stored.
+ */
+const CONTROL = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]/g
 
-/** The text without control characters; tabs and newlines stay, a CRLF becomes a newline. */
+/**
+ * The text without control or bidi characters; tabs and newlines stay, a CRLF becomes a newline. What a
+ * terminal (stdout, stderr) or an MCP client is given passes through it; the files on disk keep the raw text.
+ */
 export const stripControl = (text: string): string => text.replace(/\r\n/g, "\n").replace(CONTROL, "")
 
 /** Hosts that never leave the machine. */

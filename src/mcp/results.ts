@@ -79,6 +79,8 @@ const candidateOf = (record: CandidateRecord) => ({
 
 // --- a finished run ---
 
+const isStopped = (manifest: Manifest): boolean => manifest.status === "cancelled" || manifest.status === "interrupted"
+
 const failuresOf = (manifest: Manifest): Array<string> => [
   ...manifest.candidates.filter((c) => c.status !== "ok").map((c) =>
     `${c.model}: ${failureOf(c)}${c.attempts > 1 ? ` (${c.attempts} attempts)` : ""}`
@@ -102,11 +104,28 @@ const summaryOf = (manifest: Manifest): string => {
     `${answered.length > 0 ? ` (${answered.map((c) => c.model).join(", ")})` : ""}; ${synthesis}; ` +
     // An interrupted run's duration is not known (its process died without saying when).
     `${manifest.status === "interrupted" ? "time unknown" : formatSeconds(manifest.durationMs)}${cost !== undefined ? `, ${cost}` : ""}.` +
-    (failures.length > 0 ? ` Failed: ${failures.join("; ")}.` : "")
+    // A cancel or a crash stopped the calls it cut short: they did not fail.
+    (failures.length > 0 ? ` ${isStopped(manifest) ? "Not answered" : "Failed"}: ${failures.join("; ")}.` : "")
+}
+
+/**
+ * After a cancel or a crash nothing failed: what is on disk is merged again (resynthesize), or looked at
+ * again (get_run); asking other models would pay again for what was stopped.
+ */
+const stoppedNext = (manifest: Manifest, answered: number, hasFinal: boolean): string => {
+  const again = call(manifest.id)
+  const how = manifest.status === "cancelled" ? "cancelled" : "interrupted"
+  const kept = `${plural(answered, "answer")} on disk`
+  if (answered === 0) return `The run was ${how} before any answer; ${again("get_run")} shows it as it stands.`
+  return hasFinal
+    ? `The run was ${how} after its answer; ${again("resynthesize")} merges the ${kept} again ` +
+      `(add "synthesizer" to use another model); ${again("get_run")} shows this run again.`
+    : `The run was ${how} with ${kept}: ${again("resynthesize")} merges ${answered === 1 ? "it" : "them"} without asking any model again.`
 }
 
 const nextOf = (manifest: Manifest, hasFinal: boolean): string | undefined => {
   const answered = manifest.candidates.filter((c) => c.status === "ok").length
+  if (isStopped(manifest)) return stoppedNext(manifest, answered, hasFinal)
   const failed = manifest.candidates.filter((c) => c.status !== "ok").map((c) => c.model)
   const again = call(manifest.id)
   if (!hasFinal) {

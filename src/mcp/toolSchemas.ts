@@ -4,6 +4,7 @@ import { ModelId } from "../domain/model.js"
 import { StrategyName } from "../domain/strategy.js"
 import { SettingsDescription } from "../settings/describe.js"
 import { McpOverrides } from "../settings/mcpOverrides.js"
+import { plainIssue } from "./argumentIssues.js"
 import { RunOutputStatus } from "./runOutput.js"
 
 // One Effect Schema per tool input and output. Each one both checks (arguments coming from the client
@@ -14,53 +15,45 @@ const ModelArgument = Schema.compose(Schema.String, ModelId).annotations({ jsonS
 
 /** How long one call waits for its run; the run goes on either way. */
 const Wait = Schema.Number.pipe(Schema.between(0, 3_600)).annotations({
-  description: "Seconds to wait for the answer before returning status \"running\" (the run goes on; get_run waits again). " +
-    "0: return at once. Default: the server's (45)."
+  description: "Seconds to wait (0: none)."
 })
 
-const RunId = Schema.String.annotations({ title: "Run id", description: "A run id, as process_prompt or list_runs return it." })
+// The tools' descriptions say where a run id comes from.
+const RunId = Schema.String
 
 // --- process_prompt ---
 
 export const ProcessPromptInput = Schema.Struct({
-  prompt: Schema.String.pipe(
-    Schema.filter((s) => s.trim() !== "" || "the prompt is empty"),
-    Schema.minLength(1)
-  ).annotations({
-    description: "The question or task, as you would ask one model; every candidate gets it unchanged."
+  prompt: Schema.String.pipe(Schema.filter((s) => s.trim() !== "" || "the prompt is empty"), Schema.minLength(1)).annotations({
+    description: "The whole question or task, as you would ask one model."
   }),
   models: Schema.optionalWith(
     // The upper bound is the server's `maxModels`, checked with the rest of the run before any call.
     Schema.Array(ModelArgument).pipe(Schema.minItems(1)).annotations({
-      description: "Candidate models for this call (at most the server's --max-models, 16 by default). Default: the server's."
+      description: "Candidate model ids."
     }),
     { exact: true }
   ),
-  synthesizer: Schema.optionalWith(
-    ModelArgument.annotations({
-      description: "The model that merges the answers, for this call. Default: the server's."
-    }),
-    { exact: true }
-  ),
+  synthesizer: Schema.optionalWith(ModelArgument, { exact: true }),
   // deadline, quorum, grace: the settings the table lets one call override.
   ...McpOverrides.fields,
   wait: Schema.optionalWith(Wait, { exact: true }),
   files: Schema.optionalWith(
     Schema.Array(Schema.String.pipe(Schema.minLength(1))).annotations({
-      description: "Paths of files, directories or globs inside your roots to attach (text, images, PDFs), instead of pasting them."
+      description: "Paths or globs to attach (text, images, PDFs)."
     }),
     { exact: true }
   ),
   web: Schema.optionalWith(
-    Schema.Boolean.annotations({ description: "Candidates search the web (default: the server's)." }),
+    Schema.Boolean.annotations({ description: "Candidates search the web." }),
     { exact: true }
   ),
   strategy: Schema.optionalWith(
-    StrategyName.annotations({ description: "How answers are combined. Default: the server's." }),
+    StrategyName.annotations({ description: "How answers are combined." }),
     { exact: true }
   ),
   preset: Schema.optionalWith(
-    Schema.String.annotations({ description: "A preset (see list_models); the arguments above beat it." }),
+    Schema.String.annotations({ description: "A preset from list_models; arguments beat it." }),
     { exact: true }
   )
 })
@@ -71,8 +64,7 @@ export type ProcessPromptInput = typeof ProcessPromptInput.Type
 export const ListRunsInput = Schema.Struct({
   limit: Schema.optionalWith(
     Schema.Number.pipe(Schema.int(), Schema.between(1, 200)).annotations({
-      title: "Limit",
-      description: "How many runs, newest first (default 20)."
+      description: "Default 20."
     }),
     { exact: true }
   )
@@ -106,11 +98,9 @@ export const ListRunsOutput = Schema.Struct({
 export type ListRunsOutput = typeof ListRunsOutput.Type
 
 export const ResynthesizeInput = Schema.Struct({
-  runId: RunId.annotations({ description: "The run whose candidates' answers to synthesize again (see list_runs)." }),
-  synthesizer: Schema.optionalWith(
-    ModelArgument.annotations({ description: "Default: the synthesizer the run used." }),
-    { exact: true }
-  ),
+  runId: RunId,
+  // Default: the run's synthesizer.
+  synthesizer: Schema.optionalWith(ModelArgument, { exact: true }),
   wait: Schema.optionalWith(Wait, { exact: true })
 })
 
@@ -121,7 +111,7 @@ export const CancelRunInput = Schema.Struct({ runId: RunId })
 // --- continue_run ---
 
 export const ContinueRunInput = Schema.Struct({
-  runId: RunId.annotations({ description: "The run to follow up on." }),
+  runId: RunId,
   prompt: ProcessPromptInput.fields.prompt.annotations({ description: "The follow-up question." }),
   models: ProcessPromptInput.fields.models,
   synthesizer: ProcessPromptInput.fields.synthesizer,
@@ -188,23 +178,52 @@ const ObjectJsonSchema = Schema.Struct(
 /**
  * The JSON Schema of a tool's input or output, generated from its Effect Schema. A schema whose root is
  * not an object is a programming error, caught the first time the module loads (and by the tests).
+ * The tool list goes into every conversation's context, so it is compacted (see `compact`); an output
+ * schema, which only clients read (to check results), also loses its descriptions.
  */
-export const objectJsonSchema = <A, I>(schema: Schema.Schema<A, I>): typeof ObjectJsonSchema.Type => {
-  // `$schema` and the filters' generated titles ("between(1, 16)") only cost a model's context.
+export const objectJsonSchema = <A, I>(
+  schema: Schema.Schema<A, I>,
+  options: { readonly descriptions: boolean } = { descriptions: true }
+): typeof ObjectJsonSchema.Type => {
   const { $schema: _dialect, ...jsonSchema } = JSONSchema.make(schema)
-  return Schema.decodeUnknownSync(ObjectJsonSchema)(withoutTitles(jsonSchema))
+  return Schema.decodeUnknownSync(ObjectJsonSchema)(compact(jsonSchema, options.descriptions))
 }
 
-const withoutTitles = (value: unknown): unknown =>
-  Array.isArray(value)
-    ? value.map(withoutTitles)
-    : typeof value === "object" && value !== null
-    ? Object.fromEntries(
-      Object.entries(value).filter(([key, inner]) => !(key === "title" && typeof inner === "string")).map((
-        [key, inner]
-      ) => [key, withoutTitles(inner)])
-    )
-    : value
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
+
+/** `{anyOf: [{type: "string"}, {type: "null"}]}` as `{type: ["string", "null"]}`, when every branch is a bare type. */
+const bareTypes = (branches: unknown): ReadonlyArray<unknown> | undefined =>
+  Array.isArray(branches) && branches.every((b) => isRecord(b) && Object.keys(b).length === 1 && typeof b.type === "string")
+    ? branches.map((b: Record<string, unknown>) => b.type)
+    : undefined
+
+/**
+ * What costs a model's context and checks nothing: `$schema`, the titles and the descriptions Effect makes
+ * up from filters ("between(1, 16)", "a string at least 1 character(s) long"), empty `required` and
+ * `properties`; unions of bare types become one `type`. Descriptions go too unless `descriptions`.
+ */
+const compact = (value: unknown, descriptions: boolean): unknown => {
+  if (Array.isArray(value)) return value.map((inner) => compact(inner, descriptions))
+  if (!isRecord(value)) return value
+  const types = bareTypes(value.anyOf)
+  const entries = Object.entries(types === undefined ? value : { ...value, anyOf: undefined, type: types }).filter(([key, inner]) =>
+    inner !== undefined &&
+    !(key === "title" && typeof inner === "string") &&
+    !(key === "description" && typeof inner === "string" && (!descriptions || GENERATED.test(inner))) &&
+    !(key === "required" && Array.isArray(inner) && inner.length === 0) &&
+    !(key === "properties" && isRecord(inner) && Object.keys(inner).length === 0)
+  )
+  return Object.fromEntries(entries.map(([key, inner]) => [
+    key,
+    // The keys of `properties` are field names, not keywords: only their schemas are compacted.
+    key === "properties" && isRecord(inner)
+      ? Object.fromEntries(Object.entries(inner).map(([name, field]) => [name, compact(field, descriptions)]))
+      : compact(inner, descriptions)
+  ]))
+}
+
+/** The descriptions Effect generates for its own filters. */
+const GENERATED = /^(?:a string at least|a string at most|a number|an integer|a positive|a non-negative|a finite)/
 
 // --- Decoding arguments ---
 
@@ -222,7 +241,8 @@ const fieldOf = (path: ReadonlyArray<PropertyKey>): string =>
 
 /**
  * Decodes a tool's arguments (absent arguments count as `{}`), refusing unknown fields, and first arguments
- * nested too deep for the schema's recursive decoding (300,000 levels overflow the stack).
+ * nested too deep for the schema's recursive decoding (300,000 levels overflow the stack); each refused field
+ * is said with what it may be, as the tool's advertised input schema says it.
  */
 export const decodeArguments = <A, I>(tool: string, schema: Schema.Schema<A, I>, args: unknown) =>
   Schema.decodeUnknown(Schema.compose(ShallowJson, schema, { strict: false }), { errors: "all", onExcessProperty: "error" })(
@@ -232,9 +252,8 @@ export const decodeArguments = <A, I>(tool: string, schema: Schema.Schema<A, I>,
       // One line per field (a union, say, reports each of its branches): keep the first.
       const issues = Arr.dedupeWith(ParseResult.ArrayFormatter.formatErrorSync(error), (a, b) => fieldOf(a.path) === fieldOf(b.path))
       const fields = issues.map((issue) => fieldOf(issue.path))
-      const details = issues.map((issue) =>
-        issue._tag === "Unexpected" ? `${fieldOf(issue.path)}: unknown argument` : `${fieldOf(issue.path)}: ${issue.message}`
-      )
+      const advertised = objectJsonSchema(schema)
+      const details = issues.map((issue) => plainIssue(advertised, args ?? {}, issue, fieldOf(issue.path)))
       return new InvalidArguments({ tool, fields, message: `Invalid arguments for ${tool}: ${details.join("; ")}` })
     })
   )

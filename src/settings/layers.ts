@@ -22,6 +22,26 @@ export interface Layers {
   readonly home: string
 }
 
+/** Where a setting's value was written, as the user wrote it: the flag, the variable, or the key in the config file. */
+export const whereSet = (
+  key: SettingKey,
+  source: SettingSource,
+  file: { readonly configFile: string | undefined; readonly presetName?: string | undefined }
+): string => {
+  switch (source) {
+    case "flag":
+      return `--${settingsTable[key].flag}`
+    case "env":
+      return settingsTable[key].env
+    case "preset":
+      return `presets.${file.presetName}.${key} (in ${file.configFile})`
+    case "file":
+      return `${key} (in ${file.configFile})`
+    default:
+      return key
+  }
+}
+
 const toProvider = (raw: RawSettings, extra: Record<string, string> = {}) =>
   ConfigProvider.fromMap(new Map(Object.entries({ ...raw, ...extra }).filter((e): e is [string, string] => e[1] !== undefined)))
 
@@ -42,22 +62,7 @@ export const settle = (layers: Layers) => {
       ? "file"
       : "default"
   }
-  const describe = (key: string): string => {
-    if (!(key in settingsTable)) return key
-    const k = key as SettingKey
-    switch (sources[k]) {
-      case "flag":
-        return `--${settingsTable[k].flag}`
-      case "env":
-        return settingsTable[k].env
-      case "preset":
-        return `presets.${layers.presetName}.${k} (in ${layers.configFile})`
-      case "file":
-        return `${k} (in ${layers.configFile})`
-      default:
-        return k
-    }
-  }
+  const describe = (key: string): string => key in settingsTable ? whereSet(key as SettingKey, sources[key as SettingKey], layers) : key
   const fileDir = layers.configFile === undefined ? process.cwd() : path.dirname(layers.configFile)
   return {
     sources,

@@ -6,6 +6,7 @@ import { SettingsError } from "../domain/errors.js"
 import { ShallowJson } from "../domain/jsonDepth.js"
 import type { ModelOptions } from "../domain/modelOptions.js"
 import { readTextSafely } from "../services/safeFile.js"
+import { lineOfIssue } from "./configLine.js"
 import { type Layers, settle } from "./layers.js"
 import { collectModelOptions, fileValueText, specsIn } from "./modelEntries.js"
 import { defaultConfigFile, isOpenRouterUrl } from "./paths.js"
@@ -57,8 +58,9 @@ const readCapped = (file: string) =>
 const noOptions: Readonly<Record<string, ModelOptions>> = {}
 
 const readConfigFile = Effect.fn("Settings.readConfigFile")(function*(file: string) {
-  const decoded = yield* decodeConfigFile(yield* readCapped(file)).pipe(
-    Effect.mapError((e) => new SettingsError({ setting: "config file", message: `${file}: ${firstIssue(e)}` }))
+  const text = yield* readCapped(file)
+  const decoded = yield* decodeConfigFile(text).pipe(
+    Effect.mapError((e) => new SettingsError({ setting: "config file", message: `${file}${lineOfIssue(text, e)}: ${firstIssue(e)}` }))
   )
   const { presets, ...settings } = decoded
   // Model objects, at the top level and in every preset alike: their options by id.
@@ -117,6 +119,8 @@ export interface LoadInput {
   readonly requireApiKey?: boolean
   /** A command's own defaults in place of the table's (batch: a process-wide concurrency); the source stays `default`. */
   readonly defaults?: RawSettings
+  /** Reads no config file at all (serve's fallback when the file is what is wrong: see degraded.ts). */
+  readonly withoutConfigFile?: boolean
 }
 
 /**
@@ -129,7 +133,9 @@ export const loadSettings = Effect.fn("Settings.load")(function*(input: LoadInpu
   // A named config file must exist; the default one is read only when it does.
   const fs = yield* FileSystem.FileSystem
   const defaultFile = defaultConfigFile(input.env)
-  const configFile = configPath !== undefined
+  const configFile = input.withoutConfigFile === true
+    ? undefined
+    : configPath !== undefined
     ? path.resolve(configPath === "~" || configPath.startsWith("~/") ? path.join(home, configPath.slice(1)) : configPath)
     : (yield* fs.exists(defaultFile).pipe(Effect.orElseSucceed(() => false)))
     ? defaultFile

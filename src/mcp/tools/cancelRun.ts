@@ -1,6 +1,5 @@
 import { Clock, Effect } from "effect"
 import { errorResult, finishedResult } from "../results.js"
-import { RunOutput } from "../runOutput.js"
 import { readRunView } from "../runView.js"
 import { CancelRunInput } from "../toolSchemas.js"
 import { resultOptions } from "./runs.js"
@@ -9,11 +8,11 @@ import { defineTool } from "./tool.js"
 export const cancelRun = defineTool({
   name: "cancel_run",
   title: "Cancel a running run",
-  description: "Stops a run of this server: every model call still going is aborted, the answers already received are kept " +
-    "(resynthesize merges them), and the run's final state is returned.",
+  description: "Stops a run: model calls still going are aborted, answers received are kept (resynthesize merges them). " +
+    "Returns the run's final state, like process_prompt.",
   input: CancelRunInput,
-  output: RunOutput,
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  needs: ["settings", "outputDir"],
   run: (input, context) =>
     Effect.gen(function*() {
       const options = yield* resultOptions

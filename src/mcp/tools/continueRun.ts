@@ -1,6 +1,5 @@
 import { Effect } from "effect"
 import { continueRun as continueThread } from "../../programs/thread/continueRun.js"
-import { RunOutput } from "../runOutput.js"
 import { ContinueRunInput } from "../toolSchemas.js"
 import { attachmentsOf, callOverrides, withPreset } from "./processPrompt.js"
 import { runFailure, startRun } from "./runs.js"
@@ -9,11 +8,11 @@ import { defineTool } from "./tool.js"
 export const continueRun = defineTool({
   name: "continue_run",
   title: "Ask a follow-up question",
-  description: "Asks a follow-up question of a finished run: every model gets the conversation so far (earlier prompts and " +
-    "answers) first. Makes a new run; returns like process_prompt.",
+  description: "Asks a finished run a follow-up question; every model sees the conversation so far. Makes a new run; " +
+    "returns like process_prompt.",
   input: ContinueRunInput,
-  output: RunOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  needs: ["settings", "key", "outputDir"],
   tasks: true,
   run: (input, context) =>
     startRun(

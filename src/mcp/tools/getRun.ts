@@ -7,11 +7,11 @@ import { defineTool } from "./tool.js"
 export const getRun = defineTool({
   name: "get_run",
   title: "Wait for a run and get its answer",
-  description: "Waits up to `wait` seconds for a run (by the runId process_prompt returned) and returns what process_prompt " +
-    "would have: the answer, or status \"running\" again (call get_run again). Also reads runs of earlier sessions from disk. " +
-    "Stopping this call stops only the waiting, never the run.",
+  description: "Waits up to `wait` seconds for a run, then returns it as process_prompt does (or \"running\" again). " +
+    "Stopping this call never stops the run.",
   input: GetRunInput,
   output: RunOutput,
   annotations: { readOnlyHint: true, openWorldHint: false },
+  needs: ["settings", "outputDir"],
   run: (input, context) => Effect.flatMap(waitMsOf(input.wait), (waitMs) => waitForRun(context, input.runId, waitMs))
 })

@@ -15,11 +15,12 @@ const price = (usd: number | undefined) => (usd === undefined ? "?" : `$${usd.to
 export const listModels = defineTool({
   name: "list_models",
   title: "List the configured models",
-  description: "The configured candidate models, synthesizer and fallback synthesizers, each checked against the provider's " +
-    "model list when it can be reached (found or not, context length, USD per million tokens), and the presets.",
+  description: "The configured candidates, synthesizer and fallbacks as the provider lists them (context length, USD per " +
+    "million tokens), and the presets.",
   input: NoArguments,
   output: ListModelsOutput,
   annotations: { readOnlyHint: true, openWorldHint: true },
+  needs: ["settings"],
   run: () =>
     Effect.gen(function*() {
       const settings = yield* Settings

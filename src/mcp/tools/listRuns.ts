@@ -10,11 +10,11 @@ import { defineTool } from "./tool.js"
 export const listRuns = defineTool({
   name: "list_runs",
   title: "List recent runs",
-  description: "The most recent runs, newest first: id, status, answered/total, duration, cost, the start of the prompt, and the " +
-    "final answer as a resource.",
+  description: "Recent runs, newest first: id, status, answered/total, duration, cost, the prompt's start, the answer's resource.",
   input: ListRunsInput,
   output: ListRunsOutput,
   annotations: { readOnlyHint: true, openWorldHint: false },
+  needs: ["settings", "outputDir"],
   run: (input) =>
     Effect.gen(function*() {
       const store = yield* RunStore

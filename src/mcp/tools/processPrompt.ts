@@ -50,12 +50,13 @@ export const withPreset =
 export const processPrompt = defineTool({
   name: "process_prompt",
   title: "Ask several LLMs and synthesize",
-  description: "Sends the prompt to several LLMs at once (the configured candidates, or `models`), keeps every answer, and has " +
-    "a synthesizer merge them into one answer better than any single one. A run takes 1 to 3 minutes: if it is not done " +
-    "within `wait` seconds the result has status \"running\" and a runId — call get_run with that runId to wait for the answer.",
+  description: "Asks several LLMs the same prompt at once; returns one synthesized answer and where they disagree. " +
+    "Unset arguments take the server's settings. A run that outlasts `wait` answers status \"running\" with a runId: " +
+    "call get_run.",
   input: ProcessPromptInput,
   output: RunOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  needs: ["settings", "key", "outputDir"],
   tasks: true,
   run: (input, context) =>
     startRun(context, input.wait, (onEvent) =>

@@ -1,6 +1,5 @@
 import { Effect } from "effect"
 import { resynthesize as resynthesizeRun } from "../../programs/resynthesize.js"
-import { RunOutput } from "../runOutput.js"
 import { ResynthesizeInput } from "../toolSchemas.js"
 import { runFailure, startRun } from "./runs.js"
 import { defineTool } from "./tool.js"
@@ -8,11 +7,11 @@ import { defineTool } from "./tool.js"
 export const resynthesize = defineTool({
   name: "resynthesize",
   title: "Synthesize a past run again",
-  description: "Merges the stored answers of an earlier run again (also a failed, cancelled or interrupted one), optionally with " +
-    "another synthesizer, without asking the candidates again: only the synthesis is paid. Makes a new run; returns like process_prompt.",
+  description: "Merges a past run's stored answers again (even a failed or cancelled one), optionally with another " +
+    "synthesizer; only the synthesis is paid. Makes a new run; returns like process_prompt.",
   input: ResynthesizeInput,
-  output: RunOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  needs: ["settings", "key", "outputDir"],
   tasks: true,
   run: (input, context) =>
     startRun(

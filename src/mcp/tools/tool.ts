@@ -4,6 +4,7 @@ import { Cause, Effect, type Schema } from "effect"
 import type { OpenRouterClient } from "../../services/OpenRouterClient.js"
 import type { RunStore } from "../../services/RunStore.js"
 import type { Settings } from "../../services/Settings.js"
+import { type Need, StartupProblems } from "../../settings/degraded.js"
 import type { LiveRuns } from "../liveRuns.js"
 import type { Progress } from "../progress.js"
 import { errorResult } from "../results.js"
@@ -31,9 +32,17 @@ export interface ToolSpec<A, I> {
   readonly title: string
   readonly description: string
   readonly input: Schema.Schema<A, I>
-  /** The schema of `structuredContent`; every successful result matches it (clients check). */
-  readonly output: Schema.Schema.AnyNoContext
+  /**
+   * The schema of `structuredContent`; every successful result matches it (clients check). Left out where
+   * it would repeat another tool's (the tool list goes into every conversation): the description says so.
+   */
+  readonly output?: Schema.Schema.AnyNoContext
   readonly annotations: ToolAnnotations
+  /**
+   * What the tool cannot work without. A server that started without one of them (see settings/degraded.ts)
+   * answers each call with what is missing and how to fix it, instead of running the tool.
+   */
+  readonly needs: ReadonlyArray<Need>
   /** Whether a call may ask to run as an MCP task. */
   readonly tasks?: boolean
   readonly run: (input: A, context: ToolContext) => Effect.Effect<ToolReply, never, ToolServices>
@@ -55,16 +64,22 @@ export const defineTool = <A, I>(spec: ToolSpec<A, I>): Tool => ({
     title: spec.title,
     description: spec.description,
     inputSchema: objectJsonSchema(spec.input),
-    outputSchema: objectJsonSchema(spec.output),
+    ...(spec.output !== undefined ? { outputSchema: objectJsonSchema(spec.output, { descriptions: false }) } : {}),
     annotations: spec.annotations,
     ...(spec.tasks === true ? { execution: { taskSupport: "optional" as const } } : {})
   },
   call: (args, context) =>
-    decodeArguments(spec.name, spec.input, args).pipe(
-      Effect.matchEffect({
-        onFailure: (e) => Effect.succeed(errorResult(e.message)),
-        onSuccess: (input) => spec.run(input, context)
-      }),
+    Effect.flatMap(StartupProblems, (problems) => {
+      const missing = problems.find((problem) => spec.needs.includes(problem.blocks))
+      return missing !== undefined
+        ? Effect.succeed(errorResult(`${spec.name} cannot run: ${missing.message}`))
+        : decodeArguments(spec.name, spec.input, args).pipe(
+          Effect.matchEffect({
+            onFailure: (e) => Effect.succeed(errorResult(e.message)),
+            onSuccess: (input) => spec.run(input, context)
+          })
+        )
+    }).pipe(
       // A defect is a result the model can read, and a log line; interruption is left alone (a run
       // interrupted by a cancel records itself as cancelled).
       Effect.catchAllDefect((defect) =>

@@ -118,7 +118,7 @@ export const runSettings = {
     }),
     {
       title: "Deadline (seconds)",
-      description: "Seconds the whole run may take: slow candidates are cut so that the synthesis still fits. Default: the server's (none)."
+      description: "Time limit in seconds; slow models are cut."
     }
   ),
   synthesisReserve: optional({
@@ -142,7 +142,7 @@ export const runSettings = {
     }),
     {
       title: "Quorum",
-      description: "Stop waiting for the other candidates once this many answered (after `grace`). Default: wait for all.",
+      description: "Stop once this many answered (after grace).",
       max: 16
     }
   ),
@@ -160,7 +160,7 @@ export const runSettings = {
     }),
     {
       title: "Grace (seconds)",
-      description: "With `quorum`: how many more seconds to wait for the others. Default: the server's setting (0)."
+      description: "Seconds more for the rest after quorum."
     }
   ),
   maxResponseBytes: withDefault({

@@ -37,7 +37,7 @@ export const strategySettings = {
       default: 1,
       defaultDoc: "1"
     }),
-    { title: "Rounds", description: "For refine. Default: the server's (1)." }
+    { title: "Rounds", description: "For refine: rounds." }
   ),
   samples: perCall(
     withDefault({
@@ -50,6 +50,6 @@ export const strategySettings = {
       default: 4,
       defaultDoc: "4"
     }),
-    { title: "Samples", description: "For self: answers. Default: the server's (4).", max: 16 }
+    { title: "Samples", description: "For self: answers sampled.", max: 16 }
   )
 }
