@@ -4,6 +4,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { SettingsError } from "../domain/errors.js"
 import type { ModelOptions } from "../domain/modelOptions.js"
+import { apiKeyProblem, modelListsProblem } from "./checks.js"
 import { type Layers, settle } from "./layers.js"
 import { collectModelOptions, fileValueText, specsIn } from "./modelEntries.js"
 import { defaultConfigFile, isOpenRouterUrl } from "./paths.js"
@@ -161,7 +162,7 @@ export const loadSettings = Effect.fn("Settings.load")(function*(input: LoadInpu
       message: `${where}: ${unknownPresetMessage(presetName, Object.keys(file.presets), Option.fromNullable(configFile))}`
     })
   }
-  const { contextOf, provider, refusal, sources } = settle({ ...base, preset: presetRaw ?? {}, presetName })
+  const { contextOf, describe, provider, refusal, sources } = settle({ ...base, preset: presetRaw ?? {}, presetName })
 
   const config = Config.all(Object.fromEntries(settingKeys.map((key) => [key, settingsTable[key].config(key, contextOf(key))])))
   const values = yield* Effect.all({ byKey: config, apiKey: Config.option(Config.redacted("apiKey")) }).pipe(
@@ -179,6 +180,11 @@ export const loadSettings = Effect.fn("Settings.load")(function*(input: LoadInpu
   const openRouter = isOpenRouterUrl(loaded.baseUrl)
   // The default fallback synthesizer is an OpenRouter model: another server gets none it was not given.
   const settings = !openRouter && sources.fallbackSynthesizers === "default" ? { ...loaded, fallbackSynthesizers: [] } : loaded
+  // Values that contradict each other, or a key that could never be sent: refused before any call.
+  const keyProblem = base.apiKey ? apiKeyProblem(base.apiKey) : undefined
+  if (keyProblem !== undefined) return yield* new SettingsError({ setting: "OPENROUTER_API_KEY", message: keyProblem })
+  const listProblem = modelListsProblem(settings, base.apiKey, describe)
+  if (listProblem !== undefined) return yield* new SettingsError({ setting: listProblem.where, message: listProblem.message })
   if (input.requireApiKey !== false && Option.isNone(settings.apiKey) && openRouter) {
     return yield* new SettingsError({
       setting: "OPENROUTER_API_KEY",
