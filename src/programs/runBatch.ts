@@ -2,6 +2,7 @@ import { FileSystem } from "@effect/platform"
 import { Cause, Clock, Effect, Exit, Option, ParseResult, Ref, Schema } from "effect"
 import * as crypto from "node:crypto"
 import { RunRefused, UsageError } from "../domain/errors.js"
+import { roundUsd } from "../domain/format.js"
 import type { Manifest } from "../domain/manifest.js"
 import { ModelId } from "../domain/model.js"
 import { OpenRouterClient } from "../services/OpenRouterClient.js"
@@ -180,7 +181,7 @@ export const runBatch = Effect.fn("runBatch")(function*(options: BatchOptions) {
       ...p,
       [result.status]: p[result.status] + 1,
       invalid: p.invalid + (result.invalid ? 1 : 0),
-      cost: p.cost + (result.cost ?? 0),
+      cost: roundUsd(p.cost + (result.cost ?? 0)),
       unknownCost: p.unknownCost + (result.cost === null && result.runDir !== null ? 1 : 0)
     }))
   const record = (result: BatchResult) => append(result).pipe(Effect.zipRight(count(result)), Effect.zipRight(report(result)))

@@ -5,6 +5,7 @@ import { StoreError } from "../domain/errors.js"
 import { type AttachmentRecord, Manifest, type RunSettings } from "../domain/manifest.js"
 import { responseFileName } from "../domain/model.js"
 import { OWNER_FILE, OwnerRecord } from "../domain/runState.js"
+import { makeRedact } from "./openrouter/redact.js"
 import { thisHost, thisProcessStartedAt } from "./processProbe.js"
 import { ATTACHMENTS_DIR, type InvalidRunPath, makeRunReader, type RunFileNotFound, type RunSummary, type RunView } from "./runReader.js"
 import { Settings } from "./Settings.js"
@@ -110,7 +111,9 @@ const encodeOwner = Schema.encodeSync(OwnerRecord)
 const makeRunStore = Effect.gen(function*() {
   const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
-  const { outputDir } = yield* Settings
+  const { apiKey, outputDir } = yield* Settings
+  // What a run records never holds the key, whatever field it reached (a prompt, a title, an id).
+  const redact = makeRedact(apiKey)
   // Ids from one process must sort in creation order even within one millisecond.
   let lastMs = 0
 
@@ -181,7 +184,7 @@ const makeRunStore = Effect.gen(function*() {
       ...(attachments !== undefined && attachments.length > 0 ? { attachments } : {}),
       ...(parent !== undefined ? { parent } : {})
     }
-    return writeAtomic(path.join(run.dir, OWNER_FILE), `${JSON.stringify(encodeOwner(owner), null, 2)}\n`).pipe(Effect.as(OWNER_FILE))
+    return writeAtomic(path.join(run.dir, OWNER_FILE), redact(`${JSON.stringify(encodeOwner(owner), null, 2)}\n`)).pipe(Effect.as(OWNER_FILE))
   }
 
   const createRun = (settings?: RunSettings, attachments?: ReadonlyArray<AttachmentRecord>, parent?: string) =>
@@ -200,7 +203,7 @@ const makeRunStore = Effect.gen(function*() {
     const [finalTemp, jsonTemp] = [tempFor(final), tempFor(json)]
     return Effect.all([
       fs.writeFileString(finalTemp, content, PRIVATE_FILE).pipe(Effect.mapError(fail(final))),
-      fs.writeFileString(jsonTemp, manifestText(manifest), PRIVATE_FILE).pipe(Effect.mapError(fail(json)))
+      fs.writeFileString(jsonTemp, redact(manifestText(manifest)), PRIVATE_FILE).pipe(Effect.mapError(fail(json)))
     ], { concurrency: 2, discard: true }).pipe(
       Effect.zipRight(fs.rename(finalTemp, final).pipe(Effect.mapError(fail(final)))),
       Effect.zipRight(fs.rename(jsonTemp, json).pipe(Effect.mapError(fail(json)))),
@@ -236,7 +239,7 @@ const makeRunStore = Effect.gen(function*() {
       ),
     writeFinal,
     writeAttachment,
-    writeManifest: (run, manifest) => writeRelative(run, "run.json", manifestText(manifest)).pipe(Effect.tap(() => disown(run)))
+    writeManifest: (run, manifest) => writeRelative(run, "run.json", redact(manifestText(manifest))).pipe(Effect.tap(() => disown(run)))
   } satisfies RunStoreShape
 })
 

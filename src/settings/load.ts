@@ -7,6 +7,7 @@ import type { ModelOptions } from "../domain/modelOptions.js"
 import { apiKeyProblem, modelListsProblem } from "./checks.js"
 import { type Layers, settle } from "./layers.js"
 import { collectModelOptions, fileValueText, specsIn } from "./modelEntries.js"
+import { jsonErrorPlace } from "./jsonPlace.js"
 import { defaultConfigFile, isOpenRouterUrl } from "./paths.js"
 import { decodePresets, presetKeys, PresetsInFile, unknownPresetMessage } from "./presets.js"
 import { type SettingKey, settingKeys, settingsTable } from "./table.js"
@@ -23,10 +24,13 @@ export const ConfigFileSchema = Schema.Struct({
 
 const decodeConfigFile = Schema.decodeUnknown(Schema.parseJson(ConfigFileSchema), { onExcessProperty: "error" })
 
-/** One line naming the key and what is wrong with it. */
-const firstIssue = (error: ParseResult.ParseError): string => {
+/** One line naming the key and what is wrong with it; never the file's text (it may be any file: `/etc/shadow`). */
+const firstIssue = (error: ParseResult.ParseError, text: string): string => {
   const [issue] = ParseResult.ArrayFormatter.formatErrorSync(error)
   if (!issue) return "invalid"
+  if (issue.path.length === 0) {
+    return issue._tag === "Transformation" ? `not valid JSON at ${jsonErrorPlace(text) ?? "its end"}` : "not a JSON object"
+  }
   const where = issue.path.length > 0 ? `${issue.path.join(".")}: ` : ""
   const inPreset = issue.path[0] === "presets" && issue.path.length === 3
   const what = issue._tag !== "Unexpected"
@@ -52,8 +56,9 @@ const readCapped = (file: string) =>
 const noOptions: Readonly<Record<string, ModelOptions>> = {}
 
 const readConfigFile = Effect.fn("Settings.readConfigFile")(function*(file: string) {
-  const decoded = yield* decodeConfigFile(yield* readCapped(file)).pipe(
-    Effect.mapError((e) => new SettingsError({ setting: "config file", message: `${file}: ${firstIssue(e)}` }))
+  const text = yield* readCapped(file)
+  const decoded = yield* decodeConfigFile(text).pipe(
+    Effect.mapError((e) => new SettingsError({ setting: "config file", message: `${file}: ${firstIssue(e, text)}` }))
   )
   const { presets, ...settings } = decoded
   // Model objects, at the top level and in every preset alike: their options by id.
