@@ -1,7 +1,7 @@
 import { FileSystem } from "@effect/platform"
 import { Cause, Clock, Effect, Exit, Option, ParseResult, Ref, Schema } from "effect"
 import * as crypto from "node:crypto"
-import { RunRefused, UsageError } from "../domain/errors.js"
+import { plainFsReason, RunRefused, UsageError } from "../domain/errors.js"
 import { roundUsd } from "../domain/format.js"
 import type { Manifest } from "../domain/manifest.js"
 import { ModelId } from "../domain/model.js"
@@ -133,7 +133,7 @@ export const runBatch = Effect.fn("runBatch")(function*(options: BatchOptions) {
   const settings = yield* Settings
 
   const text = yield* fs.readFileString(options.input).pipe(
-    Effect.mapError((e) => new UsageError({ message: `cannot read ${options.input}: ${e.message}` }))
+    Effect.mapError((e) => new UsageError({ message: `cannot read ${options.input}: ${plainFsReason(e)}` }))
   )
   const { items, bad } = parseBatchInput(text)
   if (items.length === 0 && bad.length === 0) {
@@ -142,7 +142,7 @@ export const runBatch = Effect.fn("runBatch")(function*(options: BatchOptions) {
 
   const previous = yield* fs.exists(options.output).pipe(
     Effect.flatMap((exists) => (exists ? fs.readFileString(options.output) : Effect.succeed(""))),
-    Effect.mapError((e) => new UsageError({ message: `cannot read the results file ${options.output}: ${e.message}` }))
+    Effect.mapError((e) => new UsageError({ message: `cannot read the results file ${options.output}: ${plainFsReason(e)}` }))
   )
   const answered = answeredIn(previous)
   const todo = items.filter((item) => {

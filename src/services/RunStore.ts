@@ -1,7 +1,7 @@
 import { FileSystem, Path } from "@effect/platform"
 import { Context, Effect, Layer, Schema } from "effect"
 import * as crypto from "node:crypto"
-import { StoreError } from "../domain/errors.js"
+import { fsFailure, StoreError } from "../domain/errors.js"
 import { type AttachmentRecord, Manifest, type RunSettings } from "../domain/manifest.js"
 import { responseFileName } from "../domain/model.js"
 import { OWNER_FILE, OwnerRecord } from "../domain/runState.js"
@@ -120,8 +120,7 @@ const makeRunStore = Effect.gen(function*() {
   // The root is made once per process (and again if it disappears), not before every run.
   let rootMade = false
 
-  const fail = (target: string) => (error: { readonly message: string }) =>
-    new StoreError({ path: target, message: `cannot write ${target}: ${error.message}` })
+  const fail = (target: string) => (error: unknown) => new StoreError({ path: target, message: fsFailure(`cannot write ${target}`, error) })
 
   // `.<file>.<random>.tmp`: random per process, then counted (no random bytes drawn per file).
   const tempTag = crypto.randomBytes(6).toString("hex")
@@ -145,7 +144,9 @@ const makeRunStore = Effect.gen(function*() {
     error._tag === "SystemError" && error.reason === "NotFound"
 
   const makeRoot = fs.makeDirectory(outputDir, { recursive: true, ...PRIVATE_DIR }).pipe(
-    Effect.mapError(fail(outputDir)),
+    Effect.mapError((e) =>
+      new StoreError({ path: outputDir, message: fsFailure(`cannot create the output directory ${outputDir} (--output-dir)`, e) })
+    ),
     Effect.tap(() => Effect.sync(() => (rootMade = true)))
   )
 

@@ -2,7 +2,7 @@ import { FileSystem } from "@effect/platform"
 import { Chunk, Config, Effect, Either, Option, ParseResult, Schema, Stream } from "effect"
 import * as os from "node:os"
 import * as path from "node:path"
-import { SettingsError } from "../domain/errors.js"
+import { plainFsReason, SettingsError } from "../domain/errors.js"
 import type { ModelOptions } from "../domain/modelOptions.js"
 import { apiKeyProblem, modelListsProblem } from "./checks.js"
 import { type Layers, settle } from "./layers.js"
@@ -44,7 +44,7 @@ const firstIssue = (error: ParseResult.ParseError, text: string): string => {
 const readCapped = (file: string) =>
   FileSystem.FileSystem.pipe(
     Effect.flatMap((fs) => Stream.runCollect(fs.stream(file, { bytesToRead: MAX_CONFIG_FILE_BYTES + 1 }))),
-    Effect.mapError((e) => new SettingsError({ setting: "config file", message: `cannot read ${file}: ${e.message}` })),
+    Effect.mapError((e) => new SettingsError({ setting: "config file", message: `cannot read ${file}: ${plainFsReason(e)}` })),
     Effect.map((chunks) => Buffer.concat(Chunk.toReadonlyArray(chunks))),
     Effect.filterOrFail(
       (bytes) => bytes.length <= MAX_CONFIG_FILE_BYTES,

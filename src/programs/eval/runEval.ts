@@ -1,7 +1,7 @@
 import { FileSystem } from "@effect/platform"
 import { Cause, Clock, Effect, Exit, Option, Ref, Schema } from "effect"
 import * as path from "node:path"
-import { UsageError } from "../../domain/errors.js"
+import { plainFsReason, UsageError } from "../../domain/errors.js"
 import { roundUsd } from "../../domain/format.js"
 import type { StrategyName } from "../../domain/strategy.js"
 import { Settings } from "../../services/Settings.js"
@@ -117,7 +117,7 @@ export const runEval = Effect.fn("runEval")(function*(options: EvalOptions) {
   const settings = yield* Settings
   const previousText = yield* fs.exists(options.output).pipe(
     Effect.flatMap((exists) => (exists ? fs.readFileString(options.output) : Effect.succeed(""))),
-    Effect.mapError((e) => new UsageError({ message: `cannot read the results file ${options.output}: ${e.message}` }))
+    Effect.mapError((e) => new UsageError({ message: `cannot read the results file ${options.output}: ${plainFsReason(e)}` }))
   )
   const previous = lastResults(previousText)
 
