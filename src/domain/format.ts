@@ -48,7 +48,7 @@ const runTokenCount = (usage: RunUsage): number | undefined =>
 export const costOf = (usage: Usage | RunUsage): string | undefined =>
   usage.cost !== undefined
     ? formatUsd(usage.cost)
-    : (usage.promptTokens ?? 0) + (usage.completionTokens ?? 0) > 0 || ("unreportedCalls" in usage && (usage.unreportedCalls ?? 0) > 0)
+    : (usage.promptTokens ?? 0) + (usage.completionTokens ?? 0) > 0
     ? "cost unknown"
     : undefined
 
