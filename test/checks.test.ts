@@ -1,6 +1,6 @@
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import { describe, expect, it } from "@effect/vitest"
 import * as NodePath from "@effect/platform-node/NodePath"
+import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Layer, Logger, Option, Redacted } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -135,7 +135,11 @@ describe("every list of models: no model named twice, judges and fallbacks withi
 })
 
 /** What `checkRunRequest` answers for a request under settings, with a catalogue of priced models. */
-const check = (request: Parameters<typeof checkRunRequest>[0], overrides: Partial<SettingsValue> = {}, catalogue: ReadonlyArray<ModelInfo> = []) =>
+const check = (
+  request: Parameters<typeof checkRunRequest>[0],
+  overrides: Partial<SettingsValue> = {},
+  catalogue: ReadonlyArray<ModelInfo> = []
+) =>
   Effect.gen(function*() {
     const client = yield* makeScriptedClient({}, { answer: "fine" }, catalogue)
     const layer = Layer.mergeAll(client.layer, layerSettings(makeTestSettings(overrides)))

@@ -116,8 +116,7 @@ export const layerLogging = (
           Effect.acquireRelease(
             Effect.try({
               try: () => fs.openSync(file, "a"),
-              catch: (e) =>
-                new SettingsError({ setting: "--log-file", message: `--log-file: cannot open ${file}: ${plainFsReason(e)}` })
+              catch: (e) => new SettingsError({ setting: "--log-file", message: `--log-file: cannot open ${file}: ${plainFsReason(e)}` })
             }),
             (fd) => Effect.sync(() => fs.closeSync(fd))
           )

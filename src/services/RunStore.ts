@@ -185,7 +185,9 @@ const makeRunStore = Effect.gen(function*() {
       ...(attachments !== undefined && attachments.length > 0 ? { attachments } : {}),
       ...(parent !== undefined ? { parent } : {})
     }
-    return writeAtomic(path.join(run.dir, OWNER_FILE), redact(`${JSON.stringify(encodeOwner(owner), null, 2)}\n`)).pipe(Effect.as(OWNER_FILE))
+    return writeAtomic(path.join(run.dir, OWNER_FILE), redact(`${JSON.stringify(encodeOwner(owner), null, 2)}\n`)).pipe(
+      Effect.as(OWNER_FILE)
+    )
   }
 
   const createRun = (settings?: RunSettings, attachments?: ReadonlyArray<AttachmentRecord>, parent?: string) =>

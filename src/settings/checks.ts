@@ -111,13 +111,16 @@ export const modelListsProblem = (
   const file = Option.getOrElse(settings.configFile, () => "the config file")
   const lists: ReadonlyArray<NamedList> = [
     ...listsOf(settings, describe),
-    ...Object.entries(settings.presets).flatMap(([name, preset]) =>
-      listsOf(preset, (k) => `presets.${name}.${k} (in ${file})`)
-    ),
+    ...Object.entries(settings.presets).flatMap(([name, preset]) => listsOf(preset, (k) => `presets.${name}.${k} (in ${file})`)),
     ...Object.entries(settings.modelOptions).flatMap(([id, options]) => [
       { where: `a model object (in ${file})`, models: [id], capped: false, what: "" },
       ...(options.fallbacks
-        ? [{ where: `the fallbacks of ${isKeyInModelId(id, key) ? "a model" : id} (in ${file})`, models: options.fallbacks, capped: true, what: "fallbacks" }]
+        ? [{
+          where: `the fallbacks of ${isKeyInModelId(id, key) ? "a model" : id} (in ${file})`,
+          models: options.fallbacks,
+          capped: true,
+          what: "fallbacks"
+        }]
         : [])
     ])
   ]
