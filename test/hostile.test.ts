@@ -166,9 +166,11 @@ describe("warnings before money is spent", () => {
     expect(loopback.stderr).not.toContain("sent in clear")
   })
 
-  it("a model named twice in one run: warned", async () => {
+  it("a model named twice in one run: refused before any call (each mention would be paid)", async () => {
+    const before = fake.chatRequests().length
     const result = await runCli(["ask", "hello", "-m", "h/good", "-m", "h/good", "-s", "h/synth"], { env: envFor(freshDir("twice")) })
-    expect(result.code).toBe(0)
-    expect(result.stderr).toContain("h/good is named more than once")
+    expect(result.code).toBe(2)
+    expect(result.stderr).toContain("--model: h/good is named twice; name each model once")
+    expect(fake.chatRequests().length).toBe(before)
   })
 })

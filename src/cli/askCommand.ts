@@ -2,7 +2,7 @@ import { Args, Command, Options } from "@effect/cli"
 import { FileSystem } from "@effect/platform"
 import { Effect, Option, Schedule } from "effect"
 import { text as readAll } from "node:stream/consumers"
-import { UsageError } from "../domain/errors.js"
+import { plainFsReason, UsageError } from "../domain/errors.js"
 import { summaryLine } from "../domain/format.js"
 import { formatReport } from "../domain/reportFormat.js"
 import { collectAttachments } from "../programs/attachments/collect.js"
@@ -32,7 +32,7 @@ const readPrompt = Effect.fn("readPrompt")(function*(argument: Option.Option<str
     : Option.isSome(file)
     ? yield* FileSystem.FileSystem.pipe(
       Effect.flatMap((fs) => fs.readFileString(file.value)),
-      Effect.mapError((e) => new UsageError({ message: `--file: cannot read ${file.value}: ${e.message}` }))
+      Effect.mapError((e) => new UsageError({ message: `--file: cannot read ${file.value}: ${plainFsReason(e)}` }))
     )
     : process.stdin.isTTY
     ? yield* new UsageError({

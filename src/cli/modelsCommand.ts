@@ -6,7 +6,8 @@ import { outcomeIf } from "./outcome.js"
 import { writeStdout } from "./output.js"
 import { settingsOptions } from "./settingsOptions.js"
 
-const price = (usdPerMillion: number | undefined) => (usdPerMillion === undefined ? "-" : `$${usdPerMillion.toFixed(2)}`)
+const price = (usdPerMillion: number | undefined, variable: boolean | undefined) =>
+  usdPerMillion !== undefined ? `$${usdPerMillion.toFixed(2)}` : variable === true ? "variable" : "-"
 
 const modelsOptions = {
   json: Options.boolean("json").pipe(Options.withDescription("Print the list as JSON.")),
@@ -41,8 +42,8 @@ export const models = Effect.fn("models")(function*(args: Command.Command.ParseC
       ? "found"
       : `NOT FOUND${m.suggestions?.length ? ` (did you mean ${m.suggestions.join(", ")}?)` : ""}`,
     m.contextLength?.toLocaleString("en-US") ?? "-",
-    price(m.promptPrice),
-    price(m.completionPrice)
+    price(m.promptPrice, m.variablePrice),
+    price(m.completionPrice, m.variablePrice)
   ])
   const header = ["role", "model", "status", "context", "in $/M", "out $/M"]
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))

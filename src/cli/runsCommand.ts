@@ -7,6 +7,7 @@ import { formatReport } from "../domain/reportFormat.js"
 import { readRunWithManifest } from "../programs/recoverRun.js"
 import { RunStore } from "../services/RunStore.js"
 import type { Settings } from "../services/Settings.js"
+import { RunsLimit } from "../settings/kinds.js"
 import { type Outcome, succeeded } from "./outcome.js"
 import { writeStdout as write } from "./output.js"
 import { settingsOptions } from "./settingsOptions.js"
@@ -79,7 +80,11 @@ export const show = (
   )
 
 const runsOptions = {
-  limit: Options.integer("limit").pipe(Options.withDescription("How many runs to list, newest first."), Options.withDefault(20)),
+  limit: Options.integer("limit").pipe(
+    Options.withSchema(RunsLimit),
+    Options.withDescription("How many runs to list, newest first."),
+    Options.withDefault(20)
+  ),
   json: Options.boolean("json").pipe(Options.withDescription("Print the list as JSON.")),
   ...settingsOptions
 }
@@ -93,7 +98,7 @@ export const runs = (args: Command.Command.ParseConfig<typeof runsOptions>): Eff
   Effect.as(
     Effect.gen(function*() {
       const store = yield* RunStore
-      const runs = yield* store.listRuns(Math.max(1, args.limit))
+      const runs = yield* store.listRuns(args.limit)
       const rows = runs.map((r) => ({
         id: r.id,
         time: (r.manifest?.createdAt ?? r.owner?.createdAt ?? "").replace("T", " ").slice(0, 19),

@@ -155,3 +155,60 @@ export class StoreError extends Schema.TaggedError<StoreError>()("StoreError", {
   path: Schema.String,
   message: Schema.String
 }) {}
+
+const IN_THE_WAY = "a file is in the way"
+const NOT_FOUND = "no such file or directory"
+const DENIED = "permission denied"
+const BUSY = "the file is busy"
+
+/** What an OS error code means, in words a user acts on. */
+const PLAIN_CODES: Readonly<Record<string, string>> = {
+  EEXIST: IN_THE_WAY,
+  ENOENT: NOT_FOUND,
+  EACCES: DENIED,
+  EPERM: DENIED,
+  ENOSPC: "no space left on device",
+  EDQUOT: "disk quota exceeded",
+  EROFS: "the file system is read-only",
+  ENOTDIR: "a part of the path is a file, not a directory",
+  EISDIR: "it is a directory, not a file",
+  ELOOP: "too many symbolic links (a loop?)",
+  ENAMETOOLONG: "the name is too long",
+  EMFILE: "too many open files",
+  ENFILE: "too many open files",
+  EBUSY: BUSY,
+  EIO: "an input/output error of the disk",
+  EFBIG: "the file is too large"
+}
+
+/** The same, by @effect/platform's reason, when the error carries no OS code. */
+const PLAIN_REASONS: Readonly<Record<string, string>> = {
+  AlreadyExists: IN_THE_WAY,
+  NotFound: NOT_FOUND,
+  PermissionDenied: DENIED,
+  Busy: BUSY,
+  BadResource: "not a file that can be used here",
+  InvalidData: "not readable (invalid data)",
+  TimedOut: "timed out",
+  UnexpectedEof: "it ended too soon",
+  WriteZero: "nothing could be written"
+}
+
+/**
+ * A file-system failure in plain words ("a file is in the way", "no space left on device"), never the platform's
+ * `AlreadyExists: FileSystem.makeDirectory (…): EEXIST…`: its OS code first, then its reason, else its message.
+ */
+export const plainFsReason = (error: unknown): string => {
+  const field = (value: unknown, key: string): unknown =>
+    typeof value === "object" && value !== null && key in value ? (value as Record<string, unknown>)[key] : undefined
+  const code = field(field(error, "cause"), "code") ?? field(error, "code")
+  const reason = field(error, "reason")
+  const plain = (typeof code === "string" ? PLAIN_CODES[code] : undefined) ??
+    (typeof reason === "string" ? PLAIN_REASONS[reason] : undefined)
+  if (plain !== undefined) return plain
+  const description = field(error, "description") ?? field(error, "message")
+  return typeof description === "string" && description !== "" ? description : "an error of the file system"
+}
+
+/** "cannot create the output directory /dev/null: a file is in the way": what, where, and why in plain words. */
+export const fsFailure = (what: string, error: unknown): string => `${what}: ${plainFsReason(error)}`

@@ -17,6 +17,12 @@ export const formatBytes = (n: number): string => `${formatCount(n)} bytes`
 
 export const formatUsd = (usd: number): string => `$${usd.toFixed(4)}`
 
+/**
+ * A sum of costs rounded to 1e-10 USD. OpenRouter's costs and per-token prices have at most 10 decimals
+ * (`"0.0000000375"`), so nothing real is lost, and the float noise of a sum (`0.00030000000000000003`) is.
+ */
+export const roundUsd = (usd: number): number => Number(usd.toFixed(10))
+
 /** "$1.50" for budgets and estimates; under a cent, as `formatUsd`. */
 export const formatBudget = (usd: number): string => (usd < 0.01 ? formatUsd(usd) : `$${usd.toFixed(2)}`)
 
@@ -29,18 +35,29 @@ export const answeredOf = (manifest: Pick<Manifest, "candidates">): string =>
 
 export const tokensOf = (usage: Usage): number => usage.promptTokens + usage.completionTokens
 
+/** A run's tokens; undefined when no call reported any. */
+const runTokenCount = (usage: RunUsage): number | undefined =>
+  usage.promptTokens === undefined && usage.completionTokens === undefined
+    ? undefined
+    : (usage.promptTokens ?? 0) + (usage.completionTokens ?? 0)
+
 /**
  * What calls cost: "$0.0123", or "cost unknown" when the provider did not report it (never shown as $0);
  * nothing for calls that used no tokens.
  */
-export const costOf = (usage: Usage): string | undefined =>
-  usage.cost !== undefined ? formatUsd(usage.cost) : tokensOf(usage) > 0 ? "cost unknown" : undefined
+export const costOf = (usage: Usage | RunUsage): string | undefined =>
+  usage.cost !== undefined
+    ? formatUsd(usage.cost)
+    : (usage.promptTokens ?? 0) + (usage.completionTokens ?? 0) > 0
+    ? "cost unknown"
+    : undefined
 
 /** "1,234 tokens"; "tokens unknown" when no call reported usage; the calls that did not, when some did. */
 const runTokens = (usage: RunUsage): string => {
   const unreported = usage.unreportedCalls ?? 0
-  const tokens = tokensOf(usage)
-  if (unreported > 0 && tokens === 0) return "tokens unknown"
+  const tokens = runTokenCount(usage)
+  // A manifest written before tokens could be absent says 0 for them, with the calls that reported none.
+  if (tokens === undefined || (tokens === 0 && unreported > 0)) return "tokens unknown"
   return `${formatCount(tokens)} tokens${unreported > 0 ? ` (+ ${plural(unreported, "call")} unreported)` : ""}`
 }
 

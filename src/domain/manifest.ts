@@ -15,9 +15,17 @@ export const Usage = Schema.Struct({
 })
 export type Usage = typeof Usage.Type
 
-/** A run's usage: the totals over the calls that reported theirs. */
+/**
+ * A run's usage: the totals over the calls that reported theirs. Tokens and cost are absent, never 0, when no
+ * call reported them (`unreportedCalls` then says how many answered without saying); the cost is rounded to
+ * 1e-10 USD, the precision of the provider's own figures, so that a sum carries no float noise.
+ */
 export const RunUsage = Schema.Struct({
-  ...Usage.fields,
+  promptTokens: Schema.optional(Schema.Number),
+  completionTokens: Schema.optional(Schema.Number),
+  cost: Usage.fields.cost,
+  reasoningTokens: Usage.fields.reasoningTokens,
+  cachedTokens: Usage.fields.cachedTokens,
   /** Calls that answered but reported no usage (many local servers): their tokens are unknown, not counted as 0. */
   unreportedCalls: Schema.optional(Schema.Number)
 })

@@ -26,8 +26,3 @@ export const cleartextKeyWarning = (baseUrl: string, sendsKey: boolean): string 
   if (url.protocol !== "http:" || LOOPBACK.test(url.hostname)) return undefined
   return `the base URL ${url.protocol}//${url.host} is plain http off this machine: the API key is sent in clear (use https)`
 }
-
-/** Models named more than once in one run: each is asked, and paid for, once per mention. */
-export const duplicatesIn = (
-  models: ReadonlyArray<string>
-): ReadonlyArray<string> => [...new Set(models.filter((m, i) => models.indexOf(m) !== i))]

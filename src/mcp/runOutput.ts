@@ -64,8 +64,8 @@ export const RunOutput = Schema.Struct({
   usage: Schema.optional(
     RunUsage.annotations(
       brief(
-        ["promptTokens", "completionTokens"],
-        "promptTokens, completionTokens, cost? (USD), unreportedCalls?"
+        [],
+        "promptTokens?, completionTokens?, cost? (USD), unreportedCalls?"
       )
     )
   ),

@@ -1,6 +1,6 @@
 import { FileSystem, Path } from "@effect/platform"
 import { Effect, Option, Schema } from "effect"
-import { StoreError, UsageError } from "../domain/errors.js"
+import { plainFsReason, StoreError, UsageError } from "../domain/errors.js"
 import { START_TIME_TOLERANCE_MS } from "../domain/runState.js"
 import { probePid, thisHost, thisProcessStartedAt } from "../services/processProbe.js"
 
@@ -46,7 +46,7 @@ export const holdResultsLock = Effect.fn("holdResultsLock")(function*(results: s
   const fs = yield* FileSystem.FileSystem
   const lock = lockPathFor(yield* realResultsPath(results))
   const host = thisHost()
-  const cannot = (e: { readonly message: string }) => new StoreError({ path: lock, message: `cannot lock ${results}: ${e.message}` })
+  const cannot = (e: unknown) => new StoreError({ path: lock, message: `cannot lock ${results}: ${plainFsReason(e)}` })
   const take = Effect.suspend(() =>
     fs.writeFileString(
       lock,

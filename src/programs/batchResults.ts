@@ -1,6 +1,6 @@
 import { FileSystem } from "@effect/platform"
 import { Effect, Option, Schema } from "effect"
-import { StoreError } from "../domain/errors.js"
+import { plainFsReason, StoreError } from "../domain/errors.js"
 import type { FinishedRunStatus } from "../domain/manifest.js"
 
 // The results file of a batch: one result line per prompt, appended as each one ends, read back on resume.
@@ -68,13 +68,13 @@ export const defaultResultsPath = (input: string): string =>
 export const openResultsFile = Effect.fnUntraced(function*(file: string, previousText: string) {
   const fs = yield* FileSystem.FileSystem
   const handle = yield* fs.open(file, { flag: "a" }).pipe(
-    Effect.mapError((e) => new StoreError({ path: file, message: `cannot open ${file}: ${e.message}` }))
+    Effect.mapError((e) => new StoreError({ path: file, message: `cannot open ${file}: ${plainFsReason(e)}` }))
   )
   const lock = yield* Effect.makeSemaphore(1)
   const encoder = new TextEncoder()
   const appendRaw = (data: string) =>
     lock.withPermits(1)(handle.writeAll(encoder.encode(data))).pipe(
-      Effect.mapError((e) => new StoreError({ path: file, message: `cannot write ${file}: ${e.message}` }))
+      Effect.mapError((e) => new StoreError({ path: file, message: `cannot write ${file}: ${plainFsReason(e)}` }))
     )
   if (previousText !== "" && !previousText.endsWith("\n")) yield* appendRaw("\n")
   return { appendLine: (value: unknown) => appendRaw(`${JSON.stringify(value)}\n`) }

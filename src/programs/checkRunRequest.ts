@@ -1,9 +1,10 @@
-import { Duration, Effect, Option } from "effect"
+import { Duration, Effect, Option, Redacted } from "effect"
 import { RunRefused } from "../domain/errors.js"
-import { formatBudget } from "../domain/format.js"
+import { formatBudget, plural } from "../domain/format.js"
 import type { ModelOptions } from "../domain/modelOptions.js"
 import { type ModelInfo, OpenRouterClient } from "../services/OpenRouterClient.js"
 import { Settings, type SettingsValue } from "../services/Settings.js"
+import { duplicateModelMessage, firstDuplicate, isKeyInModelId, keyAsModelMessage } from "../settings/checks.js"
 import { REPORT_INSTRUCTIONS, SYNTHESIZER_INSTRUCTIONS } from "./buildSynthesisPrompt.js"
 import { nearestIds } from "./listConfiguredModels.js"
 import { JUDGE_INSTRUCTIONS } from "./strategies/rank.js"
@@ -88,6 +89,11 @@ interface CheckedRequest {
   readonly attachedChars?: number | undefined
   /** The models of the strategy's calls that read the candidates (judges, refinements), each call once. */
   readonly readers?: ReadonlyArray<string> | undefined
+  /** `self`: the candidates are samples of one model, named once per sample on purpose. */
+  readonly sampled?: boolean | undefined
+  /** The run's quorum and deadline (the call's own, else the settings'), checked against the rest. */
+  readonly quorum?: number | undefined
+  readonly deadlineMs?: number | undefined
 }
 
 /** The checks that need the catalogue: a refusal, the worst-case cost within the budget, or nothing to say. */
@@ -142,12 +148,37 @@ const verdict = (
 }
 
 /**
+ * What the run's own values contradict, whichever way they were given (flags, an MCP call, a batch line): the key
+ * as a model id, a model named twice, a quorum no run of these models can meet, a reserve that leaves no time.
+ */
+const requestProblem = (request: CheckedRequest, settings: SettingsValue): string | undefined => {
+  const key = Option.getOrUndefined(Option.map(settings.apiKey, Redacted.value))
+  const keyAt = request.models.findIndex((m) => isKeyInModelId(m, key))
+  if (keyAt >= 0) return keyAsModelMessage("models", keyAt + 1)
+  if (request.synthesizers.some((m) => isKeyInModelId(m, key))) return keyAsModelMessage("synthesizer")
+  const twice = request.sampled === true ? undefined : firstDuplicate(request.models)
+  if (twice !== undefined) return duplicateModelMessage("models", twice)
+  if (request.quorum !== undefined && request.models.length > 0 && request.quorum > request.models.length) {
+    return `quorum ${request.quorum} is more than the ${plural(request.models.length, "candidate model")} of this run: ` +
+      `it could never be met (lower --quorum, or name more models)`
+  }
+  const reserveMs = Option.getOrUndefined(settings.synthesisReserveMs)
+  if (request.deadlineMs !== undefined && reserveMs !== undefined && reserveMs >= request.deadlineMs) {
+    return `--synthesis-reserve ${reserveMs / 1000} s is not shorter than the deadline of ${request.deadlineMs / 1000} s: ` +
+      `no time would be left for the candidates`
+  }
+  return undefined
+}
+
+/**
  * Refuses, before any paid call, a run that cannot succeed or costs too much: more models than `maxModels`, a prompt over the size cap,
  * (with `checkModels`) a model id the provider does not list, (with `maxCost`) a worst-case cost over
  * the budget. Model id shapes are checked when decoded.
  */
 export const checkRunRequest = Effect.fnUntraced(function*(request: CheckedRequest) {
   const settings = yield* Settings
+  const contradiction = requestProblem(request, settings)
+  if (contradiction !== undefined) return yield* new RunRefused({ message: contradiction })
   // However the list was given (flags, environment, config file, an MCP call, a batch line): one bound.
   if (request.models.length > settings.maxModels) {
     return yield* new RunRefused({

@@ -13,6 +13,8 @@ export interface ConfiguredModel {
   /** USD per million tokens. */
   readonly promptPrice?: number | undefined
   readonly completionPrice?: number | undefined
+  /** The provider lists the price as variable (a router): unpriced. */
+  readonly variablePrice?: boolean | undefined
   /** For an id the provider does not list: the nearest ids it does. */
   readonly suggestions?: ReadonlyArray<string> | undefined
 }
@@ -73,6 +75,7 @@ export const listConfiguredModels = Effect.fn("listConfiguredModels")(function*(
       contextLength: info?.contextLength,
       promptPrice: info?.promptPrice,
       completionPrice: info?.completionPrice,
+      ...(info?.variablePrice === true ? { variablePrice: true } : {}),
       ...(notFound ? { suggestions: nearestIds(id, [...byId.keys()]) } : {})
     }
   }

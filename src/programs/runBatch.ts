@@ -1,7 +1,7 @@
 import { FileSystem } from "@effect/platform"
 import { Cause, Clock, Effect, Exit, Option, Ref } from "effect"
-import { RunRefused, UsageError } from "../domain/errors.js"
-import { plural } from "../domain/format.js"
+import { plainFsReason, RunRefused, UsageError } from "../domain/errors.js"
+import { plural, roundUsd } from "../domain/format.js"
 import type { Manifest } from "../domain/manifest.js"
 import { OpenRouterClient } from "../services/OpenRouterClient.js"
 import { Settings } from "../services/Settings.js"
@@ -55,7 +55,7 @@ export const runBatch = Effect.fn("runBatch")(function*(options: BatchOptions) {
   const settings = yield* Settings
 
   const text = yield* fs.readFileString(options.input).pipe(
-    Effect.mapError((e) => new UsageError({ message: `cannot read ${options.input}: ${e.message}` }))
+    Effect.mapError((e) => new UsageError({ message: `cannot read ${options.input}: ${plainFsReason(e)}` }))
   )
   const { items, bad, duplicates } = parseBatchInput(text)
   if (duplicates.length > 0) return yield* new UsageError({ message: duplicateIdsMessage(options.input, duplicates) })
@@ -65,7 +65,7 @@ export const runBatch = Effect.fn("runBatch")(function*(options: BatchOptions) {
 
   const previous = yield* fs.exists(options.output).pipe(
     Effect.flatMap((exists) => (exists ? fs.readFileString(options.output) : Effect.succeed(""))),
-    Effect.mapError((e) => new UsageError({ message: `cannot read the results file ${options.output}: ${e.message}` }))
+    Effect.mapError((e) => new UsageError({ message: `cannot read the results file ${options.output}: ${plainFsReason(e)}` }))
   )
   const answered = answeredIn(previous)
   const todo = items.filter((item) => {
@@ -106,7 +106,7 @@ export const runBatch = Effect.fn("runBatch")(function*(options: BatchOptions) {
       ...p,
       [result.status]: p[result.status] + 1,
       invalid: p.invalid + (result.invalid ? 1 : 0),
-      cost: p.cost + (result.cost ?? 0),
+      cost: roundUsd(p.cost + (result.cost ?? 0)),
       unknownCost: p.unknownCost + (result.cost === null && result.runDir !== null ? 1 : 0)
     }))
   const record = (result: BatchResult) => append(result).pipe(Effect.zipRight(count(result)), Effect.zipRight(report(result)))

@@ -1,6 +1,6 @@
 import { Cause, Context, Effect, FiberRef, HashMap, Inspectable, Layer, List, Logger, LogLevel, Option, type Scope } from "effect"
 import * as fs from "node:fs"
-import { SettingsError } from "../domain/errors.js"
+import { plainFsReason, SettingsError } from "../domain/errors.js"
 import { stripControl } from "../domain/text.js"
 import { type LogLevelName, Settings, type SettingsValue } from "./Settings.js"
 
@@ -93,8 +93,7 @@ const bestEffortFile = (fd: number, file: string) => {
     } catch (error) {
       if (warned) return
       warned = true
-      const reason = error instanceof Error ? error.message : String(error)
-      process.stderr.write(`parallel-llm: warning: cannot write the log file ${file} (${reason}); going on without it\n`)
+      process.stderr.write(`parallel-llm: warning: cannot write the log file ${file} (${plainFsReason(error)}); going on without it\n`)
     }
   }
 }
@@ -117,8 +116,7 @@ export const layerLogging = (
           Effect.acquireRelease(
             Effect.try({
               try: () => fs.openSync(file, "a"),
-              catch: (e) =>
-                new SettingsError({ setting: "--log-file", message: `--log-file: cannot open ${file}: ${(e as Error).message}` })
+              catch: (e) => new SettingsError({ setting: "--log-file", message: `--log-file: cannot open ${file}: ${plainFsReason(e)}` })
             }),
             (fd) => Effect.sync(() => fs.closeSync(fd))
           )

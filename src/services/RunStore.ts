@@ -1,10 +1,11 @@
 import { FileSystem, Path } from "@effect/platform"
 import { Context, Effect, Layer, Schema } from "effect"
 import * as crypto from "node:crypto"
-import { StoreError } from "../domain/errors.js"
+import { fsFailure, StoreError } from "../domain/errors.js"
 import { type AttachmentRecord, Manifest, type RunSettings } from "../domain/manifest.js"
 import { responseFileName } from "../domain/model.js"
 import { OWNER_FILE, OwnerRecord } from "../domain/runState.js"
+import { makeRedact } from "./openrouter/redact.js"
 import { thisHost, thisProcessStartedAt } from "./processProbe.js"
 import { ATTACHMENTS_DIR, type InvalidRunPath, makeRunReader, type RunFileNotFound, type RunSummary, type RunView } from "./runReader.js"
 import { Settings } from "./Settings.js"
@@ -116,7 +117,9 @@ const encodeOwner = Schema.encodeSync(OwnerRecord)
 const makeRunStore = Effect.gen(function*() {
   const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
-  const { outputDir } = yield* Settings
+  const { apiKey, outputDir } = yield* Settings
+  // What a run records never holds the key, whatever field it reached (a prompt, a title, an id).
+  const redact = makeRedact(apiKey)
   // Ids from one process must sort in creation order even within one millisecond.
   let lastMs = 0
 
@@ -124,8 +127,7 @@ const makeRunStore = Effect.gen(function*() {
   let rootMade = false
   const writeGate = yield* Effect.makeSemaphore(WRITE_CONCURRENCY)
 
-  const fail = (target: string) => (error: { readonly message: string }) =>
-    new StoreError({ path: target, message: `cannot write ${target}: ${error.message}` })
+  const fail = (target: string) => (error: unknown) => new StoreError({ path: target, message: fsFailure(`cannot write ${target}`, error) })
 
   // `.<file>.<random>.tmp`: random per process, then counted (no random bytes drawn per file).
   const tempTag = crypto.randomBytes(6).toString("hex")
@@ -149,7 +151,9 @@ const makeRunStore = Effect.gen(function*() {
     error._tag === "SystemError" && error.reason === "NotFound"
 
   const makeRoot = fs.makeDirectory(outputDir, { recursive: true, ...PRIVATE_DIR }).pipe(
-    Effect.mapError(fail(outputDir)),
+    Effect.mapError((e) =>
+      new StoreError({ path: outputDir, message: fsFailure(`cannot create the output directory ${outputDir} (--output-dir)`, e) })
+    ),
     Effect.tap(() => Effect.sync(() => (rootMade = true)))
   )
 
@@ -188,7 +192,9 @@ const makeRunStore = Effect.gen(function*() {
       ...(attachments !== undefined && attachments.length > 0 ? { attachments } : {}),
       ...(parent !== undefined ? { parent } : {})
     }
-    return writeAtomic(path.join(run.dir, OWNER_FILE), `${JSON.stringify(encodeOwner(owner), null, 2)}\n`).pipe(Effect.as(OWNER_FILE))
+    return writeAtomic(path.join(run.dir, OWNER_FILE), redact(`${JSON.stringify(encodeOwner(owner), null, 2)}\n`)).pipe(
+      Effect.as(OWNER_FILE)
+    )
   }
 
   const createRun = (settings?: RunSettings, attachments?: ReadonlyArray<AttachmentRecord>, parent?: string) =>
@@ -207,7 +213,7 @@ const makeRunStore = Effect.gen(function*() {
     const [finalTemp, jsonTemp] = [tempFor(final), tempFor(json)]
     return Effect.all([
       writeGate.withPermits(1)(fs.writeFileString(finalTemp, content, PRIVATE_FILE)).pipe(Effect.mapError(fail(final))),
-      writeGate.withPermits(1)(fs.writeFileString(jsonTemp, manifestText(manifest), PRIVATE_FILE)).pipe(Effect.mapError(fail(json)))
+      writeGate.withPermits(1)(fs.writeFileString(jsonTemp, redact(manifestText(manifest)), PRIVATE_FILE)).pipe(Effect.mapError(fail(json)))
     ], { concurrency: 2, discard: true }).pipe(
       Effect.zipRight(fs.rename(finalTemp, final).pipe(Effect.mapError(fail(final)))),
       Effect.zipRight(fs.rename(jsonTemp, json).pipe(Effect.mapError(fail(json)))),
@@ -243,7 +249,7 @@ const makeRunStore = Effect.gen(function*() {
       ),
     writeFinal,
     writeAttachment,
-    writeManifest: (run, manifest) => writeRelative(run, "run.json", manifestText(manifest)).pipe(Effect.tap(() => disown(run)))
+    writeManifest: (run, manifest) => writeRelative(run, "run.json", redact(manifestText(manifest))).pipe(Effect.tap(() => disown(run)))
   } satisfies RunStoreShape
 })
 

@@ -1,6 +1,6 @@
 import type { FileSystem, Path } from "@effect/platform"
 import { Clock, Effect, Option, Schema } from "effect"
-import { StoreError } from "../domain/errors.js"
+import { fsFailure, StoreError } from "../domain/errors.js"
 import { ShallowJson } from "../domain/jsonDepth.js"
 import { Manifest } from "../domain/manifest.js"
 import { decideRunState, OWNER_FILE, OwnerRecord, runIdTime, type RunState } from "../domain/runState.js"
@@ -86,14 +86,14 @@ const isNotFound = (error: Failure) => error._tag === "SystemError" && error.rea
 const utf8 = new TextDecoder()
 
 export const makeRunReader = (fs: FileSystem.FileSystem, path: Path.Path, outputDir: string) => {
-  const readFailure = (target: string) => (error: { readonly message: string }) =>
-    new StoreError({ path: target, message: `cannot read ${target}: ${error.message}` })
+  const rootFailure = (error: unknown) =>
+    new StoreError({ path: outputDir, message: fsFailure(`cannot read the runs directory ${outputDir} (--output-dir)`, error) })
 
   /** The runs directory's real path; undefined while it does not exist. */
   const realRoot = fs.realPath(outputDir).pipe(
     Effect.map((real): string | undefined => real),
     Effect.catchIf(isNotFound, () => Effect.succeed(undefined)),
-    Effect.mapError(readFailure(outputDir))
+    Effect.mapError(rootFailure)
   )
 
   /** Whether `relative` (inside run `id`) is really there: no symlink on the way leads out of its place. */
@@ -272,7 +272,7 @@ export const makeRunReader = (fs: FileSystem.FileSystem, path: Path.Path, output
   const listRuns = Effect.fn("RunStore.listRuns")(function*(limit: number) {
     const root = yield* realRoot
     if (root === undefined) return []
-    const names = yield* fs.readDirectory(outputDir).pipe(Effect.mapError(readFailure(outputDir)))
+    const names = yield* fs.readDirectory(outputDir).pipe(Effect.mapError(rootFailure))
     const ids = names.filter((name) => RUN_ID_PATTERN.test(name)).sort().reverse().slice(0, Math.max(0, limit))
     const runs = yield* Effect.forEach(ids, (id) =>
       Effect.gen(function*() {

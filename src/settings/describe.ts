@@ -1,5 +1,6 @@
 import { Option, Schema } from "effect"
 import { ModelOptions } from "../domain/modelOptions.js"
+import { makeRedact, type Redact } from "../services/openrouter/redact.js"
 import { type SettingKey, settingKeys, settingsTable } from "./table.js"
 import type { SettingSource, SettingsValue } from "./values.js"
 
@@ -28,19 +29,24 @@ export const SettingsDescription = Schema.Struct(
 )
 export type SettingsDescription = typeof SettingsDescription.Type
 
-const describeValue = (value: unknown): number | string | boolean | ReadonlyArray<string> | null => {
+const describeValue = (value: unknown, redact: Redact): number | string | boolean | ReadonlyArray<string> | null => {
   const plain = Option.isOption(value) ? Option.getOrNull(value) : value
-  return typeof plain === "number" || typeof plain === "string" || typeof plain === "boolean" || plain === null ||
-      (Array.isArray(plain) && plain.every((item) => typeof item === "string"))
+  return typeof plain === "string"
+    ? redact(plain)
+    : typeof plain === "number" || typeof plain === "boolean" || plain === null
     ? plain
-    : String(plain)
+    : Array.isArray(plain) && plain.every((item) => typeof item === "string")
+    ? plain.map(redact)
+    : redact(String(plain))
 }
 
 /** The settings as plain JSON, the key redacted: what `config --json` and `get_config` show, in the table's order. */
 export const describeSettings = (settings: SettingsValue): SettingsDescription => {
+  // The key never shows, even where it was pasted by mistake (a title, a path).
+  const redact = makeRedact(settings.apiKey)
   const fields = settingKeys.map((key) => {
     const field = settingsTable[key].field
-    return [field, describeValue((settings as Readonly<Record<string, unknown>>)[field])] as const
+    return [field, describeValue((settings as Readonly<Record<string, unknown>>)[field], redact)] as const
   })
   const [first, ...rest] = fields
   return {
@@ -48,7 +54,7 @@ export const describeSettings = (settings: SettingsValue): SettingsDescription =
     apiKey: Option.isSome(settings.apiKey) ? "<redacted>" : "<not set>",
     ...Object.fromEntries(rest),
     modelOptions: settings.modelOptions,
-    configFile: Option.getOrNull(settings.configFile)
+    configFile: Option.map(settings.configFile, redact).pipe(Option.getOrNull)
   }
 }
 

@@ -1,6 +1,7 @@
 import { Schema } from "effect"
 import { FallbackList, ModelId, ModelList } from "../domain/model.js"
 import { ReasoningEffort } from "../domain/modelOptions.js"
+import { headerCharacterProblem } from "./checks.js"
 import { ModelEntries, ModelEntry } from "./modelEntries.js"
 
 /**
@@ -48,6 +49,12 @@ export interface Bounds {
 }
 
 export const integerIn = (min: number, max: number) => numeric(min, max, true)
+
+/** How many runs `runs --limit` lists: at least one (0 or less would still list some, or mean nothing). */
+export const RunsLimit: Schema.Schema<number> = Schema.Number.pipe(
+  Schema.filter((n) => withinBounds(1, 10_000, true)(n) === true),
+  Schema.annotations({ message: (issue) => `--limit: must be a whole number from 1 to 10000, got ${String(issue.actual)}` })
+)
 export const numberIn = (min: number, max: number) => numeric(min, max, false)
 
 /** A URL without its user name and password, for messages: they must never be printed. */
@@ -70,6 +77,12 @@ export const url: Kind<string> = { text: HttpUrl, file: Schema.String, flag: "te
 const NonEmpty = Schema.Trim.pipe(Schema.nonEmptyString({ message: () => "must not be empty" }))
 
 export const nonEmptyText: Kind<string> = { text: NonEmpty, file: Schema.String, flag: "text", plain: Schema.String, json: Schema.String }
+
+/** Text sent as an HTTP header's value (`X-Title`): a character no header carries would fail every call. */
+export const headerText: Kind<string> = {
+  ...nonEmptyText,
+  text: NonEmpty.pipe(Schema.filter((s) => headerCharacterProblem(s) ?? true))
+}
 
 /** One model id; in the config file also an object with the model's options (see modelEntries.ts). */
 export const modelId: Kind<string> = { text: ModelId, file: ModelEntry, flag: "text", plain: Schema.String, json: Schema.String }

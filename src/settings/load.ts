@@ -6,7 +6,9 @@ import { SettingsError } from "../domain/errors.js"
 import { ShallowJson } from "../domain/jsonDepth.js"
 import type { ModelOptions } from "../domain/modelOptions.js"
 import { readTextSafely } from "../services/safeFile.js"
+import { apiKeyProblem, modelListsProblem } from "./checks.js"
 import { lineOfIssue } from "./configLine.js"
+import { jsonErrorPlace } from "./jsonPlace.js"
 import { type Layers, settle } from "./layers.js"
 import { collectModelOptions, fileValueText, specsIn } from "./modelEntries.js"
 import { defaultConfigFile, isOpenRouterUrl } from "./paths.js"
@@ -28,10 +30,13 @@ const decodeConfigFile = Schema.decodeUnknown(Schema.parseJson(Schema.compose(Sh
   onExcessProperty: "error"
 })
 
-/** One line naming the key and what is wrong with it. */
-const firstIssue = (error: ParseResult.ParseError): string => {
+/** One line naming the key and what is wrong with it; never the file's text (it may be any file: `/etc/shadow`). */
+const firstIssue = (error: ParseResult.ParseError, text: string): string => {
   const [issue] = ParseResult.ArrayFormatter.formatErrorSync(error)
   if (!issue) return "invalid"
+  if (issue.path.length === 0) {
+    return issue._tag === "Transformation" ? `not valid JSON at ${jsonErrorPlace(text) ?? "its end"}` : "not a JSON object"
+  }
   const where = issue.path.length > 0 ? `${issue.path.join(".")}: ` : ""
   const inPreset = issue.path[0] === "presets" && issue.path.length === 3
   const what = issue._tag !== "Unexpected"
@@ -40,6 +45,12 @@ const firstIssue = (error: ParseResult.ParseError): string => {
     ? `not a setting a preset may hold (it may hold ${presetKeys.join(", ")})`
     : "unknown key"
   return `${where}${what}`
+}
+
+/** The file, the line when it is known, and what is wrong; a text that is not JSON says its own line and column. */
+const configFileProblem = (file: string, text: string, error: ParseResult.ParseError): string => {
+  const problem = firstIssue(error, text)
+  return problem.startsWith("not valid JSON") ? `${file}: ${problem}` : `${file}${lineOfIssue(text, error)}: ${problem}`
 }
 
 /** Opened once and checked as opened: a FIFO or a device is refused at once, not waited on or read forever. */
@@ -60,7 +71,7 @@ const noOptions: Readonly<Record<string, ModelOptions>> = {}
 const readConfigFile = Effect.fn("Settings.readConfigFile")(function*(file: string) {
   const text = yield* readCapped(file)
   const decoded = yield* decodeConfigFile(text).pipe(
-    Effect.mapError((e) => new SettingsError({ setting: "config file", message: `${file}${lineOfIssue(text, e)}: ${firstIssue(e)}` }))
+    Effect.mapError((e) => new SettingsError({ setting: "config file", message: configFileProblem(file, text, e) }))
   )
   const { presets, ...settings } = decoded
   // Model objects, at the top level and in every preset alike: their options by id.
@@ -173,7 +184,7 @@ export const loadSettings = Effect.fn("Settings.load")(function*(input: LoadInpu
       message: `${where}: ${unknownPresetMessage(presetName, Object.keys(file.presets), Option.fromNullable(configFile))}`
     })
   }
-  const { contextOf, provider, refusal, sources } = settle({ ...base, preset: presetRaw ?? {}, presetName })
+  const { contextOf, describe, provider, refusal, sources } = settle({ ...base, preset: presetRaw ?? {}, presetName })
 
   const config = Config.all(Object.fromEntries(settingKeys.map((key) => [key, settingsTable[key].config(key, contextOf(key))])))
   const values = yield* Effect.all({ byKey: config, apiKey: Config.option(Config.redacted("apiKey")) }).pipe(
@@ -191,6 +202,11 @@ export const loadSettings = Effect.fn("Settings.load")(function*(input: LoadInpu
   const openRouter = isOpenRouterUrl(loaded.baseUrl)
   // The default fallback synthesizer is an OpenRouter model: another server gets none it was not given.
   const settings = !openRouter && sources.fallbackSynthesizers === "default" ? { ...loaded, fallbackSynthesizers: [] } : loaded
+  // Values that contradict each other, or a key that could never be sent: refused before any call.
+  const keyProblem = base.apiKey ? apiKeyProblem(base.apiKey) : undefined
+  if (keyProblem !== undefined) return yield* new SettingsError({ setting: "OPENROUTER_API_KEY", message: keyProblem })
+  const listProblem = modelListsProblem(settings, base.apiKey, describe)
+  if (listProblem !== undefined) return yield* new SettingsError({ setting: listProblem.where, message: listProblem.message })
   if (input.requireApiKey !== false && Option.isNone(settings.apiKey) && openRouter) {
     return yield* new SettingsError({
       setting: "OPENROUTER_API_KEY",

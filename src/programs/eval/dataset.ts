@@ -2,7 +2,7 @@ import { FileSystem } from "@effect/platform"
 import { Effect, Either, ParseResult, Schema } from "effect"
 import * as crypto from "node:crypto"
 import { fileURLToPath } from "node:url"
-import { UsageError } from "../../domain/errors.js"
+import { plainFsReason, UsageError } from "../../domain/errors.js"
 import { fromGsm8k, Gsm8kLine } from "./gsm8k.js"
 import { answerProblem, type ScorerName } from "./scorers.js"
 
@@ -127,7 +127,7 @@ export const loadDataset = Effect.fn("eval.loadDataset")(function*(spec: string,
   const builtin = Object.hasOwn(builtinDatasets, spec) ? builtinDatasets[spec] : undefined
   const file = builtin ? fileURLToPath(builtin.file) : spec
   const text = yield* fs.readFileString(file).pipe(
-    Effect.mapError((e) => new UsageError({ message: `cannot read the dataset ${file}: ${e.message}` }))
+    Effect.mapError((e) => new UsageError({ message: `cannot read the dataset ${file}: ${plainFsReason(e)}` }))
   )
   const defaultScorer = builtin?.scorer ?? "numeric"
   const items = yield* parseDataset(text, {

@@ -1,4 +1,4 @@
-import { formatUsd } from "../../domain/format.js"
+import { formatUsd, roundUsd } from "../../domain/format.js"
 import { stripControl } from "../../domain/text.js"
 import type { Baselines } from "./baselines.js"
 import type { EvalResult } from "./runEval.js"
@@ -43,11 +43,11 @@ export const strategyRows = (
       strategy,
       ...accuracyOf(mine.filter((r) => r.correct).length, items),
       runs: { ok: count("ok"), partial: count("partial"), failed: count("failed"), cancelled: count("cancelled") },
-      cost: mine.reduce((sum, r) => sum + (r.cost ?? 0), 0),
+      cost: roundUsd(mine.reduce((sum, r) => sum + (r.cost ?? 0), 0)),
       unknownCost: mine.filter((r) => r.cost === null && r.runDir !== null).length,
       tokens: {
-        prompt: mine.reduce((sum, r) => sum + r.promptTokens, 0),
-        completion: mine.reduce((sum, r) => sum + r.completionTokens, 0)
+        prompt: mine.reduce((sum, r) => sum + (r.promptTokens ?? 0), 0),
+        completion: mine.reduce((sum, r) => sum + (r.completionTokens ?? 0), 0)
       },
       latencyMs: { mean: mean(durations) ?? null, median: median(durations) ?? null }
     }

@@ -1,7 +1,8 @@
 import { FileSystem } from "@effect/platform"
 import { Cause, Clock, Effect, Exit, Option, Ref, Schema } from "effect"
 import * as path from "node:path"
-import { UsageError } from "../../domain/errors.js"
+import { plainFsReason, UsageError } from "../../domain/errors.js"
+import { roundUsd } from "../../domain/format.js"
 import type { StrategyName } from "../../domain/strategy.js"
 import { Settings } from "../../services/Settings.js"
 import { openResultsFile } from "../batchResults.js"
@@ -33,8 +34,9 @@ export const EvalResult = Schema.Struct({
   /** The final answer as the scorer read it, when it found one. */
   extracted: Schema.optional(Schema.String),
   cost: Schema.NullOr(Schema.Number),
-  promptTokens: Schema.Number,
-  completionTokens: Schema.Number,
+  /** Null when no call of the run reported usage (unknown, not 0). */
+  promptTokens: Schema.NullOr(Schema.Number),
+  completionTokens: Schema.NullOr(Schema.Number),
   durationMs: Schema.NullOr(Schema.Number),
   error: Schema.optional(Schema.String)
 })
@@ -94,8 +96,8 @@ const resultOf = (
     correct: final !== undefined && scorer.correct(final, base.answer),
     ...(extracted !== undefined ? { extracted: oneLine(extracted).slice(0, 200) } : {}),
     cost: run.manifest.usage.cost ?? null,
-    promptTokens: run.manifest.usage.promptTokens,
-    completionTokens: run.manifest.usage.completionTokens,
+    promptTokens: run.manifest.usage.promptTokens ?? null,
+    completionTokens: run.manifest.usage.completionTokens ?? null,
     durationMs: run.manifest.durationMs,
     ...(fellBack
       ? { error: `the synthesis failed (${run.manifest.synthesis?.error?.message ?? "no synthesizer answered"}): not scored` }
@@ -115,7 +117,7 @@ export const runEval = Effect.fn("runEval")(function*(options: EvalOptions) {
   const settings = yield* Settings
   const previousText = yield* fs.exists(options.output).pipe(
     Effect.flatMap((exists) => (exists ? fs.readFileString(options.output) : Effect.succeed(""))),
-    Effect.mapError((e) => new UsageError({ message: `cannot read the results file ${options.output}: ${e.message}` }))
+    Effect.mapError((e) => new UsageError({ message: `cannot read the results file ${options.output}: ${plainFsReason(e)}` }))
   )
   const previous = lastResults(previousText)
 
@@ -193,7 +195,7 @@ export const runEval = Effect.fn("runEval")(function*(options: EvalOptions) {
         ...p,
         [result.status]: p[result.status] + 1,
         inFlight: p.inFlight - 1,
-        cost: p.cost + (result.cost ?? 0),
+        cost: roundUsd(p.cost + (result.cost ?? 0)),
         unknownCost: p.unknownCost + (result.cost === null && result.runDir !== null ? 1 : 0),
         correct: p.correct + (result.correct ? 1 : 0)
       }))),
@@ -233,8 +235,8 @@ export const runEval = Effect.fn("runEval")(function*(options: EvalOptions) {
             status: Exit.isInterrupted(exit) ? "cancelled" : "failed",
             correct: false,
             cost: null,
-            promptTokens: 0,
-            completionTokens: 0,
+            promptTokens: null,
+            completionTokens: null,
             durationMs: null,
             error: Exit.isInterrupted(exit) ? "interrupted" : failureText(exit.cause)
           }

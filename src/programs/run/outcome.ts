@@ -1,5 +1,6 @@
 import { Cause, Option } from "effect"
 import { StoreError } from "../../domain/errors.js"
+import { roundUsd } from "../../domain/format.js"
 import type { CallStatus, CandidateRecord, RunStatus, RunUsage, StrategyRecord, SynthesisRecord, Usage } from "../../domain/manifest.js"
 import type { Report } from "../../domain/report.js"
 import type { CandidateOutcome } from "./fanOut.js"
@@ -47,12 +48,14 @@ export const withAttempt = (index: number, attempt: number) => (s: RunState): Ru
   attempts: s.attempts.map((n, i) => (i === index ? attempt : n))
 })
 
-/** The calls' usage added up; an answered call that reported none is counted apart, never as 0 tokens. */
+/**
+ * The calls' usage added up; an answered call that reported none is counted apart, never as 0 tokens, and with no
+ * call reporting any the run's tokens are absent. The cost is rounded to the provider's precision (no float noise).
+ */
 export const sumUsage = (
   records: ReadonlyArray<{ readonly status: CallStatus; readonly usage?: Usage | undefined } | undefined>
 ): RunUsage => {
-  let promptTokens = 0
-  let completionTokens = 0
+  let tokens: { promptTokens: number; completionTokens: number } | undefined
   let cost: number | undefined
   let reasoningTokens: number | undefined
   let cachedTokens: number | undefined
@@ -60,16 +63,17 @@ export const sumUsage = (
   for (const record of records) {
     if (record !== undefined && record.usage === undefined && record.status === "ok") unreportedCalls += 1
     if (!record?.usage) continue
-    promptTokens += record.usage.promptTokens
-    completionTokens += record.usage.completionTokens
+    tokens = {
+      promptTokens: (tokens?.promptTokens ?? 0) + record.usage.promptTokens,
+      completionTokens: (tokens?.completionTokens ?? 0) + record.usage.completionTokens
+    }
     if (record.usage.cost !== undefined) cost = (cost ?? 0) + record.usage.cost
     if (record.usage.reasoningTokens !== undefined) reasoningTokens = (reasoningTokens ?? 0) + record.usage.reasoningTokens
     if (record.usage.cachedTokens !== undefined) cachedTokens = (cachedTokens ?? 0) + record.usage.cachedTokens
   }
   return {
-    promptTokens,
-    completionTokens,
-    ...(cost !== undefined ? { cost } : {}),
+    ...tokens,
+    ...(cost !== undefined ? { cost: roundUsd(cost) } : {}),
     ...(reasoningTokens !== undefined ? { reasoningTokens } : {}),
     ...(cachedTokens !== undefined ? { cachedTokens } : {}),
     ...(unreportedCalls > 0 ? { unreportedCalls } : {})

@@ -3,7 +3,6 @@ import { plural } from "../../domain/format.js"
 import type { RunSettings, StrategyRecord } from "../../domain/manifest.js"
 import { OWNER_FILE } from "../../domain/runState.js"
 import type { StrategyName } from "../../domain/strategy.js"
-import { duplicatesIn } from "../../domain/text.js"
 import { type RunHandle, RunStore } from "../../services/RunStore.js"
 import { Settings } from "../../services/Settings.js"
 import { isOpenRouterUrl } from "../../settings/paths.js"
@@ -125,7 +124,10 @@ export const startRun = Effect.fnUntraced(function*(request: RunRequest) {
     models: request.reuse ? [] : plan.models,
     synthesizers: plan.synthesizers,
     readers: [...plan.judges, ...Array.from({ length: plan.rounds }, () => plan.refiners).flat()],
-    attachedChars: (request.attachments ?? []).reduce((n, a) => n + (a.text?.length ?? 0), 0)
+    attachedChars: (request.attachments ?? []).reduce((n, a) => n + (a.text?.length ?? 0), 0),
+    sampled: plan.strategy === "self",
+    quorum: request.reuse ? undefined : plan.policy.quorum,
+    deadlineMs: plan.deadlineAt === undefined ? undefined : plan.deadlineAt - startedMs
   })
   if (plan.settings.web === true && plan.settings.baseUrl !== undefined && !isOpenRouterUrl(plan.settings.baseUrl)) {
     yield* Effect.logWarning(
@@ -134,9 +136,6 @@ export const startRun = Effect.fnUntraced(function*(request: RunRequest) {
   }
   if (plan.strategy === "self" && request.models !== undefined && request.models.length > 1) {
     yield* Effect.logWarning(`strategy self samples ${request.models[0]} only: ${request.models.slice(1).join(", ")} not asked`)
-  }
-  for (const model of plan.strategy === "self" ? [] : duplicatesIn(plan.models)) {
-    yield* Effect.logWarning(`${model} is named more than once: it is asked, and paid for, once per mention`)
   }
   const attachments = yield* planAttachments(request.attachments ?? [], plan.models, request.reuse !== undefined)
   const run = yield* store.makeRunDir()

@@ -5,7 +5,7 @@ import { Settings } from "../Settings.js"
 import { byteCap, transportError } from "./body.js"
 import { makeRedact } from "./redact.js"
 import { type CompletionRequest, providerHttpClient, providerRequests } from "./request.js"
-import { type Completion, errorForStatus, interpretChatBody, type ModelInfo } from "./response.js"
+import { type Completion, errorForStatus, interpretChatBody, isVariable, type ModelInfo, perMillion } from "./response.js"
 import { readStreamedAnswer } from "./stream.js"
 import { decodeModels } from "./wire.js"
 
@@ -79,13 +79,13 @@ const make = Effect.gen(function*() {
       const why = decoded.left._tag === "NotJson" ? "not JSON" : `wrong shape at ${decoded.left.path}`
       return yield* new InvalidResponse({ model, message: `Invalid /models response: ${why}`, httpStatus: response.status })
     }
-    const perMillion = (p: number | null | undefined) => (p == null ? undefined : p * 1_000_000)
     return decoded.right.data.map((m): ModelInfo => ({
       id: m.id,
       name: m.name ?? undefined,
       contextLength: m.context_length ?? undefined,
       promptPrice: perMillion(m.pricing?.prompt),
       completionPrice: perMillion(m.pricing?.completion),
+      ...(isVariable(m.pricing?.prompt) || isVariable(m.pricing?.completion) ? { variablePrice: true } : {}),
       inputModalities: m.architecture?.input_modalities ?? undefined,
       supportedParameters: m.supported_parameters ?? undefined
     }))

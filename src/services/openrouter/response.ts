@@ -37,14 +37,34 @@ export interface ModelInfo {
   readonly id: string
   readonly name?: string | undefined
   readonly contextLength?: number | undefined
-  /** USD per million tokens. */
+  /** USD per million tokens; undefined when unpriced (not listed, not a number, or negative). */
   readonly promptPrice?: number | undefined
   readonly completionPrice?: number | undefined
+  /** A negative listed price: OpenRouter's mark of a router whose price varies (`openrouter/auto`). Unpriced. */
+  readonly variablePrice?: boolean | undefined
   /** What the model reads (`text`, `image`, `file`…), when the provider says (OpenRouter's `architecture.input_modalities`). */
   readonly inputModalities?: ReadonlyArray<string> | undefined
   /** The request parameters the provider says the model accepts (OpenRouter's `supported_parameters`). */
   readonly supportedParameters?: ReadonlyArray<string> | undefined
 }
+
+/** A listed per-token price as a number, when it is one: text is read, and what is not a number is no price. */
+const listedPrice = (price: number | string | null | undefined): number | undefined => {
+  const n = typeof price === "string" ? (price.trim() === "" ? Number.NaN : Number(price)) : price
+  return n == null || !Number.isFinite(n) ? undefined : n
+}
+
+/**
+ * A listed per-token price in USD per million tokens. Negative (`"-1"`, a variable-price router) or not a number
+ * counts as unpriced, as a missing one does: `--max-cost` then refuses to bound the run rather than count it negative.
+ */
+export const perMillion = (price: number | string | null | undefined): number | undefined => {
+  const n = listedPrice(price)
+  return n === undefined || n < 0 ? undefined : n * 1_000_000
+}
+
+/** Whether a listed price says the model's price varies (a negative price). */
+export const isVariable = (price: number | string | null | undefined): boolean => (listedPrice(price) ?? 0) < 0
 
 /** Retry-After is either delta-seconds or an HTTP date. */
 export const parseRetryAfter = (value: string | undefined, now: number = Date.now()): number | undefined => {

@@ -71,7 +71,8 @@ const StreamChunk = Schema.Struct({
 })
 export type StreamChunk = typeof StreamChunk.Type
 
-const Price = Schema.Union(Schema.Number, Schema.NumberFromString)
+/** A price as listed: a number, or text (read by `perMillion` in client.ts, where what is not a price counts as none). */
+const Price = Schema.Union(Schema.Number, Schema.String)
 
 const ModelsResponse = Schema.Struct({
   data: Schema.Array(Schema.Struct({

@@ -1,4 +1,4 @@
-import { logLevel, nonEmptyText, url } from "../kinds.js"
+import { headerText, logLevel, nonEmptyText, url } from "../kinds.js"
 import { defaultOutputDir } from "../paths.js"
 import { absolutePath, optional, withDefault } from "../setting.js"
 
@@ -43,7 +43,7 @@ export const outputSettings = {
   }),
   appTitle: withDefault({
     field: "appTitle",
-    kind: nonEmptyText,
+    kind: headerText,
     flag: "app-title",
     env: "PARALLEL_LLM_APP_TITLE",
     doc: "X-Title attribution header sent to OpenRouter",
