@@ -3,7 +3,7 @@ import { Config, Effect, Either, Option, ParseResult, Schema } from "effect"
 import * as os from "node:os"
 import * as path from "node:path"
 import { SettingsError } from "../domain/errors.js"
-import { ShallowJson } from "../domain/jsonDepth.js"
+import { ShallowJson, tooDeepMessage } from "../domain/jsonDepth.js"
 import type { ModelOptions } from "../domain/modelOptions.js"
 import { readTextSafely } from "../services/safeFile.js"
 import { apiKeyProblem, modelListsProblem } from "./checks.js"
@@ -35,7 +35,8 @@ const firstIssue = (error: ParseResult.ParseError, text: string): string => {
   const [issue] = ParseResult.ArrayFormatter.formatErrorSync(error)
   if (!issue) return "invalid"
   if (issue.path.length === 0) {
-    return issue._tag === "Transformation" ? `not valid JSON at ${jsonErrorPlace(text) ?? "its end"}` : "not a JSON object"
+    if (issue._tag === "Transformation") return `not valid JSON at ${jsonErrorPlace(text) ?? "its end"}`
+    return issue.message === tooDeepMessage ? tooDeepMessage : "not a JSON object"
   }
   const where = issue.path.length > 0 ? `${issue.path.join(".")}: ` : ""
   const inPreset = issue.path[0] === "presets" && issue.path.length === 3
