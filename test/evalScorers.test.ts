@@ -22,7 +22,7 @@ describe("scorers", () => {
     ["16-3=13", 13],
     ["The temperature drops to -5 degrees.", -5],
     ["Final answer: 42 (after 3 steps)", 42],
-    ["#### 16 - 3 - 4 = 9", 16],
+    ["#### 16 - 3 - 4 = 9", 9], // a `####` line holding its working: the value after the last `=`
     ["#### 7\n\nCheck: 3 + 4 = 7 and 10 more notes", 7],
     ["Job A: $15 * 2000 = $30000\nJob B pays 42,000\nA: 12000", 12000],
     ["It costs 18.50 dollars", 18.5],

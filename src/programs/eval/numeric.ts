@@ -1,0 +1,126 @@
+// The numeric scorer's reading of a final answer, as people and the common evaluation harnesses write it
+// (lm-evaluation-harness's GSM8K `#### ` and flexible-extract, simple-evals' `Answer:`, MATH's `\boxed{}`).
+// A few named rules are tried in order; the first that applies decides:
+//   1. the last `####` line whose content is a value, or an expression of numbers ending in `= value`
+//      (a Markdown heading such as `#### Step 2` is not one, before or after the answer);
+//   2. the last `\boxed{…}`;
+//   3. the last answer marker: "the answer is …" anywhere, `Answer:`, `Final answer:` or `A:` at a line's
+//      start, in any case (a marker holding the working gives the value after its last `=`);
+//   4. the last number of the text.
+// A range (`18-20`, `18–20`, `18 to 20`) or a clock time (`3:30`) is never read as a single value.
+
+/** A value, or why the text gives none. */
+export type Reading = { readonly value: number } | { readonly problem: string }
+
+const CURRENCY = String.raw`[$€£¥₹]`
+/** A number as written: sign, digits or a leading dot, decimals, exponent, and an optional `/denominator`. */
+const NUMBER = String.raw`(\d+(?:\.\d+)?|\.\d+)(?:e([-+]?\d+)(?![a-z\d]))?(?:\/(\d+(?:\.\d+)?)(?![\d/]))?`
+/** A value at the start of a segment: emphasis, brackets, currency and a sign may come first. */
+const LEADING_VALUE = new RegExp(String.raw`^[\s*_(\[]*(?:US|USD|Rs\.?)?\s*([-+])?\s*${CURRENCY}?\s*([-+])?\s*${NUMBER}`, "i")
+/** What after a value makes it not a single value. */
+const RANGE_AFTER = new RegExp(String.raw`^\s*(?:-|–|—|to)\s*${CURRENCY}?\s*[-+]?\.?\d`, "i")
+const TIME_AFTER = /^:\d/
+
+/** Unicode minus, digit-group separators (comma, space, thin or no-break space) and LaTeX spacing normalised away. */
+export const normalizeNumbers = (text: string): string =>
+  text
+    .replace(/\u2212/g, "-")
+    .replace(/\{,\}|\\[,!;: ]/g, (m) => (m === "{,}" ? "," : "\u2009"))
+    .replace(/(?<![\d.,])\d{1,3}(?:[,\u2009\u202f\u00a0 ]\d{3})+(?![\d]|[.,]\d)/g, (m) => m.replace(/[,\u2009\u202f\u00a0 ]/g, ""))
+    .replace(/\\[dt]?frac\{([^{}]+)\}\{([^{}]+)\}/g, "$1/$2")
+
+const toNumber = (sign: string | undefined, digits: string, exponent?: string, denominator?: string): Reading => {
+  const value = Number(digits) * 10 ** Number(exponent ?? 0) / Number(denominator ?? 1)
+  if (!Number.isFinite(value)) return { problem: `cannot read ${digits}/${denominator ?? 1} as a number` }
+  return { value: sign === "-" ? -value : value }
+}
+
+/** The value a segment starts with, refusing a range or a time; undefined when it does not start with a number. */
+export const leadingValue = (segment: string): Reading | undefined => {
+  const match = LEADING_VALUE.exec(segment)
+  if (match === null) return undefined
+  const rest = segment.slice(match[0].length)
+  if (RANGE_AFTER.test(rest)) return { problem: `is a range (${oneLine(segment)}), not a single value` }
+  if (TIME_AFTER.test(rest)) return { problem: `is ambiguous (${oneLine(segment)}: a time or a ratio?)` }
+  const [, sign1, sign2, digits, exponent, denominator] = match
+  return toNumber(sign1 ?? sign2, digits ?? "", exponent, denominator)
+}
+
+const oneLine = (text: string) => text.replace(/\s+/g, " ").trim().slice(0, 40)
+
+/** The part after the last `=` (an answer that holds its working), else all of it. */
+const afterLastEquals = (segment: string) => segment.slice(segment.lastIndexOf("=") + 1)
+
+/** Rule 1: the last `####` line that is a value or an arithmetic expression ending in one. */
+const hashRule = (text: string): Reading | undefined => {
+  const lines = [...text.matchAll(/^[\s>]*####(?!#)(.*)$/gm)].map((m) => (m[1] ?? "").replace(/[*_`]/g, ""))
+  for (const content of lines.reverse()) {
+    const working = content.slice(0, Math.max(0, content.lastIndexOf("=")))
+    // Only numbers and operators before the last `=`: `#### 9 x 2 = 18`, not `#### Step 2: …`.
+    if (!/^[\d\s.,+\-*/×x÷()$€£%^<>]*$/i.test(working)) continue
+    const reading = leadingValue(afterLastEquals(content))
+    if (reading !== undefined) return reading
+  }
+  return undefined
+}
+
+/** The content of the last `\boxed{…}` (braces nested once or more are balanced). */
+const lastBoxed = (text: string): string | undefined => {
+  const start = text.lastIndexOf("\\boxed{")
+  if (start < 0) return undefined
+  let depth = 0
+  for (let i = start + 6; i < text.length; i++) {
+    if (text[i] === "{") depth++
+    else if (text[i] === "}" && --depth === 0) return text.slice(start + 7, i)
+  }
+  return undefined
+}
+
+/** Rule 2: the last `\boxed{…}`; one holding no number gives no answer. */
+const boxedRule = (text: string): Reading | undefined => {
+  const content = lastBoxed(text)
+  if (content === undefined) return undefined
+  const plain = content.replace(/\\text\{([^{}]*)\}/g, "$1").replace(/\\([$%])/g, "$1")
+  return firstValue(afterLastEquals(plain)) ?? { problem: `\\boxed{${oneLine(content)}} holds no number` }
+}
+
+/** The first value in a segment, words before it skipped ("approximately 18"). */
+const firstValue = (segment: string): Reading | undefined => {
+  const at = segment.search(new RegExp(String.raw`(?<![\w.)\]])[-+]?${CURRENCY}?\s*(?:\d|\.\d)`))
+  return at < 0 ? undefined : leadingValue(segment.slice(at))
+}
+
+const MARKER = /(?:^[\s>*_#]*(?:final\s+answer|answer|a)[*_\s]*[:：]|\banswer[*_\s]*(?:is|was|would be|=|:)\s*:?)/gim
+
+/** Rule 3: the last answer marker; the segment ends at a sentence's end, so a check after it does not count. */
+const statedRule = (text: string): Reading | undefined => {
+  const marker = [...text.matchAll(MARKER)].at(-1)
+  if (marker === undefined) return undefined
+  const after = text.slice((marker.index ?? 0) + marker[0].length)
+  const [line = "", next = ""] = after.split("\n").filter((l, i) => i === 0 || l.trim() !== "")
+  const segment = (line.trim() === "" ? next : line).split(/(?<!\d)\.(?!\d)|\.\s|;|\s\(|\b(?:check|because|since|which)\b/i)[0] ?? ""
+  return firstValue(afterLastEquals(segment))
+}
+
+/** Rule 4: the last number of the text (a range or a time there is no value). */
+const lastNumberRule = (text: string): Reading | undefined => {
+  const all = [...text.matchAll(new RegExp(String.raw`(?<![\w.)\]])-?${NUMBER}|\d+(?:\.\d+)?`, "gi"))]
+  const last = all.at(-1)
+  if (last === undefined) return undefined
+  const before = text.slice(0, last.index)
+  if (/\d\s*(?:–|—|\bto)\s*$/.test(before.replace(/\s*[$€£¥₹]$/, "")) || /\d-$/.test(before)) {
+    return { problem: `ends with a range (…${oneLine(text.slice(-30))}), not a single value` }
+  }
+  if (/\d:$/.test(before)) return { problem: `ends with a time (…${oneLine(text.slice(-30))}), not a number` }
+  return leadingValue(text.slice(last.index))
+}
+
+/** The final answer of a response or a dataset answer, by the first rule that applies. */
+export const readFinalNumber = (text: string): Reading => {
+  const normalized = normalizeNumbers(text)
+  for (const rule of [hashRule, boxedRule, statedRule, lastNumberRule]) {
+    const reading = rule(normalized)
+    if (reading !== undefined) return reading
+  }
+  return { problem: "holds no number" }
+}
