@@ -174,6 +174,31 @@ describe("datasets", () => {
     expect(problem(text)).toBe(message)
   })
 
+  it.each([
+    ["3:30", "answer: is ambiguous (3:30: a time or a ratio?) (scorer numeric)"],
+    ["18-20", "answer: is a range (18-20), not a single value (scorer numeric)"],
+    ["18 to 20", "answer: is a range (18 to 20), not a single value (scorer numeric)"],
+    ["#### 18–20", "answer: is a range (18–20), not a single value (scorer numeric)"],
+    ["1/0", "answer: cannot read 1/0 as a number (scorer numeric)"]
+  ])("refuses the numeric dataset answer %j, naming the line", (answer, message) => {
+    expect(problem(`{"question": "q", "answer": "1"}\n{"question": "q", "answer": ${JSON.stringify(answer)}}`)).toBe(
+      `d.jsonl line 2: ${message}`
+    )
+  })
+
+  it("reads a numeric dataset answer unambiguously: a fraction, a Unicode minus, a worked solution, separators", () => {
+    const answerOf = (answer: string) => {
+      const items = Either.getOrThrow(parse(JSON.stringify({ question: "q", answer })))
+      return finalNumber(items[0]!.answer)
+    }
+    expect(answerOf("1/2")).toBe(0.5)
+    expect(answerOf("\u22125")).toBe(-5)
+    expect(answerOf(".5")).toBe(0.5)
+    expect(answerOf("1\u2009234")).toBe(1234)
+    expect(answerOf("1.5e3")).toBe(1500)
+    expect(answerOf("She makes 9 * 2 = $18.\n#### 9 x 2 = 18")).toBe(18)
+  })
+
   it("checks a regex answer compiles", () => {
     expect(problem(`{"question": "q", "answer": "(a"}`, "regex")).toMatch(/^d\.jsonl line 1: answer: not a valid regular expression/)
   })

@@ -26,7 +26,7 @@ export const normalizeNumbers = (text: string): string =>
   text
     .replace(/\u2212/g, "-")
     .replace(/\{,\}|\\[,!;: ]/g, (m) => (m === "{,}" ? "," : "\u2009"))
-    .replace(/(?<![\d.,])\d{1,3}(?:[,\u2009\u202f\u00a0 ]\d{3})+(?![\d]|[.,]\d)/g, (m) => m.replace(/[,\u2009\u202f\u00a0 ]/g, ""))
+    .replace(/(?<![\d.,])\d{1,3}(?:[,\u2009\u202f\u00a0 ]\d{3})+(?!\d|,\d)/g, (m) => m.replace(/[,\u2009\u202f\u00a0 ]/g, ""))
     .replace(/\\[dt]?frac\{([^{}]+)\}\{([^{}]+)\}/g, "$1/$2")
 
 const toNumber = (sign: string | undefined, digits: string, exponent?: string, denominator?: string): Reading => {
@@ -40,13 +40,20 @@ export const leadingValue = (segment: string): Reading | undefined => {
   const match = LEADING_VALUE.exec(segment)
   if (match === null) return undefined
   const rest = segment.slice(match[0].length)
-  if (RANGE_AFTER.test(rest)) return { problem: `is a range (${oneLine(segment)}), not a single value` }
-  if (TIME_AFTER.test(rest)) return { problem: `is ambiguous (${oneLine(segment)}: a time or a ratio?)` }
+  if (RANGE_AFTER.test(rest)) return rangeProblem(oneLine(segment))
+  if (TIME_AFTER.test(rest)) return timeProblem(oneLine(segment))
   const [, sign1, sign2, digits, exponent, denominator] = match
   return toNumber(sign1 ?? sign2, digits ?? "", exponent, denominator)
 }
 
 const oneLine = (text: string) => text.replace(/\s+/g, " ").trim().slice(0, 40)
+/** The end of a text, for a message. */
+const tail = (text: string) => {
+  const line = text.replace(/\s+/g, " ").trim()
+  return line.length > 40 ? `…${line.slice(-40)}` : line
+}
+const rangeProblem = (shown: string): Reading => ({ problem: `is a range (${shown}), not a single value` })
+const timeProblem = (shown: string): Reading => ({ problem: `is ambiguous (${shown}: a time or a ratio?)` })
 
 /** The part after the last `=` (an answer that holds its working), else all of it. */
 const afterLastEquals = (segment: string) => segment.slice(segment.lastIndexOf("=") + 1)
@@ -87,7 +94,10 @@ const boxedRule = (text: string): Reading | undefined => {
 /** The first value in a segment, words before it skipped ("approximately 18"). */
 const firstValue = (segment: string): Reading | undefined => {
   const at = segment.search(new RegExp(String.raw`(?<![\w.)\]])[-+]?${CURRENCY}?\s*(?:\d|\.\d)`))
-  return at < 0 ? undefined : leadingValue(segment.slice(at))
+  if (at < 0) return undefined
+  // "between 18 and 20" is a range as much as "18-20" is.
+  if (/\bbetween\s*$/i.test(segment.slice(0, at))) return rangeProblem(oneLine(segment))
+  return leadingValue(segment.slice(at))
 }
 
 const MARKER = /(?:^[\s>*_#]*(?:final\s+answer|answer|a)[*_\s]*[:：]|\banswer[*_\s]*(?:is|was|would be|=|:)\s*:?)/gim
@@ -104,14 +114,14 @@ const statedRule = (text: string): Reading | undefined => {
 
 /** Rule 4: the last number of the text (a range or a time there is no value). */
 const lastNumberRule = (text: string): Reading | undefined => {
-  const all = [...text.matchAll(new RegExp(String.raw`(?<![\w.)\]])-?${NUMBER}|\d+(?:\.\d+)?`, "gi"))]
+  const all = [...text.matchAll(new RegExp(String.raw`(?<![\w.)\]])-?${CURRENCY}?-?${NUMBER}`, "gi"))]
   const last = all.at(-1)
   if (last === undefined) return undefined
   const before = text.slice(0, last.index)
-  if (/\d\s*(?:–|—|\bto)\s*$/.test(before.replace(/\s*[$€£¥₹]$/, "")) || /\d-$/.test(before)) {
-    return { problem: `ends with a range (…${oneLine(text.slice(-30))}), not a single value` }
+  if (/\d\s*(?:–|—|\bto)\s*$|\d-$|\bbetween\s+\S*\d\S*\s+and\s*$/i.test(before)) {
+    return rangeProblem(tail(text))
   }
-  if (/\d:$/.test(before)) return { problem: `ends with a time (…${oneLine(text.slice(-30))}), not a number` }
+  if (/\d:$/.test(before)) return timeProblem(tail(text))
   return leadingValue(text.slice(last.index))
 }
 
