@@ -1,3 +1,5 @@
+import { stripControl } from "../../domain/text.js"
+
 // The numeric scorer's reading of a final answer, as people and the common evaluation harnesses write it
 // (lm-evaluation-harness's GSM8K `#### ` and flexible-extract, simple-evals' `Answer:`, MATH's `\boxed{}`).
 // A few named rules are tried in order; the first that applies decides:
@@ -7,7 +9,8 @@
 //   3. the last answer marker: "the answer is …" anywhere, `Answer:`, `Final answer:` or `A:` at a line's
 //      start, in any case (a marker holding the working gives the value after its last `=`);
 //   4. the last number of the text.
-// A range (`18-20`, `18–20`, `18 to 20`) or a clock time (`3:30`) is never read as a single value.
+// A range (`18-20`, `18–20`, `18 to 20`, `between 18 and 20`) or a clock time (`3:30`) is never read as a
+// single value. The dataset's answer is read by the same rules, so "#### 18" and "18" are the same reference.
 
 /** A value, or why the text gives none. */
 export type Reading = { readonly value: number } | { readonly problem: string }
@@ -29,11 +32,6 @@ export const normalizeNumbers = (text: string): string =>
     .replace(/(?<![\d.,])\d{1,3}(?:[,\u2009\u202f\u00a0 ]\d{3})+(?!\d|,\d)/g, (m) => m.replace(/[,\u2009\u202f\u00a0 ]/g, ""))
     .replace(/\\[dt]?frac\{([^{}]+)\}\{([^{}]+)\}/g, "$1/$2")
 
-const toNumber = (sign: string | undefined, digits: string, exponent?: string, denominator?: string): Reading => {
-  const value = Number(digits) * 10 ** Number(exponent ?? 0) / Number(denominator ?? 1)
-  if (!Number.isFinite(value)) return { problem: `cannot read ${digits}/${denominator ?? 1} as a number` }
-  return { value: sign === "-" ? -value : value }
-}
 
 /** The value a segment starts with, refusing a range or a time; undefined when it does not start with a number. */
 export const leadingValue = (segment: string): Reading | undefined => {
@@ -42,14 +40,17 @@ export const leadingValue = (segment: string): Reading | undefined => {
   const rest = segment.slice(match[0].length)
   if (RANGE_AFTER.test(rest)) return rangeProblem(oneLine(segment))
   if (TIME_AFTER.test(rest)) return timeProblem(oneLine(segment))
-  const [, sign1, sign2, digits, exponent, denominator] = match
-  return toNumber(sign1 ?? sign2, digits ?? "", exponent, denominator)
+  const [written, sign1, sign2, digits, exponent, denominator] = match
+  const value = Number(digits) * 10 ** Number(exponent ?? 0) / Number(denominator ?? 1)
+  if (!Number.isFinite(value)) return { problem: `cannot read ${oneLine(written)} as a number` }
+  return { value: (sign1 ?? sign2) === "-" ? -value : value }
 }
 
-const oneLine = (text: string) => text.replace(/\s+/g, " ").trim().slice(0, 40)
-/** The end of a text, for a message. */
+/** A dataset's text in a message: one line, no control character, at most 40 characters from its start or end. */
+const flat = (text: string) => stripControl(text).replace(/\s+/g, " ").trim()
+const oneLine = (text: string) => flat(text).slice(0, 40)
 const tail = (text: string) => {
-  const line = text.replace(/\s+/g, " ").trim()
+  const line = flat(text)
   return line.length > 40 ? `…${line.slice(-40)}` : line
 }
 const rangeProblem = (shown: string): Reading => ({ problem: `is a range (${shown}), not a single value` })
@@ -71,7 +72,7 @@ const hashRule = (text: string): Reading | undefined => {
   return undefined
 }
 
-/** The content of the last `\boxed{…}` (braces nested once or more are balanced). */
+/** The content of the last `\boxed{…}`, nested braces balanced. */
 const lastBoxed = (text: string): string | undefined => {
   const start = text.lastIndexOf("\\boxed{")
   if (start < 0) return undefined
@@ -91,9 +92,13 @@ const boxedRule = (text: string): Reading | undefined => {
   return firstValue(afterLastEquals(plain)) ?? { problem: `\\boxed{${oneLine(content)}} holds no number` }
 }
 
+/** Where a number starts (not inside a word, nor the subtrahend of `16-3`). */
+const NUMBER_START = new RegExp(String.raw`(?<![\w.)\]])[-+]?${CURRENCY}?\s*(?:\d|\.\d)`)
+const EVERY_NUMBER = new RegExp(String.raw`(?<![\w.)\]])-?${CURRENCY}?-?${NUMBER}`, "gi")
+
 /** The first value in a segment, words before it skipped ("approximately 18"). */
 const firstValue = (segment: string): Reading | undefined => {
-  const at = segment.search(new RegExp(String.raw`(?<![\w.)\]])[-+]?${CURRENCY}?\s*(?:\d|\.\d)`))
+  const at = segment.search(NUMBER_START)
   if (at < 0) return undefined
   // "between 18 and 20" is a range as much as "18-20" is.
   if (/\bbetween\s*$/i.test(segment.slice(0, at))) return rangeProblem(oneLine(segment))
@@ -114,8 +119,7 @@ const statedRule = (text: string): Reading | undefined => {
 
 /** Rule 4: the last number of the text (a range or a time there is no value). */
 const lastNumberRule = (text: string): Reading | undefined => {
-  const all = [...text.matchAll(new RegExp(String.raw`(?<![\w.)\]])-?${CURRENCY}?-?${NUMBER}`, "gi"))]
-  const last = all.at(-1)
+  const last = [...text.matchAll(EVERY_NUMBER)].at(-1)
   if (last === undefined) return undefined
   const before = text.slice(0, last.index)
   if (/\d\s*(?:–|—|\bto)\s*$|\d-$|\bbetween\s+\S*\d\S*\s+and\s*$/i.test(before)) {
