@@ -61,8 +61,7 @@ export const majorityVote = (
 }
 
 /** The first-in-line vote's answer (kept for callers that only want the answer). */
-export const majorityAnswer = (answers: ReadonlyArray<string>, scorer: Scorer): string | undefined =>
-  majorityVote(answers, scorer).answer
+export const majorityAnswer = (answers: ReadonlyArray<string>, scorer: Scorer): string | undefined => majorityVote(answers, scorer).answer
 
 /** Each model's correct count over the items, in order of first appearance. */
 const correctPerModel = (frozen: ReadonlyArray<EvalItem>, scorer: Scorer): Map<string, number> => {

@@ -32,7 +32,6 @@ export const normalizeNumbers = (text: string): string =>
     .replace(/(?<![\d.,])\d{1,3}(?:[,\u2009\u202f\u00a0 ]\d{3})+(?!\d|,\d)/g, (m) => m.replace(/[,\u2009\u202f\u00a0 ]/g, ""))
     .replace(/\\[dt]?frac\{([^{}]+)\}\{([^{}]+)\}/g, "$1/$2")
 
-
 /** The value a segment starts with, refusing a range or a time; undefined when it does not start with a number. */
 export const leadingValue = (segment: string): Reading | undefined => {
   const match = LEADING_VALUE.exec(segment)
