@@ -245,6 +245,18 @@ describe("parallel-llm batch (the built CLI)", () => {
     expect([...last.values()].map((r) => [r.id, r.status]).sort()).toEqual([["a", "ok"], ["b", "ok"], ["c", "ok"]])
   })
 
+  it("self with two -m models samples the first and says once that the second is not asked", async () => {
+    const dir = freshDir("self")
+    const input = path.join(dir, "self.jsonl")
+    fs.writeFileSync(input, jsonl([{ prompt: "a" }, { prompt: "b" }]))
+    fake.reset()
+    const args = ["batch", input, "-m", "res/one", "-m", "res/two", "-s", "res/synth", "--strategy", "self", "--samples", "2"]
+    const r = await runCli(args, { env: envFor(dir) })
+    expect(r.code, r.stderr).toBe(0)
+    expect(fake.chatRequests().filter((q) => q.model === "res/two")).toHaveLength(0)
+    expect(r.stderr.split("strategy self samples res/one only: res/two not asked")).toHaveLength(2)
+  })
+
   it("refuses bad usage before any call: a missing input file, --runs 0", async () => {
     const dir = freshDir("usage")
     const missing = await runCli(["batch", path.join(dir, "nope.jsonl")], { env: envFor(dir) })

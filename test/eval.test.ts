@@ -47,7 +47,7 @@ interface Row {
 }
 
 describe("parallel-llm eval --baselines-only", () => {
-  it("computes the three GSM8K baselines of the first 20 rows exactly as a hand count does, with no call and no key", async () => {
+  it("computes the GSM8K baselines of the first 20 rows (the vote under both tie policies, the tie count) exactly as a hand count does, with no call and no key", async () => {
     const systems = ["6b_finetuning", "6b_verification", "175b_finetuning", "175b_verification"] as const
     type Line = { ground_truth: string } & Record<(typeof systems)[number], { is_correct: boolean; solution: string }>
     const rows = fs.readFileSync(path.join(repoRoot, "data", "gsm8k-frozen-candidates.jsonl"), "utf8")
@@ -57,13 +57,18 @@ describe("parallel-llm eval --baselines-only", () => {
     const perSystem = systems.map((s) => rows.filter((r) => r[s].is_correct).length)
     const best = Math.max(...perSystem)
     const oracle = rows.filter((r) => systems.some((s) => r[s].is_correct)).length
-    const majority = rows.filter((r) => {
+    // A tie goes to the best system's answer among the tied ones, or (the other policy) to the earliest system.
+    const byStanding = systems.map((_, i) => i).sort((a, b) => perSystem[b]! - perSystem[a]!)
+    const vote = (r: Line, order: ReadonlyArray<number>) => {
       const answers = systems.map((s) => answerOf(r[s].solution))
       const votes = answers.map((a) => answers.filter((b) => b === a).length)
       const top = Math.max(...votes)
-      const winner = votes.indexOf(top) // a tie goes to the earliest system
-      return r[systems[winner]!].is_correct
-    }).length
+      const winner = order.find((i) => votes[i] === top)!
+      return { right: r[systems[winner]!].is_correct, tied: new Set(answers.filter((_, i) => votes[i] === top)).size > 1 }
+    }
+    const majority = rows.filter((r) => vote(r, byStanding).right).length
+    const firstInLine = rows.filter((r) => vote(r, [0, 1, 2, 3]).right).length
+    const tied = rows.filter((r) => vote(r, [0, 1, 2, 3]).tied).length
 
     const dir = freshDir("baselines")
     fake.reset()
@@ -73,12 +78,22 @@ describe("parallel-llm eval --baselines-only", () => {
     expect(result.code, result.stderr).toBe(0)
     const report = JSON.parse(result.stdout) as {
       items: number
-      baselines: { bestSingle: Row & { model: string }; majority: Row; oracle: Row; candidates: ReadonlyArray<Row & { model: string }> }
+      baselines: {
+        bestSingle: Row & { model: string }
+        majority: Row
+        majorityFirstInLine: Row
+        tied: number
+        oracle: Row
+        candidates: ReadonlyArray<Row & { model: string }>
+      }
     }
     expect(report.items).toBe(20)
     expect(report.baselines.candidates.map((c) => c.correct)).toEqual(perSystem)
     expect(report.baselines.bestSingle).toMatchObject({ model: systems[perSystem.indexOf(best)], correct: best, n: 20 })
-    expect(report.baselines.majority).toMatchObject({ correct: majority, n: 20 })
+    expect(report.baselines.majority).toMatchObject({ correct: majority, n: 20, tiePolicy: "best-single" })
+    expect(report.baselines.majorityFirstInLine).toMatchObject({ correct: firstInLine, n: 20, tiePolicy: "first-in-line" })
+    expect(report.baselines.tied).toBe(tied)
+    expect(majority).not.toBe(firstInLine) // the 20 rows do tell the two policies apart
     expect(report.baselines.oracle).toMatchObject({ correct: oracle, n: 20 })
     expect(fs.readdirSync(dir)).toEqual([]) // not a run, not a results file
     expect(fake.requests).toHaveLength(0)
@@ -89,7 +104,9 @@ describe("parallel-llm eval --baselines-only", () => {
     const table = await runCli(["eval", "--dataset", "gsm8k", "--baselines-only", "--limit", "20"], { env })
     expect(table.code, table.stderr).toBe(0)
     expect(table.stdout).toMatch(/^\| best single \(\S+\) \| \d+\.\d % \| \d+\.\d–\d+\.\d % \| \d+\/20 \|/m)
-    expect(table.stdout).toMatch(/^\| majority vote \|/m)
+    expect(table.stdout).toMatch(/^\| majority vote \(tie → best single's answer\) \| \d+\.\d % \|/m)
+    expect(table.stdout).toMatch(/^\| majority vote \(tie → first in line\) \| \d+\.\d % \|/m)
+    expect(table.stdout).toMatch(/^Tied votes: \d+ of 20 items \(there the tie policy decides the vote\)\.$/m)
     expect(table.stdout).toMatch(/^\| oracle \(any candidate right\) \|/m)
 
     const unknown = await runCli(["eval", "--dataset", "gsm8k", "--strategies", "synthesize,borda"], { env: envFor(freshDir("unknown")) })

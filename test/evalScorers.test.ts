@@ -2,7 +2,7 @@ import { Either } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
-import { computeBaselines, majorityAnswer } from "../src/programs/eval/baselines.js"
+import { computeBaselines, majorityAnswer, majorityVote } from "../src/programs/eval/baselines.js"
 import { type EvalItem, parseDataset, selectItems } from "../src/programs/eval/dataset.js"
 import { fromGsm8k, GSM8K_INSTRUCTION } from "../src/programs/eval/gsm8k.js"
 import { answerProblem, finalNumber, scorers } from "../src/programs/eval/scorers.js"
@@ -22,7 +22,7 @@ describe("scorers", () => {
     ["16-3=13", 13],
     ["The temperature drops to -5 degrees.", -5],
     ["Final answer: 42 (after 3 steps)", 42],
-    ["#### 16 - 3 - 4 = 9", 16],
+    ["#### 16 - 3 - 4 = 9", 9], // a `####` line holding its working: the value after the last `=`
     ["#### 7\n\nCheck: 3 + 4 = 7 and 10 more notes", 7],
     ["Job A: $15 * 2000 = $30000\nJob B pays 42,000\nA: 12000", 12000],
     ["It costs 18.50 dollars", 18.5],
@@ -67,6 +67,42 @@ describe("majority vote, interval, sample", () => {
     expect(majorityAnswer(["A: 1", "A: 2", "A: 2.0", "A: 1"], numeric)).toBe("A: 1")
     expect(majorityAnswer(["no idea", "A: 3"], numeric)).toBe("A: 3")
     expect(majorityAnswer(["none", "nothing"], numeric)).toBeUndefined()
+  })
+
+  it("says when a vote is tied, and gives a tie to the answer of the candidate ranked first", () => {
+    const numeric = scorers.numeric
+    const answers = ["A: 1", "A: 2", "A: 3", "A: 2", "A: 1"]
+    expect(majorityVote(answers, numeric)).toEqual({ answer: "A: 1", tied: true })
+    // Candidate 3 ranked best: its answer (2) is one of the tied ones, so it wins.
+    expect(majorityVote(answers, numeric, (i) => [4, 3, 2, 0, 1][i]!)).toEqual({ answer: "A: 2", tied: true })
+    // Candidate 2 ranked best, but its answer (3) is not among the tied ones: the next ranked tied answer wins.
+    expect(majorityVote(answers, numeric, (i) => [3, 2, 0, 4, 1][i]!)).toEqual({ answer: "A: 1", tied: true })
+    expect(majorityVote(["A: 1", "A: 2", "A: 2"], numeric, (i) => -i)).toEqual({ answer: "A: 2", tied: false })
+    expect(majorityVote(["A: 5", "none"], numeric)).toEqual({ answer: "A: 5", tied: false })
+    expect(majorityVote(["none"], numeric)).toEqual({ answer: undefined, tied: false })
+  })
+
+  it("breaks tied votes toward the best single system by default, and reports the first-in-line vote and the tie count", () => {
+    const item = (line: number, answer: string, weak: string, middle: string, strong: string): EvalItem => ({
+      line,
+      id: String(line),
+      question: "q",
+      answer,
+      candidates: [{ model: "weak", content: weak }, { model: "middle", content: middle }, { model: "strong", content: strong }]
+    })
+    // strong is right 3 times, middle twice, weak once; items 3 and 4 are 1-1-1 ties.
+    const items = [
+      item(1, "1", "A: 1", "A: 1", "A: 1"),
+      item(2, "2", "A: 9", "A: 2", "A: 2"),
+      item(3, "3", "A: 7", "A: 8", "A: 3"),
+      item(4, "4", "A: 5", "A: 7", "A: 6")
+    ]
+    const b = computeBaselines(items, scorers.numeric)!
+    expect(b.bestSingle).toMatchObject({ model: "strong", correct: 3 })
+    expect(b.tied).toBe(2)
+    // Tied items go to strong: right on item 3, wrong on item 4. First in line gives both to weak, wrong on both.
+    expect(b.majority).toMatchObject({ correct: 3, n: 4, tiePolicy: "best-single" })
+    expect(b.majorityFirstInLine).toMatchObject({ correct: 2, n: 4, tiePolicy: "first-in-line" })
   })
 
   it("computes the Wilson interval", () => {
@@ -138,19 +174,47 @@ describe("datasets", () => {
     expect(problem(text)).toBe(message)
   })
 
+  it.each([
+    ["3:30", "answer: is ambiguous (3:30: a time or a ratio?) (scorer numeric)"],
+    ["18-20", "answer: is a range (18-20), not a single value (scorer numeric)"],
+    ["18 to 20", "answer: is a range (18 to 20), not a single value (scorer numeric)"],
+    ["#### 18–20", "answer: is a range (18–20), not a single value (scorer numeric)"],
+    ["1/0", "answer: cannot read 1/0 as a number (scorer numeric)"]
+  ])("refuses the numeric dataset answer %j, naming the line", (answer, message) => {
+    expect(problem(`{"question": "q", "answer": "1"}\n{"question": "q", "answer": ${JSON.stringify(answer)}}`)).toBe(
+      `d.jsonl line 2: ${message}`
+    )
+  })
+
+  it("reads a numeric dataset answer unambiguously: a fraction, a Unicode minus, a worked solution, separators", () => {
+    const answerOf = (answer: string) => {
+      const items = Either.getOrThrow(parse(JSON.stringify({ question: "q", answer })))
+      return finalNumber(items[0]!.answer)
+    }
+    expect(answerOf("1/2")).toBe(0.5)
+    expect(answerOf("\u22125")).toBe(-5)
+    expect(answerOf(".5")).toBe(0.5)
+    expect(answerOf("1\u2009234")).toBe(1234)
+    expect(answerOf("1.5e3")).toBe(1500)
+    expect(answerOf("She makes 9 * 2 = $18.\n#### 9 x 2 = 18")).toBe(18)
+  })
+
   it("checks a regex answer compiles", () => {
     expect(problem(`{"question": "q", "answer": "(a"}`, "regex")).toMatch(/^d\.jsonl line 1: answer: not a valid regular expression/)
   })
 
-  it("the built-in GSM8K file reproduces its published baselines: 56.3 / 44.3 / 67.2 %", () => {
+  it("the built-in GSM8K file's baselines: best single 56.3 %, vote 56.3 % (44.3 % first in line, 527 ties), oracle 67.2 %", () => {
     const text = fs.readFileSync(path.join(repoRoot, "data", "gsm8k-frozen-candidates.jsonl"), "utf8")
     const items = Either.getOrThrow(parseDataset(text, { source: "gsm8k", format: "gsm8k", scorer: "numeric" }))
     expect(items).toHaveLength(1319)
     const b = computeBaselines(items, scorers.numeric)!
     expect(b.bestSingle).toMatchObject({ model: "175b_verification", correct: 742, n: 1319 })
-    expect(b.majority.correct).toBe(584)
+    expect(b.majority.correct).toBe(743)
+    expect(b.majorityFirstInLine.correct).toBe(584)
+    expect(b.tied).toBe(527)
     expect(b.oracle.correct).toBe(887)
-    expect([b.bestSingle, b.majority, b.oracle].map((a) => (a.accuracy * 100).toFixed(1))).toEqual(["56.3", "44.3", "67.2"])
+    expect([b.bestSingle, b.majority, b.majorityFirstInLine, b.oracle].map((a) => (a.accuracy * 100).toFixed(1)))
+      .toEqual(["56.3", "56.3", "44.3", "67.2"])
     expect(b.candidates.map((c) => [c.model, (c.accuracy * 100).toFixed(1)])).toEqual([
       ["6b_finetuning", "21.7"],
       ["6b_verification", "39.0"],

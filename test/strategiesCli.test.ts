@@ -61,6 +61,21 @@ describe("ask --strategy", () => {
     expect(fs.readdirSync(path.join(printed.runDir, "rankings")).sort()).toEqual(["01-st-one.md", "02-st-two.md"])
   })
 
+  it("self with two -m models samples the first and says the second is not asked, as over MCP", async () => {
+    fake.reset()
+    const args = ["ask", "What is 9+9?", "-m", "st/one", "-m", "st/two", "-s", "st/synth", "--strategy", "self", "--samples", "2"]
+    const r = await runCli(args, { env: envFor(freshDir("self-two")) })
+    expect(r.code, r.stderr).toBe(0)
+    expect([count("st/one"), count("st/two"), count("st/synth")]).toEqual([2, 0, 1])
+    expect(r.stderr).toContain("strategy self samples st/one only: st/two not asked")
+    // One model named, or the configured ones: nothing to warn about.
+    const one = await runCli(["ask", "What is 9+9?", "-m", "st/one", "-s", "st/synth", "--strategy", "self", "--samples", "2"], {
+      env: envFor(freshDir("self-one"))
+    })
+    expect(one.code, one.stderr).toBe(0)
+    expect(one.stderr).not.toContain("not asked")
+  })
+
   it("a preset may carry the strategy and its judges", async () => {
     const dir = freshDir("preset")
     const config = path.join(dir, "panels.json")

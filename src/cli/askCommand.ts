@@ -114,9 +114,11 @@ export const ask = Effect.fn("ask")(function*(args: Command.Command.ParseConfig<
       if (settings.logLevel === "debug" || entry.level === "warning" || entry.level === "error") display.log(line)
     })
     : Effect.void
+  // Models named with -m are the run's own, as an MCP call's are: `self` then says which it does not ask.
+  const models = Option.exists(args.models, (given) => typeof given !== "boolean" && given.length > 0) ? settings.models : undefined
   const run = Option.match(args.continue, {
-    onNone: () => runPipeline({ prompt, attachments, onEvent }),
-    onSome: (parent) => continueRun(parent, { prompt, attachments, onEvent })
+    onNone: () => runPipeline({ prompt, attachments, onEvent, models }),
+    onSome: (parent) => continueRun(parent, { prompt, attachments, onEvent, models })
   })
   const result = yield* Effect.scoped(drawLogs.pipe(Effect.zipRight(ticker), Effect.zipRight(run)))
   if (args.json) {

@@ -7,7 +7,9 @@ import { formatUsd } from "../domain/format.js"
 import { stripControl } from "../domain/text.js"
 import { holdResultsLock, isSameFile } from "../programs/batchLock.js"
 import { type BatchProgress, type BatchResult, defaultResultsPath, remainingOf, runBatch } from "../programs/runBatch.js"
+import { unsampledWarning } from "../programs/strategies/self.js"
 import { Logging } from "../services/Logging.js"
+import { Settings } from "../services/Settings.js"
 import { BATCH_DEFAULT_CONCURRENCY, BATCH_DEFAULT_RUNS, makeStatusLine, progressText } from "./batchProgress.js"
 import { outcomeIf } from "./outcome.js"
 import { settingsOptions } from "./settingsOptions.js"
@@ -91,11 +93,17 @@ export const batch = Effect.fn("batch")(function*(args: Command.Command.ParseCon
 
   const view = makeProgressView(process.stderr)
   const logging = yield* Logging
+  // Models named with -m, as in ask: `self` says once which of them it does not ask (a line's own models, per run).
+  const settings = yield* Settings
+  const named = Option.exists(args.models, (given) => typeof given !== "boolean" && given.length > 0) ? settings.models : undefined
+  const unsampled = unsampledWarning(settings.strategy, named)
   const ticker = view.tty ? Effect.sync(() => view.tick()).pipe(Effect.repeat(Schedule.spaced("1 second"))) : Effect.never
 
   const final = yield* Effect.zipRight(
     // One batch per results file: held until the batch ends, before the results are read.
-    Effect.zipRight(logging.useStderr((line) => view.log(line)), holdResultsLock(output, args.waitLock)),
+    Effect.zipRight(logging.useStderr((line) => view.log(line)), holdResultsLock(output, args.waitLock)).pipe(
+      Effect.zipLeft(unsampled === undefined ? Effect.void : Effect.logWarning(unsampled))
+    ),
     runBatch({
       input,
       output,

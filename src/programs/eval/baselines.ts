@@ -10,61 +10,101 @@ import { type Accuracy, accuracyOf } from "./stats.js"
 const free = { cost: 0, tokens: { prompt: 0, completion: 0 }, latencyMs: null } as const
 type Row = Accuracy & typeof free
 
+/**
+ * Who wins a tied vote: the tied answer given by the best single system (`best-single`, the default), or the
+ * tied answer given first in the line (`first-in-line`). On GSM8K the line begins with the weakest system,
+ * so the policy alone moves the vote by twelve points: the report gives both.
+ */
+export type TiePolicy = "best-single" | "first-in-line"
+
 export interface Baselines {
   /** Items that have frozen candidates (the others do not count here). */
   readonly items: number
   readonly candidates: ReadonlyArray<{ readonly model: string } & Row>
   readonly bestSingle: { readonly model: string } & Row
-  readonly majority: Row
+  /** The vote with a tie going to the best single system's answer. */
+  readonly majority: Row & { readonly tiePolicy: "best-single" }
+  /** The same votes with a tie going to the first answer of the line. */
+  readonly majorityFirstInLine: Row & { readonly tiePolicy: "first-in-line" }
+  /** Items where two or more answers share the most votes (there the tie policy decides). */
+  readonly tied: number
   readonly oracle: Row
 }
 
+export interface Vote {
+  /** The winning answer (as given, not extracted), or undefined when no candidate gives a final answer. */
+  readonly answer: string | undefined
+  /** Whether two or more answers shared the most votes. */
+  readonly tied: boolean
+}
+
 /**
- * The answer a plurality of the candidates gives (compared in the scorer's extracted form); a tie goes to
- * the answer given first in the line's candidate order. A candidate without a final answer abstains.
+ * The answer a plurality of the candidates gives (compared in the scorer's extracted form). A tie goes to the
+ * tied answer of the candidate that `rank` puts first (lower is better; by default the line's order). A
+ * candidate without a final answer abstains.
  */
-export const majorityAnswer = (answers: ReadonlyArray<string>, scorer: Scorer): string | undefined => {
-  const votes = new Map<string, { count: number; first: string }>()
-  for (const answer of answers) {
+export const majorityVote = (
+  answers: ReadonlyArray<string>,
+  scorer: Scorer,
+  rank: (index: number) => number = (index) => index
+): Vote => {
+  const votes = new Map<string, Array<number>>()
+  answers.forEach((answer, index) => {
     const key = scorer.extract(answer)
-    if (key === undefined) continue
-    const vote = votes.get(key)
-    if (vote) vote.count++
-    else votes.set(key, { count: 1, first: answer })
+    if (key !== undefined) votes.set(key, [...(votes.get(key) ?? []), index])
+  })
+  const top = Math.max(0, ...[...votes.values()].map((v) => v.length))
+  const leaders = [...votes.values()].filter((v) => v.length === top).flat()
+  if (leaders.length === 0) return { answer: undefined, tied: false }
+  const winner = leaders.reduce((best, index) => (rank(index) < rank(best) ? index : best))
+  return { answer: answers[winner], tied: leaders.length > top }
+}
+
+/** The first-in-line vote's answer (kept for callers that only want the answer). */
+export const majorityAnswer = (answers: ReadonlyArray<string>, scorer: Scorer): string | undefined => majorityVote(answers, scorer).answer
+
+/** Each model's correct count over the items, in order of first appearance. */
+const correctPerModel = (frozen: ReadonlyArray<EvalItem>, scorer: Scorer): Map<string, number> => {
+  const perModel = new Map<string, number>()
+  for (const item of frozen) {
+    for (const candidate of item.candidates ?? []) {
+      const right = scorer.correct(candidate.content, item.answer)
+      perModel.set(candidate.model, (perModel.get(candidate.model) ?? 0) + (right ? 1 : 0))
+    }
   }
-  let winner: { count: number; first: string } | undefined
-  // Map iteration follows first appearance, so a strict `>` keeps the earliest of tied answers.
-  for (const vote of votes.values()) if (winner === undefined || vote.count > winner.count) winner = vote
-  return winner?.first
+  return perModel
 }
 
 /** The baselines over the items that have frozen candidates, or undefined when none has. */
 export const computeBaselines = (items: ReadonlyArray<EvalItem>, scorer: Scorer): Baselines | undefined => {
   const frozen = items.filter((item) => item.candidates !== undefined)
   if (frozen.length === 0) return undefined
-  const perModel = new Map<string, number>()
-  let majority = 0
-  let oracle = 0
+  const perModel = correctPerModel(frozen, scorer)
+  // Models from the best to the worst; equal ones keep their order of appearance (sort is stable).
+  const standing = [...perModel].sort(([, a], [, b]) => b - a).map(([model]) => model)
+  const counts = { bestSingle: 0, firstInLine: 0, tied: 0, oracle: 0 }
   for (const item of frozen) {
     const candidates = item.candidates ?? []
-    let any = false
-    for (const candidate of candidates) {
-      const right = scorer.correct(candidate.content, item.answer)
-      perModel.set(candidate.model, (perModel.get(candidate.model) ?? 0) + (right ? 1 : 0))
-      any ||= right
-    }
-    if (any) oracle++
-    const voted = majorityAnswer(candidates.map((c) => c.content), scorer)
-    if (voted !== undefined && scorer.correct(voted, item.answer)) majority++
+    const right = (answer: string | undefined) => answer !== undefined && scorer.correct(answer, item.answer)
+    if (candidates.some((c) => right(c.content))) counts.oracle++
+    const contents = candidates.map((c) => c.content)
+    const first = majorityVote(contents, scorer)
+    const best = majorityVote(contents, scorer, (index) => standing.indexOf(candidates[index]?.model ?? ""))
+    if (first.tied) counts.tied++
+    if (right(first.answer)) counts.firstInLine++
+    if (right(best.answer)) counts.bestSingle++
   }
   // A model missing from some items counts as wrong there: every figure is over the same items.
-  const candidates = [...perModel].map(([model, correct]) => ({ model, ...accuracyOf(correct, frozen.length), ...free }))
+  const row = (correct: number) => ({ ...accuracyOf(correct, frozen.length), ...free })
+  const candidates = [...perModel].map(([model, correct]) => ({ model, ...row(correct) }))
   const bestSingle = candidates.reduce((best, c) => (c.correct > best.correct ? c : best))
   return {
     items: frozen.length,
     candidates,
     bestSingle,
-    majority: { ...accuracyOf(majority, frozen.length), ...free },
-    oracle: { ...accuracyOf(oracle, frozen.length), ...free }
+    majority: { ...row(counts.bestSingle), tiePolicy: "best-single" },
+    majorityFirstInLine: { ...row(counts.firstInLine), tiePolicy: "first-in-line" },
+    tied: counts.tied,
+    oracle: row(counts.oracle)
   }
 }

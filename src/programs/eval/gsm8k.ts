@@ -6,7 +6,7 @@ import { finalNumber } from "./scorers.js"
 // with the reference solution and the solutions of four systems. The built-in `--dataset gsm8k` is that file,
 // shipped unchanged in `data/` with its licence; this module turns each line into an eval item.
 
-/** The four systems of the upstream file, in its order (a majority vote's tie goes to the earliest). */
+/** The four systems of the upstream file, in its order (the weakest first: a vote tie broken by line order favours it). */
 export const GSM8K_SYSTEMS = ["6b_finetuning", "6b_verification", "175b_finetuning", "175b_verification"] as const
 
 const Solution = Schema.Struct({ is_correct: Schema.Boolean, solution: Schema.String })

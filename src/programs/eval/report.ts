@@ -82,7 +82,8 @@ export const markdownReport = (report: EvalReport): string => {
   if (report.baselines) {
     const b = report.baselines
     rows.push([`best single (${cell(b.bestSingle.model)})`, ...cells(b.bestSingle, ...free)])
-    rows.push(["majority vote", ...cells(b.majority, ...free)])
+    rows.push(["majority vote (tie → best single's answer)", ...cells(b.majority, ...free)])
+    rows.push(["majority vote (tie → first in line)", ...cells(b.majorityFirstInLine, ...free)])
     rows.push(["oracle (any candidate right)", ...cells(b.oracle, ...free)])
   }
   for (const s of report.strategies) {
@@ -106,7 +107,8 @@ export const markdownReport = (report: EvalReport): string => {
     lines.push(
       "",
       `Candidates alone: ${report.baselines.candidates.map((c) => `${cell(c.model)} ${percent(c.accuracy)}`).join(", ")}` +
-        `${report.baselines.items < report.items ? ` (baselines over the ${report.baselines.items} items with frozen candidates)` : ""}.`
+        `${report.baselines.items < report.items ? ` (baselines over the ${report.baselines.items} items with frozen candidates)` : ""}.`,
+      `Tied votes: ${report.baselines.tied} of ${report.baselines.items} items (there the tie policy decides the vote).`
     )
   }
   return `${lines.join("\n")}\n`

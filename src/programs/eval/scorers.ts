@@ -1,4 +1,5 @@
 import { Either, Schema } from "effect"
+import { readFinalNumber } from "./numeric.js"
 
 // How an answer is judged right. Each scorer reads the *final* answer out of a free-form response the same
 // way for a model's answer and for the dataset's reference, so a reference may be a bare value ("18") or a
@@ -27,15 +28,10 @@ const markedAnswer = (text: string): string | undefined => {
   return found
 }
 
-/** Commas between digits go ("1,234" → "1234"); a minus counts only where it is not a subtraction ("16-3"). */
-const NUMBER = /(?:(?<![\d)\]])-)?\d+(?:\.\d+)?/g
-
-/** GSM8K style: the first number after the last final-answer marker (`#### 18`), else the last number of the text. */
+/** The final number of a response or of a dataset answer (see `numeric.ts`), or undefined when it gives none. */
 export const finalNumber = (text: string): number | undefined => {
-  const numbers = (segment: string) => segment.replace(/(?<=\d),(?=\d)/g, "").match(NUMBER) ?? []
-  const marked = markedAnswer(text)
-  const found = (marked !== undefined ? numbers(marked)[0] : undefined) ?? numbers(text).at(-1)
-  return found === undefined ? undefined : Number(found)
+  const reading = readFinalNumber(text)
+  return "value" in reading ? reading.value : undefined
 }
 
 /** Case, surrounding space, Markdown emphasis, quotes and a closing full stop do not count. */
@@ -110,7 +106,10 @@ export const answerProblem = (scorer: ScorerName, answer: string): string | unde
       return `not a valid regular expression (${e instanceof Error ? e.message : String(e)})`
     }
   }
-  if (scorer === "numeric" && finalNumber(answer) === undefined) return "holds no number"
+  if (scorer === "numeric") {
+    const reading = readFinalNumber(answer)
+    if ("problem" in reading) return reading.problem
+  }
   if (scorer === "choice" && finalChoice(answer) === undefined && !/^[A-J]$/i.test(normalizeText(answer))) {
     return "is not a choice letter A to J"
   }

@@ -8,7 +8,7 @@ import { Settings } from "../../services/Settings.js"
 import { isOpenRouterUrl } from "../../settings/paths.js"
 import { type AttachmentPlan, planAttachments, saveAttachments } from "../attachments/plan.js"
 import { checkRunRequest } from "../checkRunRequest.js"
-import { sampledModels, tooManySamples } from "../strategies/self.js"
+import { sampledModels, tooManySamples, unsampledWarning } from "../strategies/self.js"
 import { threadChars } from "../thread/turns.js"
 import { webFor } from "./callPlan.js"
 import type { FanOutPolicy } from "./fanOut.js"
@@ -134,9 +134,8 @@ export const startRun = Effect.fnUntraced(function*(request: RunRequest) {
       `web search: ${plan.settings.baseUrl} is not OpenRouter; the web plugin is sent, but this server may ignore it (then no model searches and nothing is cited)`
     )
   }
-  if (plan.strategy === "self" && request.models !== undefined && request.models.length > 1) {
-    yield* Effect.logWarning(`strategy self samples ${request.models[0]} only: ${request.models.slice(1).join(", ")} not asked`)
-  }
+  const unsampled = unsampledWarning(plan.strategy, request.models)
+  if (unsampled !== undefined) yield* Effect.logWarning(unsampled)
   const attachments = yield* planAttachments(request.attachments ?? [], plan.models, request.reuse !== undefined)
   const run = yield* store.makeRunDir()
   const writes = yield* makeRunWrites(run, yield* Effect.scope)

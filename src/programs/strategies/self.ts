@@ -13,3 +13,12 @@ export const tooManySamples = (samples: number, maxModels: number): RunRefused |
   samples > maxModels
     ? new RunRefused({ message: `--samples ${samples}: more answers than the ${maxModels} one run may have (--max-models)` })
     : undefined
+
+/**
+ * What `self` leaves out when more than one model is named for a run (by an MCP call's `models` or the CLI's
+ * `-m`): it samples the first only, and the others are said not to be asked rather than dropped silently.
+ */
+export const unsampledWarning = (strategy: string, named: ReadonlyArray<string> | undefined): string | undefined =>
+  strategy === "self" && named !== undefined && named.length > 1
+    ? `strategy self samples ${named[0]} only: ${named.slice(1).join(", ")} not asked`
+    : undefined
