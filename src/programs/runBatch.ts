@@ -1,9 +1,10 @@
 import { FileSystem } from "@effect/platform"
 import { Cause, Clock, Effect, Exit, Option, Ref } from "effect"
-import { plainFsReason, RunRefused, UsageError } from "../domain/errors.js"
+import { RunRefused, UsageError } from "../domain/errors.js"
 import { plural, roundUsd } from "../domain/format.js"
 import type { Manifest } from "../domain/manifest.js"
 import { OpenRouterClient } from "../services/OpenRouterClient.js"
+import { readTextSafely } from "../services/safeFile.js"
 import { Settings } from "../services/Settings.js"
 import { type BatchItem, duplicateIdsMessage, oneLine, parseBatchInput } from "./batchInput.js"
 import { answeredIn, type BatchResult, openResultsFile, reportedBadLines } from "./batchResults.js"
@@ -50,12 +51,14 @@ export interface BatchOptions {
  * so an interruption or a crash loses nothing, and a later pass skips what is already answered
  * (same id and same prompt) and retries the rest. Interrupted runs end `cancelled`.
  */
+/** The input and results files: opened once, a regular file (never a FIFO waited on), read with a cap. */
+const INPUT_READ = { maxBytes: 256 * 1024 * 1024, followLinks: true, timeout: "60 seconds" } as const
+
 export const runBatch = Effect.fn("runBatch")(function*(options: BatchOptions) {
-  const fs = yield* FileSystem.FileSystem
   const settings = yield* Settings
 
-  const text = yield* fs.readFileString(options.input).pipe(
-    Effect.mapError((e) => new UsageError({ message: `cannot read ${options.input}: ${plainFsReason(e)}` }))
+  const text = yield* readTextSafely(options.input, INPUT_READ).pipe(
+    Effect.mapError((e) => new UsageError({ message: `cannot read ${e.message}` }))
   )
   const { items, bad, duplicates } = parseBatchInput(text)
   if (duplicates.length > 0) return yield* new UsageError({ message: duplicateIdsMessage(options.input, duplicates) })
@@ -63,9 +66,9 @@ export const runBatch = Effect.fn("runBatch")(function*(options: BatchOptions) {
     return yield* new UsageError({ message: `${options.input} holds no prompt (one JSON object per line: {"prompt": "..."})` })
   }
 
-  const previous = yield* fs.exists(options.output).pipe(
-    Effect.flatMap((exists) => (exists ? fs.readFileString(options.output) : Effect.succeed(""))),
-    Effect.mapError((e) => new UsageError({ message: `cannot read the results file ${options.output}: ${plainFsReason(e)}` }))
+  const previous = yield* readTextSafely(options.output, INPUT_READ).pipe(
+    Effect.catchIf((e) => e.reason === "missing", () => Effect.succeed("")),
+    Effect.mapError((e) => new UsageError({ message: `cannot read the results file ${e.message}` }))
   )
   const answered = answeredIn(previous)
   const todo = items.filter((item) => {

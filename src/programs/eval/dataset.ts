@@ -1,8 +1,8 @@
-import { FileSystem } from "@effect/platform"
 import { Effect, Either, ParseResult, Schema } from "effect"
 import * as crypto from "node:crypto"
 import { fileURLToPath } from "node:url"
-import { plainFsReason, UsageError } from "../../domain/errors.js"
+import { UsageError } from "../../domain/errors.js"
+import { readTextSafely } from "../../services/safeFile.js"
 import { fromGsm8k, Gsm8kLine } from "./gsm8k.js"
 import { answerProblem, type ScorerName } from "./scorers.js"
 
@@ -123,11 +123,11 @@ export const parseDataset = (
 
 /** A built-in dataset by name (`gsm8k`), else a JSONL file in the eval format. */
 export const loadDataset = Effect.fn("eval.loadDataset")(function*(spec: string, scorer: ScorerName | undefined) {
-  const fs = yield* FileSystem.FileSystem
   const builtin = Object.hasOwn(builtinDatasets, spec) ? builtinDatasets[spec] : undefined
   const file = builtin ? fileURLToPath(builtin.file) : spec
-  const text = yield* fs.readFileString(file).pipe(
-    Effect.mapError((e) => new UsageError({ message: `cannot read the dataset ${file}: ${plainFsReason(e)}` }))
+  // Opened once, a regular file (never a FIFO waited on), read with a cap.
+  const text = yield* readTextSafely(file, { maxBytes: 256 * 1024 * 1024, followLinks: true, timeout: "60 seconds" }).pipe(
+    Effect.mapError((e) => new UsageError({ message: `cannot read the dataset ${e.message}` }))
   )
   const defaultScorer = builtin?.scorer ?? "numeric"
   const items = yield* parseDataset(text, {
