@@ -177,7 +177,9 @@ describe("serve without what it needs (the built process)", () => {
       const result = (await mcp.client.callTool({ name: "process_prompt", arguments: { prompt: "hi" } })) as CallToolResult
       expect(result.isError).toBe(true)
       expect(textOf(result)).toMatch(
-        new RegExp(`^process_prompt cannot run: ${file.replace(/[.]/g, "\\.")}(: not valid JSON at line 3, column \\d+); .*restart the server\\.$`)
+        new RegExp(
+          `^process_prompt cannot run: ${file.replace(/[.]/g, "\\.")}(: not valid JSON at line 3, column \\d+); .*restart the server\\.$`
+        )
       )
       const config = (await mcp.client.callTool({ name: "get_config", arguments: {} })) as CallToolResult
       expect(config.isError).toBe(true)
