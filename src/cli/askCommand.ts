@@ -1,4 +1,3 @@
-import { Args, Command, Options } from "@effect/cli"
 import { FileSystem } from "@effect/platform"
 import { Effect, Option, Schedule } from "effect"
 import { text as readAll } from "node:stream/consumers"
@@ -10,22 +9,14 @@ import { type RunEvent, runPipeline } from "../programs/runPipeline.js"
 import { continueRun } from "../programs/thread/continueRun.js"
 import { Logging } from "../services/Logging.js"
 import { Settings } from "../services/Settings.js"
+import { defineCommand, optionalArgument, type ParsedArgs, repeatedFlag, switchFlag, textFlag } from "./flags.js"
 import { type Outcome, outcomeIf } from "./outcome.js"
 import { writeStdout } from "./output.js"
 import { makeProgressDisplay } from "./progressDisplay.js"
-import { settingsOptions } from "./settingsOptions.js"
 
 const readPrompt = Effect.fn("readPrompt")(function*(argument: Option.Option<string>, file: Option.Option<string>) {
   if (Option.isSome(argument) && Option.isSome(file)) {
     return yield* new UsageError({ message: "give the prompt as an argument or with --file, not both" })
-  }
-  // @effect/cli takes an unknown flag for the positional prompt: refuse it rather than pay for it.
-  if (Option.isSome(argument) && /^--?[A-Za-z]/.test(argument.value) && !process.argv.includes("--")) {
-    return yield* new UsageError({
-      message: `unknown option ${
-        argument.value.split(/\s/)[0]
-      } (see parallel-llm ask --help; to send a prompt starting with "-", put -- before it)`
-    })
   }
   const prompt = Option.isSome(argument)
     ? argument.value
@@ -46,50 +37,38 @@ const readPrompt = Effect.fn("readPrompt")(function*(argument: Option.Option<str
   return prompt
 })
 
-const askOptions = {
-  prompt: Args.text({ name: "prompt" }).pipe(
-    Args.withDescription("The prompt. Without it, --file or standard input is read."),
-    Args.optional
-  ),
-  file: Options.text("file").pipe(
-    Options.withAlias("f"),
-    Options.withDescription("Read the prompt from this file."),
-    Options.optional
-  ),
-  attach: Options.text("attach").pipe(
-    Options.withDescription(
-      "Attach a file, a directory (its text files, honouring .gitignore) or a glob; repeatable. Text goes into the prompt, " +
+export const askCli = defineCommand("ask", {
+  summary: "Ask every candidate at once, then merge their answers",
+  details: "The answer goes to stdout, progress and logs to stderr, every file of the run to its run directory.",
+  args: {
+    prompt: optionalArgument("prompt", "The prompt. Without it, --file or standard input is read.")
+  },
+  flags: {
+    file: textFlag({ name: "file", alias: "f", value: "path", doc: "Read the prompt from this file." }),
+    attach: repeatedFlag({
+      name: "attach",
+      value: "path",
+      doc: "Attach a file, a directory (its text files, honouring .gitignore) or a glob. Text goes into the prompt, " +
         "images and PDFs as content parts."
-    ),
-    Options.repeated
-  ),
-  json: Options.boolean("json").pipe(
-    Options.withDescription("Print the run manifest with a `final` field (the answer) as JSON on stdout instead of the answer.")
-  ),
-  continue: Options.text("continue").pipe(
-    Options.withPseudoName("RUN_ID"),
-    Options.withDescription(
-      "Ask a follow-up question of this run: every model is sent the conversation so far (earlier prompts and final answers) first."
-    ),
-    Options.optional
-  ),
-  report: Options.boolean("report").pipe(
-    Options.withDescription(
-      "After the answer, print the disagreement report: what the candidates agree on, contradict, or say alone (--json always has it)."
-    )
-  ),
-  ...settingsOptions
-}
+    }),
+    json: switchFlag({ name: "json", doc: "Print the run manifest with a `final` field (the answer) as JSON instead of the answer." }),
+    continue: textFlag({
+      name: "continue",
+      value: "run-id",
+      doc: "Ask a follow-up question of this run: every model is sent the conversation so far first."
+    }),
+    report: switchFlag({
+      name: "report",
+      doc: "After the answer, print the disagreement report: what the candidates agree on, contradict, or say alone."
+    })
+  },
+  settings: "ask"
+})
 
-export const askCommand = Command.make("ask", askOptions).pipe(
-  Command.withDescription(
-    "Ask every candidate model the prompt at once, then have the synthesizer merge their answers. " +
-      "The answer goes to stdout; progress and logs to stderr; every file of the run to its run directory."
-  )
-)
+export const askCommand = askCli.command
 
 /** `ask`: exit code 1 when the run produced no answer. */
-export const ask = Effect.fn("ask")(function*(args: Command.Command.ParseConfig<typeof askOptions>) {
+export const ask = Effect.fn("ask")(function*(args: ParsedArgs<typeof askCli>) {
   const settings = yield* Settings
   const logging = yield* Logging
   const prompt = yield* readPrompt(args.prompt, args.file)

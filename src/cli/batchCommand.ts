@@ -1,4 +1,3 @@
-import { Args, Command, Options } from "@effect/cli"
 import { Effect, Option, Schedule } from "effect"
 import * as path from "node:path"
 import * as v8 from "node:v8"
@@ -9,8 +8,8 @@ import { holdResultsLock, isSameFile } from "../programs/batchLock.js"
 import { type BatchProgress, type BatchResult, defaultResultsPath, remainingOf, runBatch } from "../programs/runBatch.js"
 import { Logging } from "../services/Logging.js"
 import { BATCH_DEFAULT_CONCURRENCY, BATCH_DEFAULT_RUNS, makeStatusLine, progressText } from "./batchProgress.js"
+import { argument, defineCommand, integerFlagOr, type ParsedArgs, switchFlag, textFlag } from "./flags.js"
 import { outcomeIf } from "./outcome.js"
-import { settingsOptions } from "./settingsOptions.js"
 
 const resultText = (r: BatchResult): string =>
   stripControl(
@@ -47,35 +46,37 @@ const makeProgressView = (out: NodeJS.WriteStream) => {
   }
 }
 
-const batchOptions = {
-  file: Args.text({ name: "FILE.jsonl" }).pipe(
-    Args.withDescription(`One JSON object per line: {"id"?, "prompt", "models"?, "synthesizer"?}; the id defaults to the line number.`)
-  ),
-  runs: Options.integer("runs").pipe(
-    Options.withDescription(`Runs (prompts) in flight at once (default ${BATCH_DEFAULT_RUNS}).`),
-    Options.withDefault(BATCH_DEFAULT_RUNS)
-  ),
-  waitLock: Options.boolean("wait-lock").pipe(
-    Options.withDescription("When another batch is writing the same results file, wait for it to end instead of refusing.")
-  ),
-  out: Options.text("out").pipe(
-    Options.withAlias("o"),
-    Options.withDescription("The results file, one JSON line per prompt, appended as each ends (default: FILE.results.jsonl)."),
-    Options.optional
-  ),
-  ...settingsOptions
-}
+export const batchCli = defineCommand("batch", {
+  summary: "Run every prompt of a JSONL file, a few at a time",
+  details: `With one bound on HTTP calls in flight for the whole batch (--concurrency, default ${BATCH_DEFAULT_CONCURRENCY}). ` +
+    "Each prompt's result (id, runDir, status, cost) is appended to the results file as it ends; run again on the same " +
+    "file to skip what is answered and retry the rest.",
+  args: {
+    file: argument(
+      "FILE.jsonl",
+      `One JSON object per line: {"id"?, "prompt", "models"?, "synthesizer"?}; the id defaults to the line number.`
+    )
+  },
+  flags: {
+    runs: integerFlagOr({ name: "runs", doc: "Runs (prompts) in flight at once." }, BATCH_DEFAULT_RUNS),
+    waitLock: switchFlag({
+      name: "wait-lock",
+      doc: "When another batch is writing the same results file, wait for it to end instead of refusing."
+    }),
+    out: textFlag({
+      name: "out",
+      alias: "o",
+      value: "path",
+      doc: "The results file, one JSON line per prompt, appended as each ends (default: FILE.results.jsonl)."
+    })
+  },
+  settings: "batch"
+})
 
-export const batchCommand = Command.make("batch", batchOptions).pipe(
-  Command.withDescription(
-    "Run every prompt of a JSONL file through the pipeline, a few runs at a time, with one bound on HTTP calls " +
-      `in flight for the whole batch (--concurrency, default ${BATCH_DEFAULT_CONCURRENCY}). Each prompt's result (id, runDir, status, cost) is ` +
-      "appended to the results file as it ends; run again on the same file to skip what is answered and retry the rest."
-  )
-)
+export const batchCommand = batchCli.command
 
 /** `batch`: exit code 1 when a prompt failed or was cancelled. Needs the CallGate of `batchLayer`. */
-export const batch = Effect.fn("batch")(function*(args: Command.Command.ParseConfig<typeof batchOptions>) {
+export const batch = Effect.fn("batch")(function*(args: ParsedArgs<typeof batchCli>) {
   // A batch runs long and allocates fast: let the heap grow by half (not V8's default of up to 4×)
   // between full collections (README, Performance).
   v8.setFlagsFromString("--heap-growing-percent=50")

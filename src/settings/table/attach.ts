@@ -1,7 +1,9 @@
 import { integerIn, pathList } from "../kinds.js"
-import { absolutePath, withDefault } from "../setting.js"
+import { absolutePath, type Topic, withDefault } from "../setting.js"
 
 /** Files attached to a prompt (`ask --attach`, `process_prompt` `files`): size caps, and where MCP may read. */
+export const attachTopic: Topic = { title: "Attachment", commands: ["ask", "serve"] }
+
 export const attachSettings = {
   attachMaxBytes: withDefault({
     field: "attachMaxBytes",
@@ -25,6 +27,7 @@ export const attachSettings = {
     field: "allowDirs",
     kind: pathList,
     flag: "allow-dir",
+    commands: ["serve"],
     env: "PARALLEL_LLM_ALLOW_DIRS",
     doc: "`serve`: directories MCP `files` may be read from besides the client's roots (or the working directory)",
     default: [],

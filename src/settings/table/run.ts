@@ -1,7 +1,12 @@
 import { integerIn, numberIn, reasoningEffort, switchOff, switchOn } from "../kinds.js"
-import { optional, perCall, secondsToMs, withDefault } from "../setting.js"
+import { type CommandName, optional, perCall, secondsToMs, type Topic, withDefault } from "../setting.js"
 
 /** How each run calls the models: concurrency, timeouts, retries, sampling, deadlines and quorum, limits, budget. */
+export const runTopic: Topic = { title: "Run", commands: ["ask", "batch", "serve", "resynth", "eval"] }
+
+/** What only asking the candidates uses: a re-synthesis asks none. */
+const askingCandidates: ReadonlyArray<CommandName> = ["ask", "batch", "serve", "eval"]
+
 export const runSettings = {
   concurrency: withDefault({
     field: "concurrency",
@@ -72,6 +77,7 @@ export const runSettings = {
     preset: true,
     kind: switchOn,
     flag: "web",
+    commands: askingCandidates,
     env: "PARALLEL_LLM_WEB",
     doc: "Web search for every candidate (OpenRouter's web plugin); the pages each one cites go to the manifest and the synthesizer",
     default: false,
@@ -90,6 +96,8 @@ export const runSettings = {
     field: "contextMaxChars",
     kind: integerIn(0, 100_000_000),
     flag: "context-max-chars",
+    // Follow-ups: `ask --continue`, `continue_run`, and a re-synthesis of a follow-up.
+    commands: ["ask", "serve", "resynth"],
     env: "PARALLEL_LLM_CONTEXT_MAX_CHARS",
     doc: "Characters of earlier turns (prompts and answers) a follow-up (`ask --continue`) carries at most; " +
       "the oldest turns are left out first, the turn it continues never",
@@ -116,6 +124,7 @@ export const runSettings = {
     field: "synthesisReserveMs",
     kind: numberIn(0, 86_400),
     flag: "synthesis-reserve",
+    commands: askingCandidates,
     env: "PARALLEL_LLM_SYNTHESIS_RESERVE",
     doc: "With a deadline: seconds kept for the synthesis",
     defaultDoc: "40 % of the deadline",
@@ -127,6 +136,7 @@ export const runSettings = {
       preset: true,
       kind: integerIn(1, 1000),
       flag: "quorum",
+      commands: askingCandidates,
       env: "PARALLEL_LLM_QUORUM",
       doc: "Answers after which to stop waiting (after the grace)",
       defaultDoc: "all candidates"
@@ -143,6 +153,7 @@ export const runSettings = {
       preset: true,
       kind: numberIn(0, 86_400),
       flag: "grace",
+      commands: askingCandidates,
       env: "PARALLEL_LLM_GRACE",
       doc: "Seconds to wait for the others once the quorum answered",
       default: 0,
@@ -203,6 +214,8 @@ export const runSettings = {
     field: "maxInFlight",
     kind: integerIn(1, 4096),
     flag: "max-in-flight",
+    // Only `serve` runs several runs side by side; in `batch` and `eval`, `--concurrency` is the process's bound.
+    commands: ["serve"],
     env: "PARALLEL_LLM_MAX_IN_FLIGHT",
     doc: "Upstream calls in flight for the whole process, every run together (`serve`; in `batch`, its `--concurrency` is this bound)",
     default: 16,
