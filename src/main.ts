@@ -10,7 +10,6 @@ import { batch, batchCli } from "./cli/batchCommand.js"
 import { BATCH_DEFAULTS } from "./cli/batchProgress.js"
 import { config, configCli } from "./cli/configCommand.js"
 import { evalCli, evalSettings, evaluate } from "./cli/evalCommand.js"
-import type { CommandHelp } from "./cli/flags.js"
 import { asksForHelp, commandHelp, commandOf, docText, optionProblem, rootHelp } from "./cli/help.js"
 import { models, modelsCli } from "./cli/modelsCommand.js"
 import type { Outcome } from "./cli/outcome.js"
@@ -18,6 +17,7 @@ import { resynth, resynthCli } from "./cli/resynthCommand.js"
 import { runs, runsCli, show, showCli } from "./cli/runsCommand.js"
 import { serve, serveCli } from "./cli/serveCommand.js"
 import { type SettingsFlags, settingsLayer } from "./cli/settingsOptions.js"
+import { DESCRIPTION, helpTree } from "./cli/tree.js"
 
 const version = (): string => {
   const pkg: unknown = JSON.parse(fs.readFileSync(new URL("../package.json", import.meta.url), "utf8"))
@@ -28,20 +28,6 @@ const version = (): string => {
 const app = (args: SettingsFlags) => appLayer(settingsLayer(args))
 // Commands that make no paid call work without a key.
 const appWithoutKey = (args: SettingsFlags) => appLayer(settingsLayer(args, { requireApiKey: false }))
-
-const DESCRIPTION = "Ask several LLMs the same question at once through OpenRouter, keep every answer, and have a synthesizer merge them."
-
-/** The commands, for `--help` and the check of options: the tree below, as declared by each command. */
-const helpTree: ReadonlyArray<CommandHelp> = [
-  askCli.help,
-  batchCli.help,
-  serveCli.help,
-  modelsCli.help,
-  { ...runsCli.help, subcommands: [showCli.help] },
-  resynthCli.help,
-  evalCli.help,
-  configCli.help
-]
 
 /** The command tree; each command's outcome goes to `exitCode`, the one place that turns it into the process's. */
 const commands = (exitCode: Ref.Ref<number>) => {

@@ -11,9 +11,9 @@ import { configFlagHelp, settingFlagHelp, settingKeysOf } from "./settingsOption
 
 const BIN = "parallel-llm"
 
-/** The help's width: the terminal's (or $COLUMNS), between 60 and 100 columns; 80 in a pipe. */
-export const helpWidth = (columns: number | undefined = process.stdout.columns ?? (Number(process.env.COLUMNS) || undefined)) =>
-  Math.min(100, Math.max(60, columns ?? 80))
+/** The help's width: the terminal's (or $COLUMNS), between 60 and 100 columns; 80 when neither is known. */
+const helpWidth = (columns: number | undefined) =>
+  Math.min(100, Math.max(60, columns ?? process.stdout.columns ?? (Number(process.env.COLUMNS) || 80)))
 
 /** `text` in lines of at most `width` columns: the first after `first`, the others indented by `indent`. */
 const wrap = (text: string, width: number, indent: number, first = ""): ReadonlyArray<string> => {
@@ -79,8 +79,9 @@ const usage = (help: CommandHelp, width: number): ReadonlyArray<string> => {
 }
 
 /** `parallel-llm <command> --help`. */
-export const commandHelp = (help: CommandHelp, width: number = helpWidth()): string =>
-  [
+export const commandHelp = (help: CommandHelp, columns?: number): string => {
+  const width = helpWidth(columns)
+  return [
     ...usage(help, width),
     "",
     ...wrap(`${sentence(help.summary)} ${help.details}`.replaceAll("`", ""), width, 0),
@@ -90,6 +91,7 @@ export const commandHelp = (help: CommandHelp, width: number = helpWidth()): str
     ...settingsSections(help, width),
     ""
   ].join("\n")
+}
 
 const commandLine = (c: CommandHelp): FlagHelp => ({
   names: [c.path.split(" ").at(-1), ...c.args.map((a) => a.names)].join(" "),
@@ -103,8 +105,9 @@ const commandLine = (c: CommandHelp): FlagHelp => ({
 export const rootHelp = (
   commands: ReadonlyArray<CommandHelp>,
   about: { readonly version: string; readonly description: string },
-  width: number = helpWidth()
+  columns?: number
 ): string => {
+  const width = helpWidth(columns)
   const all = commands.flatMap((c) => [c, ...c.subcommands])
   const column = Math.max(...all.map((c) => [c.path, ...c.args.map((a) => a.names)].join(" ").length)) + 6
   const line = (c: CommandHelp) => wrap(c.summary, width, column, `  - ${[c.path, ...c.args.map((a) => a.names)].join(" ")}`.padEnd(column))
