@@ -83,8 +83,8 @@ describe("--help fits a terminal", () => {
     const ask = helpOf("ask")
     expect(lines(ask).slice(0, 3).join(" ")).toMatch(/^Usage: parallel-llm ask .*\[--attach <path>\]\.\.\. /)
     expect(entryOf(ask, "--attach")).toMatch(/^ {2}--attach <path>\.\.\. .*\[repeatable\]$/)
-    const titles = lines(ask).filter((l) => / settings:$/.test(l))
-    expect(titles).toEqual(["Model settings:", "Run settings:", "Strategy settings:", "Attachment settings:", "Output settings:"])
+    const titles = lines(ask).filter((l) => / settings \[default; environment variable\]:$/.test(l)).map((l) => l.split(" ")[0])
+    expect(titles).toEqual(["Model", "Run", "Strategy", "Attachment", "Output"])
   })
 
   it("each command offers only the settings it uses: runs has no --temperature, ask no serve settings, config them all", () => {

@@ -63,7 +63,7 @@ const settingsSections = (help: CommandHelp, width: number): ReadonlyArray<strin
       )
     )
     : topicsOf(help).flatMap(({ settings, title }) =>
-      section(`${title} settings:`, settings.flatMap((s) => entry(settingFlagHelp(s), width)))
+      section(`${title} settings [default; environment variable]:`, settings.flatMap((s) => entry(settingFlagHelp(s), width)))
     )
 
 /** The usage line: the command's own options in brackets (a repeatable one followed by `...`), then its arguments. */

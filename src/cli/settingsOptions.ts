@@ -48,7 +48,7 @@ export const configFlagHelp: FlagHelp = {
   names: "--config",
   value: "<path>",
   doc: configHelp,
-  notes: ["~/.config/parallel-llm-mcp/config.json if there; env PARALLEL_LLM_CONFIG"],
+  notes: ["default: ~/.config/parallel-llm-mcp/config.json if there", "env: PARALLEL_LLM_CONFIG"],
   takesValue: true
 }
 
