@@ -5,17 +5,17 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Console, Effect, Exit, Layer, Logger, Ref } from "effect"
 import * as fs from "node:fs"
 import { appLayer, batchLayer } from "./AppLayer.js"
-import { ask, askCli } from "./cli/askCommand.js"
-import { batch, batchCli } from "./cli/batchCommand.js"
+import { ask, askCommand } from "./cli/askCommand.js"
+import { batch, batchCommand } from "./cli/batchCommand.js"
 import { BATCH_DEFAULTS } from "./cli/batchProgress.js"
-import { config, configCli } from "./cli/configCommand.js"
-import { evalCli, evalSettings, evaluate } from "./cli/evalCommand.js"
+import { config, configCommand } from "./cli/configCommand.js"
+import { evalCommand, evalSettings, evaluate } from "./cli/evalCommand.js"
 import { asksForHelp, commandHelp, commandOf, docText, optionProblem, rootHelp } from "./cli/help.js"
-import { models, modelsCli } from "./cli/modelsCommand.js"
+import { models, modelsCommand } from "./cli/modelsCommand.js"
 import type { Outcome } from "./cli/outcome.js"
-import { resynth, resynthCli } from "./cli/resynthCommand.js"
-import { runs, runsCli, show, showCli } from "./cli/runsCommand.js"
-import { serve, serveCli } from "./cli/serveCommand.js"
+import { resynth, resynthCommand } from "./cli/resynthCommand.js"
+import { runs, runsCommand, show, showCommand } from "./cli/runsCommand.js"
+import { serve, serveCommand } from "./cli/serveCommand.js"
 import { type SettingsFlags, settingsLayer } from "./cli/settingsOptions.js"
 import { DESCRIPTION, helpTree } from "./cli/tree.js"
 
@@ -40,21 +40,21 @@ const commands = (exitCode: Ref.Ref<number>) => {
   return Command.make("parallel-llm").pipe(
     Command.withDescription(DESCRIPTION),
     Command.withSubcommands([
-      askCli.command.pipe(Command.withHandler(record(ask)), provide(app)),
-      batchCli.command.pipe(
+      askCommand.pipe(Command.withHandler(record(ask)), provide(app)),
+      batchCommand.pipe(
         Command.withHandler(record(batch)),
         provide((flags) => batchLayer(settingsLayer(flags, { defaults: BATCH_DEFAULTS })))
       ),
-      serveCli.command.pipe(Command.withHandler(record(serve)), provide(app)),
-      modelsCli.command.pipe(Command.withHandler(record(models)), provide(appWithoutKey)),
-      runsCli.command.pipe(
+      serveCommand.pipe(Command.withHandler(record(serve)), provide(app)),
+      modelsCommand.pipe(Command.withHandler(record(models)), provide(appWithoutKey)),
+      runsCommand.pipe(
         Command.withHandler(record(runs)),
         provide(appWithoutKey),
-        Command.withSubcommands([showCli.command.pipe(Command.withHandler(record(show)), provide(appWithoutKey))])
+        Command.withSubcommands([showCommand.pipe(Command.withHandler(record(show)), provide(appWithoutKey))])
       ),
-      resynthCli.command.pipe(Command.withHandler(record(resynth)), provide(app)),
-      evalCli.command.pipe(Command.withHandler(record(evaluate)), Command.provide((args) => batchLayer(evalSettings(args)))),
-      configCli.command.pipe(Command.withHandler(record(config)))
+      resynthCommand.pipe(Command.withHandler(record(resynth)), provide(app)),
+      evalCommand.pipe(Command.withHandler(record(evaluate)), Command.provide((args) => batchLayer(evalSettings(args)))),
+      configCommand.pipe(Command.withHandler(record(config)))
     ])
   )
 }

@@ -121,6 +121,10 @@ describe("the command line against the declarations", () => {
     expect(problem("ask", "-m", "a/b", "--attach", "x", "--attach=y", "hi", "--", "--not-an-option")).toBeUndefined()
   })
 
+  it("a prompt that starts with a dash is pointed after --", () => {
+    expect(problem("ask", "-what is 2+2?")).toBe(`ask: an argument starting with "-" goes after -- (see parallel-llm ask --help)`)
+  })
+
   it("a value-taking option with nothing after it", () => {
     expect(problem("config", "--timeout")).toBe("config: --timeout needs a value (see parallel-llm config --help)")
   })

@@ -215,6 +215,8 @@ export const optionProblem = (help: CommandHelp | undefined, words: ReadonlyArra
     if (!isOption(word)) continue
     const name = word.startsWith("--") ? word.split("=")[0]! : word
     const takesValue = options.get(name)
+    // A prompt that starts with a dash: it belongs after `--`.
+    if (takesValue === undefined && /\s/.test(word)) return said(`an argument starting with "-" goes after --`)
     if (takesValue === undefined) {
       const near = [...options.keys()].find((known) => known.startsWith("--") && distance(name, known) <= 2)
       return said(`unknown option ${name}${near === undefined ? "" : `, did you mean ${near}?`}`)
