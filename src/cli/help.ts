@@ -69,13 +69,14 @@ const settingsSections = (help: CommandHelp, width: number): ReadonlyArray<strin
 /** The usage line: the command's own options in brackets (a repeatable one followed by `...`), then its arguments. */
 const usage = (help: CommandHelp, width: number): ReadonlyArray<string> => {
   const own = help.flags.map((f) => {
-    const name = f.names.split(", ")[0]
+    const name = f.names.split(", ").at(-1)
     const value = f.value.replace(/\.\.\.$/, "")
     return `[${name}${value === "" ? "" : ` ${value}`}]${f.value.endsWith("...") ? "..." : ""}`
   })
   const sub = help.subcommands.length > 0 ? ["[<command>]"] : []
   const words = [...sub, ...own, "[settings]", ...help.args.map((a) => a.names)]
-  return wrap(words.join(" "), width, 7 + BIN.length + help.path.length, `Usage: ${BIN} ${help.path} `)
+  const first = `Usage: ${BIN} ${help.path} `
+  return wrap(words.join(" "), width, first.length, first)
 }
 
 /** `parallel-llm <command> --help`. */

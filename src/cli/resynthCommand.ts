@@ -9,7 +9,8 @@ import { writeStdout } from "./output.js"
 
 export const resynthCli = defineCommand("resynth", {
   summary: "Synthesize a past run's answers again",
-  details: "Without asking the candidates again (say, with --synthesizer X): a new run that names its source.",
+  details: "Without asking the candidates again: a new run that names its source, synthesized by the source run's " +
+    "synthesizer unless --synthesizer names another.",
   args: {
     runId: argument("run-id", "The run whose answers to synthesize again.")
   },
