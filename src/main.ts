@@ -29,10 +29,13 @@ const app = (args: SettingsFlags) => appLayer(settingsLayer(args))
 // Commands that make no paid call work without a key.
 const appWithoutKey = (args: SettingsFlags) => appLayer(settingsLayer(args, { requireApiKey: false }))
 
-/** The command tree; each command's outcome goes to `exitCode`, the one place that turns it into the process's. */
-const commands = (exitCode: Ref.Ref<number>) => {
+/**
+ * The command tree; each command's outcome goes to `exitCode`, the one place that turns it into the process's.
+ * The handlers print through `console`, the process's own (`serve --http` prints its URL with it).
+ */
+const commands = (exitCode: Ref.Ref<number>, console: Console.Console) => {
   const record = <A, E, R>(run: (args: A) => Effect.Effect<Outcome, E, R>) => (args: A) =>
-    Effect.flatMap(run(args), (outcome) => Ref.set(exitCode, outcome.exitCode))
+    Effect.flatMap(run(args), (outcome) => Ref.set(exitCode, outcome.exitCode)).pipe(Effect.withConsole(console))
   const provide =
     <LA, LE, LR>(layerOf: (flags: SettingsFlags) => Layer.Layer<LA, LE, LR>) =>
     <Name extends string, R, E, A extends { readonly settings: SettingsFlags }>(command: Command.Command<Name, R, E, A>) =>
@@ -73,19 +76,14 @@ const withoutLogLevel = (argv: ReadonlyArray<string>): Array<string> =>
   argv.filter((arg, i) => arg !== "--log-level" && argv[i - 1] !== "--log-level" && !arg.startsWith("--log-level="))
 
 /**
- * @effect/cli prints its validation errors as multi-line help documents through Effect's `Console` (which
- * only it prints through: `serve`'s stdout carries JSON-RPC only); they are printed as one line below instead.
+ * @effect/cli prints its validation errors as multi-line help documents through Effect's `Console`: silenced
+ * around the parsing (the handlers get `console` back), they are printed as one line below instead.
  */
-const withoutCliErrors = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.flatMap(Effect.console, (console) =>
-    Effect.withConsole(
-      effect,
-      {
-        ...console,
-        error: () => Effect.void,
-        unsafe: { ...console.unsafe, error: () => undefined }
-      } satisfies Console.Console
-    ))
+const withoutCliErrors = (console: Console.Console): Console.Console => ({
+  ...console,
+  error: () => Effect.void,
+  unsafe: { ...console.unsafe, error: () => undefined }
+})
 
 const words = withoutLogLevel(process.argv).slice(2)
 const target = commandOf(helpTree, words)
@@ -107,8 +105,9 @@ const program = Effect.gen(function*() {
   const early = yield* beforeParsing
   if (early !== undefined) return early
   const exitCode = yield* Ref.make(0)
-  yield* Command.run(commands(exitCode), { name: "parallel-llm", version: version() })(withoutLogLevel(process.argv)).pipe(
-    withoutCliErrors
+  const console = yield* Effect.console
+  yield* Command.run(commands(exitCode, console), { name: "parallel-llm", version: version() })(withoutLogLevel(process.argv)).pipe(
+    Effect.withConsole(withoutCliErrors(console))
   )
   return yield* Ref.get(exitCode)
 }).pipe(
