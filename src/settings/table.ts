@@ -44,9 +44,13 @@ export const settingTopics: ReadonlyArray<Topic & { readonly keys: ReadonlyArray
   withKeys(outputTopic, outputSettings)
 ]
 
-/** Whether `command` takes the setting's flag: the setting's own list, else its topic's. */
+/**
+ * Whether `command` takes the setting's flag: the setting's own `commands`, else its topic's (a new setting
+ * gets its topic's; give it `commands` when fewer use it). The environment and the config file reach every command.
+ */
 export const takesSetting = (command: CommandName, key: SettingKey): boolean => {
-  const own = (settingsTable[key] satisfies AnySetting as AnySetting).commands
+  const setting: AnySetting = settingsTable[key]
+  const own = setting.commands
   const topic = settingTopics.find((t) => t.keys.includes(key))
   return (own ?? topic?.commands ?? []).includes(command)
 }
