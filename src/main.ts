@@ -10,12 +10,14 @@ import { batch, batchCommand } from "./cli/batchCommand.js"
 import { BATCH_DEFAULTS } from "./cli/batchProgress.js"
 import { config, configCommand } from "./cli/configCommand.js"
 import { evalCommand, evalSettings, evaluate } from "./cli/evalCommand.js"
+import { asksForHelp, commandHelp, commandOf, docText, optionProblem, rootHelp } from "./cli/help.js"
 import { models, modelsCommand } from "./cli/modelsCommand.js"
 import type { Outcome } from "./cli/outcome.js"
 import { resynth, resynthCommand } from "./cli/resynthCommand.js"
 import { runs, runsCommand, show, showCommand } from "./cli/runsCommand.js"
 import { serve, serveCommand, serveServices } from "./cli/serveCommand.js"
 import { type SettingsFlags, settingsLayer } from "./cli/settingsOptions.js"
+import { DESCRIPTION, helpTree } from "./cli/tree.js"
 
 const version = (): string => {
   const pkg: unknown = JSON.parse(fs.readFileSync(new URL("../package.json", import.meta.url), "utf8"))
@@ -27,23 +29,24 @@ const app = (args: SettingsFlags) => appLayer(settingsLayer(args))
 // Commands that make no paid call work without a key.
 const appWithoutKey = (args: SettingsFlags) => appLayer(settingsLayer(args, { requireApiKey: false }))
 
-/** The command tree; each command's outcome goes to `exitCode`, the one place that turns it into the process's. */
-const commands = (exitCode: Ref.Ref<number>) => {
+/**
+ * The command tree; each command's outcome goes to `exitCode`, the one place that turns it into the process's.
+ * The handlers print through `console`, the process's own (`serve --http` prints its URL with it).
+ */
+const commands = (exitCode: Ref.Ref<number>, console: Console.Console) => {
   const record = <A, E, R>(run: (args: A) => Effect.Effect<Outcome, E, R>) => (args: A) =>
-    Effect.flatMap(run(args), (outcome) => Ref.set(exitCode, outcome.exitCode))
+    Effect.flatMap(run(args), (outcome) => Ref.set(exitCode, outcome.exitCode)).pipe(Effect.withConsole(console))
   const provide =
-    <LA, LE, LR>(layerOf: (args: SettingsFlags) => Layer.Layer<LA, LE, LR>) =>
-    <Name extends string, R, E, A extends SettingsFlags>(command: Command.Command<Name, R, E, A>) =>
-      Command.provide(command, (args: A) => layerOf(args))
+    <LA, LE, LR>(layerOf: (flags: SettingsFlags) => Layer.Layer<LA, LE, LR>) =>
+    <Name extends string, R, E, A extends { readonly settings: SettingsFlags }>(command: Command.Command<Name, R, E, A>) =>
+      Command.provide(command, (args: A) => layerOf(args.settings))
   return Command.make("parallel-llm").pipe(
-    Command.withDescription(
-      "Ask several LLMs the same question at once through OpenRouter, keep every answer, and have a synthesizer merge them."
-    ),
+    Command.withDescription(DESCRIPTION),
     Command.withSubcommands([
       askCommand.pipe(Command.withHandler(record(ask)), provide(app)),
       batchCommand.pipe(
         Command.withHandler(record(batch)),
-        provide((args) => batchLayer(settingsLayer(args, { defaults: BATCH_DEFAULTS })))
+        provide((flags) => batchLayer(settingsLayer(flags, { defaults: BATCH_DEFAULTS })))
       ),
       serveCommand.pipe(Command.withHandler(record(serve)), provide(serveServices)),
       modelsCommand.pipe(Command.withHandler(record(models)), provide(appWithoutKey)),
@@ -72,52 +75,53 @@ const fail = (code: number, message: string) =>
 const withoutLogLevel = (argv: ReadonlyArray<string>): Array<string> =>
   argv.filter((arg, i) => arg !== "--log-level" && argv[i - 1] !== "--log-level" && !arg.startsWith("--log-level="))
 
-const ANSI = /\x1b\[[0-9;]*m/g
-
 /**
- * @effect/cli colours its help and messages always: only on a terminal here, and never with NO_COLOR.
- * This wraps Effect's `Console` service, which only @effect/cli prints through (`--help`, `--version`, its
- * validation errors); `serve` never does, so its stdout carries JSON-RPC only.
+ * @effect/cli prints its validation errors as multi-line help documents through Effect's `Console`: silenced
+ * around the parsing (the handlers get `console` back), they are printed as one line below instead.
  */
-const withColoursWhereWanted = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.flatMap(Effect.console, (console) => {
-    const noColor = (process.env.NO_COLOR ?? "") !== ""
-    const plainOut = noColor || !process.stdout.isTTY
-    const plainErr = noColor || !process.stderr.isTTY
-    if (!plainOut && !plainErr) return effect
-    const strip = (plain: boolean) => (args: ReadonlyArray<unknown>) =>
-      plain ? args.map((a) => (typeof a === "string" ? a.replace(ANSI, "") : a)) : args
-    const out = strip(plainOut)
-    const err = strip(plainErr)
-    return Effect.withConsole(
-      effect,
-      {
-        ...console,
-        log: (...args) => console.log(...out(args)),
-        error: (...args) => console.error(...err(args)),
-        unsafe: {
-          ...console.unsafe,
-          log: (...args) => console.unsafe.log(...out(args)),
-          error: (...args) => console.unsafe.error(...err(args))
-        }
-      } satisfies Console.Console
-    )
-  })
+const withoutCliErrors = (console: Console.Console): Console.Console => ({
+  ...console,
+  error: () => Effect.void,
+  unsafe: { ...console.unsafe, error: () => undefined }
+})
+
+const words = withoutLogLevel(process.argv).slice(2)
+const target = commandOf(helpTree, words)
+const helpPath = `parallel-llm${target.help === undefined ? "" : ` ${target.help.path}`} --help`
+
+/** `--help` is rendered here from the declarations; an option the command does not take is refused before parsing. */
+const beforeParsing: Effect.Effect<number | undefined> = Effect.suspend(() => {
+  if (words.length === 0 || asksForHelp(words)) {
+    const text = target.help === undefined
+      ? rootHelp(helpTree, { version: version(), description: DESCRIPTION })
+      : commandHelp(target.help)
+    return Effect.as(Effect.sync(() => process.stdout.write(text)), 0)
+  }
+  const problem = optionProblem(target.help, target.rest)
+  return problem === undefined ? Effect.succeed(undefined) : fail(2, problem)
+})
 
 const program = Effect.gen(function*() {
+  const early = yield* beforeParsing
+  if (early !== undefined) return early
   const exitCode = yield* Ref.make(0)
-  yield* Command.run(commands(exitCode), { name: "parallel-llm", version: version() })(withoutLogLevel(process.argv))
+  const console = yield* Effect.console
+  yield* Command.run(commands(exitCode, console), { name: "parallel-llm", version: version() })(withoutLogLevel(process.argv)).pipe(
+    Effect.withConsole(withoutCliErrors(console))
+  )
   return yield* Ref.get(exitCode)
 }).pipe(
-  withColoursWhereWanted,
   Effect.catchTags({
     SettingsError: (e) => fail(2, e.message),
     UsageError: (e) => fail(2, e.message),
     RunRefused: (e) => fail(2, e.message),
     StoreError: (e) => fail(1, e.message)
   }),
-  // @effect/cli has already printed what was wrong with the command line.
-  Effect.catchIf(ValidationError.isValidationError, () => Effect.succeed(2)),
+  // What was wrong with the command line, on one line.
+  Effect.catchIf(
+    ValidationError.isValidationError,
+    (e) => fail(2, `${"error" in e ? docText(e.error).trim().replace(/\s+/g, " ") : "invalid command line"} (see ${helpPath})`)
+  ),
   Effect.catchAllDefect((defect) => fail(1, `internal error: ${Cause.pretty(Cause.die(defect))}`)),
   Effect.provide(Layer.merge(NodeContext.layer, Logger.remove(Logger.defaultLogger)))
 )

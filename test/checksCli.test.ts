@@ -92,7 +92,9 @@ describe("messages a person reads", () => {
     for (const limit of ["0", "-1"]) {
       const result = await runCli(["runs", "--limit", limit], { env: envFor() })
       expect(result.code, limit).toBe(2)
-      expect(result.stderr.trim()).toBe(`--limit: must be a whole number from 1 to 10000, got ${limit}`)
+      expect(result.stderr.trim()).toBe(
+        `parallel-llm: --limit: must be a whole number from 1 to 10000, got ${limit} (see parallel-llm runs --help)`
+      )
     }
   })
 

@@ -35,6 +35,15 @@ describe("input files that are not regular files", () => {
     expect(output.stderr).toContain(`cannot read the results file ${results}: not a regular file`)
   })
 
+  it("ask --file: a FIFO is refused at once (exit 2), nothing asked", async () => {
+    const dir = tempDir()
+    const fifo = path.join(dir, "prompt.txt")
+    execFileSync("mkfifo", [fifo])
+    const result = await runCli(["ask", "--file", fifo], { env: envFor(dir), timeoutMs: 20_000 })
+    expect(result.code).toBe(2)
+    expect(result.stderr).toContain(`--file: cannot read ${fifo}: not a regular file`)
+  })
+
   it("eval: a FIFO or /dev/zero as the dataset is refused at once (exit 2)", async () => {
     const dir = tempDir()
     const fifo = path.join(dir, "data.jsonl")

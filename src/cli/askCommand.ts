@@ -1,38 +1,32 @@
-import { Args, Command, Options } from "@effect/cli"
-import { FileSystem } from "@effect/platform"
 import { Effect, Option, Schedule } from "effect"
 import { text as readAll } from "node:stream/consumers"
-import { plainFsReason, UsageError } from "../domain/errors.js"
+import { UsageError } from "../domain/errors.js"
 import { summaryLine } from "../domain/format.js"
 import { formatReport } from "../domain/reportFormat.js"
 import { collectAttachments } from "../programs/attachments/collect.js"
 import { type RunEvent, runPipeline } from "../programs/runPipeline.js"
 import { continueRun } from "../programs/thread/continueRun.js"
 import { Logging } from "../services/Logging.js"
+import { readTextSafely } from "../services/safeFile.js"
 import { Settings } from "../services/Settings.js"
+import { defineCommand, optionalArgument, type ParsedArgs, repeatedFlag, switchFlag, textFlag } from "./flags.js"
 import { type Outcome, outcomeIf } from "./outcome.js"
 import { writeStdout } from "./output.js"
 import { makeProgressDisplay } from "./progressDisplay.js"
-import { settingsOptions } from "./settingsOptions.js"
+import { modelsGiven } from "./settingsOptions.js"
+
+/** A prompt file is opened once and must be a regular file (never a FIFO waited on); --max-prompt-chars bounds it later. */
+const PROMPT_FILE_READ = { maxBytes: 64 * 1024 * 1024, followLinks: true, timeout: "60 seconds" } as const
 
 const readPrompt = Effect.fn("readPrompt")(function*(argument: Option.Option<string>, file: Option.Option<string>) {
   if (Option.isSome(argument) && Option.isSome(file)) {
     return yield* new UsageError({ message: "give the prompt as an argument or with --file, not both" })
   }
-  // @effect/cli takes an unknown flag for the positional prompt: refuse it rather than pay for it.
-  if (Option.isSome(argument) && /^--?[A-Za-z]/.test(argument.value) && !process.argv.includes("--")) {
-    return yield* new UsageError({
-      message: `unknown option ${
-        argument.value.split(/\s/)[0]
-      } (see parallel-llm ask --help; to send a prompt starting with "-", put -- before it)`
-    })
-  }
   const prompt = Option.isSome(argument)
     ? argument.value
     : Option.isSome(file)
-    ? yield* FileSystem.FileSystem.pipe(
-      Effect.flatMap((fs) => fs.readFileString(file.value)),
-      Effect.mapError((e) => new UsageError({ message: `--file: cannot read ${file.value}: ${plainFsReason(e)}` }))
+    ? yield* readTextSafely(file.value, PROMPT_FILE_READ).pipe(
+      Effect.mapError((e) => new UsageError({ message: `--file: cannot read ${e.message}` }))
     )
     : process.stdin.isTTY
     ? yield* new UsageError({
@@ -46,50 +40,38 @@ const readPrompt = Effect.fn("readPrompt")(function*(argument: Option.Option<str
   return prompt
 })
 
-const askOptions = {
-  prompt: Args.text({ name: "prompt" }).pipe(
-    Args.withDescription("The prompt. Without it, --file or standard input is read."),
-    Args.optional
-  ),
-  file: Options.text("file").pipe(
-    Options.withAlias("f"),
-    Options.withDescription("Read the prompt from this file."),
-    Options.optional
-  ),
-  attach: Options.text("attach").pipe(
-    Options.withDescription(
-      "Attach a file, a directory (its text files, honouring .gitignore) or a glob; repeatable. Text goes into the prompt, " +
+export const askCli = defineCommand("ask", {
+  summary: "Ask every candidate at once, then merge their answers",
+  details: "The answer goes to stdout, progress and logs to stderr, every file of the run to its run directory.",
+  args: {
+    prompt: optionalArgument("prompt", "The prompt. Without it, --file or standard input is read.")
+  },
+  flags: {
+    file: textFlag({ name: "file", alias: "f", value: "path", doc: "Read the prompt from this file." }),
+    attach: repeatedFlag({
+      name: "attach",
+      value: "path",
+      doc: "Attach a file, a directory (its text files, honouring .gitignore) or a glob. Text goes into the prompt, " +
         "images and PDFs as content parts."
-    ),
-    Options.repeated
-  ),
-  json: Options.boolean("json").pipe(
-    Options.withDescription("Print the run manifest with a `final` field (the answer) as JSON on stdout instead of the answer.")
-  ),
-  continue: Options.text("continue").pipe(
-    Options.withPseudoName("RUN_ID"),
-    Options.withDescription(
-      "Ask a follow-up question of this run: every model is sent the conversation so far (earlier prompts and final answers) first."
-    ),
-    Options.optional
-  ),
-  report: Options.boolean("report").pipe(
-    Options.withDescription(
-      "After the answer, print the disagreement report: what the candidates agree on, contradict, or say alone (--json always has it)."
-    )
-  ),
-  ...settingsOptions
-}
+    }),
+    json: switchFlag({ name: "json", doc: "Print the run manifest with a `final` field (the answer) as JSON instead of the answer." }),
+    continue: textFlag({
+      name: "continue",
+      value: "run-id",
+      doc: "Ask a follow-up question of this run: every model is sent the conversation so far first."
+    }),
+    report: switchFlag({
+      name: "report",
+      doc: "After the answer, print the disagreement report: what the candidates agree on, contradict, or say alone."
+    })
+  },
+  settings: "ask"
+})
 
-export const askCommand = Command.make("ask", askOptions).pipe(
-  Command.withDescription(
-    "Ask every candidate model the prompt at once, then have the synthesizer merge their answers. " +
-      "The answer goes to stdout; progress and logs to stderr; every file of the run to its run directory."
-  )
-)
+export const askCommand = askCli.command
 
 /** `ask`: exit code 1 when the run produced no answer. */
-export const ask = Effect.fn("ask")(function*(args: Command.Command.ParseConfig<typeof askOptions>) {
+export const ask = Effect.fn("ask")(function*(args: ParsedArgs<typeof askCli>) {
   const settings = yield* Settings
   const logging = yield* Logging
   const prompt = yield* readPrompt(args.prompt, args.file)
@@ -115,7 +97,7 @@ export const ask = Effect.fn("ask")(function*(args: Command.Command.ParseConfig<
     })
     : Effect.void
   // Models named with -m are the run's own, as an MCP call's are: `self` then says which it does not ask.
-  const models = Option.exists(args.models, (given) => typeof given !== "boolean" && given.length > 0) ? settings.models : undefined
+  const models = modelsGiven(args.settings) ? settings.models : undefined
   const run = Option.match(args.continue, {
     onNone: () => runPipeline({ prompt, attachments, onEvent, models }),
     onSome: (parent) => continueRun(parent, { prompt, attachments, onEvent, models })

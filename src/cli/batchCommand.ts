@@ -1,4 +1,3 @@
-import { Args, Command, Options } from "@effect/cli"
 import { Effect, Option, Schedule } from "effect"
 import * as path from "node:path"
 import * as v8 from "node:v8"
@@ -11,8 +10,9 @@ import { unsampledWarning } from "../programs/strategies/self.js"
 import { Logging } from "../services/Logging.js"
 import { Settings } from "../services/Settings.js"
 import { BATCH_DEFAULT_CONCURRENCY, BATCH_DEFAULT_RUNS, makeStatusLine, progressText } from "./batchProgress.js"
+import { argument, defineCommand, integerFlagOr, type ParsedArgs, switchFlag, textFlag } from "./flags.js"
 import { outcomeIf } from "./outcome.js"
-import { settingsOptions } from "./settingsOptions.js"
+import { modelsGiven } from "./settingsOptions.js"
 
 const resultText = (r: BatchResult): string =>
   stripControl(
@@ -49,35 +49,37 @@ const makeProgressView = (out: NodeJS.WriteStream) => {
   }
 }
 
-const batchOptions = {
-  file: Args.text({ name: "FILE.jsonl" }).pipe(
-    Args.withDescription(`One JSON object per line: {"id"?, "prompt", "models"?, "synthesizer"?}; the id defaults to the line number.`)
-  ),
-  runs: Options.integer("runs").pipe(
-    Options.withDescription(`Runs (prompts) in flight at once (default ${BATCH_DEFAULT_RUNS}).`),
-    Options.withDefault(BATCH_DEFAULT_RUNS)
-  ),
-  waitLock: Options.boolean("wait-lock").pipe(
-    Options.withDescription("When another batch is writing the same results file, wait for it to end instead of refusing.")
-  ),
-  out: Options.text("out").pipe(
-    Options.withAlias("o"),
-    Options.withDescription("The results file, one JSON line per prompt, appended as each ends (default: FILE.results.jsonl)."),
-    Options.optional
-  ),
-  ...settingsOptions
-}
+export const batchCli = defineCommand("batch", {
+  summary: "Run every prompt of a JSONL file, a few at a time",
+  details: `With one bound on HTTP calls in flight for the whole batch (--concurrency, default ${BATCH_DEFAULT_CONCURRENCY}). ` +
+    "Each prompt's result (id, runDir, status, cost) is appended to the results file as it ends; run again on the same " +
+    "file to skip what is answered and retry the rest.",
+  args: {
+    file: argument(
+      "FILE.jsonl",
+      `One JSON object per line: {"id"?, "prompt", "models"?, "synthesizer"?}; the id defaults to the line number.`
+    )
+  },
+  flags: {
+    runs: integerFlagOr({ name: "runs", doc: "Runs (prompts) in flight at once." }, BATCH_DEFAULT_RUNS),
+    waitLock: switchFlag({
+      name: "wait-lock",
+      doc: "When another batch is writing the same results file, wait for it to end instead of refusing."
+    }),
+    out: textFlag({
+      name: "out",
+      alias: "o",
+      value: "path",
+      doc: "The results file, one JSON line per prompt, appended as each ends (default: FILE.results.jsonl)."
+    })
+  },
+  settings: "batch"
+})
 
-export const batchCommand = Command.make("batch", batchOptions).pipe(
-  Command.withDescription(
-    "Run every prompt of a JSONL file through the pipeline, a few runs at a time, with one bound on HTTP calls " +
-      `in flight for the whole batch (--concurrency, default ${BATCH_DEFAULT_CONCURRENCY}). Each prompt's result (id, runDir, status, cost) is ` +
-      "appended to the results file as it ends; run again on the same file to skip what is answered and retry the rest."
-  )
-)
+export const batchCommand = batchCli.command
 
 /** `batch`: exit code 1 when a prompt failed or was cancelled. Needs the CallGate of `batchLayer`. */
-export const batch = Effect.fn("batch")(function*(args: Command.Command.ParseConfig<typeof batchOptions>) {
+export const batch = Effect.fn("batch")(function*(args: ParsedArgs<typeof batchCli>) {
   // A batch runs long and allocates fast: let the heap grow by half (not V8's default of up to 4×)
   // between full collections (README, Performance).
   v8.setFlagsFromString("--heap-growing-percent=50")
@@ -95,7 +97,7 @@ export const batch = Effect.fn("batch")(function*(args: Command.Command.ParseCon
   const logging = yield* Logging
   // Models named with -m, as in ask: `self` says once which of them it does not ask (a line's own models, per run).
   const settings = yield* Settings
-  const named = Option.exists(args.models, (given) => typeof given !== "boolean" && given.length > 0) ? settings.models : undefined
+  const named = modelsGiven(args.settings) ? settings.models : undefined
   const unsampled = unsampledWarning(settings.strategy, named)
   const ticker = view.tty ? Effect.sync(() => view.tick()).pipe(Effect.repeat(Schedule.spaced("1 second"))) : Effect.never
 

@@ -1,24 +1,27 @@
-import { Command, Options } from "@effect/cli"
 import { Effect, Option } from "effect"
 import { configRows } from "../settings/describe.js"
+import { defineCommand, type ParsedArgs, switchFlag } from "./flags.js"
 import { succeeded } from "./outcome.js"
 import { writeStdout } from "./output.js"
-import { settingsFromFlags, settingsOptions } from "./settingsOptions.js"
+import { settingsFromFlags } from "./settingsOptions.js"
 
-const configOptions = {
-  json: Options.boolean("json").pipe(Options.withDescription("Print the settings and their sources as JSON.")),
-  ...settingsOptions
-}
+// `config` takes every setting's flag: it shows what a command line would set, and where each value came from.
+export const configCli = defineCommand("config", {
+  summary: "Print the effective settings and their sources",
+  details: "Sources: flag, environment, config file, preset, default. The API key is never shown. Every setting's flag " +
+    "is taken, to show what it would set.",
+  args: {},
+  flags: {
+    json: switchFlag({ name: "json", doc: "Print the settings and their sources as JSON." })
+  },
+  settings: "all"
+})
 
-export const configCommand = Command.make("config", configOptions).pipe(
-  Command.withDescription(
-    "Print the effective settings and where each came from (flag, environment, config file, default). The API key is never shown."
-  )
-)
+export const configCommand = configCli.command
 
 /** `config`: reads the settings itself (it shows their sources), and needs no other service. */
-export const config = Effect.fn("config")(function*(args: Command.Command.ParseConfig<typeof configOptions>) {
-  const { settings, sources, configFlag } = yield* settingsFromFlags(args, { requireApiKey: false })
+export const config = Effect.fn("config")(function*(args: ParsedArgs<typeof configCli>) {
+  const { settings, sources, configFlag } = yield* settingsFromFlags(args.settings, { requireApiKey: false })
   const configFileSource = Option.isNone(settings.configFile)
     ? "-"
     : configFlag !== undefined

@@ -1,4 +1,3 @@
-import { Args, Command, Options } from "@effect/cli"
 import { Effect, Either, Option, ParseResult, Schedule, Schema } from "effect"
 import * as path from "node:path"
 import { UsageError } from "../domain/errors.js"
@@ -15,9 +14,20 @@ import { StrategyList } from "../programs/eval/strategies.js"
 import { Logging } from "../services/Logging.js"
 import { Settings } from "../services/Settings.js"
 import { BATCH_DEFAULT_RUNS, BATCH_DEFAULTS, makeStatusLine, progressText } from "./batchProgress.js"
+import {
+  choiceFlag,
+  defineCommand,
+  integerFlag,
+  integerFlagOr,
+  optionalArgument,
+  type ParsedArgs,
+  switchFlag,
+  textFlag,
+  textFlagOr
+} from "./flags.js"
 import { outcomeIf, succeeded } from "./outcome.js"
 import { writeStdout } from "./output.js"
-import { settingsLayer, settingsOptions } from "./settingsOptions.js"
+import { settingsLayer } from "./settingsOptions.js"
 
 const Count = Schema.Int.pipe(Schema.greaterThanOrEqualTo(1, { message: () => "must be a whole number of at least 1" }))
 
@@ -64,67 +74,62 @@ const makeProgressView = (out: NodeJS.WriteStream) => {
   }
 }
 
-const evalOptions = {
-  file: Args.text({ name: "FILE.jsonl" }).pipe(
-    Args.withDescription(`A dataset: one JSON object per line, {"question", "answer", "candidates"?: {model: answer}, "id"?}.`),
-    Args.optional
-  ),
-  dataset: Options.text("dataset").pipe(
-    Options.withDescription(`A built-in dataset (${Object.keys(builtinDatasets).join(", ")}) or a dataset file.`),
-    Options.optional
-  ),
-  strategies: Options.text("strategies").pipe(
-    Options.withDescription(`Strategies to measure, comma-separated (known: ${strategyNames.join(", ")}; default synthesize).`),
-    Options.withDefault("synthesize")
-  ),
-  scorer: Options.choice("scorer", ["numeric", "exact", "regex", "choice"] as const).pipe(
-    Options.withDescription(
-      "How an answer is judged right (default: the dataset's; numeric for a file): the final number, the final " +
+export const evalCli = defineCommand("eval", {
+  summary: "Score strategies on a dataset with known answers",
+  details: "With frozen candidate answers only the aggregation is paid for, and the baselines (best single candidate, " +
+    "majority vote, oracle) cost nothing. Every run is a normal run directory; results are appended to a results " +
+    "file, so running again resumes.",
+  args: {
+    file: optionalArgument(
+      "FILE.jsonl",
+      `A dataset: one JSON object per line, {"question", "answer", "candidates"?: {model: answer}, "id"?}.`
+    )
+  },
+  flags: {
+    dataset: textFlag({
+      name: "dataset",
+      value: "name|path",
+      doc: `A built-in dataset (${Object.keys(builtinDatasets).join(", ")}) or a dataset file.`
+    }),
+    strategies: textFlagOr({
+      name: "strategies",
+      value: "names",
+      doc: `Strategies to measure, comma-separated (known: ${strategyNames.join(", ")}).`
+    }, "synthesize"),
+    scorer: choiceFlag({
+      name: "scorer",
+      doc: "How an answer is judged right (default: the dataset's; numeric for a file): the final number, the final " +
         "answer's text, a regular expression (the `answer`) found in the response, or a choice letter A-J."
-    ),
-    Options.optional
-  ),
-  limit: Options.integer("limit").pipe(Options.withDescription("Only the first N items (after --sample)."), Options.optional),
-  sample: Options.integer("sample").pipe(
-    Options.withDescription("N items drawn at random (see --seed), kept in dataset order."),
-    Options.optional
-  ),
-  seed: Options.integer("seed").pipe(
-    Options.withDescription("Seed of --sample (default 1): the same seed draws the same items."),
-    Options.withDefault(1)
-  ),
-  baselinesOnly: Options.boolean("baselines-only").pipe(
-    Options.withDescription("Only the frozen candidates' baselines (best single, majority vote, oracle): no call, no API key.")
-  ),
-  runs: Options.integer("runs").pipe(
-    Options.withDescription(`Runs in flight at once (default ${BATCH_DEFAULT_RUNS}).`),
-    Options.withDefault(BATCH_DEFAULT_RUNS)
-  ),
-  waitLock: Options.boolean("wait-lock").pipe(
-    Options.withDescription("When another process is writing the same results file, wait for it to end instead of refusing.")
-  ),
-  out: Options.text("out").pipe(
-    Options.withAlias("o"),
-    Options.withDescription(
-      "The results file, one JSON line per run, appended as each ends (default: FILE.eval.jsonl, or NAME.eval.jsonl here)."
-    ),
-    Options.optional
-  ),
-  json: Options.boolean("json").pipe(Options.withDescription("Print the report as JSON instead of a Markdown table.")),
-  ...settingsOptions
-}
-type EvalArgs = Command.Command.ParseConfig<typeof evalOptions>
+    }, ["numeric", "exact", "regex", "choice"]),
+    limit: integerFlag({ name: "limit", doc: "Only the first N items (after --sample)." }),
+    sample: integerFlag({ name: "sample", doc: "N items drawn at random (see --seed), kept in dataset order." }),
+    seed: integerFlagOr({ name: "seed", doc: "Seed of --sample: the same seed draws the same items." }, 1),
+    baselinesOnly: switchFlag({
+      name: "baselines-only",
+      doc: "Only the frozen candidates' baselines (best single, majority vote, oracle): no call, no API key."
+    }),
+    runs: integerFlagOr({ name: "runs", doc: "Runs in flight at once." }, BATCH_DEFAULT_RUNS),
+    waitLock: switchFlag({
+      name: "wait-lock",
+      doc: "When another process is writing the same results file, wait for it to end instead of refusing."
+    }),
+    out: textFlag({
+      name: "out",
+      alias: "o",
+      value: "path",
+      doc: "The results file, one JSON line per run, appended as each ends (default: FILE.eval.jsonl, or NAME.eval.jsonl here)."
+    }),
+    json: switchFlag({ name: "json", doc: "Print the report as JSON instead of a Markdown table." })
+  },
+  settings: "eval"
+})
+type EvalArgs = ParsedArgs<typeof evalCli>
 
-export const evalCommand = Command.make("eval", evalOptions).pipe(
-  Command.withDescription(
-    "Score aggregation strategies on a dataset of questions with objective answers. With frozen candidate answers " +
-      "only the aggregation is paid for, and the baselines (best single candidate, majority vote, oracle) cost nothing. " +
-      "Every run is a normal run directory; results are appended to a results file, so running again resumes."
-  )
-)
+export const evalCommand = evalCli.command
 
 /** eval's settings: batch's defaults (a process-wide --concurrency); `--baselines-only` makes no call, so needs no key. */
-export const evalSettings = (args: EvalArgs) => settingsLayer(args, { defaults: BATCH_DEFAULTS, requireApiKey: !args.baselinesOnly })
+export const evalSettings = (args: EvalArgs) =>
+  settingsLayer(args.settings, { defaults: BATCH_DEFAULTS, requireApiKey: !args.baselinesOnly })
 
 /** `eval`: exit code 1 when a run failed or was cancelled. Needs the CallGate of `batchLayer`. */
 export const evaluate = Effect.fn("eval")(function*(args: EvalArgs) {

@@ -1,27 +1,28 @@
-import { Command, Options } from "@effect/cli"
 import { Effect, Either } from "effect"
 import { listConfiguredModels } from "../programs/listConfiguredModels.js"
 import { Settings } from "../services/Settings.js"
+import { defineCommand, type ParsedArgs, switchFlag } from "./flags.js"
 import { outcomeIf } from "./outcome.js"
 import { writeStdout } from "./output.js"
-import { settingsOptions } from "./settingsOptions.js"
 
 const price = (usdPerMillion: number | undefined, variable: boolean | undefined) =>
   usdPerMillion !== undefined ? `$${usdPerMillion.toFixed(2)}` : variable === true ? "variable" : "-"
 
-const modelsOptions = {
-  json: Options.boolean("json").pipe(Options.withDescription("Print the list as JSON.")),
-  ...settingsOptions
-}
+export const modelsCli = defineCommand("models", {
+  summary: "Check the configured models against the provider",
+  details: "The candidate models and synthesizers, and each preset's models, against the provider's model list: found " +
+    "or not, context length, prices.",
+  args: {},
+  flags: {
+    json: switchFlag({ name: "json", doc: "Print the list as JSON." })
+  },
+  settings: "models"
+})
 
-export const modelsCommand = Command.make("models", modelsOptions).pipe(
-  Command.withDescription(
-    "List the configured candidate models and synthesizers, and each preset's models, checked against the provider's model list (found or not, context length, prices)."
-  )
-)
+export const modelsCommand = modelsCli.command
 
 /** `models`: exit code 1 when the provider does not list a configured model. */
-export const models = Effect.fn("models")(function*(args: Command.Command.ParseConfig<typeof modelsOptions>) {
+export const models = Effect.fn("models")(function*(args: ParsedArgs<typeof modelsCli>) {
   const settings = yield* Settings
   const listing = yield* listConfiguredModels()
   const everyModel = [...listing.models, ...listing.presets.flatMap((p) => p.models)]

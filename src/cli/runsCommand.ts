@@ -1,4 +1,3 @@
-import { Args, Command, Options } from "@effect/cli"
 import { Effect, Option } from "effect"
 import * as path from "node:path"
 import { RunRefused, type StoreError } from "../domain/errors.js"
@@ -8,23 +7,29 @@ import { readRunWithManifest } from "../programs/recoverRun.js"
 import { RunStore } from "../services/RunStore.js"
 import type { Settings } from "../services/Settings.js"
 import { RunsLimit } from "../settings/kinds.js"
+import { argument, defineCommand, integerFlagOr, type ParsedArgs, switchFlag } from "./flags.js"
 import { type Outcome, succeeded } from "./outcome.js"
 import { writeStdout as write } from "./output.js"
-import { settingsOptions } from "./settingsOptions.js"
 import { threadLines } from "./threadView.js"
 
-const showOptions = {
-  runId: Args.text({ name: "run-id" }).pipe(Args.withDescription("The run's id, as `parallel-llm runs` lists it.")),
-  json: Options.boolean("json").pipe(Options.withDescription("Print the manifest with a `final` field as JSON.")),
-  report: Options.boolean("report").pipe(Options.withDescription("After the answer, print the run's disagreement report.")),
-  ...settingsOptions
-}
+export const showCli = defineCommand("show", {
+  path: "runs show",
+  summary: "Print a run's summary and its final answer",
+  args: {
+    runId: argument("run-id", "The run's id, as `parallel-llm runs` lists it.")
+  },
+  flags: {
+    json: switchFlag({ name: "json", doc: "Print the manifest with a `final` field as JSON." }),
+    report: switchFlag({ name: "report", doc: "After the answer, print the run's disagreement report." })
+  },
+  settings: "runs show"
+})
 
-export const showCommand = Command.make("show", showOptions).pipe(Command.withDescription("Print a run's summary and its final answer."))
+export const showCommand = showCli.command
 
 /** `runs show ID`: an unknown run is refused (exit 2). */
 export const show = (
-  args: Command.Command.ParseConfig<typeof showOptions>
+  args: ParsedArgs<typeof showCli>
 ): Effect.Effect<Outcome, RunRefused | StoreError, RunStore | Settings> =>
   Effect.as(
     Effect.gen(function*() {
@@ -79,22 +84,21 @@ export const show = (
     succeeded
   )
 
-const runsOptions = {
-  limit: Options.integer("limit").pipe(
-    Options.withSchema(RunsLimit),
-    Options.withDescription("How many runs to list, newest first."),
-    Options.withDefault(20)
-  ),
-  json: Options.boolean("json").pipe(Options.withDescription("Print the list as JSON.")),
-  ...settingsOptions
-}
+export const runsCli = defineCommand("runs", {
+  summary: "List recent runs, newest first",
+  details: "Each with its id, time, status, answered/total, seconds, cost and prompt.",
+  args: {},
+  flags: {
+    limit: integerFlagOr({ name: "limit", doc: "How many runs to list (1 to 10000)." }, 20, RunsLimit),
+    json: switchFlag({ name: "json", doc: "Print the list as JSON." })
+  },
+  settings: "runs"
+})
 
-export const runsCommand = Command.make("runs", runsOptions).pipe(
-  Command.withDescription("List recent runs, newest first: id, time, status, answered/total, seconds, cost, prompt.")
-)
+export const runsCommand = runsCli.command
 
 /** `runs`: the list. */
-export const runs = (args: Command.Command.ParseConfig<typeof runsOptions>): Effect.Effect<Outcome, StoreError, RunStore> =>
+export const runs = (args: ParsedArgs<typeof runsCli>): Effect.Effect<Outcome, StoreError, RunStore> =>
   Effect.as(
     Effect.gen(function*() {
       const store = yield* RunStore

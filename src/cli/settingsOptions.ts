@@ -3,11 +3,15 @@ import type { FileSystem } from "@effect/platform"
 import { Effect, Layer, Option } from "effect"
 import { SettingsError } from "../domain/errors.js"
 import { type LoadInput, loadSettings, type RawSettings, type SettingKey, Settings, settingsTable } from "../services/Settings.js"
-import { helpText } from "../settings/readme.js"
-import type { AnySetting } from "../settings/setting.js"
+import { defaultText, envText, helpText, valueName } from "../settings/readme.js"
+import type { AnySetting, CommandName } from "../settings/setting.js"
+import { settingKeys, takesSetting } from "../settings/table.js"
+import type { FlagHelp } from "./flags.js"
 
-// The settings flags shared by every command, derived from the settings table. Values stay text here:
-// the loader decodes flags, environment and config file with one set of schemas and messages.
+// The settings flags of each command, derived from the settings table: a command takes the flags of the
+// settings it uses (the table says which), and the environment and the config file reach every setting
+// whatever the command. Values stay text here: the loader decodes flags, environment and config file with
+// one set of schemas and messages.
 
 /** What one settings flag parses to: absent, its text, a switch given, or the values of a repeated flag. */
 type FlagValue = Option.Option<string | boolean | ReadonlyArray<string>>
@@ -26,24 +30,52 @@ const optionOf = (s: AnySetting): Options.Options<FlagValue> => {
       return named(Options.text(s.flag)).pipe(described, Options.repeated, Options.optional)
     case "integer":
     case "number":
-      return named(Options.text(s.flag)).pipe(Options.withPseudoName(s.kind.flag), described, Options.optional)
     case "text":
-      return named(Options.text(s.flag)).pipe(described, Options.optional)
+      return named(Options.text(s.flag)).pipe(Options.withPseudoName(valueName(s) ?? s.kind.flag), described, Options.optional)
   }
 }
 
 const flagKeys = Object.keys(settingsTable).filter((key): key is FlagKey => key !== "logLevel")
 
-export const settingsOptions = {
-  ...(Object.fromEntries(flagKeys.map((key) => [key, optionOf(settingsTable[key])])) as Record<FlagKey, Options.Options<FlagValue>>),
-  config: Options.text("config").pipe(
-    Options.withDescription("A JSON config file (keys as in the README; flags and environment win over it). [env PARALLEL_LLM_CONFIG]"),
-    Options.optional
-  )
+/** The settings a command takes a flag for, in the table's order (`config` takes them all). */
+export const settingKeysOf = (command: CommandName | "all"): ReadonlyArray<SettingKey> =>
+  settingKeys.filter((key) => command === "all" || takesSetting(command, key))
+
+const configHelp = "A JSON config file; flags and environment win over it"
+
+/** `--config`: every command reads the settings, so every command takes it. */
+export const configFlagHelp: FlagHelp = {
+  names: "--config",
+  value: "<path>",
+  doc: configHelp,
+  notes: ["default: ~/.config/parallel-llm-mcp/config.json if there", "env: PARALLEL_LLM_CONFIG"],
+  takesValue: true
 }
 
-/** What a command's settings flags parse to. */
-export type SettingsFlags = Record<FlagKey, FlagValue> & { readonly config: Option.Option<string> }
+/** A settings flag as `--help` shows it. */
+export const settingFlagHelp = (s: AnySetting): FlagHelp => {
+  const value = valueName(s)
+  return {
+    names: [...(s.alias === undefined ? [] : [`-${s.alias}`]), `--${s.flag}`].join(", "),
+    value: value === undefined ? "" : `<${value}>${s.kind.flag === "list" ? "..." : ""}`,
+    doc: s.doc,
+    notes: [...(s.kind.flag === "list" ? ["repeatable"] : []), `${defaultText(s)}; ${envText(s)}`],
+    takesValue: value !== undefined
+  }
+}
+
+/** The options of a command's settings flags (and `--config`), by setting key. */
+export type SettingsFlagOptions = Readonly<Record<string, Options.Options<FlagValue>>>
+
+export const settingsOptionsFor = (command: CommandName | "all"): SettingsFlagOptions => ({
+  ...Object.fromEntries(
+    settingKeysOf(command).flatMap((key) => (key === "logLevel" ? [] : [[key, optionOf(settingsTable[key])]]))
+  ),
+  config: Options.text("config").pipe(Options.withDescription(`${configHelp}. [env PARALLEL_LLM_CONFIG]`), Options.optional)
+})
+
+/** What a command's settings flags parse to (`config`: the `--config` file). */
+export type SettingsFlags = Readonly<Record<string, FlagValue>>
 
 /**
  * `--log-level` is one of @effect/cli's built-in option names, so `main.ts` takes it off the command line
@@ -77,7 +109,9 @@ export const rawFromFlags = Effect.fn("rawFromFlags")(function*(parsed: Settings
   if (logLevel !== undefined) flags.logLevel = logLevel
   for (const key of flagKeys) {
     const entry = settingsTable[key]
-    const value: FlagValue = parsed[key]
+    const value = parsed[key]
+    // A setting the command takes no flag for comes from the environment or the config file only.
+    if (value === undefined) continue
     if (entry.kind.flag === "list" && givenEmpty(process.argv, entry)) {
       return yield* new SettingsError({ setting: `--${entry.flag}`, message: `--${entry.flag}: must not be empty` })
     }
@@ -91,7 +125,8 @@ export const rawFromFlags = Effect.fn("rawFromFlags")(function*(parsed: Settings
       flags[key] = given.join(",")
     }
   }
-  return { flags, configFlag: Option.getOrUndefined(parsed.config) }
+  const config = parsed.config ?? Option.none()
+  return { flags, configFlag: Option.getOrUndefined(Option.filter(config, (c): c is string => typeof c === "string")) }
 })
 
 export interface SettingsOptions {
@@ -114,3 +149,9 @@ export const settingsLayer = (
   options: SettingsOptions = {}
 ): Layer.Layer<Settings, SettingsError, FileSystem.FileSystem> =>
   Layer.effect(Settings, Effect.map(settingsFromFlags(parsed, options), (loaded) => loaded.settings))
+
+/** Whether `-m`/`--model` was given on the command line: the models named there are the run's own (as an MCP call's are). */
+export const modelsGiven = (flags: { readonly [key: string]: FlagValue | undefined }): boolean => {
+  const given = flags["models"]
+  return given !== undefined && Option.exists(given, (value) => Array.isArray(value) && value.length > 0)
+}

@@ -1,4 +1,6 @@
-import type { AnySetting } from "./setting.js"
+import { SchemaAST } from "effect"
+import { modelId, modelList, optionalModelList, originList, pathList, presetName, url } from "./kinds.js"
+import { absolutePath, type AnySetting, secondsToMs } from "./setting.js"
 import { settingKeys, settingsTable } from "./table.js"
 
 const code = (s: string) => `\`${s}\``
@@ -49,6 +51,46 @@ export const settingsMarkdownTable = (): string =>
     "`~/.config/parallel-llm-mcp/config.json` when it exists (`$XDG_CONFIG_HOME`, macOS `~/Library/Application Support`, Windows `%APPDATA%`) |"
   ].join("\n")
 
-/** A flag's `--help` text: the one-line doc, the default and the environment variable. */
-export const helpText = (s: AnySetting): string =>
-  `${s.doc}. Default: ${s.defaultDoc.replaceAll("`", "")}. [env ${s.env}${s.kind.flag === "list" ? ", comma-separated" : ""}]`
+// --- `--help` ---
+
+/** What a value of these kinds is, as `--help` names it. */
+const kindNames = new Map<unknown, string>([
+  [modelId, "model-id"],
+  [modelList, "model-id"],
+  [optionalModelList, "model-id"],
+  [url, "url"],
+  [originList, "origin"],
+  [pathList, "path"],
+  [presetName, "name"]
+])
+
+/** The names a value may take (`low|medium|high`), when its schema is a few literals. */
+const literalsOf = (ast: SchemaAST.AST): string | undefined => {
+  const members = SchemaAST.isUnion(ast) ? ast.types : [ast]
+  const names = members.flatMap((m) => (SchemaAST.isLiteral(m) && typeof m.literal === "string" ? [m.literal] : []))
+  return names.length > 0 && names.length === members.length ? names.join("|") : undefined
+}
+
+/** How `--help` names a flag's value (`seconds`, `path`, `model-id`, `low|medium|high`); none for a switch. */
+export const valueName = (s: AnySetting): string | undefined => {
+  if (s.kind.flag === "on" || s.kind.flag === "off") return undefined
+  if (s.convert === secondsToMs) return "seconds"
+  if (s.convert === absolutePath) return "path"
+  return literalsOf(s.kind.plain.ast) ?? kindNames.get(s.kind) ?? s.kind.flag
+}
+
+/** The environment variable as `--help` shows it: how a list or a switch is written there. */
+export const envText = (s: AnySetting): string =>
+  s.kind.flag === "list"
+    ? `${s.env}, comma-separated`
+    : s.kind.flag === "off"
+    ? `${s.env}=false`
+    : s.kind.flag === "on"
+    ? `${s.env}=true`
+    : s.env
+
+/** The default as `--help` shows it (no Markdown). */
+export const defaultText = (s: AnySetting): string => s.defaultDoc.replaceAll("`", "")
+
+/** A flag's one-paragraph help text: the one-line doc, the default and the environment variable. */
+export const helpText = (s: AnySetting): string => `${s.doc}. Default: ${defaultText(s)}. [env ${envText(s)}]`

@@ -10,6 +10,19 @@ export interface SettingContext {
   readonly baseDir: string
 }
 
+/**
+ * The CLI commands that can take a setting's flag (`runs show` is the subcommand). Each topic of ./table/
+ * names its commands; a setting may narrow them with its own `commands`. `config` takes every flag, and the
+ * environment and the config file reach every command whatever its flags.
+ */
+export type CommandName = "ask" | "batch" | "serve" | "models" | "runs" | "runs show" | "resynth" | "eval"
+
+/** A topic of the table (a file of ./table/): its title in `--help` and the commands that take its settings. */
+export interface Topic {
+  readonly title: string
+  readonly commands: ReadonlyArray<CommandName>
+}
+
 /** Present when a single MCP call may override the setting: how the tool's input schema describes it. */
 export interface McpOverride {
   readonly title: string
@@ -34,6 +47,8 @@ interface Spec<F extends string, A, V> {
   readonly convert?: (a: A, ctx: SettingContext) => V
   /** A preset of the config file (`presets: { NAME: { … } }`) may carry it: it belongs to a panel, not to the process. */
   readonly preset?: boolean
+  /** The commands that take its flag, when fewer than its topic's. */
+  readonly commands?: ReadonlyArray<CommandName>
 }
 
 /** One setting: everything the loader, the CLI, `config`, `get_config`, MCP and the README derive from. */
@@ -53,6 +68,9 @@ export interface AnySetting {
   readonly defaultDoc: string
   readonly optional: boolean
   readonly preset?: boolean
+  readonly commands?: ReadonlyArray<CommandName>
+  /** How the value as written becomes the value used: `--help` names seconds and paths by it. */
+  readonly convert?: (a: never, ctx: SettingContext) => unknown
   readonly mcp?: McpOverride
   readonly kind: {
     readonly flag: Kind<unknown>["flag"]

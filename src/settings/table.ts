@@ -1,9 +1,10 @@
-import { attachSettings } from "./table/attach.js"
-import { modelSettings } from "./table/models.js"
-import { outputSettings } from "./table/output.js"
-import { runSettings } from "./table/run.js"
-import { serveSettings } from "./table/serve.js"
-import { strategySettings } from "./table/strategy.js"
+import type { AnySetting, CommandName, Topic } from "./setting.js"
+import { attachSettings, attachTopic } from "./table/attach.js"
+import { modelSettings, modelTopic } from "./table/models.js"
+import { outputSettings, outputTopic } from "./table/output.js"
+import { runSettings, runTopic } from "./table/run.js"
+import { serveSettings, serveTopic } from "./table/serve.js"
+import { strategySettings, strategyTopic } from "./table/strategy.js"
 
 export { DEFAULT_BASE_URL, DEFAULT_FALLBACK_SYNTHESIZERS, DEFAULT_MODELS, DEFAULT_SYNTHESIZER } from "./table/models.js"
 
@@ -31,3 +32,25 @@ export const settingsTable = {
 export type SettingsTable = typeof settingsTable
 export type SettingKey = keyof SettingsTable
 export const settingKeys = Object.keys(settingsTable) as ReadonlyArray<SettingKey>
+
+/** The topics, in the table's order, each with the keys of its settings: how `--help` groups the flags. */
+const withKeys = (topic: Topic, settings: object) => ({ ...topic, keys: Object.keys(settings) as ReadonlyArray<SettingKey> })
+export const settingTopics: ReadonlyArray<Topic & { readonly keys: ReadonlyArray<SettingKey> }> = [
+  withKeys(modelTopic, modelSettings),
+  withKeys(runTopic, runSettings),
+  withKeys(strategyTopic, strategySettings),
+  withKeys(serveTopic, serveSettings),
+  withKeys(attachTopic, attachSettings),
+  withKeys(outputTopic, outputSettings)
+]
+
+/**
+ * Whether `command` takes the setting's flag: the setting's own `commands`, else its topic's (a new setting
+ * gets its topic's; give it `commands` when fewer use it). The environment and the config file reach every command.
+ */
+export const takesSetting = (command: CommandName, key: SettingKey): boolean => {
+  const setting: AnySetting = settingsTable[key]
+  const own = setting.commands
+  const topic = settingTopics.find((t) => t.keys.includes(key))
+  return (own ?? topic?.commands ?? []).includes(command)
+}

@@ -1,7 +1,9 @@
 import { integerIn, pathList } from "../kinds.js"
-import { absolutePath, withDefault } from "../setting.js"
+import { absolutePath, type Topic, withDefault } from "../setting.js"
 
 /** Files attached to a prompt (`ask --attach`, `process_prompt` `files`): size caps, and where MCP may read. */
+export const attachTopic: Topic = { title: "Attachment", commands: ["ask", "serve"] }
+
 export const attachSettings = {
   attachMaxBytes: withDefault({
     field: "attachMaxBytes",
@@ -17,7 +19,7 @@ export const attachSettings = {
     kind: integerIn(1, 4_294_967_296),
     flag: "attach-max-total-bytes",
     env: "PARALLEL_LLM_ATTACH_MAX_TOTAL_BYTES",
-    doc: "Largest total of one run's attached files in bytes; over it the run is refused before any call",
+    doc: "Largest total of a run's attached files in bytes; more is refused",
     default: 30 * 1024 * 1024,
     defaultDoc: "31457280 (30 MiB)"
   }),
@@ -26,8 +28,7 @@ export const attachSettings = {
     kind: integerIn(1, 10_000),
     flag: "attach-max-files",
     env: "PARALLEL_LLM_ATTACH_MAX_FILES",
-    doc: "Most files one run may attach (a directory or a glob counts each file it holds); over it the run is refused " +
-      "before any file is read",
+    doc: "Most files one run may attach, each file of a directory or glob counted; more is refused before any is read",
     default: 1_000,
     defaultDoc: "1000"
   }),
@@ -35,6 +36,7 @@ export const attachSettings = {
     field: "allowDirs",
     kind: pathList,
     flag: "allow-dir",
+    commands: ["serve"],
     env: "PARALLEL_LLM_ALLOW_DIRS",
     doc: "`serve`: directories MCP `files` may be read from besides the client's roots; a client without roots may read only these",
     default: [],

@@ -1,5 +1,5 @@
 import { modelId, modelList, optionalModelList, presetName, url } from "../kinds.js"
-import { optional, withDefault } from "../setting.js"
+import { optional, type Topic, withDefault } from "../setting.js"
 
 export const DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
 
@@ -22,6 +22,8 @@ export const DEFAULT_SYNTHESIZER = "google/gemini-3.1-pro-preview"
 export const DEFAULT_FALLBACK_SYNTHESIZERS: ReadonlyArray<string> = ["anthropic/claude-sonnet-5.5"]
 
 /** Where the models are, and which ones: the provider, the candidates and the synthesizers. */
+export const modelTopic: Topic = { title: "Model", commands: ["ask", "batch", "serve", "models", "resynth", "eval"] }
+
 export const modelSettings = {
   baseUrl: withDefault({
     field: "baseUrl",
@@ -41,6 +43,8 @@ export const modelSettings = {
     alias: "m",
     env: "PARALLEL_LLM_MODELS",
     doc: "Candidate models",
+    // A re-synthesis asks no candidate: it has the run's answers.
+    commands: ["ask", "batch", "serve", "models", "eval"],
     default: DEFAULT_MODELS,
     defaultDoc: DEFAULT_MODELS.map((m) => `\`${m}\``).join(", ")
   }),

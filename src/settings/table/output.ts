@@ -1,13 +1,22 @@
 import { headerText, logLevel, nonEmptyText, url } from "../kinds.js"
 import { defaultOutputDir } from "../paths.js"
-import { absolutePath, optional, withDefault } from "../setting.js"
+import { absolutePath, type CommandName, optional, type Topic, withDefault } from "../setting.js"
 
 /** Where runs and logs go, and how the program names itself to the provider. */
+export const outputTopic: Topic = {
+  title: "Output",
+  commands: ["ask", "batch", "serve", "models", "runs", "runs show", "resynth", "eval"]
+}
+
+/** The commands that call the provider, and so send its attribution headers. */
+const callingProvider: ReadonlyArray<CommandName> = ["ask", "batch", "serve", "models", "resynth", "eval"]
+
 export const outputSettings = {
   outputDir: withDefault({
     field: "outputDir",
     kind: nonEmptyText,
     flag: "output-dir",
+    commands: ["ask", "batch", "serve", "runs", "runs show", "resynth", "eval"],
     env: "PARALLEL_LLM_OUTPUT_DIR",
     doc: "Where run directories go",
     default: (ctx) => defaultOutputDir(ctx.env, process.platform, ctx.home),
@@ -19,7 +28,7 @@ export const outputSettings = {
     kind: logLevel,
     flag: "log-level",
     env: "PARALLEL_LLM_LOG_LEVEL",
-    doc: "Log level (`debug`, `info`, `warning`, `error`)",
+    doc: "Log level",
     default: "info" as const,
     defaultDoc: "`info`"
   }),
@@ -36,6 +45,7 @@ export const outputSettings = {
     field: "appUrl",
     kind: url,
     flag: "app-url",
+    commands: callingProvider,
     env: "PARALLEL_LLM_APP_URL",
     doc: "HTTP-Referer attribution header sent to OpenRouter",
     default: "https://github.com/parallel-llm-mcp/parallel-llm-mcp",
@@ -45,6 +55,7 @@ export const outputSettings = {
     field: "appTitle",
     kind: headerText,
     flag: "app-title",
+    commands: callingProvider,
     env: "PARALLEL_LLM_APP_TITLE",
     doc: "X-Title attribution header sent to OpenRouter",
     default: "parallel-llm-mcp",

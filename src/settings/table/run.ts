@@ -1,7 +1,12 @@
 import { integerIn, numberIn, reasoningEffort, switchOff, switchOn } from "../kinds.js"
-import { optional, perCall, secondsToMs, withDefault } from "../setting.js"
+import { type CommandName, optional, perCall, secondsToMs, type Topic, withDefault } from "../setting.js"
 
 /** How each run calls the models: concurrency, timeouts, retries, sampling, deadlines and quorum, limits, budget. */
+export const runTopic: Topic = { title: "Run", commands: ["ask", "batch", "serve", "resynth", "eval"] }
+
+/** What only asking the candidates uses: a re-synthesis asks none. */
+const askingCandidates: ReadonlyArray<CommandName> = ["ask", "batch", "serve", "eval"]
+
 export const runSettings = {
   concurrency: withDefault({
     field: "concurrency",
@@ -36,7 +41,7 @@ export const runSettings = {
     kind: numberIn(0, 600),
     flag: "retry-base-delay",
     env: "PARALLEL_LLM_RETRY_BASE_DELAY",
-    doc: "Seconds before the first retry (doubles, jittered, capped at 30 s, never sooner than Retry-After)",
+    doc: "Seconds before a first retry (doubled, jittered, ≤ 30 s, ≥ Retry-After)",
     default: 1,
     defaultDoc: "1",
     convert: secondsToMs
@@ -64,7 +69,7 @@ export const runSettings = {
     kind: reasoningEffort,
     flag: "reasoning",
     env: "PARALLEL_LLM_REASONING",
-    doc: "Reasoning effort (`low`, `medium`, `high`) for every model of a run, over any model's own `reasoning` in the config file",
+    doc: "Reasoning effort for every model of a run, over each model's own `reasoning` in the config file",
     defaultDoc: "unset (each model's own, else the provider's default)"
   }),
   web: withDefault({
@@ -72,8 +77,9 @@ export const runSettings = {
     preset: true,
     kind: switchOn,
     flag: "web",
+    commands: askingCandidates,
     env: "PARALLEL_LLM_WEB",
-    doc: "Web search for every candidate (OpenRouter's web plugin); the pages each one cites go to the manifest and the synthesizer",
+    doc: "Web search for every candidate (OpenRouter's web plugin); cited pages go to the manifest and synthesizer",
     default: false,
     defaultDoc: "off"
   }),
@@ -90,9 +96,10 @@ export const runSettings = {
     field: "contextMaxChars",
     kind: integerIn(0, 100_000_000),
     flag: "context-max-chars",
+    // Follow-ups: `ask --continue`, `continue_run`, and a re-synthesis of a follow-up.
+    commands: ["ask", "serve", "resynth"],
     env: "PARALLEL_LLM_CONTEXT_MAX_CHARS",
-    doc: "Characters of earlier turns (prompts and answers) a follow-up (`ask --continue`) carries at most; " +
-      "the oldest turns are left out first, the turn it continues never",
+    doc: "Characters of earlier turns a follow-up (`ask --continue`) carries at most; the oldest are left out first",
     default: 200_000,
     defaultDoc: "200000"
   }),
@@ -101,7 +108,7 @@ export const runSettings = {
     kind: integerIn(1, 10_000),
     flag: "follow-up-max-turns",
     env: "PARALLEL_LLM_FOLLOW_UP_MAX_TURNS",
-    doc: "Turns a thread may hold before a follow-up (`ask --continue`) is refused: a longer chain is read no further",
+    doc: "Turns a thread may hold; a follow-up of a longer one is refused, read no further",
     default: 50,
     defaultDoc: "50"
   }),
@@ -125,6 +132,7 @@ export const runSettings = {
     field: "synthesisReserveMs",
     kind: numberIn(0, 86_400),
     flag: "synthesis-reserve",
+    commands: askingCandidates,
     env: "PARALLEL_LLM_SYNTHESIS_RESERVE",
     doc: "With a deadline: seconds kept for the synthesis",
     defaultDoc: "40 % of the deadline",
@@ -136,6 +144,7 @@ export const runSettings = {
       preset: true,
       kind: integerIn(1, 1000),
       flag: "quorum",
+      commands: askingCandidates,
       env: "PARALLEL_LLM_QUORUM",
       doc: "Answers after which to stop waiting (after the grace)",
       defaultDoc: "all candidates"
@@ -152,6 +161,7 @@ export const runSettings = {
       preset: true,
       kind: numberIn(0, 86_400),
       flag: "grace",
+      commands: askingCandidates,
       env: "PARALLEL_LLM_GRACE",
       doc: "Seconds to wait for the others once the quorum answered",
       default: 0,
@@ -212,6 +222,8 @@ export const runSettings = {
     field: "maxInFlight",
     kind: integerIn(1, 4096),
     flag: "max-in-flight",
+    // Only `serve` runs several runs side by side; in `batch` and `eval`, `--concurrency` is the process's bound.
+    commands: ["serve"],
     env: "PARALLEL_LLM_MAX_IN_FLIGHT",
     doc: "Upstream calls in flight for the whole process, every run together (`serve`; in `batch`, its `--concurrency` is this bound)",
     default: 16,

@@ -1,7 +1,9 @@
 import { integerIn, numberIn, originList, switchOn } from "../kinds.js"
-import { secondsToMs, withDefault } from "../setting.js"
+import { secondsToMs, type Topic, withDefault } from "../setting.js"
 
 /** How `serve` answers MCP clients. */
+export const serveTopic: Topic = { title: "Serve", commands: ["serve"] }
+
 export const serveSettings = {
   mcpWait: withDefault({
     field: "mcpWaitMs",

@@ -1,16 +1,20 @@
 import { StrategyName, StrategyText } from "../../domain/strategy.js"
 import { integerIn, modelList, oneOf } from "../kinds.js"
-import { optional, perCall, withDefault } from "../setting.js"
+import { optional, perCall, type Topic, withDefault } from "../setting.js"
 
 const DEFAULT_STRATEGY: StrategyName = "synthesize"
 
 /** How a run aggregates its candidates' answers (see src/programs/strategies/ and the README's Strategies). */
+export const strategyTopic: Topic = { title: "Strategy", commands: ["ask", "batch", "serve", "resynth", "eval"] }
+
 export const strategySettings = {
   strategy: withDefault({
     field: "strategy",
     preset: true,
     kind: oneOf(StrategyText, StrategyName),
     flag: "strategy",
+    // `eval` names its strategies with `--strategies`.
+    commands: ["ask", "batch", "serve", "resynth"],
     env: "PARALLEL_LLM_STRATEGY",
     doc:
       "How the answers are aggregated: `synthesize`, `rank` (judges rank them first), `refine` (more rounds), `self` (samples of one model)",
@@ -45,6 +49,8 @@ export const strategySettings = {
       preset: true,
       kind: integerIn(1, 64),
       flag: "samples",
+      // A re-synthesis has its samples already.
+      commands: ["ask", "batch", "serve", "eval"],
       env: "PARALLEL_LLM_SAMPLES",
       doc: "With `self`: answers sampled from the one model (at most --max-models)",
       default: 4,
