@@ -26,11 +26,11 @@ describe("config file errors name the line", () => {
   it.effect("syntax errors, where Node's parser names a position and where it names none", () =>
     Effect.gen(function*() {
       const cases: ReadonlyArray<readonly [string, string]> = [
-        [`{\n  "timeout": 30,\n  "models": ["a/one",],\n}\n`, "FILE, line 3:"], // trailing comma: no position from Node
-        [`{\n  "timeout": 30\n  "retries": 2\n}\n`, "FILE, line 3:"], // missing comma
-        [`{\n  "timeout": ,\n  "retries": 2\n}\n`, "FILE, line 2:"],
-        [`{\n  "timeout": 30,\n  "retries": 2\n`, "FILE, line 3:"], // cut short
-        [`{\n  "timeout": 30\n}\n}\n`, "FILE, line 4:"] // text after the end
+        [`{\n  "timeout": 30,\n  "models": ["a/one",],\n}\n`, "FILE: not valid JSON at line 3,"], // trailing comma: no position from Node
+        [`{\n  "timeout": 30\n  "retries": 2\n}\n`, "FILE: not valid JSON at line 3,"], // missing comma
+        [`{\n  "timeout": ,\n  "retries": 2\n}\n`, "FILE: not valid JSON at line 2,"],
+        [`{\n  "timeout": 30,\n  "retries": 2\n`, "FILE: not valid JSON at line 3,"], // cut short
+        [`{\n  "timeout": 30\n}\n}\n`, "FILE: not valid JSON at line 4,"] // text after the end
       ]
       for (const [content, expected] of cases) {
         expect(yield* errorFor(content), JSON.stringify(content)).toMatch(new RegExp(`^${expected}`))

@@ -1,6 +1,7 @@
 import { Either, ParseResult } from "effect"
 
-// Which line of a config file a problem is on, so that a message can send the user straight to it.
+// Which line of a config file a problem is on, so that a message can send the user straight to it; never the
+// text itself (`--config /etc/shadow` must not print the file's first characters, as JSON.parse's message does).
 
 /** The 1-based line of `offset` in `text`. */
 const lineAt = (text: string, offset: number): number => text.slice(0, offset).split("\n").length
@@ -59,4 +60,12 @@ const offsetOfPath = (text: string, path: ReadonlyArray<PropertyKey>): number | 
 export const lineOfIssue = (text: string, error: ParseResult.ParseError): string => {
   const offset = syntaxErrorAt(text) ?? offsetOfPath(text, ParseResult.ArrayFormatter.formatErrorSync(error)[0]?.path ?? [])
   return offset === undefined ? "" : `, line ${lineAt(text, offset)}`
+}
+
+/** "line 3, column 7" (1-based) of the first character that is not JSON; undefined for valid JSON. */
+export const syntaxErrorPlace = (text: string): string | undefined => {
+  const offset = syntaxErrorAt(text)
+  if (offset === undefined) return undefined
+  const before = text.slice(0, offset)
+  return `line ${lineAt(text, offset)}, column ${offset - (before.lastIndexOf("\n") + 1) + 1}`
 }

@@ -7,8 +7,7 @@ import { ShallowJson, tooDeepMessage } from "../domain/jsonDepth.js"
 import type { ModelOptions } from "../domain/modelOptions.js"
 import { readTextSafely } from "../services/safeFile.js"
 import { apiKeyProblem, modelListsProblem } from "./checks.js"
-import { lineOfIssue } from "./configLine.js"
-import { jsonErrorPlace } from "./jsonPlace.js"
+import { lineOfIssue, syntaxErrorPlace } from "./configLine.js"
 import { type Layers, settle } from "./layers.js"
 import { collectModelOptions, fileValueText, specsIn } from "./modelEntries.js"
 import { defaultConfigFile, isOpenRouterUrl } from "./paths.js"
@@ -35,7 +34,7 @@ const firstIssue = (error: ParseResult.ParseError, text: string): string => {
   const [issue] = ParseResult.ArrayFormatter.formatErrorSync(error)
   if (!issue) return "invalid"
   if (issue.path.length === 0) {
-    if (issue._tag === "Transformation") return `not valid JSON at ${jsonErrorPlace(text) ?? "its end"}`
+    if (issue._tag === "Transformation") return `not valid JSON at ${syntaxErrorPlace(text) ?? "its end"}`
     return issue.message === tooDeepMessage ? tooDeepMessage : "not a JSON object"
   }
   const where = issue.path.length > 0 ? `${issue.path.join(".")}: ` : ""
