@@ -1,69 +1,25 @@
 import { FileSystem } from "@effect/platform"
-import { Cause, Clock, Effect, Exit, Option, Ref, Schema } from "effect"
-import * as path from "node:path"
+import { Clock, Effect, Exit, Option, Ref } from "effect"
 import { plainFsReason, UsageError } from "../../domain/errors.js"
 import { roundUsd } from "../../domain/format.js"
 import type { StrategyName } from "../../domain/strategy.js"
 import { Settings } from "../../services/Settings.js"
 import { openResultsFile } from "../batchResults.js"
 import { checkRunRequest } from "../checkRunRequest.js"
+import { resynthesize } from "../resynthesize.js"
 import type { BatchProgress } from "../runBatch.js"
 import type { RunEvent, RunResult } from "../runPipeline.js"
 import { tooManySamples } from "../strategies/self.js"
 import { type EvalItem, fingerprintOf } from "./dataset.js"
-import type { Scorer, ScorerName } from "./scorers.js"
+import { type EvalResult, failureText, keyOf, lastResults, rescore, resultOf } from "./evalResults.js"
+import { evalRunsOnDisk } from "./evalResume.js"
+import type { Scorer } from "./scorers.js"
 import { asksCandidates, runStrategy } from "./strategies.js"
 
 // Runs every selected item through every strategy, a few runs at a time, and appends one result line per
 // run to the results file the moment it ends, so that a second pass pays nothing for what is done.
 
-/** One line of the results file. The last line for a (strategy, id) pair is its current state. */
-export const EvalResult = Schema.Struct({
-  strategy: Schema.String,
-  id: Schema.String,
-  line: Schema.Number,
-  /** What the run was made from (question, candidates, models, synthesizer): another one is not reused. */
-  fingerprint: Schema.String,
-  runDir: Schema.NullOr(Schema.String),
-  /** The run's status (a run of this process ends with one of its own, never a reader's `interrupted`). */
-  status: Schema.Literal("ok", "partial", "failed", "cancelled"),
-  scorer: Schema.String,
-  /** The dataset's answer the run was scored against, and whether the run's final answer matched it. */
-  answer: Schema.String,
-  correct: Schema.Boolean,
-  /** The final answer as the scorer read it, when it found one. */
-  extracted: Schema.optional(Schema.String),
-  cost: Schema.NullOr(Schema.Number),
-  /** Null when no call of the run reported usage (unknown, not 0). */
-  promptTokens: Schema.NullOr(Schema.Number),
-  completionTokens: Schema.NullOr(Schema.Number),
-  durationMs: Schema.NullOr(Schema.Number),
-  error: Schema.optional(Schema.String)
-})
-export type EvalResult = typeof EvalResult.Type
-
-const decodeResult = Schema.decodeUnknownOption(Schema.parseJson(EvalResult))
-
-const keyOf = (strategy: string, id: string) => `${strategy}\u0000${id}`
-
-/** The last result per (strategy, id) in a results file; unreadable lines are ignored. */
-export const lastResults = (text: string): ReadonlyMap<string, EvalResult> => {
-  const last = new Map<string, EvalResult>()
-  for (const raw of text.split("\n")) {
-    if (raw.trim() === "") continue
-    const result = decodeResult(raw)
-    if (Option.isSome(result)) last.set(keyOf(result.value.strategy, result.value.id), result.value)
-  }
-  return last
-}
-
-/** `questions.jsonl` → `questions.eval.jsonl`; a built-in dataset's goes to the current directory. */
-export const defaultEvalResultsPath = (datasetFile: string, builtin: string | undefined): string =>
-  builtin !== undefined
-    ? path.resolve(`${builtin}.eval.jsonl`)
-    : datasetFile.endsWith(".jsonl")
-    ? `${datasetFile.slice(0, -".jsonl".length)}.eval.jsonl`
-    : `${datasetFile}.eval.jsonl`
+export { defaultEvalResultsPath, EvalResult, lastResults } from "./evalResults.js"
 
 export type EvalProgress = BatchProgress & { readonly correct: number }
 
@@ -75,36 +31,6 @@ export interface EvalOptions {
   /** Runs in flight at once. */
   readonly runs: number
   readonly onProgress?: ((progress: EvalProgress, last: EvalResult | undefined) => Effect.Effect<void>) | undefined
-}
-
-const oneLine = (text: string) => text.replace(/\s+/g, " ").trim()
-
-/** A finished run's result line, scored. */
-const resultOf = (
-  base: Pick<EvalResult, "strategy" | "id" | "line" | "fingerprint" | "scorer" | "answer">,
-  run: RunResult,
-  scorer: Scorer
-): EvalResult => {
-  // Every synthesizer failed and the run fell back to a candidate's answer: that is no answer of the strategy.
-  const fellBack = run.manifest.synthesis?.fallbackToCandidate !== undefined
-  const final = fellBack ? undefined : run.final
-  const extracted = final === undefined ? undefined : scorer.extract(final)
-  return {
-    ...base,
-    runDir: run.runDir,
-    status: fellBack ? "failed" : run.manifest.status === "interrupted" ? "cancelled" : run.manifest.status,
-    correct: final !== undefined && scorer.correct(final, base.answer),
-    ...(extracted !== undefined ? { extracted: oneLine(extracted).slice(0, 200) } : {}),
-    cost: run.manifest.usage.cost ?? null,
-    promptTokens: run.manifest.usage.promptTokens ?? null,
-    completionTokens: run.manifest.usage.completionTokens ?? null,
-    durationMs: run.manifest.durationMs,
-    ...(fellBack
-      ? { error: `the synthesis failed (${run.manifest.synthesis?.error?.message ?? "no synthesizer answered"}): not scored` }
-      : run.manifest.error !== undefined
-      ? { error: run.manifest.error }
-      : {})
-  }
 }
 
 /**
@@ -164,6 +90,8 @@ export const runEval = Effect.fn("runEval")(function*(options: EvalOptions) {
     })
   }
 
+  // Before the results file is opened: the runs made since it was, for the pairs without a result line.
+  const onDisk = yield* evalRunsOnDisk(options.output, todo, settings, judges)
   const { appendLine } = yield* openResultsFile(options.output, previousText)
 
   const fresh = yield* Ref.make(new Map<string, EvalResult>())
@@ -211,22 +139,33 @@ export const runEval = Effect.fn("runEval")(function*(options: EvalOptions) {
     `eval: ${todo.length} run${todo.length === 1 ? "" : "s"} to make` +
       `${reused.size > 0 ? `, ${reused.size} already done` : ""}; results in ${options.output}`
   )
+  if (onDisk.size > 0) {
+    const interrupted = [...onDisk.values()].filter((run) => run._tag === "Interrupted").length
+    yield* Effect.logInfo(
+      `eval: ${onDisk.size - interrupted} run${onDisk.size - interrupted === 1 ? "" : "s"} answered on disk (recorded, not asked again), ` +
+        `${interrupted} interrupted run${interrupted === 1 ? "" : "s"} to synthesize again from the answers on disk`
+    )
+  }
   yield* report(undefined)
 
-  const runOne = (pair: (typeof pairs)[number]) =>
+  const recordAnswered = (pair: (typeof pairs)[number], run: RunResult) =>
+    Ref.update(progress, (p) => ({ ...p, inFlight: p.inFlight + 1 })).pipe(
+      Effect.zipRight(record(resultOf(pair.base, run, options.scorer)))
+    )
+  const runOne = (pair: (typeof pairs)[number], interrupted: string | undefined) =>
     Effect.uninterruptibleMask((restore) =>
       Effect.gen(function*() {
         const startedDir = yield* Ref.make<string | null>(null)
         const onEvent = (event: RunEvent) => (event._tag === "RunStarted" ? Ref.set(startedDir, event.run.dir) : Effect.void)
         // The process-wide gate bounds the calls: a run's own fan-out (or its judges) does not hold its calls back.
         const calls = Math.max(1, settings.models.length, judges.length, asksCandidates(pair.strategy, pair.item) ? settings.samples : 0)
-        const runSettings = { ...settings, concurrency: calls, checkModels: false }
+        // The pair's strategy as the setting too: a re-synthesis takes its strategy from it.
+        const runSettings = { ...settings, strategy: pair.strategy, concurrency: calls, checkModels: false }
         yield* Ref.update(progress, (p) => ({ ...p, inFlight: p.inFlight + 1 }))
-        const exit = yield* restore(
-          runStrategy(pair.strategy, pair.item, settings.models, onEvent).pipe(Effect.provideService(Settings, runSettings))
-        ).pipe(
-          Effect.exit
-        )
+        const run = interrupted !== undefined
+          ? resynthesize({ runId: interrupted, onEvent })
+          : runStrategy(pair.strategy, pair.item, settings.models, onEvent)
+        const exit = yield* restore(run.pipe(Effect.provideService(Settings, runSettings))).pipe(Effect.exit)
         const result: EvalResult = Exit.isSuccess(exit)
           ? resultOf(pair.base, exit.value, options.scorer)
           : {
@@ -246,7 +185,10 @@ export const runEval = Effect.fn("runEval")(function*(options: EvalOptions) {
       })
     )
 
-  yield* Effect.forEach(todo, runOne, { concurrency: options.runs, discard: true })
+  yield* Effect.forEach(todo, (pair) => {
+    const found = onDisk.get(keyOf(pair.strategy, pair.item.id))
+    return found?._tag === "Answered" ? recordAnswered(pair, found.run) : runOne(pair, found?.runId)
+  }, { concurrency: options.runs, discard: true })
   const made = yield* Ref.get(fresh)
   const results = pairs.flatMap((pair) => {
     const key = keyOf(pair.strategy, pair.item.id)
@@ -255,26 +197,3 @@ export const runEval = Effect.fn("runEval")(function*(options: EvalOptions) {
   })
   return { results, progress: yield* Ref.get(progress) }
 }, Effect.scoped)
-
-const failureText = (cause: Cause.Cause<{ readonly message: string }>): string => {
-  const failure = Cause.failureOption(cause)
-  return Option.isSome(failure) ? failure.value.message : `internal error: ${oneLine(Cause.pretty(cause)).slice(0, 300)}`
-}
-
-/** An earlier result under the current scorer and answer: as it is, rescored from its `final.md`, or undefined (run it again). */
-const rescore = Effect.fnUntraced(function*(before: EvalResult, scorerName: ScorerName, answer: string, scorer: Scorer) {
-  if (before.scorer === scorerName && before.answer === answer) return before
-  if (before.runDir === null) return undefined
-  const fs = yield* FileSystem.FileSystem
-  const final = yield* fs.readFileString(path.join(before.runDir, "final.md")).pipe(Effect.option)
-  if (Option.isNone(final)) return undefined
-  const extracted = scorer.extract(final.value)
-  const { extracted: _, ...rest } = before
-  return {
-    ...rest,
-    scorer: scorerName,
-    answer,
-    correct: scorer.correct(final.value, answer),
-    ...(extracted !== undefined ? { extracted: oneLine(extracted).slice(0, 200) } : {})
-  } satisfies EvalResult
-})

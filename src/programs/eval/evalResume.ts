@@ -1,0 +1,82 @@
+import { FileSystem } from "@effect/platform"
+import { Array as Arr, Effect, Option } from "effect"
+import * as path from "node:path"
+import type { StrategyRecord } from "../../domain/manifest.js"
+import type { StrategyName } from "../../domain/strategy.js"
+import type { SettingsValue } from "../../services/Settings.js"
+import { previousRunsFor, sha256, type StrategyMatch } from "../batchResume.js"
+import type { RunResult } from "../runPipeline.js"
+import { sampledModels } from "../strategies/self.js"
+import type { EvalItem } from "./dataset.js"
+import { keyOf } from "./evalResults.js"
+import { asksCandidates } from "./strategies.js"
+
+// What an earlier pass of an eval left in the runs directory without a result line (a results file that hit a
+// full disk, a process killed): a complete run is recorded without a call, an interrupted `synthesize` run is
+// synthesized again from the answers on disk. Only pairs whose run asks its own candidates are looked for: a
+// run over frozen candidates does not record their text in its manifest, so another dataset's could not be
+// told apart (and asking again pays only the aggregation step anyway).
+
+/** A pair's run on disk: its result as a run of this pass would give it, or an interrupted run to synthesize again. */
+export type EvalFound =
+  | { readonly _tag: "Answered"; readonly run: RunResult }
+  | { readonly _tag: "Interrupted"; readonly runId: string }
+
+interface Pair {
+  readonly strategy: StrategyName
+  readonly item: EvalItem
+}
+
+const sameList = (a: ReadonlyArray<string> | undefined, b: ReadonlyArray<string>) =>
+  a !== undefined && a.length === b.length && a.every((x, i) => x === b[i])
+
+/** What a strategy's answer depends on besides the prompt, models and synthesizer, as its manifest records it. */
+const matchFor = (strategy: StrategyName, settings: SettingsValue, judges: ReadonlyArray<string>): StrategyMatch => ({
+  name: strategy,
+  fits: (record: StrategyRecord | undefined) =>
+    strategy === "rank"
+      ? sameList(record?.judges?.map((j) => j.model), judges)
+      : strategy === "refine"
+      ? record?.rounds?.length === settings.rounds &&
+        record.rounds.every((round) => sameList(round.answers.map((a) => a.model), settings.models))
+      // self: the model sampled and how often are the run's models; synthesize has no step of its own.
+      : true
+})
+
+/** The runs on disk made since the results file was for the pairs still to do, by (strategy, id). */
+export const evalRunsOnDisk = Effect.fnUntraced(function*(
+  output: string,
+  todo: ReadonlyArray<Pair>,
+  settings: SettingsValue,
+  judges: ReadonlyArray<string>
+) {
+  const fs = yield* FileSystem.FileSystem
+  const found = new Map<string, EvalFound>()
+  const strategies = [...new Set(todo.map((pair) => pair.strategy))]
+  for (const strategy of strategies) {
+    // As the run plans them: self asks its first model `samples` times.
+    const models = strategy === "self" && Arr.isNonEmptyReadonlyArray(settings.models)
+      ? sampledModels(settings.models, settings.samples)
+      : settings.models
+    const wanted = todo.filter((pair) => pair.strategy === strategy && asksCandidates(strategy, pair.item)).map((pair) => ({
+      id: pair.item.id,
+      promptSha256: sha256(pair.item.question),
+      models,
+      synthesizer: settings.synthesizer
+    }))
+    const runs = yield* previousRunsFor(output, wanted, matchFor(strategy, settings, judges))
+    for (const [id, run] of runs) {
+      if (run._tag === "Interrupted") {
+        // Re-synthesis is `synthesize` over the answers on disk: for rank, refine or self it would skip the
+        // strategy's own step (judges, rounds), so such a run is asked again instead.
+        if (strategy === "synthesize") found.set(keyOf(strategy, id), run)
+        continue
+      }
+      // The final answer is what is scored: a run whose final.md cannot be read is asked again.
+      const final = yield* fs.readFileString(path.join(run.runDir, "final.md")).pipe(Effect.option)
+      if (Option.isNone(final)) continue
+      found.set(keyOf(strategy, id), { _tag: "Answered", run: { manifest: run.manifest, final: final.value, runDir: run.runDir } })
+    }
+  }
+  return found
+})
