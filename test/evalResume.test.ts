@@ -3,9 +3,10 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import { SystemError } from "@effect/platform/Error"
 import { Effect, Layer, Logger } from "effect"
+import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import type { StrategyName } from "../src/domain/strategy.js"
 import type { EvalItem } from "../src/programs/eval/dataset.js"
 import { runEval } from "../src/programs/eval/runEval.js"
@@ -17,6 +18,7 @@ import type { SettingsValue } from "../src/services/Settings.js"
 import { layerSettings } from "../src/services/Settings.js"
 import { type FakeOpenRouter, startFakeOpenRouter } from "./support/fakeOpenRouter.js"
 import { realHttpClientLayer } from "./support/realHttpClient.js"
+import { cliEntry, repoRoot, runCli, startCli } from "./support/spawnCli.js"
 import { makeTempDirs } from "./support/tempDirs.js"
 import { makeTestSettings } from "./support/testSettings.js"
 
@@ -28,8 +30,11 @@ let fake: FakeOpenRouter
 const tempDir = makeTempDirs("pllm-eval-resume-")
 
 beforeAll(async () => {
+  if (!fs.existsSync(cliEntry)) execFileSync("npm", ["run", "build"], { cwd: repoRoot, stdio: "ignore" })
   fake = await startFakeOpenRouter({
     script: {
+      // Hangs the first time (the process is killed then), answers the second.
+      "er/slow": [{ kind: "hang" }, { kind: "ok", content: "#### 4" }],
       "er/one": { kind: "ok", content: "one says 4" },
       "er/two": { kind: "ok", content: "two says four" },
       "er/synth": { kind: "ok", content: "#### 4" }
@@ -194,5 +199,35 @@ describe("an eval resume pays only for what is missing", () => {
     const manifest = JSON.parse(fs.readFileSync(path.join(String(result?.runDir), "run.json"), "utf8")) as Record<string, unknown>
     expect(manifest).not.toHaveProperty("source")
     expect(manifest).toMatchObject({ strategy: { name: "rank" } })
+  })
+})
+
+describe("an eval killed during a synthesis (the built CLI)", () => {
+  it("is resumed by synthesizing the answers its run left on disk: the candidates are not asked again", async () => {
+    const dir = tempDir()
+    const file = path.join(dir, "q.jsonl")
+    fs.writeFileSync(file, `${JSON.stringify({ id: "a", question: "2+2?", answer: "4" })}\n`)
+    const args = ["eval", file, "-m", "er/one", "-m", "er/two", "-s", "er/slow", "--json"]
+    const env = {
+      PATH: process.env.PATH,
+      HOME: dir,
+      OPENROUTER_BASE_URL: fake.url,
+      PARALLEL_LLM_OUTPUT_DIR: path.join(dir, "runs"),
+      PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none"
+    }
+    fake.reset()
+    const first = startCli(args, { env })
+    await vi.waitFor(() => expect(callsTo("er/slow")).toBe(1), { timeout: 30_000, interval: 50 })
+    first.child.kill("SIGKILL")
+    await first.done
+    expect(callsTo("er/one") + callsTo("er/two")).toBe(2)
+
+    const second = await runCli(args, { env })
+    expect(second.code, second.stderr).toBe(0)
+    expect(callsTo("er/one") + callsTo("er/two")).toBe(2)
+    expect(callsTo("er/slow")).toBe(2)
+    const [result] = readResults(path.join(dir, "q.eval.jsonl"))
+    expect(result).toMatchObject({ id: "a", status: "ok", correct: true })
+    expect(JSON.parse(fs.readFileSync(path.join(String(result?.runDir), "run.json"), "utf8"))).toHaveProperty("source")
   })
 })
