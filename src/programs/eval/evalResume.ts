@@ -7,7 +7,7 @@ import type { SettingsValue } from "../../services/Settings.js"
 import { previousRunsFor, sha256, type StrategyMatch } from "../batchResume.js"
 import type { RunResult } from "../runPipeline.js"
 import { sampledModels } from "../strategies/self.js"
-import type { EvalItem } from "./dataset.js"
+import type { EvalPair } from "./evalPairs.js"
 import { keyOf } from "./evalResults.js"
 import { asksCandidates } from "./strategies.js"
 
@@ -22,10 +22,7 @@ export type EvalFound =
   | { readonly _tag: "Answered"; readonly run: RunResult }
   | { readonly _tag: "Interrupted"; readonly runId: string }
 
-interface Pair {
-  readonly strategy: StrategyName
-  readonly item: EvalItem
-}
+type Pair = Pick<EvalPair, "strategy" | "item">
 
 const sameList = (a: ReadonlyArray<string> | undefined, b: ReadonlyArray<string>) =>
   a !== undefined && a.length === b.length && a.every((x, i) => x === b[i])

@@ -1,18 +1,19 @@
 import { FileSystem } from "@effect/platform"
 import { Clock, Effect, Exit, Option, Ref } from "effect"
-import { plainFsReason, UsageError } from "../../domain/errors.js"
+import { plainFsReason, type StoreError, UsageError } from "../../domain/errors.js"
 import { roundUsd } from "../../domain/format.js"
 import type { StrategyName } from "../../domain/strategy.js"
-import { Settings } from "../../services/Settings.js"
+import { Settings, type SettingsValue } from "../../services/Settings.js"
 import { openResultsFile } from "../batchResults.js"
 import { checkRunRequest } from "../checkRunRequest.js"
 import { resynthesize } from "../resynthesize.js"
 import type { BatchProgress } from "../runBatch.js"
 import type { RunEvent, RunResult } from "../runPipeline.js"
 import { tooManySamples } from "../strategies/self.js"
-import { type EvalItem, fingerprintOf } from "./dataset.js"
-import { type EvalResult, failureText, keyOf, lastResults, rescore, resultOf } from "./evalResults.js"
-import { evalRunsOnDisk } from "./evalResume.js"
+import type { EvalItem } from "./dataset.js"
+import { type EvalPair, pairsOf, reuseEarlier } from "./evalPairs.js"
+import { type EvalResult, failureText, keyOf, lastResults, resultOf } from "./evalResults.js"
+import { type EvalFound, evalRunsOnDisk } from "./evalResume.js"
 import type { Scorer } from "./scorers.js"
 import { asksCandidates, runStrategy } from "./strategies.js"
 
@@ -35,8 +36,9 @@ export interface EvalOptions {
 
 /**
  * Every (strategy, item) pair: the result of an earlier pass when it answered with the same fingerprint
- * (rescored from its `final.md` if the scorer or the answer changed since), else a new run. Returns the
- * results of every pair, in strategy then dataset order, with the final progress.
+ * (rescored from its `final.md` if the scorer or the answer changed since), else the run an earlier pass left
+ * on disk (see evalResume.ts), else a new run. Returns the results of every pair, in strategy then dataset
+ * order, with the final progress.
  */
 export const runEval = Effect.fn("runEval")(function*(options: EvalOptions) {
   const fs = yield* FileSystem.FileSystem
@@ -45,42 +47,46 @@ export const runEval = Effect.fn("runEval")(function*(options: EvalOptions) {
     Effect.flatMap((exists) => (exists ? fs.readFileString(options.output) : Effect.succeed(""))),
     Effect.mapError((e) => new UsageError({ message: `cannot read the results file ${options.output}: ${plainFsReason(e)}` }))
   )
-  const previous = lastResults(previousText)
-
   const judges = Option.getOrElse(settings.judges, () => settings.models)
-  const pairs = options.strategies.flatMap((strategy) =>
-    options.items.map((item) => {
-      const fingerprint = fingerprintOf({
-        strategy,
-        question: item.question,
-        candidates: item.candidates ?? null,
-        models: item.candidates === undefined ? settings.models : null,
-        synthesizer: settings.synthesizer,
-        // What else a strategy's answer depends on: who judges, refines or is sampled, and how often.
-        ...(strategy === "rank" ? { judges } : {}),
-        ...(strategy === "refine" ? { refiners: settings.models, rounds: settings.rounds } : {}),
-        ...(strategy === "self" ? { sampled: settings.models[0], samples: settings.samples } : {})
-      })
-      return {
-        strategy,
-        item,
-        base: { strategy, id: item.id, line: item.line, fingerprint, scorer: options.scorer.name, answer: item.answer }
-      }
-    })
-  )
-  const reused = new Map<string, EvalResult>()
-  for (const pair of pairs) {
-    const before = previous.get(keyOf(pair.strategy, pair.item.id))
-    if (before === undefined || before.fingerprint !== pair.base.fingerprint) continue
-    if (before.status !== "ok" && before.status !== "partial") continue
-    const rescored = yield* rescore(before, pair.base.scorer, pair.item.answer, options.scorer)
-    if (rescored !== undefined) reused.set(keyOf(pair.strategy, pair.item.id), rescored)
-  }
+  const pairs = pairsOf(options.items, options.strategies, options.scorer, settings, judges)
+  const reused = yield* reuseEarlier(pairs, lastResults(previousText), options.scorer)
   const todo = pairs.filter((pair) => !reused.has(keyOf(pair.strategy, pair.item.id)))
-  // Once for the whole eval rather than once per item.
-  const refused = options.strategies.includes("self") ? tooManySamples(settings.samples, settings.maxModels) : undefined
+  yield* checkOnce(options.strategies, todo, settings, judges)
+  // Before the results file is opened: the runs made since it was, for the pairs without a result line.
+  const onDisk = yield* evalRunsOnDisk(options.output, todo, settings, judges)
+  const { appendLine } = yield* openResultsFile(options.output, previousText)
+  const recorder = yield* makeRecorder(appendLine, {
+    total: todo.length,
+    skipped: pairs.length - todo.length,
+    correct: [...reused.values()].filter((r) => r.correct).length
+  }, options.onProgress)
+  yield* announce(options.output, todo, reused.size, onDisk, settings)
+  yield* recorder.report(undefined)
+
+  const runOne = runPair(settings, judges, options.scorer, recorder)
+  yield* Effect.forEach(todo, (pair) => {
+    const found = onDisk.get(keyOf(pair.strategy, pair.item.id))
+    return found?._tag === "Answered" ? recorder.recordAnswered(pair, found.run, options.scorer) : runOne(pair, found?.runId)
+  }, { concurrency: options.runs, discard: true })
+  const made = yield* Ref.get(recorder.fresh)
+  const results = pairs.flatMap((pair) => {
+    const key = keyOf(pair.strategy, pair.item.id)
+    const result = made.get(key) ?? reused.get(key)
+    return result === undefined ? [] : [result]
+  })
+  return { results, progress: yield* Ref.get(recorder.progress) }
+}, Effect.scoped)
+
+/** What is refused or checked once for the whole eval rather than once per run. */
+const checkOnce = Effect.fnUntraced(function*(
+  strategies: ReadonlyArray<StrategyName>,
+  todo: ReadonlyArray<EvalPair>,
+  settings: SettingsValue,
+  judges: ReadonlyArray<string>
+) {
+  const refused = strategies.includes("self") ? tooManySamples(settings.samples, settings.maxModels) : undefined
   if (refused !== undefined) return yield* new UsageError({ message: refused.message })
-  // --check-models once for the whole eval, not once per run: the synthesizers, and the candidates if any are asked.
+  // --check-models: the synthesizers, and the candidates if any are asked.
   if (settings.checkModels && todo.length > 0) {
     yield* checkRunRequest({
       prompt: "",
@@ -89,33 +95,62 @@ export const runEval = Effect.fn("runEval")(function*(options: EvalOptions) {
       readers: todo.some((pair) => pair.strategy === "rank") ? judges : []
     })
   }
+})
 
-  // Before the results file is opened: the runs made since it was, for the pairs without a result line.
-  const onDisk = yield* evalRunsOnDisk(options.output, todo, settings, judges)
-  const { appendLine } = yield* openResultsFile(options.output, previousText)
+const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? "" : "s"}`
 
+/** The eval's first log lines: what it will pay for, and what it takes from disk instead. */
+const announce = Effect.fnUntraced(function*(
+  output: string,
+  todo: ReadonlyArray<EvalPair>,
+  reused: number,
+  onDisk: ReadonlyMap<string, EvalFound>,
+  settings: SettingsValue
+) {
+  if (todo.some((pair) => pair.strategy === "self" && pair.item.candidates !== undefined)) {
+    yield* Effect.logWarning(
+      `eval: self does not use the frozen candidates: it asks ${settings.models[0]} ${settings.samples} times per question, and pays for it`
+    )
+  }
+  yield* Effect.logInfo(`eval: ${plural(todo.length, "run")} to make${reused > 0 ? `, ${reused} already done` : ""}; results in ${output}`)
+  if (onDisk.size > 0) {
+    const interrupted = [...onDisk.values()].filter((run) => run._tag === "Interrupted").length
+    yield* Effect.logInfo(
+      `eval: ${plural(onDisk.size - interrupted, "run")} answered on disk (recorded, not asked again), ` +
+        `${plural(interrupted, "interrupted run")} to synthesize again from the answers on disk`
+    )
+  }
+})
+
+type Recorder = Effect.Effect.Success<ReturnType<typeof makeRecorder>>
+
+/** The progress, and the result lines appended as each run ends. */
+const makeRecorder = Effect.fnUntraced(function*(
+  appendLine: (value: unknown) => Effect.Effect<void, StoreError>,
+  start: { readonly total: number; readonly skipped: number; readonly correct: number },
+  onProgress: EvalOptions["onProgress"]
+) {
   const fresh = yield* Ref.make(new Map<string, EvalResult>())
   const startedMs = yield* Clock.currentTimeMillis
   const progress = yield* Ref.make<EvalProgress>({
-    total: todo.length,
+    ...start,
     ok: 0,
     partial: 0,
     failed: 0,
     cancelled: 0,
-    skipped: pairs.length - todo.length,
     invalid: 0,
     inFlight: 0,
     cost: 0,
     unknownCost: 0,
-    elapsedMs: 0,
-    correct: [...reused.values()].filter((r) => r.correct).length
+    elapsedMs: 0
   })
   const report = (last: EvalResult | undefined) =>
     Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
       const p = yield* Ref.updateAndGet(progress, (p) => ({ ...p, elapsedMs: now - startedMs }))
-      if (options.onProgress) yield* options.onProgress(p, last)
+      if (onProgress) yield* onProgress(p, last)
     })
+  const started = Ref.update(progress, (p) => ({ ...p, inFlight: p.inFlight + 1 }))
   const record = (result: EvalResult) =>
     appendLine(result).pipe(
       Effect.zipRight(Ref.update(fresh, (all) => new Map(all).set(keyOf(result.strategy, result.id), result))),
@@ -129,30 +164,16 @@ export const runEval = Effect.fn("runEval")(function*(options: EvalOptions) {
       }))),
       Effect.zipRight(report(result))
     )
+  /** A run an earlier pass finished without recording it: recorded, no call made. */
+  const recordAnswered = (pair: EvalPair, run: RunResult, scorer: Scorer) =>
+    Effect.zipRight(started, record(resultOf(pair.base, run, scorer)))
+  return { fresh, progress, report, started, record, recordAnswered }
+})
 
-  if (todo.some((pair) => pair.strategy === "self" && pair.item.candidates !== undefined)) {
-    yield* Effect.logWarning(
-      `eval: self does not use the frozen candidates: it asks ${settings.models[0]} ${settings.samples} times per question, and pays for it`
-    )
-  }
-  yield* Effect.logInfo(
-    `eval: ${todo.length} run${todo.length === 1 ? "" : "s"} to make` +
-      `${reused.size > 0 ? `, ${reused.size} already done` : ""}; results in ${options.output}`
-  )
-  if (onDisk.size > 0) {
-    const interrupted = [...onDisk.values()].filter((run) => run._tag === "Interrupted").length
-    yield* Effect.logInfo(
-      `eval: ${onDisk.size - interrupted} run${onDisk.size - interrupted === 1 ? "" : "s"} answered on disk (recorded, not asked again), ` +
-        `${interrupted} interrupted run${interrupted === 1 ? "" : "s"} to synthesize again from the answers on disk`
-    )
-  }
-  yield* report(undefined)
-
-  const recordAnswered = (pair: (typeof pairs)[number], run: RunResult) =>
-    Ref.update(progress, (p) => ({ ...p, inFlight: p.inFlight + 1 })).pipe(
-      Effect.zipRight(record(resultOf(pair.base, run, options.scorer)))
-    )
-  const runOne = (pair: (typeof pairs)[number], interrupted: string | undefined) =>
+/** One pair's run (or the re-synthesis of its interrupted run), recorded however it ends. */
+const runPair =
+  (settings: SettingsValue, judges: ReadonlyArray<string>, scorer: Scorer, recorder: Recorder) =>
+  (pair: EvalPair, interrupted: string | undefined) =>
     Effect.uninterruptibleMask((restore) =>
       Effect.gen(function*() {
         const startedDir = yield* Ref.make<string | null>(null)
@@ -161,13 +182,13 @@ export const runEval = Effect.fn("runEval")(function*(options: EvalOptions) {
         const calls = Math.max(1, settings.models.length, judges.length, asksCandidates(pair.strategy, pair.item) ? settings.samples : 0)
         // The pair's strategy as the setting too: a re-synthesis takes its strategy from it.
         const runSettings = { ...settings, strategy: pair.strategy, concurrency: calls, checkModels: false }
-        yield* Ref.update(progress, (p) => ({ ...p, inFlight: p.inFlight + 1 }))
+        yield* recorder.started
         const run = interrupted !== undefined
           ? resynthesize({ runId: interrupted, onEvent })
           : runStrategy(pair.strategy, pair.item, settings.models, onEvent)
         const exit = yield* restore(run.pipe(Effect.provideService(Settings, runSettings))).pipe(Effect.exit)
         const result: EvalResult = Exit.isSuccess(exit)
-          ? resultOf(pair.base, exit.value, options.scorer)
+          ? resultOf(pair.base, exit.value, scorer)
           : {
             ...pair.base,
             runDir: yield* Ref.get(startedDir),
@@ -181,19 +202,6 @@ export const runEval = Effect.fn("runEval")(function*(options: EvalOptions) {
           }
         if (result.status === "failed") yield* Effect.logWarning(`${pair.strategy} ${pair.item.id}: ${result.error ?? "no answer"}`)
         // Recorded even when the eval is being interrupted: that interruption then goes on stopping it.
-        yield* record(result)
+        yield* recorder.record(result)
       })
     )
-
-  yield* Effect.forEach(todo, (pair) => {
-    const found = onDisk.get(keyOf(pair.strategy, pair.item.id))
-    return found?._tag === "Answered" ? recordAnswered(pair, found.run) : runOne(pair, found?.runId)
-  }, { concurrency: options.runs, discard: true })
-  const made = yield* Ref.get(fresh)
-  const results = pairs.flatMap((pair) => {
-    const key = keyOf(pair.strategy, pair.item.id)
-    const result = made.get(key) ?? reused.get(key)
-    return result === undefined ? [] : [result]
-  })
-  return { results, progress: yield* Ref.get(progress) }
-}, Effect.scoped)
