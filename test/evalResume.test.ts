@@ -2,7 +2,7 @@ import { FileSystem } from "@effect/platform"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import { SystemError } from "@effect/platform/Error"
-import { Effect, Layer, Logger } from "effect"
+import { Effect, Layer, Logger, Option } from "effect"
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -166,6 +166,39 @@ describe("an eval resume pays only for what is missing", () => {
     expect(second.progress).toMatchObject({ ok: 1 })
     expect(callsTo("er/one")).toBeGreaterThan(0)
     expect(readResults(output).map((r) => r.strategy)).toEqual(["rank"])
+  })
+
+  it("records a rank run answered on disk without a call, and asks again when the judges changed since", async () => {
+    const dir = tempDir()
+    const output = path.join(dir, "q.eval.jsonl")
+    const items = [item(1, "a", "2+2?")]
+    const settings = { ...settingsFor(dir), judges: Option.some(["er/one"]) }
+    fake.reset()
+    const first = await Effect.runPromise(
+      Effect.either(evalOf(items, output, ["rank"])).pipe(Effect.provide(layerFor(settings, fullDiskFor(output))))
+    )
+    expect(first).toMatchObject({ _tag: "Left", left: { _tag: "StoreError" } })
+    const paid = callsTo("er/")
+    expect(paid).toBeGreaterThan(0)
+
+    // Another judge: the run on disk was judged by er/one, so it answers no pair of this eval.
+    fake.reset()
+    const other = await Effect.runPromise(
+      evalOf(items, output, ["rank"]).pipe(
+        Effect.provide(layerFor({ ...settings, judges: Option.some(["er/two"]) }))
+      )
+    )
+    expect(other.progress).toMatchObject({ ok: 1 })
+    expect(callsTo("er/")).toBe(paid)
+
+    fake.reset()
+    const second = await Effect.runPromise(evalOf(items, output, ["rank"]).pipe(Effect.provide(layerFor(settings))))
+    expect(second.progress).toMatchObject({ ok: 1, correct: 1 })
+    expect(callsTo("er/")).toBe(0)
+    // The other judge's line, then this one's, taken from the first pass's run.
+    const results = readResults(output)
+    expect(results.map((r) => [r.strategy, r.status])).toEqual([["rank", "ok"], ["rank", "ok"]])
+    expect(results[1]?.runDir).not.toBe(results[0]?.runDir)
   })
 
   it("synthesizes an interrupted synthesize run again from its answers on disk: only the synthesis is paid", async () => {
