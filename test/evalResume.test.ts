@@ -201,6 +201,32 @@ describe("an eval resume pays only for what is missing", () => {
     expect(results[1]?.runDir).not.toBe(results[0]?.runDir)
   })
 
+  it("records a run over frozen answers without a call when its answers on disk are the item's, word for word", async () => {
+    const frozen = (second: string): EvalItem => ({
+      ...item(1, "a", "2+2?"),
+      candidates: [{ model: "m1", content: "A: 4" }, { model: "m2", content: second }]
+    })
+    /** A first pass stopped by the full disk, then a second with `item`: what the second paid. */
+    const resumeWith = async (next: EvalItem) => {
+      const dir = tempDir()
+      const output = path.join(dir, "q.eval.jsonl")
+      const settings = settingsFor(dir)
+      fake.reset()
+      const first = await Effect.runPromise(
+        Effect.either(evalOf([frozen("A: 5")], output)).pipe(Effect.provide(layerFor(settings, fullDiskFor(output))))
+      )
+      expect(first).toMatchObject({ _tag: "Left", left: { _tag: "StoreError" } })
+      expect(callsTo("er/synth")).toBe(1)
+      fake.reset()
+      const second = await Effect.runPromise(evalOf([next], output).pipe(Effect.provide(layerFor(settings))))
+      expect(second.progress).toMatchObject({ ok: 1 })
+      return callsTo("er/")
+    }
+    expect(await resumeWith(frozen("A: 5"))).toBe(0)
+    // The same models, another answer: the run on disk synthesized other answers.
+    expect(await resumeWith(frozen("A: 6"))).toBe(1)
+  })
+
   it("synthesizes an interrupted synthesize run again from its answers on disk: only the synthesis is paid", async () => {
     const dir = tempDir()
     const output = path.join(dir, "q.eval.jsonl")
