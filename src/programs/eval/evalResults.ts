@@ -1,6 +1,7 @@
 import { FileSystem } from "@effect/platform"
 import { Cause, Effect, Option, Schema } from "effect"
 import * as path from "node:path"
+import type { Manifest } from "../../domain/manifest.js"
 import type { RunResult } from "../runPipeline.js"
 import type { Scorer, ScorerName } from "./scorers.js"
 
@@ -56,14 +57,16 @@ export const defaultEvalResultsPath = (datasetFile: string, builtin: string | un
 
 export const oneLine = (text: string) => text.replace(/\s+/g, " ").trim()
 
+/** Every synthesizer failed and the run fell back to a candidate's answer: that is no answer of the strategy. */
+export const fellBackToCandidate = (manifest: Manifest): boolean => manifest.synthesis?.fallbackToCandidate !== undefined
+
 /** A finished run's result line, scored. */
 export const resultOf = (
   base: Pick<EvalResult, "strategy" | "id" | "line" | "fingerprint" | "scorer" | "answer">,
   run: RunResult,
   scorer: Scorer
 ): EvalResult => {
-  // Every synthesizer failed and the run fell back to a candidate's answer: that is no answer of the strategy.
-  const fellBack = run.manifest.synthesis?.fallbackToCandidate !== undefined
+  const fellBack = fellBackToCandidate(run.manifest)
   const final = fellBack ? undefined : run.final
   const extracted = final === undefined ? undefined : scorer.extract(final)
   return {

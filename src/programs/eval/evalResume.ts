@@ -9,7 +9,7 @@ import type { RunResult } from "../runPipeline.js"
 import { sampledModels } from "../strategies/self.js"
 import type { FrozenAnswer } from "./dataset.js"
 import type { EvalPair } from "./evalPairs.js"
-import { keyOf } from "./evalResults.js"
+import { fellBackToCandidate, keyOf } from "./evalResults.js"
 import { asksCandidates } from "./strategies.js"
 
 // What an earlier pass of an eval left in the runs directory without a result line (a results file that hit a
@@ -90,6 +90,8 @@ export const evalRunsOnDisk = Effect.fnUntraced(function*(
         if (strategy === "synthesize" && frozen === undefined) found.set(keyOf(strategy, id), run)
         continue
       }
+      // A run that fell back to a candidate's answer is a failure to eval: it is asked again, as its line would be.
+      if (fellBackToCandidate(run.manifest)) continue
       if (frozen !== undefined && !(yield* sameAnswers(run.runDir, run.manifest, frozen))) continue
       // The final answer is what is scored: a run whose final.md cannot be read is asked again.
       const final = yield* fs.readFileString(path.join(run.runDir, "final.md")).pipe(Effect.option)
