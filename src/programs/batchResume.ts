@@ -11,6 +11,7 @@ import type { BatchItem } from "./batchInput.js"
 // What an earlier pass of a batch left in the runs directory without a result line: runs that finished while
 // the results file could not be written (a full disk), and runs whose process died (kill -9) with candidate
 // answers on disk. A resume records the first and re-synthesizes the second instead of paying for them again.
+// An eval's resume uses the same search, per strategy (see eval/evalResume.ts).
 
 /** A run on disk for a prompt of the batch. */
 export type FoundRun =
