@@ -20,7 +20,9 @@ export const OwnerRecord = Schema.Struct({
   /** The attached files, so that an interrupted run still has them (resynth, follow-ups). */
   attachments: Schema.optional(Schema.Array(AttachmentRecord)),
   /** A follow-up's parent run, so that an interrupted follow-up stays one (resynth keeps its thread). */
-  parent: Schema.optional(Schema.String)
+  parent: Schema.optional(Schema.String),
+  /** The run's aggregation strategy, so that a resume knows which interrupted runs a re-synthesis may finish (absent in older records). */
+  strategy: Schema.optional(Schema.String)
 })
 export type OwnerRecord = typeof OwnerRecord.Type
 

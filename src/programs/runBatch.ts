@@ -8,7 +8,7 @@ import { readTextSafely } from "../services/safeFile.js"
 import { Settings } from "../services/Settings.js"
 import { type BatchItem, duplicateIdsMessage, oneLine, parseBatchInput } from "./batchInput.js"
 import { answeredIn, type BatchResult, openResultsFile, reportedBadLines } from "./batchResults.js"
-import { type FoundRun, runsOnDisk } from "./batchResume.js"
+import { previousRunsFor } from "./batchResume.js"
 import { resynthesize } from "./resynthesize.js"
 import { type RunEvent, runPipeline } from "./runPipeline.js"
 
@@ -211,19 +211,6 @@ const resultOf = (item: BatchItem, runDir: string, manifest: Manifest): BatchRes
   durationMs: manifest.durationMs,
   ...(manifest.error !== undefined ? { error: manifest.error } : {}),
   promptSha256: item.promptSha256
-})
-
-/**
- * The runs on disk that an earlier pass made for the prompts still to do: only when the results file was
- * there already, and only runs made since it was (not an unrelated `ask` of the same question).
- */
-const previousRunsFor = Effect.fnUntraced(function*(output: string, todo: ReadonlyArray<BatchItem>) {
-  const fs = yield* FileSystem.FileSystem
-  const info = yield* fs.stat(output).pipe(Effect.option)
-  if (Option.isNone(info) || todo.length === 0) return new Map<string, FoundRun>()
-  const made = Option.getOrUndefined(info.value.birthtime)?.getTime() ?? 0
-  // Run ids count milliseconds; the file's birth time may be a little later than the first run's id.
-  return yield* runsOnDisk(todo, made - 1_000)
 })
 
 const failureText = (exit: Exit.Exit<unknown, { readonly message: string }>): string => {

@@ -48,7 +48,8 @@ export interface RunStoreShape {
     run: RunHandle,
     settings?: RunSettings,
     attachments?: ReadonlyArray<AttachmentRecord>,
-    parent?: string
+    parent?: string,
+    strategy?: string
   ) => Effect.Effect<string, StoreError>
   /** Writes `prompt.md`. */
   readonly writePrompt: (run: RunHandle, prompt: string) => Effect.Effect<string, StoreError>
@@ -182,7 +183,13 @@ const makeRunStore = Effect.gen(function*() {
     return handle
   })
 
-  const writeOwner = (run: RunHandle, settings?: RunSettings, attachments?: ReadonlyArray<AttachmentRecord>, parent?: string) => {
+  const writeOwner = (
+    run: RunHandle,
+    settings?: RunSettings,
+    attachments?: ReadonlyArray<AttachmentRecord>,
+    parent?: string,
+    strategy?: string
+  ) => {
     const owner: OwnerRecord = {
       pid: process.pid,
       host: thisHost(),
@@ -190,7 +197,8 @@ const makeRunStore = Effect.gen(function*() {
       createdAt: run.createdAt.toISOString(),
       ...(settings ? { settings } : {}),
       ...(attachments !== undefined && attachments.length > 0 ? { attachments } : {}),
-      ...(parent !== undefined ? { parent } : {})
+      ...(parent !== undefined ? { parent } : {}),
+      ...(strategy !== undefined ? { strategy } : {})
     }
     return writeAtomic(path.join(run.dir, OWNER_FILE), redact(`${JSON.stringify(encodeOwner(owner), null, 2)}\n`)).pipe(
       Effect.as(OWNER_FILE)

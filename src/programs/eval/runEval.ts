@@ -1,69 +1,26 @@
 import { FileSystem } from "@effect/platform"
-import { Cause, Clock, Effect, Exit, Option, Ref, Schema } from "effect"
-import * as path from "node:path"
-import { plainFsReason, UsageError } from "../../domain/errors.js"
+import { Clock, Effect, Exit, Option, Ref } from "effect"
+import { plainFsReason, type StoreError, UsageError } from "../../domain/errors.js"
 import { roundUsd } from "../../domain/format.js"
 import type { StrategyName } from "../../domain/strategy.js"
-import { Settings } from "../../services/Settings.js"
+import { Settings, type SettingsValue } from "../../services/Settings.js"
 import { openResultsFile } from "../batchResults.js"
 import { checkRunRequest } from "../checkRunRequest.js"
+import { resynthesize } from "../resynthesize.js"
 import type { BatchProgress } from "../runBatch.js"
 import type { RunEvent, RunResult } from "../runPipeline.js"
 import { tooManySamples } from "../strategies/self.js"
-import { type EvalItem, fingerprintOf } from "./dataset.js"
-import type { Scorer, ScorerName } from "./scorers.js"
+import type { EvalItem } from "./dataset.js"
+import { type EvalPair, pairsOf, reuseEarlier } from "./evalPairs.js"
+import { type EvalResult, failureText, keyOf, lastResults, resultOf } from "./evalResults.js"
+import { type EvalFound, evalRunsOnDisk } from "./evalResume.js"
+import type { Scorer } from "./scorers.js"
 import { asksCandidates, runStrategy } from "./strategies.js"
 
 // Runs every selected item through every strategy, a few runs at a time, and appends one result line per
 // run to the results file the moment it ends, so that a second pass pays nothing for what is done.
 
-/** One line of the results file. The last line for a (strategy, id) pair is its current state. */
-export const EvalResult = Schema.Struct({
-  strategy: Schema.String,
-  id: Schema.String,
-  line: Schema.Number,
-  /** What the run was made from (question, candidates, models, synthesizer): another one is not reused. */
-  fingerprint: Schema.String,
-  runDir: Schema.NullOr(Schema.String),
-  /** The run's status (a run of this process ends with one of its own, never a reader's `interrupted`). */
-  status: Schema.Literal("ok", "partial", "failed", "cancelled"),
-  scorer: Schema.String,
-  /** The dataset's answer the run was scored against, and whether the run's final answer matched it. */
-  answer: Schema.String,
-  correct: Schema.Boolean,
-  /** The final answer as the scorer read it, when it found one. */
-  extracted: Schema.optional(Schema.String),
-  cost: Schema.NullOr(Schema.Number),
-  /** Null when no call of the run reported usage (unknown, not 0). */
-  promptTokens: Schema.NullOr(Schema.Number),
-  completionTokens: Schema.NullOr(Schema.Number),
-  durationMs: Schema.NullOr(Schema.Number),
-  error: Schema.optional(Schema.String)
-})
-export type EvalResult = typeof EvalResult.Type
-
-const decodeResult = Schema.decodeUnknownOption(Schema.parseJson(EvalResult))
-
-const keyOf = (strategy: string, id: string) => `${strategy}\u0000${id}`
-
-/** The last result per (strategy, id) in a results file; unreadable lines are ignored. */
-export const lastResults = (text: string): ReadonlyMap<string, EvalResult> => {
-  const last = new Map<string, EvalResult>()
-  for (const raw of text.split("\n")) {
-    if (raw.trim() === "") continue
-    const result = decodeResult(raw)
-    if (Option.isSome(result)) last.set(keyOf(result.value.strategy, result.value.id), result.value)
-  }
-  return last
-}
-
-/** `questions.jsonl` → `questions.eval.jsonl`; a built-in dataset's goes to the current directory. */
-export const defaultEvalResultsPath = (datasetFile: string, builtin: string | undefined): string =>
-  builtin !== undefined
-    ? path.resolve(`${builtin}.eval.jsonl`)
-    : datasetFile.endsWith(".jsonl")
-    ? `${datasetFile.slice(0, -".jsonl".length)}.eval.jsonl`
-    : `${datasetFile}.eval.jsonl`
+export { defaultEvalResultsPath, EvalResult, lastResults } from "./evalResults.js"
 
 export type EvalProgress = BatchProgress & { readonly correct: number }
 
@@ -77,40 +34,11 @@ export interface EvalOptions {
   readonly onProgress?: ((progress: EvalProgress, last: EvalResult | undefined) => Effect.Effect<void>) | undefined
 }
 
-const oneLine = (text: string) => text.replace(/\s+/g, " ").trim()
-
-/** A finished run's result line, scored. */
-const resultOf = (
-  base: Pick<EvalResult, "strategy" | "id" | "line" | "fingerprint" | "scorer" | "answer">,
-  run: RunResult,
-  scorer: Scorer
-): EvalResult => {
-  // Every synthesizer failed and the run fell back to a candidate's answer: that is no answer of the strategy.
-  const fellBack = run.manifest.synthesis?.fallbackToCandidate !== undefined
-  const final = fellBack ? undefined : run.final
-  const extracted = final === undefined ? undefined : scorer.extract(final)
-  return {
-    ...base,
-    runDir: run.runDir,
-    status: fellBack ? "failed" : run.manifest.status === "interrupted" ? "cancelled" : run.manifest.status,
-    correct: final !== undefined && scorer.correct(final, base.answer),
-    ...(extracted !== undefined ? { extracted: oneLine(extracted).slice(0, 200) } : {}),
-    cost: run.manifest.usage.cost ?? null,
-    promptTokens: run.manifest.usage.promptTokens ?? null,
-    completionTokens: run.manifest.usage.completionTokens ?? null,
-    durationMs: run.manifest.durationMs,
-    ...(fellBack
-      ? { error: `the synthesis failed (${run.manifest.synthesis?.error?.message ?? "no synthesizer answered"}): not scored` }
-      : run.manifest.error !== undefined
-      ? { error: run.manifest.error }
-      : {})
-  }
-}
-
 /**
  * Every (strategy, item) pair: the result of an earlier pass when it answered with the same fingerprint
- * (rescored from its `final.md` if the scorer or the answer changed since), else a new run. Returns the
- * results of every pair, in strategy then dataset order, with the final progress.
+ * (rescored from its `final.md` if the scorer or the answer changed since), else the run an earlier pass left
+ * on disk (see evalResume.ts), else a new run. Returns the results of every pair, in strategy then dataset
+ * order, with the final progress.
  */
 export const runEval = Effect.fn("runEval")(function*(options: EvalOptions) {
   const fs = yield* FileSystem.FileSystem
@@ -119,42 +47,46 @@ export const runEval = Effect.fn("runEval")(function*(options: EvalOptions) {
     Effect.flatMap((exists) => (exists ? fs.readFileString(options.output) : Effect.succeed(""))),
     Effect.mapError((e) => new UsageError({ message: `cannot read the results file ${options.output}: ${plainFsReason(e)}` }))
   )
-  const previous = lastResults(previousText)
-
   const judges = Option.getOrElse(settings.judges, () => settings.models)
-  const pairs = options.strategies.flatMap((strategy) =>
-    options.items.map((item) => {
-      const fingerprint = fingerprintOf({
-        strategy,
-        question: item.question,
-        candidates: item.candidates ?? null,
-        models: item.candidates === undefined ? settings.models : null,
-        synthesizer: settings.synthesizer,
-        // What else a strategy's answer depends on: who judges, refines or is sampled, and how often.
-        ...(strategy === "rank" ? { judges } : {}),
-        ...(strategy === "refine" ? { refiners: settings.models, rounds: settings.rounds } : {}),
-        ...(strategy === "self" ? { sampled: settings.models[0], samples: settings.samples } : {})
-      })
-      return {
-        strategy,
-        item,
-        base: { strategy, id: item.id, line: item.line, fingerprint, scorer: options.scorer.name, answer: item.answer }
-      }
-    })
-  )
-  const reused = new Map<string, EvalResult>()
-  for (const pair of pairs) {
-    const before = previous.get(keyOf(pair.strategy, pair.item.id))
-    if (before === undefined || before.fingerprint !== pair.base.fingerprint) continue
-    if (before.status !== "ok" && before.status !== "partial") continue
-    const rescored = yield* rescore(before, pair.base.scorer, pair.item.answer, options.scorer)
-    if (rescored !== undefined) reused.set(keyOf(pair.strategy, pair.item.id), rescored)
-  }
+  const pairs = pairsOf(options.items, options.strategies, options.scorer, settings, judges)
+  const reused = yield* reuseEarlier(pairs, lastResults(previousText), options.scorer)
   const todo = pairs.filter((pair) => !reused.has(keyOf(pair.strategy, pair.item.id)))
-  // Once for the whole eval rather than once per item.
-  const refused = options.strategies.includes("self") ? tooManySamples(settings.samples, settings.maxModels) : undefined
+  yield* checkOnce(options.strategies, todo, settings, judges)
+  // Before the results file is opened: the runs made since it was, for the pairs without a result line.
+  const onDisk = yield* evalRunsOnDisk(options.output, todo, settings, judges)
+  const { appendLine } = yield* openResultsFile(options.output, previousText)
+  const recorder = yield* makeRecorder(appendLine, {
+    total: todo.length,
+    skipped: pairs.length - todo.length,
+    correct: [...reused.values()].filter((r) => r.correct).length
+  }, options.onProgress)
+  yield* announce(options.output, todo, reused.size, onDisk, settings)
+  yield* recorder.report(undefined)
+
+  const runOne = runPair(settings, judges, options.scorer, recorder)
+  yield* Effect.forEach(todo, (pair) => {
+    const found = onDisk.get(keyOf(pair.strategy, pair.item.id))
+    return found?._tag === "Answered" ? recorder.recordAnswered(pair, found.run, options.scorer) : runOne(pair, found?.runId)
+  }, { concurrency: options.runs, discard: true })
+  const made = yield* Ref.get(recorder.fresh)
+  const results = pairs.flatMap((pair) => {
+    const key = keyOf(pair.strategy, pair.item.id)
+    const result = made.get(key) ?? reused.get(key)
+    return result === undefined ? [] : [result]
+  })
+  return { results, progress: yield* Ref.get(recorder.progress) }
+}, Effect.scoped)
+
+/** What is refused or checked once for the whole eval rather than once per run. */
+const checkOnce = Effect.fnUntraced(function*(
+  strategies: ReadonlyArray<StrategyName>,
+  todo: ReadonlyArray<EvalPair>,
+  settings: SettingsValue,
+  judges: ReadonlyArray<string>
+) {
+  const refused = strategies.includes("self") ? tooManySamples(settings.samples, settings.maxModels) : undefined
   if (refused !== undefined) return yield* new UsageError({ message: refused.message })
-  // --check-models once for the whole eval, not once per run: the synthesizers, and the candidates if any are asked.
+  // --check-models: the synthesizers, and the candidates if any are asked.
   if (settings.checkModels && todo.length > 0) {
     yield* checkRunRequest({
       prompt: "",
@@ -163,31 +95,62 @@ export const runEval = Effect.fn("runEval")(function*(options: EvalOptions) {
       readers: todo.some((pair) => pair.strategy === "rank") ? judges : []
     })
   }
+})
 
-  const { appendLine } = yield* openResultsFile(options.output, previousText)
+const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? "" : "s"}`
 
+/** The eval's first log lines: what it will pay for, and what it takes from disk instead. */
+const announce = Effect.fnUntraced(function*(
+  output: string,
+  todo: ReadonlyArray<EvalPair>,
+  reused: number,
+  onDisk: ReadonlyMap<string, EvalFound>,
+  settings: SettingsValue
+) {
+  if (todo.some((pair) => pair.strategy === "self" && pair.item.candidates !== undefined)) {
+    yield* Effect.logWarning(
+      `eval: self does not use the frozen candidates: it asks ${settings.models[0]} ${settings.samples} times per question, and pays for it`
+    )
+  }
+  yield* Effect.logInfo(`eval: ${plural(todo.length, "run")} to make${reused > 0 ? `, ${reused} already done` : ""}; results in ${output}`)
+  if (onDisk.size > 0) {
+    const interrupted = [...onDisk.values()].filter((run) => run._tag === "Interrupted").length
+    yield* Effect.logInfo(
+      `eval: ${plural(onDisk.size - interrupted, "run")} answered on disk (recorded, not asked again), ` +
+        `${plural(interrupted, "interrupted run")} to synthesize again from the answers on disk`
+    )
+  }
+})
+
+type Recorder = Effect.Effect.Success<ReturnType<typeof makeRecorder>>
+
+/** The progress, and the result lines appended as each run ends. */
+const makeRecorder = Effect.fnUntraced(function*(
+  appendLine: (value: unknown) => Effect.Effect<void, StoreError>,
+  start: { readonly total: number; readonly skipped: number; readonly correct: number },
+  onProgress: EvalOptions["onProgress"]
+) {
   const fresh = yield* Ref.make(new Map<string, EvalResult>())
   const startedMs = yield* Clock.currentTimeMillis
   const progress = yield* Ref.make<EvalProgress>({
-    total: todo.length,
+    ...start,
     ok: 0,
     partial: 0,
     failed: 0,
     cancelled: 0,
-    skipped: pairs.length - todo.length,
     invalid: 0,
     inFlight: 0,
     cost: 0,
     unknownCost: 0,
-    elapsedMs: 0,
-    correct: [...reused.values()].filter((r) => r.correct).length
+    elapsedMs: 0
   })
   const report = (last: EvalResult | undefined) =>
     Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
       const p = yield* Ref.updateAndGet(progress, (p) => ({ ...p, elapsedMs: now - startedMs }))
-      if (options.onProgress) yield* options.onProgress(p, last)
+      if (onProgress) yield* onProgress(p, last)
     })
+  const started = Ref.update(progress, (p) => ({ ...p, inFlight: p.inFlight + 1 }))
   const record = (result: EvalResult) =>
     appendLine(result).pipe(
       Effect.zipRight(Ref.update(fresh, (all) => new Map(all).set(keyOf(result.strategy, result.id), result))),
@@ -201,34 +164,31 @@ export const runEval = Effect.fn("runEval")(function*(options: EvalOptions) {
       }))),
       Effect.zipRight(report(result))
     )
+  /** A run an earlier pass finished without recording it: recorded, no call made. */
+  const recordAnswered = (pair: EvalPair, run: RunResult, scorer: Scorer) =>
+    Effect.zipRight(started, record(resultOf(pair.base, run, scorer)))
+  return { fresh, progress, report, started, record, recordAnswered }
+})
 
-  if (todo.some((pair) => pair.strategy === "self" && pair.item.candidates !== undefined)) {
-    yield* Effect.logWarning(
-      `eval: self does not use the frozen candidates: it asks ${settings.models[0]} ${settings.samples} times per question, and pays for it`
-    )
-  }
-  yield* Effect.logInfo(
-    `eval: ${todo.length} run${todo.length === 1 ? "" : "s"} to make` +
-      `${reused.size > 0 ? `, ${reused.size} already done` : ""}; results in ${options.output}`
-  )
-  yield* report(undefined)
-
-  const runOne = (pair: (typeof pairs)[number]) =>
+/** One pair's run (or the re-synthesis of its interrupted run), recorded however it ends. */
+const runPair =
+  (settings: SettingsValue, judges: ReadonlyArray<string>, scorer: Scorer, recorder: Recorder) =>
+  (pair: EvalPair, interrupted: string | undefined) =>
     Effect.uninterruptibleMask((restore) =>
       Effect.gen(function*() {
         const startedDir = yield* Ref.make<string | null>(null)
         const onEvent = (event: RunEvent) => (event._tag === "RunStarted" ? Ref.set(startedDir, event.run.dir) : Effect.void)
         // The process-wide gate bounds the calls: a run's own fan-out (or its judges) does not hold its calls back.
         const calls = Math.max(1, settings.models.length, judges.length, asksCandidates(pair.strategy, pair.item) ? settings.samples : 0)
-        const runSettings = { ...settings, concurrency: calls, checkModels: false }
-        yield* Ref.update(progress, (p) => ({ ...p, inFlight: p.inFlight + 1 }))
-        const exit = yield* restore(
-          runStrategy(pair.strategy, pair.item, settings.models, onEvent).pipe(Effect.provideService(Settings, runSettings))
-        ).pipe(
-          Effect.exit
-        )
+        // The pair's strategy as the setting too: a re-synthesis takes its strategy from it.
+        const runSettings = { ...settings, strategy: pair.strategy, concurrency: calls, checkModels: false }
+        yield* recorder.started
+        const run = interrupted !== undefined
+          ? resynthesize({ runId: interrupted, onEvent })
+          : runStrategy(pair.strategy, pair.item, settings.models, onEvent)
+        const exit = yield* restore(run.pipe(Effect.provideService(Settings, runSettings))).pipe(Effect.exit)
         const result: EvalResult = Exit.isSuccess(exit)
-          ? resultOf(pair.base, exit.value, options.scorer)
+          ? resultOf(pair.base, exit.value, scorer)
           : {
             ...pair.base,
             runDir: yield* Ref.get(startedDir),
@@ -242,39 +202,6 @@ export const runEval = Effect.fn("runEval")(function*(options: EvalOptions) {
           }
         if (result.status === "failed") yield* Effect.logWarning(`${pair.strategy} ${pair.item.id}: ${result.error ?? "no answer"}`)
         // Recorded even when the eval is being interrupted: that interruption then goes on stopping it.
-        yield* record(result)
+        yield* recorder.record(result)
       })
     )
-
-  yield* Effect.forEach(todo, runOne, { concurrency: options.runs, discard: true })
-  const made = yield* Ref.get(fresh)
-  const results = pairs.flatMap((pair) => {
-    const key = keyOf(pair.strategy, pair.item.id)
-    const result = made.get(key) ?? reused.get(key)
-    return result === undefined ? [] : [result]
-  })
-  return { results, progress: yield* Ref.get(progress) }
-}, Effect.scoped)
-
-const failureText = (cause: Cause.Cause<{ readonly message: string }>): string => {
-  const failure = Cause.failureOption(cause)
-  return Option.isSome(failure) ? failure.value.message : `internal error: ${oneLine(Cause.pretty(cause)).slice(0, 300)}`
-}
-
-/** An earlier result under the current scorer and answer: as it is, rescored from its `final.md`, or undefined (run it again). */
-const rescore = Effect.fnUntraced(function*(before: EvalResult, scorerName: ScorerName, answer: string, scorer: Scorer) {
-  if (before.scorer === scorerName && before.answer === answer) return before
-  if (before.runDir === null) return undefined
-  const fs = yield* FileSystem.FileSystem
-  const final = yield* fs.readFileString(path.join(before.runDir, "final.md")).pipe(Effect.option)
-  if (Option.isNone(final)) return undefined
-  const extracted = scorer.extract(final.value)
-  const { extracted: _, ...rest } = before
-  return {
-    ...rest,
-    scorer: scorerName,
-    answer,
-    correct: scorer.correct(final.value, answer),
-    ...(extracted !== undefined ? { extracted: oneLine(extracted).slice(0, 200) } : {})
-  } satisfies EvalResult
-})

@@ -143,7 +143,7 @@ export const startRun = Effect.fnUntraced(function*(request: RunRequest) {
   // It is written beside the first calls, not before them (a run without one reads as running); it is only
   // for readers, so a failure to write it is said, not counted against the run's answer.
   yield* writes.save(
-    store.writeOwner(run, plan.settings, attachments.records, request.thread?.parent).pipe(
+    store.writeOwner(run, plan.settings, attachments.records, request.thread?.parent, plan.strategy).pipe(
       Effect.catchAll((e) => Effect.as(Effect.logWarning(`${e.message}: a reader cannot tell this run's process`), OWNER_FILE))
     )
   )

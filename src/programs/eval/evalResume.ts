@@ -1,0 +1,103 @@
+import { FileSystem } from "@effect/platform"
+import { Array as Arr, Effect, Option } from "effect"
+import * as path from "node:path"
+import type { Manifest, StrategyRecord } from "../../domain/manifest.js"
+import type { StrategyName } from "../../domain/strategy.js"
+import type { SettingsValue } from "../../services/Settings.js"
+import { previousRunsFor, sha256, type StrategyMatch } from "../batchResume.js"
+import type { RunResult } from "../runPipeline.js"
+import { sampledModels } from "../strategies/self.js"
+import type { FrozenAnswer } from "./dataset.js"
+import type { EvalPair } from "./evalPairs.js"
+import { fellBackToCandidate, keyOf } from "./evalResults.js"
+import { asksCandidates } from "./strategies.js"
+
+// What an earlier pass of an eval left in the runs directory without a result line (a results file that hit a
+// full disk, a process killed): a complete run is recorded without a call, an interrupted `synthesize` run is
+// synthesized again from the answers on disk. A run over frozen candidates is taken only when its answers on
+// disk are the item's, word for word (its manifest names their models only).
+
+/** A pair's run on disk: its result as a run of this pass would give it, or an interrupted run to synthesize again. */
+export type EvalFound =
+  | { readonly _tag: "Answered"; readonly run: RunResult }
+  | { readonly _tag: "Interrupted"; readonly runId: string }
+
+type Pair = Pick<EvalPair, "strategy" | "item">
+
+const sameList = (a: ReadonlyArray<string> | undefined, b: ReadonlyArray<string>) =>
+  a !== undefined && a.length === b.length && a.every((x, i) => x === b[i])
+
+/** What a strategy's answer depends on besides the prompt, models and synthesizer, as its manifest records it. */
+const matchFor = (strategy: StrategyName, settings: SettingsValue, judges: ReadonlyArray<string>): StrategyMatch => ({
+  name: strategy,
+  fits: (record: StrategyRecord | undefined) =>
+    strategy === "rank"
+      ? sameList(record?.judges?.map((j) => j.model), judges)
+      : strategy === "refine"
+      ? record?.rounds?.length === settings.rounds &&
+        record.rounds.every((round) => sameList(round.answers.map((a) => a.model), settings.models))
+      // self: the model sampled and how often are the run's models; synthesize has no step of its own.
+      : true
+})
+
+/** The models a pair's run is made with: the frozen answers' (given, not asked), or as the run plans them. */
+const modelsOf = (pair: Pair, settings: SettingsValue): ReadonlyArray<string> =>
+  !asksCandidates(pair.strategy, pair.item) && pair.item.candidates !== undefined
+    ? pair.item.candidates.map((answer) => answer.model)
+    : pair.strategy === "self" && Arr.isNonEmptyReadonlyArray(settings.models)
+    // self asks its first model `samples` times.
+    ? sampledModels(settings.models, settings.samples)
+    : settings.models
+
+/** Whether a run's answers on disk are the frozen ones, word for word (the manifest names only their models). */
+const sameAnswers = Effect.fnUntraced(function*(runDir: string, manifest: Manifest, frozen: ReadonlyArray<FrozenAnswer>) {
+  const fs = yield* FileSystem.FileSystem
+  if (manifest.candidates.length !== frozen.length) return false
+  for (const [index, record] of manifest.candidates.entries()) {
+    if (record.file === undefined) return false
+    const text = yield* fs.readFileString(path.join(runDir, record.file)).pipe(Effect.option)
+    if (Option.isNone(text) || text.value !== frozen[index]?.content) return false
+  }
+  return true
+})
+
+/** The runs on disk made since the results file was for the pairs still to do, by (strategy, id). */
+export const evalRunsOnDisk = Effect.fnUntraced(function*(
+  output: string,
+  todo: ReadonlyArray<Pair>,
+  settings: SettingsValue,
+  judges: ReadonlyArray<string>
+) {
+  const fs = yield* FileSystem.FileSystem
+  const found = new Map<string, EvalFound>()
+  for (const strategy of new Set(todo.map((pair) => pair.strategy))) {
+    const pairs = new Map(todo.filter((pair) => pair.strategy === strategy).map((pair) => [pair.item.id, pair]))
+    const wanted = [...pairs.values()].map((pair) => ({
+      id: pair.item.id,
+      promptSha256: sha256(pair.item.question),
+      models: modelsOf(pair, settings),
+      synthesizer: settings.synthesizer
+    }))
+    const runs = yield* previousRunsFor(output, wanted, matchFor(strategy, settings, judges))
+    for (const [id, run] of runs) {
+      const item = pairs.get(id)?.item
+      if (item === undefined) continue
+      const frozen = asksCandidates(strategy, item) ? undefined : item.candidates
+      if (run._tag === "Interrupted") {
+        // Re-synthesis is `synthesize` over the answers on disk: for rank, refine or self it would skip the
+        // strategy's own step (judges, rounds), so such a run is asked again instead. Over frozen answers,
+        // asking again pays the synthesis only, as a re-synthesis would.
+        if (strategy === "synthesize" && frozen === undefined) found.set(keyOf(strategy, id), run)
+        continue
+      }
+      // A run that fell back to a candidate's answer is a failure to eval: it is asked again, as its line would be.
+      if (fellBackToCandidate(run.manifest)) continue
+      if (frozen !== undefined && !(yield* sameAnswers(run.runDir, run.manifest, frozen))) continue
+      // The final answer is what is scored: a run whose final.md cannot be read is asked again.
+      const final = yield* fs.readFileString(path.join(run.runDir, "final.md")).pipe(Effect.option)
+      if (Option.isNone(final)) continue
+      found.set(keyOf(strategy, id), { _tag: "Answered", run: { manifest: run.manifest, final: final.value, runDir: run.runDir } })
+    }
+  }
+  return found
+})
