@@ -1,4 +1,3 @@
-import { FileSystem } from "@effect/platform"
 import { Cause, Clock, Effect, Exit, Option, Ref } from "effect"
 import { RunRefused, UsageError } from "../domain/errors.js"
 import { plural, roundUsd } from "../domain/format.js"
