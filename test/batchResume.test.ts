@@ -1,21 +1,14 @@
-import { FileSystem } from "@effect/platform"
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import * as NodePath from "@effect/platform-node/NodePath"
-import { SystemError } from "@effect/platform/Error"
-import { Effect, Exit, Fiber, Layer, Logger } from "effect"
+import { Effect, Exit, Fiber } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { holdResultsLock } from "../src/programs/batchLock.js"
 import { runBatch } from "../src/programs/runBatch.js"
-import { layerCallGate } from "../src/services/CallGate.js"
-import { layerOpenRouterClient } from "../src/services/OpenRouterClient.js"
-import { layerRunStore, RunStore } from "../src/services/RunStore.js"
-import type { SettingsValue } from "../src/services/Settings.js"
-import { layerSettings } from "../src/services/Settings.js"
+import { RunStore } from "../src/services/RunStore.js"
 import { failureOf } from "./support/failureOf.js"
 import { type FakeOpenRouter, startFakeOpenRouter } from "./support/fakeOpenRouter.js"
-import { realHttpClientLayer, waitUntil } from "./support/realHttpClient.js"
+import { waitUntil } from "./support/realHttpClient.js"
+import { fullDiskFor, resumeLayerFor } from "./support/resumeLayers.js"
 import { makeTempDirs } from "./support/tempDirs.js"
 import { makeTestSettings } from "./support/testSettings.js"
 
@@ -44,33 +37,7 @@ afterAll(async () => {
 const jsonl = (lines: ReadonlyArray<unknown>) => lines.map((l) => JSON.stringify(l)).join("\n") + "\n"
 const callsTo = (prefix: string) => fake.chatRequests().filter((r) => r.model?.startsWith(prefix)).length
 
-const layerFor = (settings: SettingsValue, fileSystem: Layer.Layer<FileSystem.FileSystem> = NodeFileSystem.layer) =>
-  Layer.mergeAll(layerOpenRouterClient, layerRunStore, layerCallGate(settings.concurrency)).pipe(
-    Layer.provideMerge(Layer.mergeAll(layerSettings(settings), realHttpClientLayer, fileSystem, NodePath.layer)),
-    Layer.merge(Logger.remove(Logger.defaultLogger))
-  )
-
-/** The node file system, but every write to `file` through an open handle fails as a full disk does. */
-const fullDiskFor = (file: string) =>
-  Layer.effect(
-    FileSystem.FileSystem,
-    Effect.map(FileSystem.FileSystem, (fs) => ({
-      ...fs,
-      open: (target: string, options?: FileSystem.OpenFileOptions) =>
-        Effect.map(fs.open(target, options), (handle): FileSystem.File =>
-          target !== file ? handle : Object.assign(Object.create(handle) as FileSystem.File, {
-            writeAll: () =>
-              Effect.fail(
-                new SystemError({
-                  reason: "Unknown",
-                  module: "FileSystem",
-                  method: "write",
-                  description: "ENOSPC: no space left on device"
-                })
-              )
-          }))
-    }))
-  ).pipe(Layer.provide(NodeFileSystem.layer))
+const layerFor = resumeLayerFor
 
 /** A batch as the CLI runs it: the results file's lock first, held until the batch ends. */
 const lockedBatch = (input: string, output: string) =>

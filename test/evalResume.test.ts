@@ -1,8 +1,4 @@
-import { FileSystem } from "@effect/platform"
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import * as NodePath from "@effect/platform-node/NodePath"
-import { SystemError } from "@effect/platform/Error"
-import { Effect, Layer, Logger, Option } from "effect"
+import { Effect, Option } from "effect"
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -11,13 +7,10 @@ import type { StrategyName } from "../src/domain/strategy.js"
 import type { EvalItem } from "../src/programs/eval/dataset.js"
 import { runEval } from "../src/programs/eval/runEval.js"
 import { scorers } from "../src/programs/eval/scorers.js"
-import { layerCallGate } from "../src/services/CallGate.js"
-import { layerOpenRouterClient } from "../src/services/OpenRouterClient.js"
-import { layerRunStore, RunStore } from "../src/services/RunStore.js"
+import { RunStore } from "../src/services/RunStore.js"
 import type { SettingsValue } from "../src/services/Settings.js"
-import { layerSettings } from "../src/services/Settings.js"
 import { type FakeOpenRouter, startFakeOpenRouter } from "./support/fakeOpenRouter.js"
-import { realHttpClientLayer } from "./support/realHttpClient.js"
+import { fullDiskFor, resumeLayerFor } from "./support/resumeLayers.js"
 import { cliEntry, repoRoot, runCli, startCli } from "./support/spawnCli.js"
 import { makeTempDirs } from "./support/tempDirs.js"
 import { makeTestSettings } from "./support/testSettings.js"
@@ -47,33 +40,7 @@ afterAll(async () => {
 
 const callsTo = (prefix: string) => fake.chatRequests().filter((r) => r.model?.startsWith(prefix)).length
 
-const layerFor = (settings: SettingsValue, fileSystem: Layer.Layer<FileSystem.FileSystem> = NodeFileSystem.layer) =>
-  Layer.mergeAll(layerOpenRouterClient, layerRunStore, layerCallGate(settings.concurrency)).pipe(
-    Layer.provideMerge(Layer.mergeAll(layerSettings(settings), realHttpClientLayer, fileSystem, NodePath.layer)),
-    Layer.merge(Logger.remove(Logger.defaultLogger))
-  )
-
-/** The node file system, but every write to `file` through an open handle fails as a full disk does. */
-const fullDiskFor = (file: string) =>
-  Layer.effect(
-    FileSystem.FileSystem,
-    Effect.map(FileSystem.FileSystem, (fs) => ({
-      ...fs,
-      open: (target: string, options?: FileSystem.OpenFileOptions) =>
-        Effect.map(fs.open(target, options), (handle): FileSystem.File =>
-          target !== file ? handle : Object.assign(Object.create(handle) as FileSystem.File, {
-            writeAll: () =>
-              Effect.fail(
-                new SystemError({
-                  reason: "Unknown",
-                  module: "FileSystem",
-                  method: "write",
-                  description: "ENOSPC: no space left on device"
-                })
-              )
-          }))
-    }))
-  ).pipe(Layer.provide(NodeFileSystem.layer))
+const layerFor = resumeLayerFor
 
 const settingsFor = (dir: string) =>
   makeTestSettings({

@@ -1,5 +1,6 @@
 import type { HelpDoc } from "@effect/cli"
 import type { Span } from "@effect/cli/HelpDoc/Span"
+import { editDistance } from "../domain/text.js"
 import type { AnySetting } from "../settings/setting.js"
 import { settingsTable, settingTopics } from "../settings/table.js"
 import type { CommandHelp, FlagHelp } from "./flags.js"
@@ -188,19 +189,6 @@ export const asksForHelp = (words: ReadonlyArray<string>): boolean => {
   return words.slice(0, end === -1 ? words.length : end).some((w) => w === "--help" || w === "-h")
 }
 
-/** Edit distance, for "did you mean". */
-const distance = (a: string, b: string): number => {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i]
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1))
-    }
-    previous = current
-  }
-  return previous[b.length]!
-}
-
 /**
  * The first option the command does not take (or one left without its value), as a one-line message; none
  * when every option is known. Checked before parsing: @effect/cli would take an unknown option for the
@@ -219,7 +207,7 @@ export const optionProblem = (help: CommandHelp | undefined, words: ReadonlyArra
     // A prompt that starts with a dash: it belongs after `--`.
     if (takesValue === undefined && /\s/.test(word)) return said(`an argument starting with "-" goes after --`)
     if (takesValue === undefined) {
-      const near = [...options.keys()].find((known) => known.startsWith("--") && distance(name, known) <= 2)
+      const near = [...options.keys()].find((known) => known.startsWith("--") && editDistance(name, known) <= 2)
       return said(`unknown option ${name}${near === undefined ? "" : `, did you mean ${near}?`}`)
     }
     if (takesValue && name === word) {

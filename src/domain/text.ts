@@ -26,3 +26,16 @@ export const cleartextKeyWarning = (baseUrl: string, sendsKey: boolean): string 
   if (url.protocol !== "http:" || LOOPBACK.test(url.hostname)) return undefined
   return `the base URL ${url.protocol}//${url.host} is plain http off this machine: the API key is sent in clear (use https)`
 }
+
+/** Edit distance, for "did you mean" suggestions. */
+export const editDistance = (a: string, b: string): number => {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i]
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1))
+    }
+    previous = current
+  }
+  return previous[b.length]!
+}

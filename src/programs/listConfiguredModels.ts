@@ -1,5 +1,5 @@
 import { Effect, Either, Option } from "effect"
-import { stripControl } from "../domain/text.js"
+import { editDistance, stripControl } from "../domain/text.js"
 import { OpenRouterClient } from "../services/OpenRouterClient.js"
 import { Settings } from "../services/Settings.js"
 import { presetPanels } from "../settings/presets.js"
@@ -22,19 +22,6 @@ export interface ConfiguredModel {
 /** How many of a server's ids `models` names when none of the configured ones is among them. */
 const OFFERED_SHOWN = 20
 
-/** Edit distance, for "did you mean" suggestions. */
-const distance = (a: string, b: string): number => {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i]
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1))
-    }
-    previous = current
-  }
-  return previous[b.length]!
-}
-
 /**
  * The model's name without its vendor or tag: `gpt-5` of `openai/gpt-5`, `llama3.2` of `llama3.2:3b` (Ollama's
  * tags), the whole id when it has neither.
@@ -49,7 +36,7 @@ export const nearestIds = (id: string, known: ReadonlyArray<string>): ReadonlyAr
   const lower = id.toLowerCase()
   const allowed = Math.max(1, Math.floor(id.length / 4))
   return known
-    .map((k) => ({ k, d: distance(lower, k.toLowerCase()), sameName: nameOf(k) === nameOf(id) }))
+    .map((k) => ({ k, d: editDistance(lower, k.toLowerCase()), sameName: nameOf(k) === nameOf(id) }))
     .filter((x) => x.sameName || x.d <= allowed)
     .sort((x, y) => Number(y.sameName) - Number(x.sameName) || x.d - y.d || x.k.localeCompare(y.k))
     .slice(0, 3)
