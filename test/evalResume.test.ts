@@ -228,6 +228,13 @@ describe("an eval resume pays only for what is missing", () => {
   })
 })
 
+/** The candidates' answers written whole under `runs` (not their `.partial.md` nor a temporary file). */
+const answersOnDisk = (runs: string): number =>
+  (fs.existsSync(runs) ? fs.readdirSync(runs) : []).flatMap((run) => {
+    const responses = path.join(runs, run, "responses")
+    return fs.existsSync(responses) ? fs.readdirSync(responses).filter((f) => /^\d+-.*(?<!\.partial)\.md$/.test(f)) : []
+  }).length
+
 describe("an eval killed during a synthesis (the built CLI)", () => {
   it("is resumed by synthesizing the answers its run left on disk: the candidates are not asked again", async () => {
     const dir = tempDir()
@@ -244,6 +251,9 @@ describe("an eval killed during a synthesis (the built CLI)", () => {
     fake.reset()
     const first = startCli(args, { env })
     await vi.waitFor(() => expect(callsTo("er/slow")).toBe(1), { timeout: 30_000, interval: 50 })
+    // The answers reach the synthesizer before their files are on disk: kill once both are there, as a crash
+    // during a long synthesis finds them (a kill before that rightly asks the candidates again).
+    await vi.waitFor(() => expect(answersOnDisk(path.join(dir, "runs"))).toBe(2), { timeout: 30_000, interval: 50 })
     first.child.kill("SIGKILL")
     await first.done
     expect(callsTo("er/one") + callsTo("er/two")).toBe(2)
