@@ -125,7 +125,7 @@ describe("serve without what it needs (in process, SDK client)", () => {
           expect(runs.isError).toBe(true)
           expect(textOf(runs)).toBe(
             `list_runs cannot run: the output directory ${path.join(blocker, "runs")} cannot be created ` +
-              "(a part of the path is not a directory): set PARALLEL_LLM_OUTPUT_DIR to a directory this server may write, " +
+              "(a part of the path is a file, not a directory): set PARALLEL_LLM_OUTPUT_DIR to a directory this server may write, " +
               "then restart the server."
           )
           expect((yield* call(client, "list_models")).isError).toBeFalsy()

@@ -1,7 +1,6 @@
 import { FileSystem } from "@effect/platform"
-import type { PlatformError } from "@effect/platform/Error"
 import { Context, Effect, Either, Option } from "effect"
-import type { SettingsError } from "../domain/errors.js"
+import { plainFsReason, type SettingsError } from "../domain/errors.js"
 import { whereSet } from "./layers.js"
 import { type LoadedSettings, type LoadInput, loadSettings } from "./load.js"
 import { settingsTable } from "./table.js"
@@ -35,25 +34,6 @@ export interface DegradedSettings {
   readonly problems: ReadonlyArray<StartupProblem>
 }
 
-/** Why a directory could not be made, in plain words. */
-const reasonOf = (error: PlatformError): string => {
-  if (error._tag === "SystemError") {
-    switch (error.reason) {
-      case "AlreadyExists":
-        return "a file of that name is in the way"
-      case "PermissionDenied":
-        return "permission denied"
-      case "BadResource":
-        return "a part of the path is not a directory"
-      case "NotFound":
-        return "a part of the path does not exist"
-      default:
-        return error.description ?? error.reason
-    }
-  }
-  return error.message
-}
-
 /**
  * The output directory, made now (private, as the run store makes it) so that a server that could not
  * write a run says so before the first call; a problem naming the setting to change when it cannot.
@@ -73,7 +53,7 @@ const outputDirProblem = (loaded: LoadedSettings) =>
       Effect.catchAll((error) =>
         Effect.succeed(Option.some<StartupProblem>({
           blocks: "outputDir",
-          message: `the output directory ${dir} cannot be created (${reasonOf(error)}): ` +
+          message: `the output directory ${dir} cannot be created (${plainFsReason(error)}): ` +
             `set ${where} to a directory this server may write, ${RESTART}.`
         }))
       )
