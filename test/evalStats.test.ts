@@ -45,7 +45,7 @@ describe("pairedOf", () => {
   it("counts wins, losses and ties on the same items", () => {
     const t = true
     const f = false
-    expect(pairedOf([[t, f], [t, f], [f, t], [t, t], [f, f]])).toEqual({ wins: 2, losses: 1, ties: 2, p: 1 })
+    expect(pairedOf([[t, f], [t, f], [f, t], [t, t], [f, f], [f, f]])).toEqual({ wins: 2, losses: 1, ties: 3, p: 1 })
     expect(pairedOf([[t, f], [t, f], [t, f], [t, f], [t, f]])).toEqual({ wins: 5, losses: 0, ties: 0, p: 0.0625 })
   })
 })
