@@ -128,11 +128,10 @@ export const computeBaselines = (items: ReadonlyArray<EvalItem>, scorer: Scorer)
   // A model missing from some items counts as wrong there: every figure is over the same items.
   const row = (correct: number) => ({ ...accuracyOf(correct, frozen.length), ...free })
   const candidates = [...correctPerModel(frozen, scorer)].map(([model, correct]) => ({ model, ...row(correct) }))
-  const bestSingle = candidates.find((c) => c.model === verdicts.bestSingle) ?? candidates[0]
   return {
     items: frozen.length,
     candidates,
-    bestSingle: bestSingle ?? { model: "", ...row(0) },
+    bestSingle: candidates.find((c) => c.model === verdicts.bestSingle) ?? { model: verdicts.bestSingle, ...row(0) },
     majority: { ...row(count("majority")), tiePolicy: "best-single" },
     majorityFirstInLine: { ...row(count("majorityFirstInLine")), tiePolicy: "first-in-line" },
     tied: count("tied"),
