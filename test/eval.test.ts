@@ -205,6 +205,63 @@ describe("parallel-llm eval (paid, against the loopback fake)", () => {
     expect((JSON.parse(third.stdout) as Report).strategies[0]).toMatchObject({ correct: 1, n: 3 })
   })
 
+  it("compares the strategy with the best single system and the vote item by item: wins, losses, ties and McNemar's exact p", async () => {
+    const dir = freshDir("paired")
+    const file = path.join(dir, "paired.jsonl")
+    // The synthesizer always answers 18. Per item: the answer, then m1, m2, m3 (m1 is right 3 times, m2 and m3
+    // twice: m1 is the best single system), and by hand: the strategy against m1 and against the vote
+    // (a tie goes to m1's answer among the tied ones).
+    const items: ReadonlyArray<readonly [string, string, string, string]> = [
+      ["18", "18", "4", "5"], // right; m1 right → T; vote 3-way tie → m1's 18, right → T
+      ["18", "7", "18", "18"], // right; m1 wrong → W; vote 18 → T
+      ["18", "7", "7", "18"], // W; vote 7 → W
+      ["18", "7", "6", "5"], // W; tie → m1's 7 → W
+      ["18", "1", "2", "3"], // W; W
+      ["18", "3", "4", "6"], // W; W
+      ["18", "3", "4", "6"], // W; W
+      ["18", "3", "4", "6"], // W; W
+      ["5", "5", "5", "18"], // wrong; m1 right → L; vote 5 → L
+      ["5", "5", "1", "2"], // L; tie → m1's 5 → L
+      ["9", "1", "2", "3"] // both wrong → T; T
+    ]
+    fs.writeFileSync(
+      file,
+      items.map(([answer, m1, m2, m3], i) =>
+        JSON.stringify({ id: `q${i}`, question: `Question ${i}?`, answer, candidates: { m1: `A: ${m1}`, m2: `A: ${m2}`, m3: `A: ${m3}` } })
+      ).join("\n") + "\n"
+    )
+    // Against m1: W 7, L 2, T 2 → p = 2·(C(9,0) + C(9,1) + C(9,2))/2^9 = 2·46/512. Against the vote: W 6, L 2,
+    // T 3 → p = 2·(C(8,0) + C(8,1) + C(8,2))/2^8 = 2·37/256.
+    const vsBest = { model: "m1", wins: 7, losses: 2, ties: 2, p: 92 / 512 }
+    const vsVote = { wins: 6, losses: 2, ties: 3, p: 74 / 256 }
+    const args = ["eval", file, "-m", "ev/one", "-s", "ev/synth"]
+    const runs = path.join(dir, "runs")
+
+    const json = await runCli([...args, "--json"], { env: envFor(runs) })
+    expect(json.code, json.stderr).toBe(0)
+    const report = JSON.parse(json.stdout) as {
+      strategies: ReadonlyArray<Row & { costPerCorrect: number }>
+      paired: ReadonlyArray<{ strategy: string; items: number; bestSingle: typeof vsBest; majority: typeof vsVote }>
+    }
+    expect(report.strategies[0]).toMatchObject({ correct: 8, n: 11 })
+    // 11 syntheses at $0.002, 8 right.
+    expect(report.strategies[0]!.costPerCorrect).toBeCloseTo(0.022 / 8, 10)
+    expect(report.paired).toHaveLength(1)
+    const paired = report.paired[0]!
+    expect(paired).toMatchObject({ strategy: "synthesize", items: 11, bestSingle: { model: "m1", wins: 7, losses: 2, ties: 2 } })
+    expect(paired.majority).toMatchObject({ wins: 6, losses: 2, ties: 3 })
+    expect(paired.bestSingle.p).toBeCloseTo(vsBest.p, 12)
+    expect(paired.majority.p).toBeCloseTo(vsVote.p, 12)
+
+    // The table, from the results file without a call: 0.1796875 and 0.2890625 to four decimals; $0.00275 per
+    // correct answer (0.0027499… in floating point).
+    const table = await runCli(args, { env: envFor(runs) })
+    expect(table.code, table.stderr).toBe(0)
+    expect(table.stdout).toContain("| paired | vs best single (m1) W/L/T | p | vs majority vote W/L/T | p |")
+    expect(table.stdout).toContain("| synthesize | 7/2/2 | 0.1797 | 6/2/3 | 0.2891 |")
+    expect(table.stdout).toMatch(/\| synthesize \(ev\/synth\) \| 72\.7 % \|.*\| 8\/11 \| \$0\.0220 \| \$0\.0027 \|/)
+  })
+
   it("--check-models checks the models once for the whole eval, before any paid call", async () => {
     const dir = freshDir("check")
     const file = path.join(dir, "few.jsonl")

@@ -5,9 +5,9 @@ import { formatUsd } from "../domain/format.js"
 import { strategyNames } from "../domain/strategy.js"
 import { stripControl } from "../domain/text.js"
 import { holdResultsLock, isSameFile } from "../programs/batchLock.js"
-import { computeBaselines } from "../programs/eval/baselines.js"
+import { computeBaselines, perItemBaselines } from "../programs/eval/baselines.js"
 import { builtinDatasets, loadDataset, selectItems } from "../programs/eval/dataset.js"
-import { type EvalReport, markdownReport, strategyRows } from "../programs/eval/report.js"
+import { type EvalReport, markdownReport, pairedRows, strategyRows } from "../programs/eval/report.js"
 import { defaultEvalResultsPath, type EvalProgress, type EvalResult, runEval } from "../programs/eval/runEval.js"
 import { scorers } from "../programs/eval/scorers.js"
 import { StrategyList } from "../programs/eval/strategies.js"
@@ -199,7 +199,12 @@ export const evaluate = Effect.fn("eval")(function*(args: EvalArgs) {
   )
   process.stderr.write(`parallel-llm: eval done: ${progressText(done.progress)} · ${output}\n`)
   yield* print(
-    report({ synthesizer: settings.synthesizer, strategies: strategyRows(strategies, done.results, items.length), resultsFile: output })
+    report({
+      synthesizer: settings.synthesizer,
+      strategies: strategyRows(strategies, done.results, items.length),
+      paired: pairedRows(strategies, done.results, perItemBaselines(items, scorer)),
+      resultsFile: output
+    })
   )
   return outcomeIf(done.progress.failed === 0 && done.progress.cancelled === 0)
 })

@@ -75,36 +75,66 @@ const correctPerModel = (frozen: ReadonlyArray<EvalItem>, scorer: Scorer): Map<s
   return perModel
 }
 
-/** The baselines over the items that have frozen candidates, or undefined when none has. */
-export const computeBaselines = (items: ReadonlyArray<EvalItem>, scorer: Scorer): Baselines | undefined => {
+/** Whether each baseline was right on one item with frozen candidates. */
+export interface ItemBaselines {
+  readonly id: string
+  /** The best single system (over all the items) on this item. */
+  readonly bestSingle: boolean
+  /** The vote, a tie going to the best single system's answer. */
+  readonly majority: boolean
+  readonly majorityFirstInLine: boolean
+  readonly tied: boolean
+  readonly oracle: boolean
+}
+
+/** Each item's verdicts, for the paired comparison; undefined when no item has frozen candidates. */
+export const perItemBaselines = (
+  items: ReadonlyArray<EvalItem>,
+  scorer: Scorer
+): { readonly bestSingle: string; readonly items: ReadonlyArray<ItemBaselines> } | undefined => {
   const frozen = items.filter((item) => item.candidates !== undefined)
   if (frozen.length === 0) return undefined
   const perModel = correctPerModel(frozen, scorer)
   // Models from the best to the worst; equal ones keep their order of appearance (sort is stable).
   const standing = [...perModel].sort(([, a], [, b]) => b - a).map(([model]) => model)
-  const counts = { bestSingle: 0, firstInLine: 0, tied: 0, oracle: 0 }
-  for (const item of frozen) {
-    const candidates = item.candidates ?? []
-    const right = (answer: string | undefined) => answer !== undefined && scorer.correct(answer, item.answer)
-    if (candidates.some((c) => right(c.content))) counts.oracle++
-    const contents = candidates.map((c) => c.content)
-    const first = majorityVote(contents, scorer)
-    const best = majorityVote(contents, scorer, (index) => standing.indexOf(candidates[index]?.model ?? ""))
-    if (first.tied) counts.tied++
-    if (right(first.answer)) counts.firstInLine++
-    if (right(best.answer)) counts.bestSingle++
+  const best = standing[0] ?? ""
+  return {
+    bestSingle: best,
+    items: frozen.map((item) => {
+      const candidates = item.candidates ?? []
+      const right = (answer: string | undefined) => answer !== undefined && scorer.correct(answer, item.answer)
+      const contents = candidates.map((c) => c.content)
+      const first = majorityVote(contents, scorer)
+      const vote = majorityVote(contents, scorer, (index) => standing.indexOf(candidates[index]?.model ?? ""))
+      return {
+        id: item.id,
+        // A model missing from an item counts as wrong there.
+        bestSingle: right(candidates.find((c) => c.model === best)?.content),
+        majority: right(vote.answer),
+        majorityFirstInLine: right(first.answer),
+        tied: first.tied,
+        oracle: candidates.some((c) => right(c.content))
+      }
+    })
   }
+}
+
+/** The baselines over the items that have frozen candidates, or undefined when none has. */
+export const computeBaselines = (items: ReadonlyArray<EvalItem>, scorer: Scorer): Baselines | undefined => {
+  const verdicts = perItemBaselines(items, scorer)
+  if (verdicts === undefined) return undefined
+  const frozen = items.filter((item) => item.candidates !== undefined)
+  const count = (key: Exclude<keyof ItemBaselines, "id">) => verdicts.items.filter((item) => item[key]).length
   // A model missing from some items counts as wrong there: every figure is over the same items.
   const row = (correct: number) => ({ ...accuracyOf(correct, frozen.length), ...free })
-  const candidates = [...perModel].map(([model, correct]) => ({ model, ...row(correct) }))
-  const bestSingle = candidates.reduce((best, c) => (c.correct > best.correct ? c : best))
+  const candidates = [...correctPerModel(frozen, scorer)].map(([model, correct]) => ({ model, ...row(correct) }))
   return {
     items: frozen.length,
     candidates,
-    bestSingle,
-    majority: { ...row(counts.bestSingle), tiePolicy: "best-single" },
-    majorityFirstInLine: { ...row(counts.firstInLine), tiePolicy: "first-in-line" },
-    tied: counts.tied,
-    oracle: row(counts.oracle)
+    bestSingle: candidates.find((c) => c.model === verdicts.bestSingle) ?? { model: verdicts.bestSingle, ...row(0) },
+    majority: { ...row(count("majority")), tiePolicy: "best-single" },
+    majorityFirstInLine: { ...row(count("majorityFirstInLine")), tiePolicy: "first-in-line" },
+    tied: count("tied"),
+    oracle: row(count("oracle"))
   }
 }

@@ -1,8 +1,8 @@
 import { formatUsd, roundUsd } from "../../domain/format.js"
 import { stripControl } from "../../domain/text.js"
-import type { Baselines } from "./baselines.js"
+import type { Baselines, perItemBaselines } from "./baselines.js"
 import type { EvalResult } from "./runEval.js"
-import { type Accuracy, accuracyOf, mean, median } from "./stats.js"
+import { type Accuracy, accuracyOf, mean, median, type Paired, pairedOf } from "./stats.js"
 
 // The eval's report: one row per baseline and per strategy, as JSON and as a Markdown table.
 
@@ -14,6 +14,8 @@ export interface StrategyRow extends Accuracy {
   readonly cost: number
   /** Runs whose provider reported no cost: `cost` leaves them out, and the table says so. */
   readonly unknownCost: number
+  /** USD per correct answer; null when none is correct or some run's cost is unknown. */
+  readonly costPerCorrect: number | null
   readonly tokens: { readonly prompt: number; readonly completion: number }
   readonly latencyMs: { readonly mean: number | null; readonly median: number | null }
 }
@@ -26,7 +28,37 @@ export interface EvalReport {
   readonly synthesizer?: string | undefined
   readonly baselines: Baselines | null
   readonly strategies: ReadonlyArray<StrategyRow>
+  /** Each strategy against the baselines on the same items (absent without frozen candidates or strategies). */
+  readonly paired?: ReadonlyArray<PairedRow> | undefined
   readonly resultsFile?: string | undefined
+}
+
+/** A strategy against the best single system and the vote, item by item over the items with frozen candidates. */
+export interface PairedRow {
+  readonly strategy: string
+  readonly items: number
+  readonly bestSingle: Paired & { readonly model: string }
+  readonly majority: Paired
+}
+
+/** The paired rows; an item without a result counts as wrong, as in the strategy rows. */
+export const pairedRows = (
+  strategies: ReadonlyArray<string>,
+  results: ReadonlyArray<EvalResult>,
+  baselines: ReturnType<typeof perItemBaselines>
+): ReadonlyArray<PairedRow> | undefined => {
+  if (baselines === undefined || strategies.length === 0) return undefined
+  return strategies.map((strategy) => {
+    const right = new Set(results.filter((r) => r.strategy === strategy && r.correct).map((r) => r.id))
+    const against = (baseline: "bestSingle" | "majority") =>
+      pairedOf(baselines.items.map((item) => [right.has(item.id), item[baseline]] as const))
+    return {
+      strategy,
+      items: baselines.items.length,
+      bestSingle: { model: baselines.bestSingle, ...against("bestSingle") },
+      majority: against("majority")
+    }
+  })
 }
 
 /** One row per strategy, over the items of the run (an item without a result counts as wrong). */
@@ -39,12 +71,16 @@ export const strategyRows = (
     const mine = results.filter((r) => r.strategy === strategy)
     const count = (status: EvalResult["status"]) => mine.filter((r) => r.status === status).length
     const durations = mine.flatMap((r) => (r.durationMs === null || r.status === "cancelled" ? [] : [r.durationMs]))
+    const correct = mine.filter((r) => r.correct).length
+    const cost = roundUsd(mine.reduce((sum, r) => sum + (r.cost ?? 0), 0))
+    const unknownCost = mine.filter((r) => r.cost === null && r.runDir !== null).length
     return {
       strategy,
-      ...accuracyOf(mine.filter((r) => r.correct).length, items),
+      ...accuracyOf(correct, items),
       runs: { ok: count("ok"), partial: count("partial"), failed: count("failed"), cancelled: count("cancelled") },
-      cost: roundUsd(mine.reduce((sum, r) => sum + (r.cost ?? 0), 0)),
-      unknownCost: mine.filter((r) => r.cost === null && r.runDir !== null).length,
+      cost,
+      unknownCost,
+      costPerCorrect: correct === 0 || unknownCost > 0 ? null : cost / correct,
       tokens: {
         prompt: mine.reduce((sum, r) => sum + (r.promptTokens ?? 0), 0),
         completion: mine.reduce((sum, r) => sum + (r.completionTokens ?? 0), 0)
@@ -56,12 +92,13 @@ export const strategyRows = (
 const percent = (x: number) => `${(x * 100).toFixed(1)} %`
 const seconds = (ms: number | null) => (ms === null ? "—" : `${(ms / 1000).toFixed(1)} s`)
 
-/** Cells of one row: accuracy, interval, correct/n, cost, tokens, latency. */
-const cells = (a: Accuracy, cost: string, tokens: string, latency: string) => [
+/** Cells of one row: accuracy, interval, correct/n, cost, cost per correct answer, tokens, latency. */
+const cells = (a: Accuracy, cost: string, perCorrect: string, tokens: string, latency: string) => [
   percent(a.accuracy),
   `${(a.interval[0] * 100).toFixed(1)}–${(a.interval[1] * 100).toFixed(1)} %`,
   `${a.correct}/${a.n}`,
   cost,
+  perCorrect,
   tokens,
   latency
 ]
@@ -78,7 +115,7 @@ const cell = (text: string) => stripControl(text).replace(/\s+/g, " ").replace(/
 
 export const markdownReport = (report: EvalReport): string => {
   const rows: Array<ReadonlyArray<string>> = []
-  const free = ["$0", "0", "—"] as const
+  const free = ["$0", "$0", "0", "—"] as const
   if (report.baselines) {
     const b = report.baselines
     rows.push([`best single (${cell(b.bestSingle.model)})`, ...cells(b.bestSingle, ...free)])
@@ -92,10 +129,16 @@ export const markdownReport = (report: EvalReport): string => {
       `${cell(s.strategy)}${report.synthesizer !== undefined ? ` (${cell(report.synthesizer)})` : ""}${
         failed > 0 ? `, ${failed} without answer` : ""
       }`,
-      ...cells(s, costText(s), (s.tokens.prompt + s.tokens.completion).toLocaleString("en-US"), seconds(s.latencyMs.mean))
+      ...cells(
+        s,
+        costText(s),
+        s.costPerCorrect === null ? "—" : formatUsd(s.costPerCorrect),
+        (s.tokens.prompt + s.tokens.completion).toLocaleString("en-US"),
+        seconds(s.latencyMs.mean)
+      )
     ])
   }
-  const header = ["", "accuracy", "95 % interval (Wilson)", "correct", "cost", "tokens", "latency (mean)"]
+  const header = ["", "accuracy", "95 % interval (Wilson)", "correct", "cost", "cost / correct", "tokens", "latency (mean)"]
   const lines = [
     `**${cell(report.dataset)}** · ${report.items} item${report.items === 1 ? "" : "s"} · scorer ${report.scorer}`,
     "",
@@ -111,5 +154,27 @@ export const markdownReport = (report: EvalReport): string => {
       `Tied votes: ${report.baselines.tied} of ${report.baselines.items} items (there the tie policy decides the vote).`
     )
   }
+  if (report.paired !== undefined) lines.push(...pairedTable(report.paired))
   return `${lines.join("\n")}\n`
+}
+
+/** Four decimals, or a power of ten below 0.001. */
+const pValue = (p: number) => (p >= 0.001 ? p.toFixed(4).replace(/0+$/, "").replace(/\.$/, "") : p.toExponential(1))
+const wlt = (x: Paired) => `${x.wins}/${x.losses}/${x.ties}`
+
+const pairedTable = (paired: ReadonlyArray<PairedRow>): ReadonlyArray<string> => {
+  const first = paired[0]
+  if (first === undefined) return []
+  const header = ["paired", `vs best single (${cell(first.bestSingle.model)}) W/L/T`, "p", "vs majority vote W/L/T", "p"]
+  return [
+    "",
+    `Paired, on the ${first.items} items with frozen candidates: W = the strategy right and the baseline wrong, ` +
+    "L = the reverse, T = both right or both wrong; p = exact two-sided McNemar test.",
+    "",
+    `| ${header.join(" | ")} |`,
+    `|${header.map((_, i) => (i === 0 ? "---" : "---:")).join("|")}|`,
+    ...paired.map((row) =>
+      `| ${cell(row.strategy)} | ${wlt(row.bestSingle)} | ${pValue(row.bestSingle.p)} | ${wlt(row.majority)} | ${pValue(row.majority.p)} |`
+    )
+  ]
 }

@@ -37,3 +37,35 @@ export const median = (values: ReadonlyArray<number>): number | undefined => {
   const mid = Math.floor(sorted.length / 2)
   return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1]! + sorted[mid]!) / 2
 }
+
+/**
+ * The exact two-sided McNemar test: a binomial test of `b` against `c`, the discordant pairs (one side right,
+ * the other wrong), under p = ½. p = min(1, 2 · Σ_{i ≤ min(b, c)} C(b+c, i) / 2^(b+c)), each term built from
+ * the previous one in log space, so that thousands of pairs neither overflow nor lose the small terms.
+ */
+export const mcnemarExact = (b: number, c: number): number => {
+  const n = b + c
+  const k = Math.min(b, c)
+  let logTerm = -n * Math.LN2 // log(C(n, 0) / 2^n)
+  let sum = Math.exp(logTerm)
+  for (let i = 1; i <= k; i++) {
+    logTerm += Math.log((n - i + 1) / i)
+    sum += Math.exp(logTerm)
+  }
+  return Math.min(1, 2 * sum)
+}
+
+/** One system against another on the same items: wins (only the first right), losses, ties, and McNemar's p. */
+export interface Paired {
+  readonly wins: number
+  readonly losses: number
+  readonly ties: number
+  readonly p: number
+}
+
+/** `pairs`: per item, whether the system and the baseline were right. */
+export const pairedOf = (pairs: ReadonlyArray<readonly [boolean, boolean]>): Paired => {
+  const wins = pairs.filter(([mine, theirs]) => mine && !theirs).length
+  const losses = pairs.filter(([mine, theirs]) => !mine && theirs).length
+  return { wins, losses, ties: pairs.length - wins - losses, p: mcnemarExact(wins, losses) }
+}
