@@ -103,9 +103,9 @@ describe("strategy rank", () => {
       const firstShown = ["jd/one", "jd/two", "jd/down"].map((judge) => /## Candidate ([A-Z])/.exec(textOf(to(judge)[0]!))?.[1])
       expect(firstShown).toEqual(["A", "B", "C"])
       expect(strategy.aggregate).toEqual([
-        { label: "A", model: modelOf("A"), points: 4 },
-        { label: "B", model: modelOf("B"), points: 1 },
-        { label: "C", model: modelOf("C"), points: 1 }
+        { label: "A", model: modelOf("A"), points: 1 },
+        { label: "B", model: modelOf("B"), points: 0.25 },
+        { label: "C", model: modelOf("C"), points: 0.25 }
       ])
       // Each judge's answer is on disk; the one that failed has none.
       expect(fs.readFileSync(path.join(result.runDir, "rankings/01-jd-one.md"), "utf8")).toContain("RANKING: A > B > C")
@@ -119,7 +119,7 @@ describe("strategy rank", () => {
       const positions = ["A", "B", "C"].map((label) => synthText.indexOf(contentOf(modelOf(label))))
       expect(positions).toEqual([...positions].sort((a, b) => a - b))
       expect(synthText).toContain("How other models ranked the candidates")
-      expect(synthText).toContain("Candidate A: 4 points")
+      expect(synthText).toContain("Candidate A: 1 over 2 rankings, 2 first")
 
       // Judges are paid for like any call, and counted: a judge that failed makes the run partial, not failed.
       expect(manifest.status).toBe("partial")
@@ -160,8 +160,8 @@ describe("strategy rank", () => {
         expect(judge.ownLabels).toEqual(own)
         expect(judge.ranking).toEqual(["A", "B", "C"].filter((l) => !own.includes(l)))
       }
-      // Each judge ranks the two answers not its own: 1 point and 0, so 3 points in all.
-      expect(strategy.aggregate!.reduce((sum, s) => sum + s.points, 0)).toBe(3)
+      // Each judge ranks the two answers not its own, 1 and 0; each answer is on the two other judges' ballots.
+      expect(strategy.aggregate!.map((s) => [s.label, s.points])).toEqual([["A", 1], ["B", 0.5], ["C", 0]])
     }))
 })
 
@@ -175,7 +175,7 @@ describe("strategy steps under a deadline and a cancel", () => {
       )
       expect(result.final).toBe("It is 4.")
       expect(result.manifest.strategy?.judges?.map((j) => [j.model, j.status])).toEqual([["jd/one", "ok"], ["jd/slow", "timeout"]])
-      expect(result.manifest.strategy?.aggregate?.[0]).toMatchObject({ label: "B", points: 2 })
+      expect(result.manifest.strategy?.aggregate?.[0]).toMatchObject({ label: "B", points: 1 })
       expect(fake.abortedRequests().map((r) => r.model)).toEqual(["jd/slow"])
     }))
 

@@ -108,7 +108,7 @@ export const StrategyRecord = Schema.Struct({
     Schema.Array(Schema.Struct({ label: Schema.String, model: Schema.String, file: Schema.optional(Schema.String) }))
   ),
   judges: Schema.optional(Schema.Array(JudgeRecord)),
-  /** rank: Borda points over the rankings counted, best first; the synthesizer saw the answers in this order. */
+  /** rank: Borda score (mean over the rankings that could name the answer, 1 best, 0 worst), best first; the synthesizer saw the answers in this order. */
   aggregate: Schema.optional(Schema.Array(Schema.Struct({ label: Schema.String, model: Schema.String, points: Schema.Number }))),
   /** refine: each round after the first (the candidates), with every refined answer (`rounds/N/NN-<slug>.md`). */
   rounds: Schema.optional(Schema.Array(Schema.Struct({ round: Schema.Number, answers: Schema.Array(CandidateRecord) }))),

@@ -45,27 +45,55 @@ export const parseRanking = (
 
 export interface BordaScore {
   readonly label: string
+  /** The mean, over the ballots this label could appear on, of its place on each: 1 for first, 0 for last. */
   readonly points: number
+  /** The ballots that counted for it: counted rankings that named it and were not by its own author. */
+  readonly ballots: number
+  /** How many of those ranked it first. */
+  readonly firsts: number
 }
 
+export interface Ballot {
+  readonly ranking: ReadonlyArray<string>
+  readonly own: ReadonlyArray<string>
+}
+
+/** How many ballots put `a` above `b`, less how many put `b` above `a` (ballots naming both). */
+const headToHead = (ballots: ReadonlyArray<Ballot>, a: string, b: string): number =>
+  ballots.reduce((sum, { ranking }) => {
+    const [i, j] = [ranking.indexOf(a), ranking.indexOf(b)]
+    return i < 0 || j < 0 ? sum : sum + (i < j ? 1 : -1)
+  }, 0)
+
 /**
- * The Borda count: in a ranking of the `m` labels a judge may rank (all but its own), the first gets `m - 1`
- * points, the next `m - 2`, …; a label it left out gets none from it. Best first; ties keep `labels`' order.
+ * The Borda count, normalised per eligible ballot. On a ballot, of the `m` labels its judge may rank (all but
+ * its own), the first scores 1, the last 0, evenly between (`(m - 1 - place) / (m - 1)`); a label's score is
+ * the mean over the ballots that named it. So a failed judge, a judge's own answer it may not rank, or a
+ * ballot that leaves a label out, never counts against that label; a ballot with one rankable label says
+ * nothing and is skipped. Best first. Ties (the synthesizer has not read the answers yet) go to more first
+ * places, then to the label more ballots preferred head to head, and only then to the labels' order.
  */
-export const bordaCount = (
-  labels: ReadonlyArray<string>,
-  rankings: ReadonlyArray<{ readonly ranking: ReadonlyArray<string>; readonly own: ReadonlyArray<string> }>
-): ReadonlyArray<BordaScore> => {
-  const points = new Map(labels.map((label) => [label, 0]))
-  for (const { own, ranking } of rankings) {
+export const bordaCount = (labels: ReadonlyArray<string>, ballots: ReadonlyArray<Ballot>): ReadonlyArray<BordaScore> => {
+  const tally = new Map(labels.map((label) => [label, { sum: 0, ballots: 0, firsts: 0 }]))
+  for (const { own, ranking } of ballots) {
     const eligible = labels.filter((label) => !own.includes(label)).length
-    ranking.forEach((label, position) => {
-      const sofar = points.get(label)
-      if (sofar !== undefined && !own.includes(label)) points.set(label, sofar + eligible - 1 - position)
+    if (eligible < 2) continue
+    ranking.filter((label) => !own.includes(label)).forEach((label, place) => {
+      const t = tally.get(label)
+      if (t === undefined) return
+      t.sum += (eligible - 1 - place) / (eligible - 1)
+      t.ballots += 1
+      if (place === 0) t.firsts += 1
     })
   }
-  return labels
-    .map((label, order) => ({ label, points: points.get(label) ?? 0, order }))
-    .sort((a, b) => b.points - a.points || a.order - b.order)
-    .map(({ label, points }) => ({ label, points }))
+  const scores = labels.map((label, order) => {
+    const t = tally.get(label) ?? { sum: 0, ballots: 0, firsts: 0 }
+    return { label, order, ballots: t.ballots, firsts: t.firsts, mean: t.ballots === 0 ? 0 : t.sum / t.ballots }
+  })
+  return scores
+    .sort((a, b) =>
+      (Math.abs(b.mean - a.mean) > 1e-9 ? b.mean - a.mean : 0) || b.firsts - a.firsts ||
+      headToHead(ballots, b.label, a.label) || a.order - b.order
+    )
+    .map(({ ballots, firsts, label, mean }) => ({ label, points: Math.round(mean * 1000) / 1000, ballots, firsts }))
 }

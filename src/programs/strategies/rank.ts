@@ -6,7 +6,7 @@ import { Settings } from "../../services/Settings.js"
 import { labelFor } from "../buildSynthesisPrompt.js"
 import type { CandidateOutcome } from "../run/fanOut.js"
 import type { StartedRun } from "../run/start.js"
-import { bordaCount, parseRanking, RANKING_LINE } from "./borda.js"
+import { bordaCount, type BordaScore, parseRanking, RANKING_LINE } from "./borda.js"
 import { cancelledCall, panelMessage, questionOf, stepCall, updateStrategy } from "./panel.js"
 
 export type Answered = CandidateOutcome & { readonly content: string }
@@ -25,13 +25,16 @@ ${RANKING_LINE} B > A > C`
 const judgeFile = (index: number, model: string) => `rankings/${String(index + 1).padStart(2, "0")}-${slugOf(model)}.md`
 
 /** What the synthesizer is told of the ranking; its candidates come in this order, so A is the best ranked. */
-const rankingText = (points: ReadonlyArray<number>, counted: number, judges: number) =>
+const rankingText = (scores: ReadonlyArray<BordaScore>, counted: number, judges: number) =>
   [
-    `${counted} of ${judges} judge${judges === 1 ? "" : "s"} ranked the candidates (Borda count: in a ranking of m answers ` +
-    "the first gets m − 1 points, the next m − 2, …; no judge ranked its own answer). The candidates below are in this " +
-    "order, best ranked first. The ranking is evidence, not a verdict: still decide on the merits.",
+    `${counted} of ${judges} judge${judges === 1 ? "" : "s"} ranked the candidates (Borda count, normalised: on each ` +
+    "ranking the best scores 1 and the worst 0; a candidate's score is its mean over the rankings that could name it, " +
+    "and no judge ranked its own answer). The candidates below are in this order, best ranked first. The ranking is " +
+    "evidence, not a verdict: still decide on the merits.",
     "",
-    ...points.map((p, i) => `- Candidate ${labelFor(i)}: ${p} point${p === 1 ? "" : "s"}`)
+    ...scores.map((s, i) =>
+      `- Candidate ${labelFor(i)}: ${s.points} over ${s.ballots} ranking${s.ballots === 1 ? "" : "s"}, ${s.firsts} first`
+    )
   ].join("\n")
 
 /**
@@ -125,6 +128,6 @@ export const rankAnswers = Effect.fnUntraced(function*(
   yield* Effect.logInfo(`ranking: ${ranked.map(({ score }) => `${score.label} ${score.points}`).join(", ")}`)
   return {
     answers: ranked.map((r) => r.answer),
-    ranking: rankingText(ranked.map((r) => r.score.points), counted.length, total)
+    ranking: rankingText(ranked.map((r) => r.score), counted.length, total)
   }
 })
