@@ -6,23 +6,26 @@ import { bordaCount, parseRanking } from "../src/programs/strategies/borda.js"
 
 const labels = ["A", "B", "C", "D"]
 
+/** The labels a judge ranked, best first, ties aside. */
+const flat = (...args: Parameters<typeof parseRanking>) => Either.map(parseRanking(...args), (r) => r.ranking)
+
 describe("parseRanking", () => {
   it("reads the last RANKING line, however the labels are written", () => {
-    expect(parseRanking("A is wrong.\nRANKING: C > A > B > D", labels)).toEqual(Either.right(["C", "A", "B", "D"]))
-    expect(parseRanking("**Ranking:** Candidate B > [A] > d. > C", labels)).toEqual(Either.right(["B", "A", "D", "C"]))
-    expect(parseRanking("RANKING: A > B\nOn reflection:\nRANKING: B, A, C", labels)).toEqual(Either.right(["B", "A", "C"]))
+    expect(flat("A is wrong.\nRANKING: C > A > B > D", labels)).toEqual(Either.right(["C", "A", "B", "D"]))
+    expect(flat("**Ranking:** Candidate B > [A] > d. > C", labels)).toEqual(Either.right(["B", "A", "D", "C"]))
+    expect(flat("RANKING: A > B\nOn reflection:\nRANKING: B, A, C", labels)).toEqual(Either.right(["B", "A", "C"]))
   })
 
   it("reads a JSON ranking, decoded with its schema", () => {
-    expect(parseRanking("My verdict: {\"ranking\": [\"D\", \"Candidate A\"]}", labels)).toEqual(Either.right(["D", "A"]))
+    expect(flat("My verdict: {\"ranking\": [\"D\", \"Candidate A\"]}", labels)).toEqual(Either.right(["D", "A"]))
   })
 
   it("leaves out the judge's own answers, and a label said twice counts once", () => {
-    expect(parseRanking("RANKING: B > A > B > C", labels, ["A"])).toEqual(Either.right(["B", "C"]))
+    expect(flat("RANKING: B > A > B > C", labels, ["A"])).toEqual(Either.right(["B", "C"]))
   })
 
   it("says why a ranking cannot be read", () => {
-    expect(parseRanking("They are all good.", labels)).toEqual(Either.left(`no "RANKING:" line or JSON ranking in the answer`))
+    expect(flat("They are all good.", labels)).toEqual(Either.left(`no "RANKING:" line or JSON ranking in the answer`))
     expect(Either.getLeft(parseRanking("RANKING: A > E", labels))).toEqual(
       expect.objectContaining({ value: expect.stringContaining(`names "E"`) })
     )
@@ -33,7 +36,7 @@ describe("parseRanking", () => {
 const ballotsOf = (judged: ReadonlyArray<{ readonly own: ReadonlyArray<string>; readonly text: string }>) =>
   judged.flatMap(({ own, text }) => {
     const parsed = parseRanking(text, labels, own)
-    return Either.isRight(parsed) ? [{ ranking: parsed.right, own }] : []
+    return Either.isRight(parsed) ? [{ ...parsed.right, own }] : []
   })
 const order = (scores: ReadonlyArray<{ readonly label: string }>) => scores.map((s) => s.label)
 
@@ -83,6 +86,17 @@ describe("bordaCount", () => {
     // C is named only by the first judge, first; B is first on one ballot and second on the other.
     const scores = bordaCount(["A", "B", "C"], [{ ranking: ["C"], own: [] }, { ranking: ["B", "A", "C"], own: [] }])
     expect(scores.map((s) => [s.label, s.points, s.ballots])).toEqual([["B", 1, 1], ["C", 0.5, 2], ["A", 0.5, 1]])
+  })
+
+  it("gives labels a judge ranked level (`C = A`) the mean of their places, and neither beats the other head to head", () => {
+    const parsed = parseRanking("RANKING: B > C = A > D", labels)
+    expect(parsed).toEqual(Either.right({ ranking: ["B", "C", "A", "D"], tied: [["C", "A"]] }))
+    const scores = bordaCount(labels, Either.isRight(parsed) ? [{ ...parsed.right, own: [] }] : [])
+    // Places 1 and 2 of 0..3 score 2/3 and 1/3: both get ½; A then wins on the labels' order alone.
+    expect(scores.map((s) => [s.label, s.points])).toEqual([["B", 1], ["A", 0.5], ["C", 0.5], ["D", 0]])
+    // Tied for first, both count a first place.
+    expect(bordaCount(labels, [{ ranking: ["C", "A", "B", "D"], tied: [["C", "A"]], own: [] }]).map((s) => s.firsts))
+      .toEqual([1, 1, 0, 0])
   })
 
   it("breaks a tie by first places, then head to head, and only then by the labels' order", () => {

@@ -93,6 +93,8 @@ export const JudgeRecord = Schema.Struct({
   ...CandidateRecord.fields,
   /** The labels it ranked, best first, without its own answer's (no self-votes). */
   ranking: Schema.optional(Schema.Array(Schema.String)),
+  /** Groups of labels in `ranking` that it ranked level (`C = A`). */
+  tied: Schema.optional(Schema.Array(Schema.Array(Schema.String))),
   /** The labels of its own answers, left out of its ranking. */
   ownLabels: Schema.optional(Schema.Array(Schema.String)),
   /** Why its ranking is not counted: it failed, or its answer held no ranking that could be read. */

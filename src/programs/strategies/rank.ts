@@ -103,14 +103,19 @@ export const rankAnswers = Effect.fnUntraced(function*(
         ...call.record,
         ...(call.content !== undefined ? { file } : {}),
         ...(own.length > 0 ? { ownLabels: own } : {}),
-        ...Either.match(parsed, { onLeft: (unparsed) => ({ unparsed }), onRight: (ranking) => ({ ranking }) })
+        ...Either.match(parsed, {
+          onLeft: (unparsed) => ({ unparsed }),
+          onRight: ({ ranking, tied }) => ({ ranking, ...(tied.length > 0 ? { tied } : {}) })
+        })
       }
       yield* record(index, judged)
       return judged
     }).pipe(Effect.onInterrupt(() => record(index, cancelledCall(model))))
 
   const judged = yield* Effect.forEach(plan.judges, judge, { concurrency: settings.concurrency })
-  const counted = judged.flatMap((j) => (j.ranking !== undefined ? [{ ranking: j.ranking, own: j.ownLabels ?? [] }] : []))
+  const counted = judged.flatMap((
+    j
+  ) => (j.ranking !== undefined ? [{ ranking: j.ranking, own: j.ownLabels ?? [], tied: j.tied ?? [] }] : []))
   if (counted.length === 0) {
     yield* updateStrategy(started, (r) => ({ ...r, note: "no ranking could be counted: the answers were synthesized unranked" }))
     return { answers: answered, ranking: undefined }
