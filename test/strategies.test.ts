@@ -127,6 +127,24 @@ describe("strategy rank", () => {
       expect(events).toContain("StrategyStep")
     }))
 
+  it.live("the synthesizer sees the answers best first under the judges' labels, so rankings and report agree on what \"A\" is", () =>
+    Effect.gen(function*() {
+      fake.setScript({ ...candidates, "jd/one": ok("RANKING: C > B > A"), "test/synth": ok("It is 4.") })
+      const result = yield* run({ prompt: "What is 2+2?", strategy: "rank" }, { judges: Option.some(["jd/one"]) })
+      const strategy = result.manifest.strategy!
+      expect(strategy.aggregate!.map((s) => s.label)).toEqual(["C", "B", "A"])
+      // The synthesis's labels are the judges' labels, for the same models, in the ranked order.
+      expect(result.manifest.synthesis?.labels).toEqual(strategy.aggregate!.map(({ label, model }) => ({ label, model })))
+      const synthText = textOf(to("test/synth")[0]!)
+      const shown = [...synthText.matchAll(/## Candidate ([A-Z])/g)].map((m) => m[1])
+      expect(shown).toEqual(["C", "B", "A"])
+      expect(synthText).toContain("- Candidate C: 1 over 1 ranking, 1 first")
+      // The instructions agree: random order, unless the prompt says how the answers were ordered, as it does here.
+      const system = systemOf(to("test/synth")[0]!)
+      expect(system).toContain("They are shown in random order unless the prompt says how they were ordered.")
+      expect(synthText).toContain("best ranked first, under the labels the judges saw")
+    }))
+
   it.live("judges read the question as the candidates were asked it: an attached text file included", () =>
     Effect.gen(function*() {
       fake.setScript({ ...candidates, "jd/one": ok("RANKING: A > B > C"), "test/synth": ok("It is 4.") })

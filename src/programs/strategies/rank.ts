@@ -9,7 +9,8 @@ import type { StartedRun } from "../run/start.js"
 import { bordaCount, type BordaScore, parseRanking, RANKING_LINE } from "./borda.js"
 import { cancelledCall, panelMessage, questionOf, stepCall, updateStrategy } from "./panel.js"
 
-export type Answered = CandidateOutcome & { readonly content: string }
+/** An answer to merge; `label`: the one the judges saw it under, which the synthesizer keeps. */
+export type Answered = CandidateOutcome & { readonly content: string; readonly label?: string }
 
 export const JUDGE_INSTRUCTIONS = `You are a judge on a panel of AI models. Several models answered the user's prompt \
 independently. Their answers are labelled anonymously (Candidate A, Candidate B, …) and shown in random order: the labels \
@@ -24,17 +25,16 @@ ${RANKING_LINE} B > A > C`
 /** A judge's answer on disk: `rankings/NN-<slug>.md`, NN its place among the judges. */
 const judgeFile = (index: number, model: string) => `rankings/${String(index + 1).padStart(2, "0")}-${slugOf(model)}.md`
 
-/** What the synthesizer is told of the ranking; its candidates come in this order, so A is the best ranked. */
+/** What the synthesizer is told of the ranking; its candidates come in this order, under the judges' labels. */
 const rankingText = (scores: ReadonlyArray<BordaScore>, counted: number, judges: number) =>
   [
     `${counted} of ${judges} judge${judges === 1 ? "" : "s"} ranked the candidates (Borda count, normalised: on each ` +
     "ranking the best scores 1 and the worst 0; a candidate's score is its mean over the rankings that could name it, " +
-    "and no judge ranked its own answer). The candidates below are in this order, best ranked first. The ranking is " +
+    "and no judge ranked its own answer). The candidates below are shown in this order, best ranked first, under the " +
+    "labels the judges saw (so a label still says nothing of quality: the order does). The ranking is " +
     "evidence, not a verdict: still decide on the merits.",
     "",
-    ...scores.map((s, i) =>
-      `- Candidate ${labelFor(i)}: ${s.points} over ${s.ballots} ranking${s.ballots === 1 ? "" : "s"}, ${s.firsts} first`
-    )
+    ...scores.map((s) => `- Candidate ${s.label}: ${s.points} over ${s.ballots} ranking${s.ballots === 1 ? "" : "s"}, ${s.firsts} first`)
   ].join("\n")
 
 /**
@@ -132,7 +132,7 @@ export const rankAnswers = Effect.fnUntraced(function*(
   }))
   yield* Effect.logInfo(`ranking: ${ranked.map(({ score }) => `${score.label} ${score.points}`).join(", ")}`)
   return {
-    answers: ranked.map((r) => r.answer),
+    answers: ranked.map((r) => ({ ...r.answer, label: r.score.label })),
     ranking: rankingText(ranked.map((r) => r.score), counted.length, total)
   }
 })
