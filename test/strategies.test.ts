@@ -145,6 +145,15 @@ describe("strategy rank", () => {
       expect(synthText).toContain("best ranked first, under the labels the judges saw")
     }))
 
+  it.live("a judge's tie (`C = A`) is recorded with its ranking and scored at the places' mean", () =>
+    Effect.gen(function*() {
+      fake.setScript({ ...candidates, "jd/one": ok("RANKING: C = A > B (B is weakest)"), "test/synth": ok("It is 4.") })
+      const result = yield* run({ prompt: "What is 2+2?", strategy: "rank" }, { judges: Option.some(["jd/one"]) })
+      const strategy = result.manifest.strategy!
+      expect(strategy.judges!.map((j) => [j.ranking, j.tied])).toEqual([[["C", "A", "B"], [["C", "A"]]]])
+      expect(strategy.aggregate!.map((s) => [s.label, s.points])).toEqual([["A", 0.75], ["C", 0.75], ["B", 0]])
+    }))
+
   it.live("judges read the question as the candidates were asked it: an attached text file included", () =>
     Effect.gen(function*() {
       fake.setScript({ ...candidates, "jd/one": ok("RANKING: A > B > C"), "test/synth": ok("It is 4.") })

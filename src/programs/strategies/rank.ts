@@ -18,7 +18,7 @@ say nothing about which model wrote them or how good they are.
 
 Rank the answers from best to worst: correctness first (check the reasoning, code and facts yourself), then completeness \
 and clarity. Explain your verdict briefly, then end your reply with one line in exactly this form, naming every candidate \
-once, best first:
+once, best first (write = between two you cannot separate):
 
 ${RANKING_LINE} B > A > C`
 
