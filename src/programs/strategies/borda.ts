@@ -45,22 +45,25 @@ const jsonTiers = (text: string): Tiers | undefined => {
 /** A line that introduces the ranking: `RANKING:`, `**Final ranking (best first):**`, `Ranking: B > A`. */
 const RANKING_HEAD = /\branking\b[^:\n]{0,40}:/i
 
-/**
- * The ranking's tiers: a JSON `"ranking"`, else the last ranking line (`C > A = B`, or with commas), else the
- * Markdown list that follows it.
- */
-const rankingTiers = (text: string): Tiers | undefined => {
-  const json = jsonTiers(text)
-  if (json !== undefined) return json
-  const lines = text.split("\n")
-  const at = lines.findLastIndex((line) => RANKING_HEAD.test(line))
-  if (at < 0) return undefined
+/** The tiers a ranking line gives, or the Markdown list after it when the line holds no label. */
+const lineTiers = (lines: ReadonlyArray<string>, at: number): Tiers => {
   const rest = lines[at]!.slice(lines[at]!.search(RANKING_HEAD)).replace(RANKING_HEAD, "")
   if (labelOf(rest) !== "") return tiersOfLine(rest)
   const items = lines.slice(at + 1).filter((line) => line.trim() !== "")
   const end = items.findIndex((line) => !/^\s*(\d+[.)]|[-*+])\s+/.test(line))
   const list = end < 0 ? items : items.slice(0, end)
   return list.map((item) => [listLabel(item.replace(/^\s*(\d+[.)]|[-*+])\s+/, ""))])
+}
+
+/**
+ * The rankings a reply may hold, most trusted first: a JSON `"ranking"`, then each ranking line from the last
+ * up (`C > A = B`, or with commas; else the Markdown list that follows it).
+ */
+const rankingCandidates = (text: string): ReadonlyArray<Tiers> => {
+  const lines = text.split("\n")
+  const heads = lines.flatMap((line, at) => (RANKING_HEAD.test(line) ? [at] : [])).reverse()
+  const json = jsonTiers(text)
+  return [...(json !== undefined ? [json] : []), ...heads.map((at) => lineTiers(lines, at))]
 }
 
 /** A judge's ranking, best first, its own answers left out; `tied` lists the groups it ranked level. */
@@ -78,8 +81,15 @@ export const parseRanking = (
   labels: ReadonlyArray<string>,
   own: ReadonlyArray<string> = []
 ): Either.Either<Ranking, string> => {
-  const tiers = rankingTiers(text)
-  if (tiers === undefined) return Either.left(`no "${RANKING_LINE}" line or JSON ranking in the answer`)
+  const found = rankingCandidates(text)
+  if (found.length === 0) return Either.left(`no "${RANKING_LINE}" line or JSON ranking in the answer`)
+  // A later line that merely mentions a ranking ("Note on ranking: …") does not hide the ranking itself.
+  const read = found.map((tiers) => readTiers(tiers, labels, own))
+  return read.find(Either.isRight) ?? read[0]!
+}
+
+/** Tiers of written labels as known labels, each once, `own` left out; Left: why they are no ranking. */
+const readTiers = (tiers: Tiers, labels: ReadonlyArray<string>, own: ReadonlyArray<string>): Either.Either<Ranking, string> => {
   const known = new Set(labels)
   const seen = new Set<string>()
   const counted: Array<ReadonlyArray<string>> = []
