@@ -103,9 +103,9 @@ describe("strategy rank", () => {
       const firstShown = ["jd/one", "jd/two", "jd/down"].map((judge) => /## Candidate ([A-Z])/.exec(textOf(to(judge)[0]!))?.[1])
       expect(firstShown).toEqual(["A", "B", "C"])
       expect(strategy.aggregate).toEqual([
-        { label: "A", model: modelOf("A"), points: 4 },
-        { label: "B", model: modelOf("B"), points: 1 },
-        { label: "C", model: modelOf("C"), points: 1 }
+        { label: "A", model: modelOf("A"), points: 1 },
+        { label: "B", model: modelOf("B"), points: 0.25 },
+        { label: "C", model: modelOf("C"), points: 0.25 }
       ])
       // Each judge's answer is on disk; the one that failed has none.
       expect(fs.readFileSync(path.join(result.runDir, "rankings/01-jd-one.md"), "utf8")).toContain("RANKING: A > B > C")
@@ -119,12 +119,39 @@ describe("strategy rank", () => {
       const positions = ["A", "B", "C"].map((label) => synthText.indexOf(contentOf(modelOf(label))))
       expect(positions).toEqual([...positions].sort((a, b) => a - b))
       expect(synthText).toContain("How other models ranked the candidates")
-      expect(synthText).toContain("Candidate A: 4 points")
+      expect(synthText).toContain("Candidate A: 1 over 2 rankings, 2 first")
 
       // Judges are paid for like any call, and counted: a judge that failed makes the run partial, not failed.
       expect(manifest.status).toBe("partial")
       expect(manifest.usage.cost).toBeCloseTo(0.0001 * 7, 10)
       expect(events).toContain("StrategyStep")
+    }))
+
+  it.live("the synthesizer sees the answers best first under the judges' labels, so rankings and report agree on what \"A\" is", () =>
+    Effect.gen(function*() {
+      fake.setScript({ ...candidates, "jd/one": ok("RANKING: C > B > A"), "test/synth": ok("It is 4.") })
+      const result = yield* run({ prompt: "What is 2+2?", strategy: "rank" }, { judges: Option.some(["jd/one"]) })
+      const strategy = result.manifest.strategy!
+      expect(strategy.aggregate!.map((s) => s.label)).toEqual(["C", "B", "A"])
+      // The synthesis's labels are the judges' labels, for the same models, in the ranked order.
+      expect(result.manifest.synthesis?.labels).toEqual(strategy.aggregate!.map(({ label, model }) => ({ label, model })))
+      const synthText = textOf(to("test/synth")[0]!)
+      const shown = [...synthText.matchAll(/## Candidate ([A-Z])/g)].map((m) => m[1])
+      expect(shown).toEqual(["C", "B", "A"])
+      expect(synthText).toContain("- Candidate C: 1 over 1 ranking, 1 first")
+      // The instructions agree: random order, unless the prompt says how the answers were ordered, as it does here.
+      const system = systemOf(to("test/synth")[0]!)
+      expect(system).toContain("They are shown in random order unless the prompt says how they were ordered.")
+      expect(synthText).toContain("best ranked first, under the labels the judges saw")
+    }))
+
+  it.live("a judge's tie (`C = A`) is recorded with its ranking and scored at the places' mean", () =>
+    Effect.gen(function*() {
+      fake.setScript({ ...candidates, "jd/one": ok("RANKING: C = A > B (B is weakest)"), "test/synth": ok("It is 4.") })
+      const result = yield* run({ prompt: "What is 2+2?", strategy: "rank" }, { judges: Option.some(["jd/one"]) })
+      const strategy = result.manifest.strategy!
+      expect(strategy.judges!.map((j) => [j.ranking, j.tied])).toEqual([[["C", "A", "B"], [["C", "A"]]]])
+      expect(strategy.aggregate!.map((s) => [s.label, s.points])).toEqual([["A", 0.75], ["C", 0.75], ["B", 0]])
     }))
 
   it.live("judges read the question as the candidates were asked it: an attached text file included", () =>
@@ -160,8 +187,8 @@ describe("strategy rank", () => {
         expect(judge.ownLabels).toEqual(own)
         expect(judge.ranking).toEqual(["A", "B", "C"].filter((l) => !own.includes(l)))
       }
-      // Each judge ranks the two answers not its own: 1 point and 0, so 3 points in all.
-      expect(strategy.aggregate!.reduce((sum, s) => sum + s.points, 0)).toBe(3)
+      // Each judge ranks the two answers not its own, 1 and 0; each answer is on the two other judges' ballots.
+      expect(strategy.aggregate!.map((s) => [s.label, s.points])).toEqual([["A", 1], ["B", 0.5], ["C", 0]])
     }))
 })
 
@@ -175,7 +202,7 @@ describe("strategy steps under a deadline and a cancel", () => {
       )
       expect(result.final).toBe("It is 4.")
       expect(result.manifest.strategy?.judges?.map((j) => [j.model, j.status])).toEqual([["jd/one", "ok"], ["jd/slow", "timeout"]])
-      expect(result.manifest.strategy?.aggregate?.[0]).toMatchObject({ label: "B", points: 2 })
+      expect(result.manifest.strategy?.aggregate?.[0]).toMatchObject({ label: "B", points: 1 })
       expect(fake.abortedRequests().map((r) => r.model)).toEqual(["jd/slow"])
     }))
 

@@ -93,6 +93,8 @@ export const JudgeRecord = Schema.Struct({
   ...CandidateRecord.fields,
   /** The labels it ranked, best first, without its own answer's (no self-votes). */
   ranking: Schema.optional(Schema.Array(Schema.String)),
+  /** Groups of labels in `ranking` that it ranked level (`C = A`). */
+  tied: Schema.optional(Schema.Array(Schema.Array(Schema.String))),
   /** The labels of its own answers, left out of its ranking. */
   ownLabels: Schema.optional(Schema.Array(Schema.String)),
   /** Why its ranking is not counted: it failed, or its answer held no ranking that could be read. */
@@ -108,7 +110,7 @@ export const StrategyRecord = Schema.Struct({
     Schema.Array(Schema.Struct({ label: Schema.String, model: Schema.String, file: Schema.optional(Schema.String) }))
   ),
   judges: Schema.optional(Schema.Array(JudgeRecord)),
-  /** rank: Borda points over the rankings counted, best first; the synthesizer saw the answers in this order. */
+  /** rank: Borda score (mean over the rankings that could name the answer, 1 best, 0 worst), best first; the synthesizer saw the answers in this order. */
   aggregate: Schema.optional(Schema.Array(Schema.Struct({ label: Schema.String, model: Schema.String, points: Schema.Number }))),
   /** refine: each round after the first (the candidates), with every refined answer (`rounds/N/NN-<slug>.md`). */
   rounds: Schema.optional(Schema.Array(Schema.Struct({ round: Schema.Number, answers: Schema.Array(CandidateRecord) }))),

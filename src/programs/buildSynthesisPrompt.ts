@@ -6,8 +6,8 @@ import { REPORT_DELIMITER, REPORT_JSON_SCHEMA } from "./synthesisReply.js"
 
 export const SYNTHESIZER_INSTRUCTIONS =
   `You are the synthesizer of a panel of AI models. Several models answered the user's prompt independently. \
-Their answers are labelled anonymously (Candidate A, Candidate B, …) and shown in random order: the labels say nothing about \
-which model wrote them or how good they are.
+Their answers are labelled anonymously (Candidate A, Candidate B, …): the labels say nothing about which model wrote them \
+or how good they are. They are shown in random order unless the prompt says how they were ordered.
 
 Write the single best answer to the user's prompt:
 - keep what is correct and useful from every candidate, and combine complementary points;
@@ -47,6 +47,8 @@ export const withReportInstructions = (messages: ReadonlyArray<ChatMessage>, via
 export interface SynthesisInput {
   readonly model: string
   readonly content: string
+  /** The label it had already been shown under (the `rank` judges'), kept so the rankings and the report agree. */
+  readonly label?: string | undefined
   /** The web pages the candidate cited (web search), shown after its answer. */
   readonly citations?: ReadonlyArray<{ readonly url: string; readonly title?: string | undefined }> | undefined
 }
@@ -114,7 +116,10 @@ export const buildSynthesisPrompt = Effect.fnUntraced(function*(
   prompt: string,
   candidates: ReadonlyArray<SynthesisInput>,
   budgetChars: number,
-  /** The `rank` strategy's verdict: the candidates come in that order (best first), which this text states. */
+  /**
+   * The `rank` strategy's verdict: the candidates come in that order (best first), under the judges' labels,
+   * which this text states.
+   */
   ranking?: string,
   /** For a follow-up question: the earlier turns, as text, shown before the prompt. */
   conversation?: string | undefined
@@ -127,13 +132,14 @@ export const buildSynthesisPrompt = Effect.fnUntraced(function*(
     Math.min(shuffled[i]!.content.length, Math.max(share, MIN_SHARE))
   )
 
+  const labels = shuffled.map((c, i) => c.label ?? labelFor(i))
   const truncated: Array<{ model: string; cutChars: number }> = []
   const sections = shuffled.map((candidate, i) => {
     const keep = shares[i]!
     const cut = candidate.content.length - keep
     if (cut > 0) truncated.push({ model: candidate.model, cutChars: cut })
     const text = cut > 0 ? candidate.content.slice(0, keep) + cutMarker(cut) : candidate.content
-    return `## Candidate ${labelFor(i)}\n\n<candidate label="${labelFor(i)}">\n${text}\n</candidate>${sources[i]!}`
+    return `## Candidate ${labels[i]!}\n\n<candidate label="${labels[i]!}">\n${text}\n</candidate>${sources[i]!}`
   })
 
   const user = [
@@ -150,7 +156,7 @@ export const buildSynthesisPrompt = Effect.fnUntraced(function*(
       { role: "system", content: SYNTHESIZER_INSTRUCTIONS },
       { role: "user", content: user }
     ],
-    labels: shuffled.map((c, i) => ({ label: labelFor(i), model: c.model })),
+    labels: shuffled.map((c, i) => ({ label: labels[i]!, model: c.model })),
     truncated
   } satisfies SynthesisPrompt
 })

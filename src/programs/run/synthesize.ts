@@ -166,7 +166,7 @@ export const synthesize = Effect.fnUntraced(function*(input: {
  */
 export const synthesizeAnswers = Effect.fnUntraced(function*(
   { attachments, emit, plan, request, state }: StartedRun,
-  answered: Arr.NonEmptyReadonlyArray<CandidateOutcome & { readonly content: string }>,
+  answered: Arr.NonEmptyReadonlyArray<CandidateOutcome & { readonly content: string; readonly label?: string }>,
   ranking?: string
 ) {
   const settings = yield* Settings
@@ -174,7 +174,7 @@ export const synthesizeAnswers = Effect.fnUntraced(function*(
     // The question as the candidates were asked it: their attached text files within half the budget.
     prompt: questionAsAsked(request.prompt, attachments.files, Math.floor(settings.synthesisMaxChars / 2), fairShares),
     ranking,
-    candidates: answered.map((o) => ({ model: o.model, content: o.content, citations: o.record.citations })),
+    candidates: answered.map((o) => ({ model: o.model, content: o.content, citations: o.record.citations, label: o.label })),
     synthesizers: plan.synthesizers,
     deadlineAt: plan.deadlineAt,
     conversation: conversationOf(request.thread),

@@ -6,10 +6,11 @@ import { Settings } from "../../services/Settings.js"
 import { labelFor } from "../buildSynthesisPrompt.js"
 import type { CandidateOutcome } from "../run/fanOut.js"
 import type { StartedRun } from "../run/start.js"
-import { bordaCount, parseRanking, RANKING_LINE } from "./borda.js"
+import { bordaCount, type BordaScore, parseRanking, RANKING_LINE } from "./borda.js"
 import { cancelledCall, panelMessage, questionOf, stepCall, updateStrategy } from "./panel.js"
 
-export type Answered = CandidateOutcome & { readonly content: string }
+/** An answer to merge; `label`: the one the judges saw it under, which the synthesizer keeps. */
+export type Answered = CandidateOutcome & { readonly content: string; readonly label?: string }
 
 export const JUDGE_INSTRUCTIONS = `You are a judge on a panel of AI models. Several models answered the user's prompt \
 independently. Their answers are labelled anonymously (Candidate A, Candidate B, …) and shown in random order: the labels \
@@ -17,21 +18,23 @@ say nothing about which model wrote them or how good they are.
 
 Rank the answers from best to worst: correctness first (check the reasoning, code and facts yourself), then completeness \
 and clarity. Explain your verdict briefly, then end your reply with one line in exactly this form, naming every candidate \
-once, best first:
+once, best first (write = between two you cannot separate):
 
 ${RANKING_LINE} B > A > C`
 
 /** A judge's answer on disk: `rankings/NN-<slug>.md`, NN its place among the judges. */
 const judgeFile = (index: number, model: string) => `rankings/${String(index + 1).padStart(2, "0")}-${slugOf(model)}.md`
 
-/** What the synthesizer is told of the ranking; its candidates come in this order, so A is the best ranked. */
-const rankingText = (points: ReadonlyArray<number>, counted: number, judges: number) =>
+/** What the synthesizer is told of the ranking; its candidates come in this order, under the judges' labels. */
+const rankingText = (scores: ReadonlyArray<BordaScore>, counted: number, judges: number) =>
   [
-    `${counted} of ${judges} judge${judges === 1 ? "" : "s"} ranked the candidates (Borda count: in a ranking of m answers ` +
-    "the first gets m − 1 points, the next m − 2, …; no judge ranked its own answer). The candidates below are in this " +
-    "order, best ranked first. The ranking is evidence, not a verdict: still decide on the merits.",
+    `${counted} of ${judges} judge${judges === 1 ? "" : "s"} ranked the candidates (Borda count, normalised: on each ` +
+    "ranking the best scores 1 and the worst 0; a candidate's score is its mean over the rankings that could name it, " +
+    "and no judge ranked its own answer). The candidates below are shown in this order, best ranked first, under the " +
+    "labels the judges saw (so a label still says nothing of quality: the order does). The ranking is " +
+    "evidence, not a verdict: still decide on the merits.",
     "",
-    ...points.map((p, i) => `- Candidate ${labelFor(i)}: ${p} point${p === 1 ? "" : "s"}`)
+    ...scores.map((s) => `- Candidate ${s.label}: ${s.points} over ${s.ballots} ranking${s.ballots === 1 ? "" : "s"}, ${s.firsts} first`)
   ].join("\n")
 
 /**
@@ -100,14 +103,19 @@ export const rankAnswers = Effect.fnUntraced(function*(
         ...call.record,
         ...(call.content !== undefined ? { file } : {}),
         ...(own.length > 0 ? { ownLabels: own } : {}),
-        ...Either.match(parsed, { onLeft: (unparsed) => ({ unparsed }), onRight: (ranking) => ({ ranking }) })
+        ...Either.match(parsed, {
+          onLeft: (unparsed) => ({ unparsed }),
+          onRight: ({ ranking, tied }) => ({ ranking, ...(tied.length > 0 ? { tied } : {}) })
+        })
       }
       yield* record(index, judged)
       return judged
     }).pipe(Effect.onInterrupt(() => record(index, cancelledCall(model))))
 
   const judged = yield* Effect.forEach(plan.judges, judge, { concurrency: settings.concurrency })
-  const counted = judged.flatMap((j) => (j.ranking !== undefined ? [{ ranking: j.ranking, own: j.ownLabels ?? [] }] : []))
+  const counted = judged.flatMap((
+    j
+  ) => (j.ranking !== undefined ? [{ ranking: j.ranking, own: j.ownLabels ?? [], tied: j.tied ?? [] }] : []))
   if (counted.length === 0) {
     yield* updateStrategy(started, (r) => ({ ...r, note: "no ranking could be counted: the answers were synthesized unranked" }))
     return { answers: answered, ranking: undefined }
@@ -124,7 +132,7 @@ export const rankAnswers = Effect.fnUntraced(function*(
   }))
   yield* Effect.logInfo(`ranking: ${ranked.map(({ score }) => `${score.label} ${score.points}`).join(", ")}`)
   return {
-    answers: ranked.map((r) => r.answer),
-    ranking: rankingText(ranked.map((r) => r.score.points), counted.length, total)
+    answers: ranked.map((r) => ({ ...r.answer, label: r.score.label })),
+    ranking: rankingText(ranked.map((r) => r.score), counted.length, total)
   }
 })
