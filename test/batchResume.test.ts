@@ -138,7 +138,9 @@ describe("a resume pays only for what is missing", () => {
           synthesizer: settings.synthesizer,
           concurrency: 2,
           timeoutMs: 1000,
-          retries: 0
+          retries: 0,
+          // As a run records it (run/start.ts): a run of another temperature is no answer.
+          temperature: settings.temperature
         })
         yield* store.writePrompt(run, "2+2?")
         yield* store.writeResponse(run, 0, "resume/one", "one says 4")

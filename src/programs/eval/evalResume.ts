@@ -61,12 +61,16 @@ const sameAnswers = Effect.fnUntraced(function*(runDir: string, manifest: Manife
   return true
 })
 
-/** The runs on disk made since the results file was for the pairs still to do, by (strategy, id). */
+/**
+ * The runs on disk made since the results file was for the pairs still to do, by (strategy, id), but none of
+ * `stale` (a run a result line recorded under settings that changed since).
+ */
 export const evalRunsOnDisk = Effect.fnUntraced(function*(
   output: string,
   todo: ReadonlyArray<Pair>,
   settings: SettingsValue,
-  judges: ReadonlyArray<string>
+  judges: ReadonlyArray<string>,
+  stale: ReadonlySet<string>
 ) {
   const fs = yield* FileSystem.FileSystem
   const found = new Map<string, EvalFound>()
@@ -81,7 +85,7 @@ export const evalRunsOnDisk = Effect.fnUntraced(function*(
     const runs = yield* previousRunsFor(output, wanted, matchFor(strategy, settings, judges))
     for (const [id, run] of runs) {
       const item = pairs.get(id)?.item
-      if (item === undefined) continue
+      if (item === undefined || stale.has(run.runId)) continue
       const frozen = asksCandidates(strategy, item) ? undefined : item.candidates
       if (run._tag === "Interrupted") {
         // Re-synthesis is `synthesize` over the answers on disk: for rank, refine or self it would skip the
