@@ -90,10 +90,8 @@ describe("an eval resume compares everything that changes a call", () => {
     expect(await pass(output, settingsFor(dir, own))).toBe(0)
   })
 
-  it("does not record a run left on disk without a result line when the temperature changed since", async () => {
-    const dir = tempDir()
-    const output = path.join(dir, "q.eval.jsonl")
-    // The first pass answers item a, then its result line hits a full disk and the eval stops.
+  /** A first pass whose first result line hits a full disk: item a's run is on disk without a line. */
+  const unrecordedRun = async (dir: string, output: string) => {
     fake.reset()
     const first = await Effect.runPromise(
       Effect.either(runEval({ items, strategies: ["synthesize"], scorer: scorers.numeric, output, runs: 1 })).pipe(
@@ -102,7 +100,29 @@ describe("an eval resume compares everything that changes a call", () => {
     )
     expect(first).toMatchObject({ _tag: "Left" })
     expect(fs.readFileSync(output, "utf8")).toBe("")
+  }
+
+  it("does not record a run left on disk without a result line when the temperature changed since", async () => {
+    const dir = tempDir()
+    const output = path.join(dir, "q.eval.jsonl")
+    await unrecordedRun(dir, output)
     // Under another temperature a's run on disk is no answer: both items are asked.
     expect(await pass(output, settingsFor(dir, { temperature: 1.1 }))).toBe(6)
+  })
+
+  it("does not record a run left on disk without a result line when a model's own options changed since", async () => {
+    const dir = tempDir()
+    const output = path.join(dir, "q.eval.jsonl")
+    await unrecordedRun(dir, output)
+    const own = { modelOptions: { "rs/one": { provider: { sort: "price" as const } } } }
+    expect(await pass(output, settingsFor(dir, own))).toBe(6)
+  })
+
+  it("records a run left on disk without a result line, without a call, when nothing changed", async () => {
+    const dir = tempDir()
+    const output = path.join(dir, "q.eval.jsonl")
+    await unrecordedRun(dir, output)
+    // Only b is asked: a's run is on disk, made the same way.
+    expect(await pass(output, settingsFor(dir))).toBe(3)
   })
 })
