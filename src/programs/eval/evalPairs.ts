@@ -63,7 +63,8 @@ export const pairsOf = (
 const callsOf = (strategy: StrategyName, item: EvalItem, settings: SettingsValue, judges: ReadonlyArray<string>) => {
   const candidates = asksCandidates(strategy, item)
   const asked = [
-    ...(candidates || strategy === "refine" ? settings.models : []),
+    // self asks its first model only.
+    ...(strategy === "self" ? settings.models.slice(0, 1) : candidates || strategy === "refine" ? settings.models : []),
     ...(strategy === "rank" ? judges : []),
     settings.synthesizer,
     ...settings.fallbackSynthesizers
