@@ -1,4 +1,4 @@
-import { Effect, Exit, Fiber } from "effect"
+import { Effect, Exit, Fiber, Option } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -122,6 +122,28 @@ describe("a resume pays only for what is missing", () => {
     expect(fs.readFileSync(path.join(String(results[0]?.runDir), "prompt.md"), "utf8")).toBe("2+2?")
   })
 
+  it("asks again a prompt whose run on disk was made with another --temperature or --max-tokens (issue 25, item 7)", async () => {
+    const dir = tempDir()
+    const input = path.join(dir, "in.jsonl")
+    fs.writeFileSync(input, jsonl([{ id: "a", prompt: "2+2?" }]))
+    const output = path.join(dir, "in.results.jsonl")
+    fake.reset()
+    // The first pass answers a, then its result line hits a full disk: the run is on disk without a line.
+    const first = await Effect.runPromise(
+      Effect.either(runBatch({ input, output, runs: 1 })).pipe(Effect.provide(layerFor(settingsFor(dir), fullDiskFor(output))))
+    )
+    expect(first).toMatchObject({ _tag: "Left", left: { _tag: "StoreError" } })
+    for (const other of [{ temperature: 0.1 }, { maxTokens: Option.some(32) }]) {
+      fs.writeFileSync(output, "")
+      fake.reset()
+      const again = await Effect.runPromise(
+        runBatch({ input, output, runs: 1 }).pipe(Effect.provide(layerFor({ ...settingsFor(dir), ...other })))
+      )
+      expect(again).toMatchObject({ ok: 1, failed: 0 })
+      expect(callsTo("resume/")).toBe(3)
+    }
+  })
+
   it("synthesizes an interrupted run again from its answers on disk instead of asking its candidates", async () => {
     const dir = tempDir()
     const input = path.join(dir, "in.jsonl")
@@ -138,7 +160,9 @@ describe("a resume pays only for what is missing", () => {
           synthesizer: settings.synthesizer,
           concurrency: 2,
           timeoutMs: 1000,
-          retries: 0
+          retries: 0,
+          // As a run records it (run/start.ts): a run of another temperature is no answer.
+          temperature: settings.temperature
         })
         yield* store.writePrompt(run, "2+2?")
         yield* store.writeResponse(run, 0, "resume/one", "one says 4")

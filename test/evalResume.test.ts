@@ -64,16 +64,19 @@ const interruptedRun = async (settings: SettingsValue, question: string, strateg
   const run = await Effect.runPromise(
     Effect.gen(function*() {
       const store = yield* RunStore
-      const run = yield* store.createRun({
+      // As a run records them (run/start.ts): a run of another temperature is no answer.
+      const runSettings = {
         models: settings.models,
         synthesizer: settings.synthesizer,
         concurrency: 2,
         timeoutMs: 1000,
-        retries: 0
-      })
+        retries: 0,
+        temperature: settings.temperature
+      }
+      const run = yield* store.createRun(runSettings)
       yield* store.writeOwner(
         run,
-        { models: settings.models, synthesizer: settings.synthesizer, concurrency: 2, timeoutMs: 1000, retries: 0 },
+        runSettings,
         undefined,
         undefined,
         strategy

@@ -31,15 +31,19 @@ export interface StrategyMatch {
 /** What a run must have been made from: its prompt, and the models and synthesizer (the settings' when absent). */
 export type WantedRun = Pick<BatchItem, "id" | "promptSha256" | "models" | "synthesizer">
 
-/** What makes a run an answer to an item: the prompt, the models and the synthesizer. */
-const keyOf = (sha256: string, models: ReadonlyArray<string>, synthesizer: string) => JSON.stringify([sha256, models, synthesizer])
+/** The run-wide settings that change every call, as a manifest records them (run/start.ts): another's run is asked again. */
+type Sampling = Pick<RunSettings, "temperature" | "maxTokens" | "reasoning">
+
+/** What makes a run an answer to an item: the prompt, the models, the synthesizer, and how they were asked. */
+const keyOf = (sha256: string, models: ReadonlyArray<string>, synthesizer: string, sampling: Sampling) =>
+  JSON.stringify([sha256, models, synthesizer, sampling.temperature ?? null, sampling.maxTokens ?? null, sampling.reasoning ?? null])
 
 export const sha256 = (text: string) => crypto.createHash("sha256").update(text).digest("hex")
 
 /** A run's key and what it can give a batch; undefined for a run still going, failed, or made by something else. */
 const candidateOf = (store: RunStore["Type"], view: RunView, match: StrategyMatch | undefined) =>
   Effect.gen(function*() {
-    const keyFor = (settings: RunSettings, promptSha: string) => keyOf(promptSha, settings.models, settings.synthesizer)
+    const keyFor = (settings: RunSettings, promptSha: string) => keyOf(promptSha, settings.models, settings.synthesizer, settings)
     const manifest = view.manifest
     if (view.state === "finished" && manifest !== undefined && manifest.parent === undefined) {
       if (manifest.status !== "ok" && manifest.status !== "partial") return undefined
@@ -85,9 +89,14 @@ export const runsOnDisk = Effect.fnUntraced(function*(
     list.push(candidate.found)
     byKey.set(candidate.key, list)
   }
+  const sampling: Sampling = {
+    temperature: settings.temperature,
+    maxTokens: Option.getOrUndefined(settings.maxTokens),
+    reasoning: Option.getOrUndefined(settings.reasoning)
+  }
   const found = new Map<string, FoundRun>()
   for (const item of items) {
-    const list = byKey.get(keyOf(item.promptSha256, item.models ?? settings.models, item.synthesizer ?? settings.synthesizer))
+    const list = byKey.get(keyOf(item.promptSha256, item.models ?? settings.models, item.synthesizer ?? settings.synthesizer, sampling))
     if (list === undefined || list.length === 0) continue
     const answered = list.findLastIndex((run) => run._tag === "Answered")
     const [run] = list.splice(answered >= 0 ? answered : list.length - 1, 1)

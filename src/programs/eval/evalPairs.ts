@@ -1,9 +1,12 @@
 import { Effect } from "effect"
+import * as path from "node:path"
 import type { StrategyName } from "../../domain/strategy.js"
 import type { SettingsValue } from "../../services/Settings.js"
+import { modelCallOptions, sentOptions } from "../run/callPlan.js"
 import { type EvalItem, fingerprintOf } from "./dataset.js"
 import { type EvalResult, keyOf, rescore } from "./evalResults.js"
 import type { Scorer } from "./scorers.js"
+import { asksCandidates } from "./strategies.js"
 
 // The (strategy, item) pairs of an eval, and which of them an earlier pass's result lines answer already.
 
@@ -30,6 +33,7 @@ export const pairsOf = (
         candidates: item.candidates ?? null,
         models: item.candidates === undefined ? settings.models : null,
         synthesizer: settings.synthesizer,
+        ...callsOf(strategy, item, settings, judges),
         // What else a strategy's answer depends on: who judges, refines or is sampled, and how often.
         ...(strategy === "rank" ? { judges } : {}),
         ...(strategy === "refine" ? { refiners: settings.models, rounds: settings.rounds } : {}),
@@ -42,6 +46,36 @@ export const pairsOf = (
       }
     })
   )
+
+/**
+ * What each call of a pair's run is sent besides its messages, from the function the calls themselves use
+ * (run/callPlan.ts), so that a setting added there changes the fingerprint too: temperature, max tokens and
+ * reasoning (the run's, or a model object's in the config file), a model object's provider routing and
+ * fallbacks, and web search (candidates only). Every model that may be asked is in: the candidates when they
+ * are asked, rank's judges, and the synthesizers (a fallback answers when the first fails). The cap on the
+ * answers the synthesizer and judges read changes their prompt. Timeouts, retries, quorum and deadlines are
+ * out: they decide how long a run waits, not what it asks, and only ok and partial results are reused.
+ *
+ * A result line of an earlier version has a fingerprint without these: it is not reused, and its pair is
+ * asked once more. It cannot say which temperature it was made with, so taking it as made with today's would
+ * be the very mistake this prevents; the cost is one pass, once.
+ */
+const callsOf = (strategy: StrategyName, item: EvalItem, settings: SettingsValue, judges: ReadonlyArray<string>) => {
+  const candidates = asksCandidates(strategy, item)
+  const asked = [
+    // self asks its first model only.
+    ...(strategy === "self" ? settings.models.slice(0, 1) : candidates || strategy === "refine" ? settings.models : []),
+    ...(strategy === "rank" ? judges : []),
+    settings.synthesizer,
+    ...settings.fallbackSynthesizers
+  ]
+  return {
+    // The synthesizer and judges never search the web (see run/synthesize.ts, strategies/panel.ts).
+    calls: [...new Set(asked)].sort().map((model) => [model, sentOptions(modelCallOptions(settings, model, false))]),
+    web: candidates && settings.web,
+    synthesisMaxChars: settings.synthesisMaxChars
+  }
+}
 
 /** The pairs an earlier result answered with the same fingerprint, by (strategy, id), rescored if need be. */
 export const reuseEarlier = Effect.fnUntraced(function*(
@@ -59,3 +93,16 @@ export const reuseEarlier = Effect.fnUntraced(function*(
   }
   return reused
 })
+
+/**
+ * The runs (by id) that earlier result lines recorded under another fingerprint than their pair's today: made
+ * with other settings, they are not taken back from disk either (see evalResume.ts), whatever their manifest says.
+ */
+export const staleRuns = (pairs: ReadonlyArray<EvalPair>, previous: ReadonlyMap<string, EvalResult>): ReadonlySet<string> => {
+  const now = new Map(pairs.map((pair) => [keyOf(pair.strategy, pair.item.id), pair.base.fingerprint]))
+  const stale = new Set<string>()
+  for (const [key, result] of previous) {
+    if (result.runDir !== null && now.get(key) !== result.fingerprint) stale.add(path.basename(result.runDir))
+  }
+  return stale
+}

@@ -1,10 +1,12 @@
 import { FileSystem } from "@effect/platform"
-import { Array as Arr, Effect, Option } from "effect"
+import { Array as Arr, Effect, Option, Schema } from "effect"
 import * as path from "node:path"
 import type { Manifest, StrategyRecord } from "../../domain/manifest.js"
+import { SentOptions } from "../../domain/modelOptions.js"
 import type { StrategyName } from "../../domain/strategy.js"
 import type { SettingsValue } from "../../services/Settings.js"
 import { previousRunsFor, sha256, type StrategyMatch } from "../batchResume.js"
+import { modelCallOptions, sentOptions } from "../run/callPlan.js"
 import type { RunResult } from "../runPipeline.js"
 import { sampledModels } from "../strategies/self.js"
 import type { FrozenAnswer } from "./dataset.js"
@@ -49,6 +51,24 @@ const modelsOf = (pair: Pair, settings: SettingsValue): ReadonlyArray<string> =>
     ? sampledModels(settings.models, settings.samples)
     : settings.models
 
+const sameSent = Schema.equivalence(SentOptions)
+
+/**
+ * Whether every call a run's manifest records was sent as this pass would send it (a model object's own
+ * options in the config file may have changed since; the run key compares only the run-wide ones). A record
+ * without options (frozen answers are given, not sent) is passed over.
+ */
+const sentAsNow = (manifest: Manifest, settings: SettingsValue, candidatesAsked: boolean): boolean => {
+  const calls = [
+    ...(candidatesAsked ? manifest.candidates.map((record) => ({ record, web: settings.web })) : []),
+    ...(manifest.strategy?.judges ?? []).map((record) => ({ record, web: false })),
+    ...(manifest.synthesis !== undefined ? [{ record: manifest.synthesis, web: false }] : [])
+  ]
+  return calls.every(({ record, web }) =>
+    record.options === undefined || sameSent(record.options, sentOptions(modelCallOptions(settings, record.model, web)))
+  )
+}
+
 /** Whether a run's answers on disk are the frozen ones, word for word (the manifest names only their models). */
 const sameAnswers = Effect.fnUntraced(function*(runDir: string, manifest: Manifest, frozen: ReadonlyArray<FrozenAnswer>) {
   const fs = yield* FileSystem.FileSystem
@@ -61,12 +81,16 @@ const sameAnswers = Effect.fnUntraced(function*(runDir: string, manifest: Manife
   return true
 })
 
-/** The runs on disk made since the results file was for the pairs still to do, by (strategy, id). */
+/**
+ * The runs on disk made since the results file was for the pairs still to do, by (strategy, id), but none of
+ * `stale` (a run a result line recorded under settings that changed since).
+ */
 export const evalRunsOnDisk = Effect.fnUntraced(function*(
   output: string,
   todo: ReadonlyArray<Pair>,
   settings: SettingsValue,
-  judges: ReadonlyArray<string>
+  judges: ReadonlyArray<string>,
+  stale: ReadonlySet<string>
 ) {
   const fs = yield* FileSystem.FileSystem
   const found = new Map<string, EvalFound>()
@@ -81,7 +105,7 @@ export const evalRunsOnDisk = Effect.fnUntraced(function*(
     const runs = yield* previousRunsFor(output, wanted, matchFor(strategy, settings, judges))
     for (const [id, run] of runs) {
       const item = pairs.get(id)?.item
-      if (item === undefined) continue
+      if (item === undefined || stale.has(run.runId)) continue
       const frozen = asksCandidates(strategy, item) ? undefined : item.candidates
       if (run._tag === "Interrupted") {
         // Re-synthesis is `synthesize` over the answers on disk: for rank, refine or self it would skip the
@@ -93,6 +117,7 @@ export const evalRunsOnDisk = Effect.fnUntraced(function*(
       // A run that fell back to a candidate's answer is a failure to eval: it is asked again, as its line would be.
       if (fellBackToCandidate(run.manifest)) continue
       if (frozen !== undefined && !(yield* sameAnswers(run.runDir, run.manifest, frozen))) continue
+      if (!sentAsNow(run.manifest, settings, frozen === undefined)) continue
       // The final answer is what is scored: a run whose final.md cannot be read is asked again.
       const final = yield* fs.readFileString(path.join(run.runDir, "final.md")).pipe(Effect.option)
       if (Option.isNone(final)) continue

@@ -11,7 +11,7 @@ import type { BatchProgress } from "../runBatch.js"
 import type { RunEvent, RunResult } from "../runPipeline.js"
 import { tooManySamples } from "../strategies/self.js"
 import type { EvalItem } from "./dataset.js"
-import { type EvalPair, pairsOf, reuseEarlier } from "./evalPairs.js"
+import { type EvalPair, pairsOf, reuseEarlier, staleRuns } from "./evalPairs.js"
 import { type EvalResult, failureText, keyOf, lastResults, resultOf } from "./evalResults.js"
 import { type EvalFound, evalRunsOnDisk } from "./evalResume.js"
 import type { Scorer } from "./scorers.js"
@@ -49,11 +49,12 @@ export const runEval = Effect.fn("runEval")(function*(options: EvalOptions) {
   )
   const judges = Option.getOrElse(settings.judges, () => settings.models)
   const pairs = pairsOf(options.items, options.strategies, options.scorer, settings, judges)
-  const reused = yield* reuseEarlier(pairs, lastResults(previousText), options.scorer)
+  const previous = lastResults(previousText)
+  const reused = yield* reuseEarlier(pairs, previous, options.scorer)
   const todo = pairs.filter((pair) => !reused.has(keyOf(pair.strategy, pair.item.id)))
   yield* checkOnce(options.strategies, todo, settings, judges)
   // Before the results file is opened: the runs made since it was, for the pairs without a result line.
-  const onDisk = yield* evalRunsOnDisk(options.output, todo, settings, judges)
+  const onDisk = yield* evalRunsOnDisk(options.output, todo, settings, judges, staleRuns(pairs, previous))
   const { appendLine } = yield* openResultsFile(options.output, previousText)
   const recorder = yield* makeRecorder(appendLine, {
     total: todo.length,
