@@ -44,7 +44,7 @@ describe("input files that are not regular files", () => {
     expect(result.stderr).toContain(`--file: cannot read ${fifo}: not a regular file`)
   })
 
-  it("eval: a FIFO or /dev/zero as the dataset is refused at once (exit 2)", async () => {
+  it("eval: a FIFO or /dev/zero as the dataset, or a FIFO as its results file, is refused at once (exit 2)", async () => {
     const dir = tempDir()
     const fifo = path.join(dir, "data.jsonl")
     execFileSync("mkfifo", [fifo])
@@ -54,5 +54,13 @@ describe("input files that are not regular files", () => {
     const fromDevice = await runCli(["eval", "--dataset", "/dev/zero", "--baselines-only"], { env: envFor(dir), timeoutMs: 20_000 })
     expect(fromDevice.code).toBe(2)
     expect(fromDevice.stderr).toContain("cannot read the dataset /dev/zero: not a regular file")
+
+    const dataset = path.join(dir, "q.jsonl")
+    execFileSync("sh", ["-c", `printf '{"id":"a","question":"2+2?","answer":"4"}\\n' > ${dataset}`])
+    const results = path.join(dir, "q.eval.jsonl")
+    execFileSync("mkfifo", [results])
+    const toFifo = await runCli(["eval", dataset, "-m", "a/one", "-s", "a/s"], { env: envFor(dir), timeoutMs: 20_000 })
+    expect(toFifo.code).toBe(2)
+    expect(toFifo.stderr).toContain(`cannot read the results file ${results}: not a regular file`)
   })
 })

@@ -3,7 +3,7 @@ import { RunRefused, UsageError } from "../domain/errors.js"
 import { plural, roundUsd } from "../domain/format.js"
 import type { Manifest } from "../domain/manifest.js"
 import { OpenRouterClient } from "../services/OpenRouterClient.js"
-import { readTextSafely } from "../services/safeFile.js"
+import { readTextSafely, USER_FILE_READ } from "../services/safeFile.js"
 import { Settings } from "../services/Settings.js"
 import { type BatchItem, duplicateIdsMessage, oneLine, parseBatchInput } from "./batchInput.js"
 import { answeredIn, type BatchResult, openResultsFile, reportedBadLines } from "./batchResults.js"
@@ -50,13 +50,10 @@ export interface BatchOptions {
  * so an interruption or a crash loses nothing, and a later pass skips what is already answered
  * (same id and same prompt) and retries the rest. Interrupted runs end `cancelled`.
  */
-/** The input and results files: opened once, a regular file (never a FIFO waited on), read with a cap. */
-const INPUT_READ = { maxBytes: 256 * 1024 * 1024, followLinks: true, timeout: "60 seconds" } as const
-
 export const runBatch = Effect.fn("runBatch")(function*(options: BatchOptions) {
   const settings = yield* Settings
 
-  const text = yield* readTextSafely(options.input, INPUT_READ).pipe(
+  const text = yield* readTextSafely(options.input, USER_FILE_READ).pipe(
     Effect.mapError((e) => new UsageError({ message: `cannot read ${e.message}` }))
   )
   const { items, bad, duplicates } = parseBatchInput(text)
@@ -65,7 +62,7 @@ export const runBatch = Effect.fn("runBatch")(function*(options: BatchOptions) {
     return yield* new UsageError({ message: `${options.input} holds no prompt (one JSON object per line: {"prompt": "..."})` })
   }
 
-  const previous = yield* readTextSafely(options.output, INPUT_READ).pipe(
+  const previous = yield* readTextSafely(options.output, USER_FILE_READ).pipe(
     Effect.catchIf((e) => e.reason === "missing", () => Effect.succeed("")),
     Effect.mapError((e) => new UsageError({ message: `cannot read the results file ${e.message}` }))
   )

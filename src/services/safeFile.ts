@@ -124,3 +124,12 @@ export const readFileSafely = (file: string, options: SafeReadOptions): Effect.E
 /** `readFileSafely`, as UTF-8 text. */
 export const readTextSafely = (file: string, options: SafeReadOptions): Effect.Effect<string, FileRefused> =>
   Effect.map(readFileSafely(file, options), (bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8"))
+
+/**
+ * A file a user names for a command to read whole (a batch's prompts or results, an eval dataset or results):
+ * its link followed, a regular file (never a FIFO waited on), at most 256 MiB, within a minute.
+ */
+export const USER_FILE_READ: SafeReadOptions = { maxBytes: 256 * 1024 * 1024, followLinks: true, timeout: "60 seconds" }
+
+/** A file of a run directory read back whole (an answer, `final.md`): not through a link, at most 64 MiB. */
+export const RUN_FILE_READ: SafeReadOptions = { maxBytes: 64 * 1024 * 1024, timeout: "30 seconds" }

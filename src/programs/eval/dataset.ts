@@ -2,7 +2,7 @@ import { Effect, Either, ParseResult, Schema } from "effect"
 import * as crypto from "node:crypto"
 import { fileURLToPath } from "node:url"
 import { UsageError } from "../../domain/errors.js"
-import { readTextSafely } from "../../services/safeFile.js"
+import { readTextSafely, USER_FILE_READ } from "../../services/safeFile.js"
 import { fromGsm8k, Gsm8kLine } from "./gsm8k.js"
 import { answerProblem, type ScorerName } from "./scorers.js"
 
@@ -125,8 +125,7 @@ export const parseDataset = (
 export const loadDataset = Effect.fn("eval.loadDataset")(function*(spec: string, scorer: ScorerName | undefined) {
   const builtin = Object.hasOwn(builtinDatasets, spec) ? builtinDatasets[spec] : undefined
   const file = builtin ? fileURLToPath(builtin.file) : spec
-  // Opened once, a regular file (never a FIFO waited on), read with a cap.
-  const text = yield* readTextSafely(file, { maxBytes: 256 * 1024 * 1024, followLinks: true, timeout: "60 seconds" }).pipe(
+  const text = yield* readTextSafely(file, USER_FILE_READ).pipe(
     Effect.mapError((e) => new UsageError({ message: `cannot read the dataset ${e.message}` }))
   )
   const defaultScorer = builtin?.scorer ?? "numeric"

@@ -1,7 +1,7 @@
-import { FileSystem } from "@effect/platform"
 import { Cause, Effect, Option, Schema } from "effect"
 import * as path from "node:path"
 import type { Manifest } from "../../domain/manifest.js"
+import { readTextSafely, RUN_FILE_READ } from "../../services/safeFile.js"
 import type { RunResult } from "../runPipeline.js"
 import type { Scorer, ScorerName } from "./scorers.js"
 
@@ -96,8 +96,7 @@ export const failureText = (cause: Cause.Cause<{ readonly message: string }>): s
 export const rescore = Effect.fnUntraced(function*(before: EvalResult, scorerName: ScorerName, answer: string, scorer: Scorer) {
   if (before.scorer === scorerName && before.answer === answer) return before
   if (before.runDir === null) return undefined
-  const fs = yield* FileSystem.FileSystem
-  const final = yield* fs.readFileString(path.join(before.runDir, "final.md")).pipe(Effect.option)
+  const final = yield* readTextSafely(path.join(before.runDir, "final.md"), RUN_FILE_READ).pipe(Effect.option)
   if (Option.isNone(final)) return undefined
   const extracted = scorer.extract(final.value)
   const { extracted: _, ...rest } = before

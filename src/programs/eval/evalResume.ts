@@ -1,9 +1,9 @@
-import { FileSystem } from "@effect/platform"
 import { Array as Arr, Effect, Option, Schema } from "effect"
 import * as path from "node:path"
 import type { Manifest, StrategyRecord } from "../../domain/manifest.js"
 import { SentOptions } from "../../domain/modelOptions.js"
 import type { StrategyName } from "../../domain/strategy.js"
+import { readTextSafely, RUN_FILE_READ } from "../../services/safeFile.js"
 import type { SettingsValue } from "../../services/Settings.js"
 import { previousRunsFor, sha256, type StrategyMatch } from "../batchResume.js"
 import { modelCallOptions, sentOptions } from "../run/callPlan.js"
@@ -71,11 +71,10 @@ const sentAsNow = (manifest: Manifest, settings: SettingsValue, candidatesAsked:
 
 /** Whether a run's answers on disk are the frozen ones, word for word (the manifest names only their models). */
 const sameAnswers = Effect.fnUntraced(function*(runDir: string, manifest: Manifest, frozen: ReadonlyArray<FrozenAnswer>) {
-  const fs = yield* FileSystem.FileSystem
   if (manifest.candidates.length !== frozen.length) return false
   for (const [index, record] of manifest.candidates.entries()) {
     if (record.file === undefined) return false
-    const text = yield* fs.readFileString(path.join(runDir, record.file)).pipe(Effect.option)
+    const text = yield* readTextSafely(path.join(runDir, record.file), RUN_FILE_READ).pipe(Effect.option)
     if (Option.isNone(text) || text.value !== frozen[index]?.content) return false
   }
   return true
@@ -92,7 +91,6 @@ export const evalRunsOnDisk = Effect.fnUntraced(function*(
   judges: ReadonlyArray<string>,
   stale: ReadonlySet<string>
 ) {
-  const fs = yield* FileSystem.FileSystem
   const found = new Map<string, EvalFound>()
   for (const strategy of new Set(todo.map((pair) => pair.strategy))) {
     const pairs = new Map(todo.filter((pair) => pair.strategy === strategy).map((pair) => [pair.item.id, pair]))
@@ -119,7 +117,7 @@ export const evalRunsOnDisk = Effect.fnUntraced(function*(
       if (frozen !== undefined && !(yield* sameAnswers(run.runDir, run.manifest, frozen))) continue
       if (!sentAsNow(run.manifest, settings, frozen === undefined)) continue
       // The final answer is what is scored: a run whose final.md cannot be read is asked again.
-      const final = yield* fs.readFileString(path.join(run.runDir, "final.md")).pipe(Effect.option)
+      const final = yield* readTextSafely(path.join(run.runDir, "final.md"), RUN_FILE_READ).pipe(Effect.option)
       if (Option.isNone(final)) continue
       found.set(keyOf(strategy, id), { _tag: "Answered", run: { manifest: run.manifest, final: final.value, runDir: run.runDir } })
     }

@@ -1,8 +1,8 @@
-import { FileSystem } from "@effect/platform"
 import { Clock, Effect, Exit, Option, Ref } from "effect"
-import { plainFsReason, type StoreError, UsageError } from "../../domain/errors.js"
+import { type StoreError, UsageError } from "../../domain/errors.js"
 import { roundUsd } from "../../domain/format.js"
 import type { StrategyName } from "../../domain/strategy.js"
+import { readTextSafely, USER_FILE_READ } from "../../services/safeFile.js"
 import { Settings, type SettingsValue } from "../../services/Settings.js"
 import { openResultsFile } from "../batchResults.js"
 import { checkRunRequest } from "../checkRunRequest.js"
@@ -41,11 +41,10 @@ export interface EvalOptions {
  * order, with the final progress.
  */
 export const runEval = Effect.fn("runEval")(function*(options: EvalOptions) {
-  const fs = yield* FileSystem.FileSystem
   const settings = yield* Settings
-  const previousText = yield* fs.exists(options.output).pipe(
-    Effect.flatMap((exists) => (exists ? fs.readFileString(options.output) : Effect.succeed(""))),
-    Effect.mapError((e) => new UsageError({ message: `cannot read the results file ${options.output}: ${plainFsReason(e)}` }))
+  const previousText = yield* readTextSafely(options.output, USER_FILE_READ).pipe(
+    Effect.catchIf((e) => e.reason === "missing", () => Effect.succeed("")),
+    Effect.mapError((e) => new UsageError({ message: `cannot read the results file ${e.message}` }))
   )
   const judges = Option.getOrElse(settings.judges, () => settings.models)
   const pairs = pairsOf(options.items, options.strategies, options.scorer, settings, judges)
