@@ -4,11 +4,10 @@ import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { holdResultsLock } from "../src/programs/batchLock.js"
 import { runBatch } from "../src/programs/runBatch.js"
-import { RunStore } from "../src/services/RunStore.js"
 import { failureOf } from "./support/failureOf.js"
 import { type FakeOpenRouter, startFakeOpenRouter } from "./support/fakeOpenRouter.js"
 import { waitUntil } from "./support/realHttpClient.js"
-import { fullDiskFor, resumeLayerFor } from "./support/resumeLayers.js"
+import { fullDiskFor, interruptedRun, resumeLayerFor } from "./support/resumeLayers.js"
 import { makeTempDirs } from "./support/tempDirs.js"
 import { makeTestSettings } from "./support/testSettings.js"
 
@@ -151,30 +150,7 @@ describe("a resume pays only for what is missing", () => {
     const output = path.join(dir, "in.results.jsonl")
     fs.writeFileSync(output, "")
     const settings = settingsFor(dir)
-    // What `kill -9` during the synthesis leaves: the owner record of a dead process, the prompt and both answers.
-    const interrupted = await Effect.runPromise(
-      Effect.gen(function*() {
-        const store = yield* RunStore
-        const run = yield* store.createRun({
-          models: settings.models,
-          synthesizer: settings.synthesizer,
-          concurrency: 2,
-          timeoutMs: 1000,
-          retries: 0,
-          // As a run records it (run/start.ts): a run of another temperature is no answer.
-          temperature: settings.temperature
-        })
-        yield* store.writePrompt(run, "2+2?")
-        yield* store.writeResponse(run, 0, "resume/one", "one says 4")
-        yield* store.writeResponse(run, 1, "resume/two", "two says four")
-        return run
-      }).pipe(Effect.provide(layerFor(settings)))
-    )
-    const ownerFile = path.join(interrupted.dir, "owner.json")
-    fs.writeFileSync(
-      ownerFile,
-      fs.readFileSync(ownerFile, "utf8").replace(/"processStartedAt": "[^"]+"/, `"processStartedAt": "2000-01-01T00:00:00.000Z"`)
-    )
+    const interrupted = await interruptedRun(settings, "2+2?", [["resume/one", "one says 4"], ["resume/two", "two says four"]])
 
     fake.reset()
     const progress = await Effect.runPromise(runBatch({ input, output, runs: 1 }).pipe(Effect.provide(layerFor(settings))))

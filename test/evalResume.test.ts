@@ -7,10 +7,8 @@ import type { StrategyName } from "../src/domain/strategy.js"
 import type { EvalItem } from "../src/programs/eval/dataset.js"
 import { runEval } from "../src/programs/eval/runEval.js"
 import { scorers } from "../src/programs/eval/scorers.js"
-import { RunStore } from "../src/services/RunStore.js"
-import type { SettingsValue } from "../src/services/Settings.js"
 import { type FakeOpenRouter, startFakeOpenRouter } from "./support/fakeOpenRouter.js"
-import { fullDiskFor, resumeLayerFor } from "./support/resumeLayers.js"
+import { fullDiskFor, interruptedRun, resumeLayerFor } from "./support/resumeLayers.js"
 import { cliEntry, repoRoot, runCli, startCli } from "./support/spawnCli.js"
 import { makeTempDirs } from "./support/tempDirs.js"
 import { makeTestSettings } from "./support/testSettings.js"
@@ -59,40 +57,7 @@ const evalOf = (items: ReadonlyArray<EvalItem>, output: string, strategies: Read
 const readResults = (file: string) =>
   fs.readFileSync(file, "utf8").split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l) as Record<string, unknown>)
 
-/** What `kill -9` during the synthesis leaves: the owner record of a dead process (of `strategy`), the prompt and both answers. */
-const interruptedRun = async (settings: SettingsValue, question: string, strategy: StrategyName) => {
-  const run = await Effect.runPromise(
-    Effect.gen(function*() {
-      const store = yield* RunStore
-      // As a run records them (run/start.ts): a run of another temperature is no answer.
-      const runSettings = {
-        models: settings.models,
-        synthesizer: settings.synthesizer,
-        concurrency: 2,
-        timeoutMs: 1000,
-        retries: 0,
-        temperature: settings.temperature
-      }
-      const run = yield* store.createRun(runSettings)
-      yield* store.writeOwner(
-        run,
-        runSettings,
-        undefined,
-        undefined,
-        strategy
-      )
-      yield* store.writePrompt(run, question)
-      yield* store.writeResponse(run, 0, "er/one", "one says 4")
-      yield* store.writeResponse(run, 1, "er/two", "two says four")
-      return run
-    }).pipe(Effect.provide(layerFor(settings)))
-  )
-  // This process's pid with another start time: its owner is gone.
-  const ownerFile = path.join(run.dir, "owner.json")
-  const owner = JSON.parse(fs.readFileSync(ownerFile, "utf8")) as Record<string, unknown>
-  fs.writeFileSync(ownerFile, JSON.stringify({ ...owner, processStartedAt: "2000-01-01T00:00:00.000Z" }))
-  return run
-}
+const ANSWERS = [["er/one", "one says 4"], ["er/two", "two says four"]] as const
 
 describe("an eval resume pays only for what is missing", () => {
   it("records the runs answered while the results file could not be written, without asking again", async () => {
@@ -202,7 +167,7 @@ describe("an eval resume pays only for what is missing", () => {
     const output = path.join(dir, "q.eval.jsonl")
     fs.writeFileSync(output, "")
     const settings = settingsFor(dir)
-    const interrupted = await interruptedRun(settings, "2+2?", "synthesize")
+    const interrupted = await interruptedRun(settings, "2+2?", ANSWERS, "synthesize")
 
     fake.reset()
     const { progress } = await Effect.runPromise(evalOf([item(1, "a", "2+2?")], output).pipe(Effect.provide(layerFor(settings))))
@@ -219,7 +184,7 @@ describe("an eval resume pays only for what is missing", () => {
     const output = path.join(dir, "q.eval.jsonl")
     fs.writeFileSync(output, "")
     const settings = settingsFor(dir)
-    await interruptedRun(settings, "2+2?", "rank")
+    await interruptedRun(settings, "2+2?", ANSWERS, "rank")
 
     fake.reset()
     const { progress } = await Effect.runPromise(evalOf([item(1, "a", "2+2?")], output, ["rank"]).pipe(Effect.provide(layerFor(settings))))

@@ -3,9 +3,12 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import { SystemError } from "@effect/platform/Error"
 import { Effect, Layer, Logger } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import type { StrategyName } from "../../src/domain/strategy.js"
 import { layerCallGate } from "../../src/services/CallGate.js"
 import { layerOpenRouterClient } from "../../src/services/OpenRouterClient.js"
-import { layerRunStore } from "../../src/services/RunStore.js"
+import { layerRunStore, RunStore } from "../../src/services/RunStore.js"
 import { layerSettings, type SettingsValue } from "../../src/services/Settings.js"
 import { realHttpClientLayer } from "./realHttpClient.js"
 
@@ -40,3 +43,39 @@ export const fullDiskFor = (file: string) =>
           }))
     }))
   ).pipe(Layer.provide(NodeFileSystem.layer))
+
+/**
+ * What `kill -9` during the synthesis leaves: the owner record of a dead process (of `strategy`), the prompt and
+ * the candidates' answers (`[model, text]`, in order), recorded with the run settings a real run records.
+ */
+export const interruptedRun = async (
+  settings: SettingsValue,
+  question: string,
+  answers: ReadonlyArray<readonly [string, string]>,
+  strategy: StrategyName = "synthesize"
+) => {
+  const run = await Effect.runPromise(
+    Effect.gen(function*() {
+      const store = yield* RunStore
+      // As a run records them (run/start.ts): a run of another temperature is no answer.
+      const runSettings = {
+        models: settings.models,
+        synthesizer: settings.synthesizer,
+        concurrency: 2,
+        timeoutMs: 1000,
+        retries: 0,
+        temperature: settings.temperature
+      }
+      const run = yield* store.createRun(runSettings)
+      yield* store.writeOwner(run, runSettings, undefined, undefined, strategy)
+      yield* store.writePrompt(run, question)
+      for (const [index, [model, text]] of answers.entries()) yield* store.writeResponse(run, index, model, text)
+      return run
+    }).pipe(Effect.provide(resumeLayerFor(settings)))
+  )
+  // This process's pid with another start time: its owner is gone.
+  const ownerFile = path.join(run.dir, "owner.json")
+  const owner = JSON.parse(fs.readFileSync(ownerFile, "utf8")) as Record<string, unknown>
+  fs.writeFileSync(ownerFile, JSON.stringify({ ...owner, processStartedAt: "2000-01-01T00:00:00.000Z" }))
+  return run
+}
