@@ -74,6 +74,35 @@ const moduleUrls = {
   }
 }
 
+/**
+ * Vega (`eval --plot`) is about 1.2 MB: it goes in a file of its own, dist/plot.cjs, which the bundle requires
+ * only when a plot is drawn, so no other command parses it. Its canvas module would import the optional native
+ * `canvas` package with a top-level await (not possible in CommonJS); an SVG needs no canvas, so it gets none.
+ */
+const PLOT = "plot.cjs"
+const plotApart = {
+  name: "plot-apart",
+  setup(build) {
+    // A require, not an import(): the loader runs the bundle as a script, where import() is still experimental.
+    build.onResolve({ filter: /\/plotSvg\.js$/ }, () => ({ path: PLOT, namespace: "plot-apart" }))
+    build.onLoad({ filter: /.*/, namespace: "plot-apart" }, () => ({
+      loader: "js",
+      contents: `module.exports = require(${JSON.stringify(`./${PLOT}`)})`
+    }))
+    build.onResolve({ filter: new RegExp(`^\\./${PLOT.replace(".", "\\.")}$`) }, (args) => ({ path: args.path, external: true }))
+  }
+}
+const noCanvas = {
+  name: "no-canvas",
+  setup(build) {
+    build.onResolve({ filter: /^vega-canvas$/ }, () => ({ path: "vega-canvas", namespace: "no-canvas" }))
+    build.onLoad({ filter: /.*/, namespace: "no-canvas" }, () => ({
+      loader: "js",
+      contents: "export const canvas = () => null\nexport const image = () => null"
+    }))
+  }
+}
+
 const result = await esbuild.build({
   absWorkingDir: root,
   entryPoints: ["src/main.ts"],
@@ -90,10 +119,26 @@ const result = await esbuild.build({
   write: false,
   outfile: path.join(dist, BUNDLE),
   logLevel: "warning",
-  plugins: [slimUndici, moduleUrls],
+  plugins: [slimUndici, moduleUrls, plotApart],
   // Dependencies that read import.meta.url get the bundle's own URL.
   define: { "import.meta.url": "__bundle_url" },
   banner: { js: `var __bundle_url = require("node:url").pathToFileURL(__filename).href;` }
+})
+
+const plot = await esbuild.build({
+  absWorkingDir: root,
+  entryPoints: ["src/programs/eval/plotSvg.ts"],
+  bundle: true,
+  platform: "node",
+  format: "cjs",
+  target: "node20",
+  minifyWhitespace: true,
+  minifySyntax: true,
+  legalComments: "none",
+  write: false,
+  outfile: path.join(dist, PLOT),
+  logLevel: "warning",
+  plugins: [noCanvas]
 })
 
 const bundle = result.outputFiles[0]
@@ -177,6 +222,7 @@ for (const name of fs.readdirSync(dist)) {
 // tsc's map of the module it emitted as dist/main.js, which the loader replaces.
 fs.rmSync(path.join(dist, "main.js.map"), { force: true })
 writeAtomic(path.join(dist, BUNDLE), code)
+writeAtomic(path.join(dist, PLOT), plot.outputFiles[0].text)
 writeAtomic(path.join(dist, "main.js"), loader)
 fs.chmodSync(path.join(dist, "main.js"), 0o755)
 process.stdout.write(`bundle: dist/${BUNDLE} ${(fs.statSync(path.join(dist, BUNDLE)).size / 1024).toFixed(0)} KB\n`)

@@ -112,6 +112,7 @@ describe("the MCP Bundle (manifest.json, npm run bundle:mcpb)", () => {
       "data/gsm8k-frozen-candidates.jsonl",
       "dist/main.js",
       "dist/parallel-llm.cjs",
+      "dist/plot.cjs",
       "manifest.json",
       "package.json"
     ])

@@ -7,6 +7,7 @@ import { stripControl } from "../domain/text.js"
 import { holdResultsLock, isSameFile } from "../programs/batchLock.js"
 import { computeBaselines, perItemBaselines } from "../programs/eval/baselines.js"
 import { builtinDatasets, loadDataset, selectItems } from "../programs/eval/dataset.js"
+import { writePlot } from "../programs/eval/plot.js"
 import { type EvalReport, markdownReport, pairedRows, strategyRows } from "../programs/eval/report.js"
 import { defaultEvalResultsPath, type EvalProgress, type EvalResult, runEval } from "../programs/eval/runEval.js"
 import { scorers } from "../programs/eval/scorers.js"
@@ -119,7 +120,12 @@ export const evalCli = defineCommand("eval", {
       value: "path",
       doc: "The results file, one JSON line per run, appended as each ends (default: FILE.eval.jsonl, or NAME.eval.jsonl here)."
     }),
-    json: switchFlag({ name: "json", doc: "Print the report as JSON instead of a Markdown table." })
+    json: switchFlag({ name: "json", doc: "Print the report as JSON instead of a Markdown table." }),
+    plot: textFlag({
+      name: "plot",
+      value: "FILE.svg",
+      doc: "Also draw accuracy against cost per item, with intervals, one point per baseline and strategy, as an SVG file."
+    })
   },
   settings: "eval"
 })
@@ -157,7 +163,16 @@ export const evaluate = Effect.fn("eval")(function*(args: EvalArgs) {
     strategies: [],
     ...rest
   })
-  const print = (r: EvalReport) => writeStdout(args.json ? JSON.stringify(r, null, 2) : markdownReport(r))
+  const plotFile = Option.map(args.plot, (file) => path.resolve(file))
+  // The chart after the report: a plot that cannot be written fails the command, the report is printed all the same.
+  const print = (r: EvalReport) =>
+    Effect.zipRight(
+      writeStdout(args.json ? JSON.stringify(r, null, 2) : markdownReport(r)),
+      Option.match(plotFile, { onNone: () => Effect.void, onSome: (file) => writePlot(r, file) })
+    )
+  if (Option.isSome(plotFile) && (plotFile.value === path.resolve(dataset.file) || (yield* isSameFile(dataset.file, plotFile.value)))) {
+    return yield* new UsageError({ message: "--plot must not be the dataset file" })
+  }
 
   if (args.baselinesOnly) {
     if (baselines === undefined) {
@@ -177,6 +192,9 @@ export const evaluate = Effect.fn("eval")(function*(args: EvalArgs) {
   // A symlink or a hard link to the dataset is the dataset too.
   if (output === path.resolve(dataset.file) || (yield* isSameFile(dataset.file, output))) {
     return yield* new UsageError({ message: "--out must not be the dataset file" })
+  }
+  if (Option.isSome(plotFile) && (plotFile.value === output || (yield* isSameFile(output, plotFile.value)))) {
+    return yield* new UsageError({ message: "--plot must not be the results file" })
   }
 
   const view = makeProgressView(process.stderr)
