@@ -38,7 +38,9 @@ const env = (out: string) => ({
   OPENROUTER_BASE_URL: fake.url,
   OPENROUTER_API_KEY: "sk-or-report-test",
   PARALLEL_LLM_OUTPUT_DIR: out,
-  PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none"
+  PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none",
+  // Structured output is asked for, not the default (see test/reportVia.test.ts).
+  PARALLEL_LLM_REPORT_VIA: "structured"
 })
 const ask = (out: string, ...extra: Array<string>) =>
   runCli(["ask", "What is 2+2?", ...MODELS.flatMap((m) => ["-m", m]), "-s", SYNTH, ...extra], { env: env(out) })

@@ -30,6 +30,14 @@ export type ReportFindings = typeof ReportFindings.Type
 export const ReportVia = Schema.Literal("structured", "text")
 export type ReportVia = typeof ReportVia.Type
 
+/**
+ * The `reportVia` setting: `text` (the default: the answer is written freely and the report follows it after a
+ * delimiter), `structured` (the whole reply is one JSON object, where the synthesizer supports structured
+ * output; format restrictions may cost reasoning accuracy, so this is asked for, never assumed), `off` (no report).
+ */
+export const ReportMode = Schema.Literal("text", "structured", "off")
+export type ReportMode = typeof ReportMode.Type
+
 export const AvailableReport = Schema.Struct({
   status: Schema.Literal("ok"),
   via: ReportVia,

@@ -37,6 +37,7 @@ export const makeTestSettings = (overrides: Partial<SettingsValue> = {}): Settin
   judges: Option.none(),
   rounds: 1,
   samples: 4,
+  reportVia: "text",
   outputDir: path.join(os.tmpdir(), "parallel-llm-test-runs"),
   logLevel: "info",
   logFile: Option.none(),

@@ -53,8 +53,8 @@ export const pairsOf = (
  * reasoning (the run's, or a model object's in the config file), a model object's provider routing and
  * fallbacks, and web search (candidates only). Every model that may be asked is in: the candidates when they
  * are asked, rank's judges, and the synthesizers (a fallback answers when the first fails). The cap on the
- * answers the synthesizer and judges read changes their prompt. Timeouts, retries, quorum and deadlines are
- * out: they decide how long a run waits, not what it asks, and only ok and partial results are reused.
+ * answers the synthesizer and judges read changes their prompt, and so does the report mode. Timeouts,
+ * retries, quorum and deadlines are out: they decide how long a run waits, not what it asks, and only ok and partial results are reused.
  *
  * A result line of an earlier version has a fingerprint without these: it is not reused, and its pair is
  * asked once more. It cannot say which temperature it was made with, so taking it as made with today's would
@@ -73,7 +73,9 @@ const callsOf = (strategy: StrategyName, item: EvalItem, settings: SettingsValue
     // The synthesizer and judges never search the web (see run/synthesize.ts, strategies/panel.ts).
     calls: [...new Set(asked)].sort().map((model) => [model, sentOptions(modelCallOptions(settings, model, false))]),
     web: candidates && settings.web,
-    synthesisMaxChars: settings.synthesisMaxChars
+    synthesisMaxChars: settings.synthesisMaxChars,
+    // How the synthesizer is asked for its report changes its prompt, and may change its answer.
+    reportVia: settings.reportVia
   }
 }
 

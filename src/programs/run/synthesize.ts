@@ -2,7 +2,7 @@ import { type Array as Arr, Clock, Duration, Effect, Either, LogLevel, Ref } fro
 import { Timeout } from "../../domain/errors.js"
 import { describeCall, plural } from "../../domain/format.js"
 import type { SynthesisRecord } from "../../domain/manifest.js"
-import { type Report, type ReportVia, unavailableReport } from "../../domain/report.js"
+import { type Report, type ReportMode, type ReportVia, unavailableReport } from "../../domain/report.js"
 import { logsAt } from "../../services/Logging.js"
 import { OpenRouterClient } from "../../services/OpenRouterClient.js"
 import { Settings } from "../../services/Settings.js"
@@ -25,12 +25,16 @@ export interface SynthesisOutcome {
   readonly report: Report
 }
 
+/** How a reply is asked for: with the report in plain text after it, as one structured JSON, or with no report. */
+type AskedVia = ReportVia | "off"
+
 /**
- * Structured output where the provider's catalogue says the model supports it; plain text where it does
- * not, or where there is no catalogue to ask (most local servers).
+ * The `reportVia` setting for this synthesizer. `structured` only where the provider's catalogue says the model
+ * supports it, plain text where it does not or where there is no catalogue to ask (most local servers); the
+ * catalogue is not even asked otherwise.
  */
-const reportViaFor = (model: string, waitMs: number): Effect.Effect<ReportVia, never, OpenRouterClient> =>
-  Effect.map(
+const reportViaFor = (mode: ReportMode, model: string, waitMs: number): Effect.Effect<AskedVia, never, OpenRouterClient> =>
+  mode !== "structured" ? Effect.succeed(mode) : Effect.map(
     catalogueWithin(Duration.min(CATALOGUE_WAIT, Duration.millis(waitMs))),
     (catalogue) =>
       Either.isRight(catalogue) &&
@@ -38,6 +42,10 @@ const reportViaFor = (model: string, waitMs: number): Effect.Effect<ReportVia, n
         ? "structured"
         : "text"
   )
+
+/** The reply read as it was asked for: with `off`, all of it is the answer. */
+const replyOf = (content: string, via: AskedVia) =>
+  via === "off" ? { answer: content, report: unavailableReport("no report was asked for (reportVia off)") } : readReply(content, via)
 
 /** Two calls to one synthesizer, seen as one: attempts and time added up, the second's result. */
 const followedBy = (first: ModelCall, second: ModelCall): ModelCall => ({
@@ -101,18 +109,19 @@ export const synthesize = Effect.fnUntraced(function*(input: {
     }
     yield* input.onStart(model)
     // The catalogue may take a tenth of the synthesizer's time at most; the call gets what is left.
-    let via: ReportVia = yield* reportViaFor(model, timeoutMs / 10)
+    let via = yield* reportViaFor(settings.reportVia, model, timeoutMs / 10)
     if (info) {
-      yield* Effect.logInfo(`synthesis: asking ${model} to merge ${plural(input.candidates.length, "answer")} (report as ${via} output)`)
+      const report = via === "off" ? "no report" : `report as ${via} output`
+      yield* Effect.logInfo(`synthesis: asking ${model} to merge ${plural(input.candidates.length, "answer")} (${report})`)
     }
     // The synthesizer's own options (a model object in the config file) and the run's reasoning; no web search.
     const options = modelCallOptions(settings, model, false)
     const sent = { options: sentOptions(options) }
-    const ask = (as: ReportVia, ms: number) =>
+    const ask = (as: AskedVia, ms: number) =>
       callModel(
         {
           model,
-          messages: withReportInstructions(built.messages, as),
+          messages: as === "off" ? built.messages : withReportInstructions(built.messages, as),
           ...options,
           onDelta: input.onDelta,
           ...(as === "structured" ? { responseFormat: SYNTHESIS_REPLY_FORMAT } : {})
@@ -130,7 +139,7 @@ export const synthesize = Effect.fnUntraced(function*(input: {
     if (Either.isRight(call.result)) {
       const completion = call.result.right
       if (info) yield* Effect.logInfo(`synthesis: ${model} ${describeCall(call)}`)
-      const reply = readReply(completion.content, via)
+      const reply = replyOf(completion.content, via)
       if (info && reply.report.status === "unavailable") yield* Effect.logInfo(`synthesis: no disagreement report: ${reply.report.reason}`)
       return {
         content: reply.answer,

@@ -20,7 +20,7 @@ export const outputSettings = {
     env: "PARALLEL_LLM_OUTPUT_DIR",
     doc: "Where run directories go",
     default: (ctx) => defaultOutputDir(ctx.env, process.platform, ctx.home),
-    defaultDoc: "per-user data directory (below)",
+    defaultDoc: "per-user data directory",
     convert: absolutePath
   }),
   logLevel: withDefault({

@@ -32,7 +32,7 @@ export const runSettings = {
     kind: integerIn(0, 20),
     flag: "retries",
     env: "PARALLEL_LLM_RETRIES",
-    doc: "Retries after the first attempt, for transient failures only",
+    doc: "Retries of transient failures",
     default: 3,
     defaultDoc: "3"
   }),
@@ -51,7 +51,7 @@ export const runSettings = {
     kind: numberIn(0, 2),
     flag: "temperature",
     env: "PARALLEL_LLM_TEMPERATURE",
-    doc: "Sampling temperature (0 to 2)",
+    doc: "Temperature (0 to 2)",
     default: 0.7,
     defaultDoc: "0.7"
   }),

@@ -1,3 +1,5 @@
+import { Schema } from "effect"
+import { ReportMode } from "../../domain/report.js"
 import { StrategyName, StrategyText } from "../../domain/strategy.js"
 import { integerIn, modelList, oneOf } from "../kinds.js"
 import { optional, perCall, type Topic, withDefault } from "../setting.js"
@@ -43,6 +45,16 @@ export const strategySettings = {
     }),
     { title: "Rounds", description: "For refine: rounds." }
   ),
+  reportVia: withDefault({
+    field: "reportVia",
+    preset: true,
+    kind: oneOf(Schema.compose(Schema.Trim, ReportMode), ReportMode),
+    flag: "report-via",
+    env: "PARALLEL_LLM_REPORT_VIA",
+    doc: "Report: `text` after the answer, `structured` (JSON), or `off`",
+    default: "text" as const,
+    defaultDoc: "`text`"
+  }),
   samples: perCall(
     withDefault({
       field: "samples",
