@@ -3,7 +3,6 @@ import { defineConfig } from "vitest/config"
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
     // Spawned CLIs and MCP servers are slow to start on a loaded 2-core machine: be generous, never flaky.
     testTimeout: 60_000,
     hookTimeout: 60_000,
@@ -11,7 +10,12 @@ export default defineConfig({
     // Most of the suite's time is spent waiting on spawned CLIs and servers, not computing: two workers even on
     // two cores (vitest's default, one fewer than the cores, would leave such a machine with one).
     maxWorkers: Math.max(2, availableParallelism() - 1),
-    // The JSON report lets CI print a plain "N passed, N failed" closing line.
-    reporters: ["default", ["json", { outputFile: ".tmp/vitest-results.json" }]]
+    // The JSON report lets CI print a plain "N passed, N failed" closing line (both tiers in one file).
+    reporters: ["default", ["json", { outputFile: ".tmp/vitest-results.json" }]],
+    // Two tiers: `npx vitest run --project unit` runs the in-process tests alone; `vitest run` runs both.
+    projects: [
+      { extends: true, test: { name: "unit", include: ["test/unit/**/*.test.ts"] } },
+      { extends: true, test: { name: "e2e", include: ["test/e2e/**/*.test.ts"] } }
+    ]
   }
 })

@@ -33,6 +33,12 @@ export const FIGURES: ReadonlyArray<FigureSpec> = [
   { key: "throughput.connections", label: "  TCP connections the fake accepted", unit: "", target: { max: 16 } },
   { key: "throughput.rawUndiciFraction", label: "  floor: the same calls from a bare undici loop", unit: "" },
   { key: "throughput.defaultRunsFraction", label: "  with the default --runs 4: fraction of the ideal for 4 runs", unit: "" },
+  {
+    key: "soak.serveHeapBytesPerCall",
+    label: "serve: heap growth per answered call, calls 1,000-2,000 in-process",
+    unit: "B",
+    target: { max: 500 }
+  },
   { key: "startup.serveInitMs", label: "start-up: serve, spawn to initialize answer", unit: "ms", target: { max: 300 } },
   { key: "startup.serveInitColdMs", label: "  the first run, before the code cache exists", unit: "ms" },
   { key: "startup.versionMs", label: "start-up: --version, spawn to exit", unit: "ms", target: { max: 200 } },

@@ -11,6 +11,7 @@ import * as path from "node:path"
 import type { BenchContext } from "./context.js"
 import { type Fake, startFake } from "./fake.js"
 import { measureConnections, measureOverhead } from "./measure/overhead.js"
+import { measureSoak } from "./measure/soak.js"
 import { measureStartup } from "./measure/startup.js"
 import { measureTail } from "./measure/tail.js"
 import { measureCallCpu, measureEventCpu, measureScale } from "./measure/targets.js"
@@ -24,6 +25,7 @@ const MEASUREMENTS: ReadonlyArray<readonly [string, (ctx: BenchContext, fake: Fa
   ["connections", measureConnections],
   ["tail", measureTail],
   ["throughput", measureThroughput],
+  ["soak", measureSoak],
   ["calls", measureCallCpu],
   ["events", measureEventCpu],
   ["scale", measureScale]

@@ -1,0 +1,89 @@
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
+import { listTree, startCli } from "../support/spawnCli.js"
+import { makeTempDirs } from "../support/tempDirs.js"
+
+const tempDir = makeTempDirs("parallel-llm-crash-")
+
+// kill -9 in the middle of a run: every file of the run layout that exists is whole (temporary
+// siblings may remain, named `.<file>.<random>.tmp`, but never a half-written layout file).
+
+const models = ["big/one", "big/two", "big/three", "big/four"]
+const contentFor = (model: string) => `# ${model}\n\n${`${model} says something long. `.repeat(40_000)}`
+
+let fake: FakeOpenRouter
+beforeAll(async () => {
+  fake = await startFakeOpenRouter({
+    script: Object.fromEntries([
+      ...models.map((m, i) => [m, { kind: "ok" as const, content: contentFor(m), delayMs: 30 * i }]),
+      ["big/synth", { kind: "ok" as const, content: contentFor("big/synth"), delayMs: 20 }]
+    ])
+  })
+})
+afterAll(async () => {
+  await fake.close()
+})
+
+const expectedFiles: Record<string, string> = {
+  "prompt.md": "crash test",
+  "final.md": contentFor("big/synth"),
+  ...Object.fromEntries(models.map((m, i) => [`responses/0${i + 1}-${m.replace("/", "-")}.md`, contentFor(m)]))
+}
+
+describe("kill -9 during a run", () => {
+  it("never leaves a half-written file", async () => {
+    const outputDir = tempDir()
+    const seen = new Set<string>()
+    // One whole run first, to know how long the stages take on this machine.
+    const env = {
+      PATH: process.env.PATH,
+      HOME: os.tmpdir(),
+      OPENROUTER_BASE_URL: fake.url,
+      PARALLEL_LLM_OUTPUT_DIR: tempDir(),
+      PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none",
+      // Whole bodies: big answers arrive in one piece, so the kills land in the writes more often.
+      PARALLEL_LLM_STREAM: "false"
+    }
+    const args = ["ask", "crash test", ...models.flatMap((m) => ["-m", m]), "-s", "big/synth"]
+    fake.reset()
+    const whole = startCli(args, { env })
+    await fake.waitForRequests(1, 20_000)
+    const started = Date.now()
+    expect((await whole.done).code).toBe(0)
+    const runMs = Date.now() - started
+
+    // Then kill at several moments after the run has started: during the candidates, the writes, the synthesis.
+    for (const fraction of [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95]) {
+      const killAfterMs = Math.round(runMs * fraction)
+      fake.reset()
+      const cli = startCli(args, { env: { ...env, PARALLEL_LLM_OUTPUT_DIR: outputDir } })
+      await Promise.race([fake.waitForRequests(1, 20_000), cli.done])
+      await new Promise((resolve) => setTimeout(resolve, killAfterMs))
+      cli.child.kill("SIGKILL")
+      await cli.done
+    }
+    for (const runId of fs.readdirSync(outputDir)) {
+      for (const file of listTree(path.join(outputDir, runId))) {
+        const name = path.basename(file)
+        if (name.startsWith(".") && name.endsWith(".tmp")) continue
+        // The owner record of a run whose process was killed: it says who owned the run.
+        if (file === "owner.json") continue
+        seen.add(file)
+        const text = fs.readFileSync(path.join(outputDir, runId, file), "utf8")
+        if (file === "run.json") {
+          expect(() => JSON.parse(text), `${runId}/run.json parses`).not.toThrow()
+        } else {
+          expect(file in expectedFiles, `${file} is a layout file`).toBe(true)
+          expect(text.length, `${runId}/${file} is whole`).toBe(expectedFiles[file]!.length)
+          expect(text === expectedFiles[file], `${runId}/${file} is whole`).toBe(true)
+        }
+      }
+    }
+    // The kills landed at different stages: at least prompts and some answers were on disk.
+    expect(seen.has("prompt.md")).toBe(true)
+    expect([...seen].some((f) => f.startsWith("responses/"))).toBe(true)
+  })
+})

@@ -1,0 +1,105 @@
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
+import { connectMcp } from "../support/mcpHarness.js"
+import { cliEntry, freshDirs, runCli } from "../support/spawnCli.js"
+
+// Issue 13, items 4 and 9 with the built CLI and the MCP server: the bound on models in one run, from
+// every source, before any call; and one bound on upstream calls in flight for the whole `serve` process.
+
+let fake: FakeOpenRouter
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-limits-"))
+const freshDir = freshDirs(tmp)
+
+beforeAll(async () => {
+  if (!fs.existsSync(cliEntry)) throw new Error("run npm run build first")
+  // Every model answers after a pause, so that calls overlap.
+  fake = await startFakeOpenRouter({ default: { kind: "ok", content: "an answer", delayMs: 150 } })
+})
+afterAll(async () => {
+  await fake?.close()
+  fs.rmSync(tmp, { recursive: true, force: true })
+})
+
+const envFor = (dir: string, extra: Record<string, string> = {}) => ({
+  PATH: process.env.PATH ?? "",
+  HOME: tmp,
+  OPENROUTER_BASE_URL: fake.url,
+  PARALLEL_LLM_OUTPUT_DIR: path.join(dir, "runs"),
+  PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none",
+  ...extra
+})
+const many = (n: number) => Array.from({ length: n }, (_, i) => `many/m${i + 1}`)
+
+describe("the bound on models in one run (maxModels, default 16)", () => {
+  it("refuses more, from flags, the environment or the config file, with exit 2 and no call", async () => {
+    const dir = freshDir("max-models")
+    const configFile = path.join(dir, "config.json")
+    fs.writeFileSync(configFile, JSON.stringify({ models: many(17) }))
+    fake.reset()
+    const attempts = [
+      await runCli(["ask", "hi", ...many(17).flatMap((m) => ["-m", m]), "-s", "many/synth"], { env: envFor(dir) }),
+      await runCli(["ask", "hi", "-s", "many/synth"], { env: envFor(dir, { PARALLEL_LLM_MODELS: many(17).join(",") }) }),
+      await runCli(["ask", "hi", "-s", "many/synth", "--config", configFile], { env: envFor(dir) }),
+      await runCli(["ask", "hi", "-m", "a/one", "-m", "a/two", "-m", "a/three", "-s", "many/synth"], {
+        env: envFor(dir, { PARALLEL_LLM_MAX_MODELS: "2" })
+      })
+    ]
+    for (const [i, result] of attempts.entries()) {
+      expect(result.code, `attempt ${i}: ${result.stderr}`).toBe(2)
+      expect(result.stderr).toContain("--max-models")
+    }
+    expect(fake.chatRequests()).toHaveLength(0)
+  })
+
+  it("allows more when raised", async () => {
+    const result = await runCli(["ask", "hi", ...many(17).flatMap((m) => ["-m", m]), "-s", "many/synth", "--max-models", "17"], {
+      env: envFor(freshDir("raised"))
+    })
+    expect(result.code, result.stderr).toBe(0)
+  })
+
+  it("applies to an MCP call", async () => {
+    const mcp = await connectMcp({
+      ...envFor(freshDir("mcp-models")),
+      PARALLEL_LLM_MAX_MODELS: "2",
+      PARALLEL_LLM_SYNTHESIZER: "many/synth"
+    })
+    try {
+      fake.reset()
+      const result = await mcp.client.callTool({ name: "process_prompt", arguments: { prompt: "hi", models: many(3) } })
+      expect(result.isError).toBe(true)
+      expect(JSON.stringify(result.content)).toContain("--max-models")
+      expect(fake.chatRequests()).toHaveLength(0)
+    } finally {
+      await mcp.close()
+    }
+  })
+})
+
+describe("the process-wide bound on upstream calls (maxInFlight)", () => {
+  it("holds across concurrent MCP calls, each run keeping its own bound", async () => {
+    const mcp = await connectMcp({
+      ...envFor(freshDir("in-flight")),
+      PARALLEL_LLM_MAX_IN_FLIGHT: "3",
+      PARALLEL_LLM_CONCURRENCY: "2",
+      PARALLEL_LLM_MODELS: many(4).join(","),
+      PARALLEL_LLM_SYNTHESIZER: "many/synth"
+    })
+    try {
+      fake.reset()
+      const calls = Array.from(
+        { length: 4 },
+        (_, i) => mcp.client.callTool({ name: "process_prompt", arguments: { prompt: `question ${i}` } })
+      )
+      for (const result of await Promise.all(calls)) expect(result.isError ?? false).toBe(false)
+      expect(fake.chatRequests()).toHaveLength(4 * 5)
+      expect(fake.maxInFlight).toBeLessThanOrEqual(3)
+      expect(fake.connections).toBeLessThanOrEqual(3)
+    } finally {
+      await mcp.close()
+    }
+  })
+})

@@ -1,0 +1,93 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, Option } from "effect"
+import { execFileSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { afterAll, beforeAll, beforeEach } from "vitest"
+import { layerOpenRouterClient, OpenRouterClient } from "../../src/services/OpenRouterClient.js"
+import { layerSettings } from "../../src/services/Settings.js"
+import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
+import { connectMcp, serverEnv } from "../support/mcpHarness.js"
+import { realHttpClientLayer } from "../support/realHttpClient.js"
+import { cliEntry, freshDirs, repoRoot, runCli } from "../support/spawnCli.js"
+import { makeTestSettings } from "../support/testSettings.js"
+
+// An OpenAI-compatible server that reports no usage (many local servers): streams ask for it, and what
+// is not reported is recorded as unknown, never as 0 tokens.
+
+let fake: FakeOpenRouter
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-usage-"))
+const freshDir = freshDirs(tmp)
+
+beforeAll(async () => {
+  if (!fs.existsSync(cliEntry)) execFileSync("npm", ["run", "build"], { cwd: repoRoot, stdio: "ignore" })
+  fake = await startFakeOpenRouter()
+})
+afterAll(async () => {
+  await fake.close()
+  fs.rmSync(tmp, { recursive: true, force: true })
+})
+beforeEach(() => {
+  fake.setScript({})
+  fake.setDefault({ kind: "ok", usage: null })
+  fake.reset()
+})
+
+const complete = (stream: boolean) =>
+  Effect.flatMap(OpenRouterClient, (client) => client.complete({ model: "local/llama", messages: [{ role: "user", content: "hi" }] })).pipe(
+    Effect.provide(layerOpenRouterClient.pipe(
+      Layer.provide(Layer.merge(layerSettings(makeTestSettings({ baseUrl: fake.url, apiKey: Option.none(), stream })), realHttpClientLayer))
+    ))
+  )
+
+describe("a server that reports no usage", () => {
+  for (const stream of [true, false]) {
+    it.live(`${stream ? "streamed" : "whole"} answer: usage is absent, and only a stream asks for it`, () =>
+      Effect.gen(function*() {
+        const completion = yield* complete(stream)
+        expect(completion.content).toBe("Answer from local/llama")
+        expect(completion.usage).toBeUndefined()
+        const body = fake.chatRequests()[0]!.body as Record<string, unknown>
+        if (stream) expect(body["stream_options"]).toEqual({ include_usage: true })
+        else expect(body).not.toHaveProperty("stream_options")
+      }))
+  }
+
+  it("ask: call records have no usage, the manifest claims no tokens, the summary says tokens unknown", async () => {
+    const out = freshDir("ask")
+    const env = {
+      PATH: process.env.PATH,
+      HOME: tmp,
+      OPENROUTER_BASE_URL: fake.url,
+      PARALLEL_LLM_OUTPUT_DIR: out,
+      PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none"
+    }
+    const r = await runCli(["ask", "hello", "-m", "local/a", "-m", "local/b", "-s", "local/synth"], { env })
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stderr).toMatch(/· tokens unknown ·/)
+    expect(r.stderr).not.toMatch(/\b0 tokens/)
+    const [runId] = fs.readdirSync(out).filter((f) => fs.existsSync(path.join(out, f, "run.json")))
+    const manifest = JSON.parse(fs.readFileSync(path.join(out, runId!, "run.json"), "utf8"))
+    for (const call of [...manifest.candidates, manifest.synthesis]) {
+      expect(call.status).toBe("ok")
+      expect(call).not.toHaveProperty("usage")
+    }
+    // Unknown, not 0: no tokens at all when no call reported any.
+    expect(manifest.usage).toEqual({ unreportedCalls: 3 })
+  })
+
+  it("process_prompt: its structured usage says which calls reported none, and matches the output schema", async () => {
+    const env = serverEnv({ baseUrl: fake.url, outputDir: freshDir("mcp"), apiKey: "", models: ["local/m"], synthesizer: "local/s" })
+    const mcp = await connectMcp(env)
+    try {
+      // Listing the tools makes the SDK's client check every structured result against its output schema.
+      await mcp.client.listTools()
+      const result = await mcp.client.callTool({ name: "process_prompt", arguments: { prompt: "hello" } })
+      expect(result.isError, JSON.stringify(result.content)).toBeFalsy()
+      expect(result.structuredContent).toMatchObject({ usage: { unreportedCalls: 2 } })
+    } finally {
+      await mcp.close()
+    }
+  })
+})

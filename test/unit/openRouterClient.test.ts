@@ -1,0 +1,685 @@
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Either, Layer, Option, Redacted } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { afterAll, beforeAll, beforeEach } from "vitest"
+import { httpStatusOf, isTransient, type ProviderError } from "../../src/domain/errors.js"
+import { callModel } from "../../src/programs/callModel.js"
+import { runPipeline } from "../../src/programs/runPipeline.js"
+import { layerLogging, type LogEntry } from "../../src/services/Logging.js"
+import {
+  type CompletionRequest,
+  layerOpenRouterClient,
+  makeOpenRouterClient,
+  OpenRouterClient,
+  parseRetryAfter
+} from "../../src/services/OpenRouterClient.js"
+import { layerRunStore } from "../../src/services/RunStore.js"
+import { layerSettings, type SettingsValue } from "../../src/services/Settings.js"
+import { type Behavior, type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
+import { realHttpClientLayer, waitUntil } from "../support/realHttpClient.js"
+import { makeTestSettings } from "../support/testSettings.js"
+
+/** Distinctive, so that a leak anywhere is unmistakable. */
+const KEY = "sk-or-v1-SECRET-5f3c9a1e7d2b4c6a8e0f1a2b3c4d5e6f"
+
+let fake: FakeOpenRouter
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-client-"))
+
+beforeAll(async () => {
+  fake = await startFakeOpenRouter()
+})
+afterAll(async () => {
+  await fake.close()
+  fs.rmSync(tmp, { recursive: true, force: true })
+})
+beforeEach(() => {
+  fake.setScript({})
+  fake.setDefault({ kind: "ok" })
+  fake.reset()
+})
+
+const settingsFor = (overrides: Partial<SettingsValue> = {}): SettingsValue =>
+  makeTestSettings({
+    baseUrl: fake.url,
+    apiKey: Option.some(Redacted.make(KEY)),
+    appUrl: "https://example.test/parallel",
+    appTitle: "parallel-llm tests",
+    retryBaseDelayMs: 10,
+    ...overrides
+  })
+
+/** The real client over the real pooled HTTP client, as main.ts composes it. */
+const clientLayer = (overrides: Partial<SettingsValue> = {}) =>
+  layerOpenRouterClient.pipe(Layer.provide(Layer.merge(layerSettings(settingsFor(overrides)), realHttpClientLayer)))
+
+const ask = (model: string, extra: Partial<CompletionRequest> = {}): CompletionRequest => ({
+  model,
+  messages: [{ role: "user", content: `Question for ${model}` }],
+  ...extra
+})
+
+const complete = (request: CompletionRequest) => Effect.flatMap(OpenRouterClient, (client) => client.complete(request))
+
+/** One attempt against `behavior`; the typed error it fails with. */
+const failureOf = (model: string, behavior: Behavior) =>
+  Effect.gen(function*() {
+    fake.setScript({ [model]: behavior })
+    return yield* complete(ask(model)).pipe(Effect.flip, Effect.provide(clientLayer()))
+  })
+
+const chatCount = (model: string) => fake.chatRequests().filter((r) => r.model === model).length
+
+describe("OpenRouterClient.complete: a good answer", () => {
+  it.live("returns content, servedBy, usage with cost and finishReason, and sends the right request", () =>
+    Effect.gen(function*() {
+      fake.setScript({
+        "good/model": {
+          kind: "ok",
+          content: "The answer is 42.",
+          servedBy: "good/model-2025-06-01",
+          usage: { prompt_tokens: 11, completion_tokens: 7, cost: 0.00123 },
+          finishReason: "length"
+        }
+      })
+      const completion = yield* complete(
+        ask("good/model", {
+          messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "Meaning of life?" }],
+          temperature: 0.3,
+          maxTokens: 256
+        })
+      ).pipe(Effect.provide(clientLayer()))
+      expect(completion.content).toBe("The answer is 42.")
+      expect(completion.servedBy).toBe("good/model-2025-06-01")
+      expect(completion.usage).toEqual({ promptTokens: 11, completionTokens: 7, cost: 0.00123 })
+      expect(completion.finishReason).toBe("length")
+
+      const [request, ...others] = fake.chatRequests()
+      expect(others).toHaveLength(0)
+      expect(request!.method).toBe("POST")
+      expect(request!.path).toBe("/api/v1/chat/completions")
+      expect(request!.headers["authorization"]).toBe(`Bearer ${KEY}`)
+      expect(request!.headers["http-referer"]).toBe("https://example.test/parallel")
+      expect(request!.headers["x-title"]).toBe("parallel-llm tests")
+      expect(String(request!.headers["content-type"])).toContain("application/json")
+      expect(request!.body).toMatchObject({
+        model: "good/model",
+        messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "Meaning of life?" }],
+        temperature: 0.3,
+        max_tokens: 256
+      })
+    }))
+
+  it.live("leaves temperature and max_tokens out when they are not set; no usage cost means no cost field", () =>
+    Effect.gen(function*() {
+      const completion = yield* complete(ask("plain/model")).pipe(Effect.provide(clientLayer()))
+      expect(completion.content).toBe("Answer from plain/model")
+      expect(completion.servedBy).toBe("plain/model")
+      const body = fake.chatRequests()[0]!.body as Record<string, unknown>
+      expect(body).not.toHaveProperty("max_tokens")
+      expect(body).not.toHaveProperty("temperature")
+      expect(body["model"]).toBe("plain/model")
+    }))
+
+  it.live("a streamed answer hands each network read's text to onDelta as it arrives: the pieces make up the answer", () =>
+    Effect.gen(function*() {
+      fake.setScript({ "delta/model": { kind: "trickle", content: "one two three four five six", chunks: 4, chunkDelayMs: 15 } })
+      const pieces: Array<string> = []
+      const completion = yield* complete(
+        ask("delta/model", { onDelta: (text) => Effect.sync(() => void pieces.push(text)) })
+      ).pipe(Effect.provide(clientLayer({ stream: true })))
+      expect(completion.content).toBe("one two three four five six")
+      // Four writes 15 ms apart: more than one read, whatever the machine's load.
+      expect(pieces.length).toBeGreaterThan(1)
+      expect(pieces.join("")).toBe(completion.content)
+      expect(pieces).not.toContain("")
+    }))
+
+  it.live("sends no Authorization header when there is no key (loopback servers)", () =>
+    Effect.gen(function*() {
+      yield* complete(ask("nokey/model")).pipe(Effect.provide(clientLayer({ apiKey: Option.none() })))
+      expect(fake.chatRequests()[0]!.headers["authorization"]).toBeUndefined()
+    }))
+})
+
+interface FailureCase {
+  readonly name: string
+  readonly behavior: Behavior
+  readonly tag: ProviderError["_tag"]
+  readonly transient: boolean
+  readonly httpStatus?: number
+  readonly message?: RegExp
+  readonly check?: (error: ProviderError) => void
+}
+
+const statusCase = (status: number, tag: ProviderError["_tag"], transient: boolean, message?: RegExp): FailureCase => ({
+  name: `HTTP ${status}`,
+  behavior: { kind: "status", status },
+  tag,
+  transient,
+  httpStatus: status,
+  ...(message ? { message } : {})
+})
+
+const failureCases: ReadonlyArray<FailureCase> = [
+  {
+    name: "429 with Retry-After in seconds",
+    behavior: { kind: "status", status: 429, retryAfter: 2 },
+    tag: "RateLimited",
+    transient: true,
+    httpStatus: 429,
+    message: /429/,
+    check: (e) => expect(e._tag === "RateLimited" && e.retryAfterMs).toBe(2000)
+  },
+  {
+    name: "429 with Retry-After as an HTTP date",
+    behavior: { kind: "status", status: 429, retryAfter: new Date(Date.now() + 60_000).toUTCString() },
+    tag: "RateLimited",
+    transient: true,
+    httpStatus: 429,
+    check: (e) => {
+      const ms = e._tag === "RateLimited" ? e.retryAfterMs : undefined
+      expect(ms).toBeGreaterThan(30_000)
+      expect(ms).toBeLessThanOrEqual(61_000)
+    }
+  },
+  {
+    name: "429 without Retry-After",
+    behavior: { kind: "status", status: 429 },
+    tag: "RateLimited",
+    transient: true,
+    httpStatus: 429,
+    check: (e) => expect(e._tag === "RateLimited" && e.retryAfterMs).toBeUndefined()
+  },
+  statusCase(401, "Unauthorized", false, /OPENROUTER_API_KEY/),
+  statusCase(402, "OutOfCredits", false, /credits/i),
+  statusCase(403, "Forbidden", false, /flagged by moderation/),
+  statusCase(400, "BadRequest", false, /Bad Request/),
+  statusCase(404, "BadRequest", false, /No endpoints/),
+  statusCase(413, "BadRequest", false),
+  statusCase(422, "BadRequest", false),
+  statusCase(408, "ProviderFailure", true),
+  statusCase(500, "ProviderFailure", true, /Internal Server Error/),
+  statusCase(502, "ProviderFailure", true, /Provider returned error/),
+  statusCase(503, "ProviderFailure", true),
+  statusCase(524, "ProviderFailure", true),
+  statusCase(529, "ProviderFailure", true),
+  {
+    name: "503 with Retry-After",
+    behavior: { kind: "status", status: 503, retryAfter: 3 },
+    tag: "ProviderFailure",
+    transient: true,
+    httpStatus: 503,
+    check: (e) => expect(e._tag === "ProviderFailure" && e.retryAfterMs).toBe(3000)
+  },
+  {
+    name: "an HTML 502 page from a proxy",
+    behavior: { kind: "html" },
+    tag: "ProviderFailure",
+    transient: true,
+    httpStatus: 502,
+    message: /HTML/,
+    check: (e) => expect(e.message).not.toContain("<html")
+  },
+  // Not a chat completion at HTTP 200: transient, like the 5xx a proxy would have sent instead.
+  { name: "200 with an HTML page", behavior: { kind: "html", status: 200 }, tag: "InvalidResponse", transient: true, message: /HTML/ },
+  { name: "200 with malformed JSON", behavior: { kind: "malformed" }, tag: "InvalidResponse", transient: true, message: /cut short/ },
+  { name: "200 with empty choices", behavior: { kind: "emptyChoices" }, tag: "InvalidResponse", transient: true, message: /no choices/ },
+  { name: "200 with null content", behavior: { kind: "nullContent" }, tag: "InvalidResponse", transient: true, message: /null/ },
+  { name: "200 with empty content", behavior: { kind: "emptyContent" }, tag: "InvalidResponse", transient: true, message: /empty/ },
+  {
+    name: "200 with JSON of the wrong shape: one short line naming the field, no dump of the schema",
+    behavior: { kind: "status", status: 200, body: { choices: [{ message: { content: 42 } }] } },
+    tag: "InvalidResponse",
+    transient: true,
+    message: /^Invalid response: a body that is not a chat completion \(wrong shape at choices\.0\.message\.content\)$/
+  },
+  {
+    name: "an error object with a 5xx code in a 200 body",
+    behavior: { kind: "errorIn200", code: 502, message: "Upstream provider exploded" },
+    tag: "ErrorInBody",
+    transient: true,
+    message: /Upstream provider exploded/,
+    check: (e) => expect(e._tag === "ErrorInBody" && e.code).toBe(502)
+  },
+  {
+    // A 429 is a rate limit wherever it arrives: the same tag and status as an HTTP 429.
+    name: "an error object with code 429 in a 200 body",
+    behavior: { kind: "errorIn200", code: 429, message: "slow down" },
+    tag: "RateLimited",
+    transient: true,
+    httpStatus: 429,
+    message: /slow down/
+  },
+  {
+    name: "an error object with code 400 in a 200 body",
+    behavior: { kind: "errorIn200", code: 400, message: "context too long" },
+    tag: "ErrorInBody",
+    transient: false,
+    message: /context too long/,
+    check: (e) => expect(e._tag === "ErrorInBody" && e.code).toBe(400)
+  },
+  {
+    name: "a choice with finish_reason error",
+    behavior: { kind: "choiceError", code: 502, message: "Provider disconnected" },
+    tag: "ErrorInBody",
+    transient: true,
+    message: /Provider disconnected/
+  },
+  {
+    name: "a connection reset",
+    behavior: { kind: "reset" },
+    tag: "NetworkError",
+    transient: true,
+    message: /Network error/
+  }
+]
+
+describe("OpenRouterClient.complete: each failure maps to its typed error", () => {
+  failureCases.forEach((c, i) => {
+    it.live(c.name, () =>
+      Effect.gen(function*() {
+        const model = `fail/case-${i}`
+        const error = yield* failureOf(model, c.behavior)
+        expect(error._tag).toBe(c.tag)
+        expect(error.model).toBe(model)
+        expect(isTransient(error)).toBe(c.transient)
+        if (c.httpStatus !== undefined) expect(httpStatusOf(error)).toBe(c.httpStatus)
+        if (c.message) expect(error.message).toMatch(c.message)
+        expect(error.message).not.toContain(KEY)
+        c.check?.(error)
+        expect(chatCount(model)).toBe(1)
+      }))
+  })
+})
+
+describe("a 429 is typed by the provider's code wherever it arrives", () => {
+  for (
+    const [where, behavior, stream] of [
+      ["the HTTP status", { kind: "status", status: 429 }, false],
+      ["a 200 body", { kind: "errorIn200", code: 429, message: "Rate limit exceeded" }, false],
+      ["a 200 body of a streamed request", { kind: "errorIn200", code: "429", message: "Rate limit exceeded" }, true],
+      ["an event mid-stream", { kind: "streamError", partial: "The first words", code: 429, message: "Rate limit exceeded" }, true]
+    ] satisfies ReadonlyArray<readonly [string, Behavior, boolean]>
+  ) {
+    it.live(`in ${where}: RateLimited with httpStatus 429, transient`, () =>
+      Effect.gen(function*() {
+        const model = `limited/${where.replace(/\W+/g, "-")}`
+        fake.setScript({ [model]: behavior })
+        const error = yield* complete(ask(model)).pipe(Effect.flip, Effect.provide(clientLayer({ stream })))
+        expect(error._tag).toBe("RateLimited")
+        expect(httpStatusOf(error)).toBe(429)
+        expect(isTransient(error)).toBe(true)
+        if (behavior.kind === "streamError") expect(error._tag === "RateLimited" && error.partialContent).toBe("The first words")
+      }))
+  }
+})
+
+describe("parseRetryAfter", () => {
+  it("reads delta-seconds, HTTP dates, and ignores garbage", () => {
+    const now = Date.UTC(2026, 0, 1, 12, 0, 0)
+    expect(parseRetryAfter("5", now)).toBe(5000)
+    expect(parseRetryAfter("0", now)).toBe(0)
+    expect(parseRetryAfter("1.5", now)).toBe(1500)
+    expect(parseRetryAfter(" 7 ", now)).toBe(7000)
+    expect(parseRetryAfter(new Date(now + 30_000).toUTCString(), now)).toBe(30_000)
+    expect(parseRetryAfter("Thu, 01 Jan 2026 12:00:10 GMT", now)).toBe(10_000)
+    expect(parseRetryAfter(new Date(now - 30_000).toUTCString(), now)).toBe(0)
+    expect(parseRetryAfter("-3", now)).toBe(0)
+    expect(parseRetryAfter(undefined, now)).toBeUndefined()
+    expect(parseRetryAfter("", now)).toBeUndefined()
+    expect(parseRetryAfter("soon", now)).toBeUndefined()
+  })
+})
+
+describe("OpenRouterClient.listModels", () => {
+  it.live("reads ids, context lengths and prices (USD per million tokens)", () =>
+    Effect.gen(function*() {
+      fake.setModels([
+        { id: "a/one", name: "A One", context_length: 200_000, pricing: { prompt: "0.000003", completion: "0.000015" } },
+        { id: "b/two" }
+      ])
+      const models = yield* Effect.flatMap(OpenRouterClient, (c) => c.listModels()).pipe(Effect.provide(clientLayer()))
+      expect(models.map((m) => m.id)).toEqual(["a/one", "b/two"])
+      expect(models[0]!.contextLength).toBe(200_000)
+      expect(models[0]!.promptPrice).toBeCloseTo(3, 6)
+      expect(models[0]!.completionPrice).toBeCloseTo(15, 6)
+      const request = fake.requests.find((r) => r.path === "/api/v1/models")
+      expect(request?.method).toBe("GET")
+      expect(request?.headers["authorization"]).toBe(`Bearer ${KEY}`)
+    }))
+})
+
+describe("callModel with the real client and the real clock", () => {
+  const policy = { retries: 3, retryBaseDelayMs: 10, timeoutMs: 30_000 }
+
+  it.live("500 then success: ok after 2 attempts", () =>
+    Effect.gen(function*() {
+      fake.setScript({ "retry/once": [{ kind: "status", status: 500 }, { kind: "ok", content: "second time lucky" }] })
+      const call = yield* callModel(ask("retry/once"), policy).pipe(Effect.provide(clientLayer()))
+      expect(Either.isRight(call.result)).toBe(true)
+      expect(Either.getOrThrow(call.result).content).toBe("second time lucky")
+      expect(call.attempts).toBe(2)
+      expect(chatCount("retry/once")).toBe(2)
+    }))
+
+  it.live("a connection reset then success: retried", () =>
+    Effect.gen(function*() {
+      fake.setScript({ "retry/reset": [{ kind: "reset" }, { kind: "ok" }] })
+      const call = yield* callModel(ask("retry/reset"), policy).pipe(Effect.provide(clientLayer()))
+      expect(Either.isRight(call.result)).toBe(true)
+      expect(call.attempts).toBe(2)
+    }))
+
+  it.live("an ErrorInBody with a transient code then success: retried", () =>
+    Effect.gen(function*() {
+      fake.setScript({ "retry/body": [{ kind: "errorIn200", code: 503 }, { kind: "ok" }] })
+      const call = yield* callModel(ask("retry/body"), policy).pipe(Effect.provide(clientLayer()))
+      expect(Either.isRight(call.result)).toBe(true)
+      expect(call.attempts).toBe(2)
+    }))
+
+  it.live("502 forever: ProviderFailure after retries + 1 attempts, exactly that many requests", () =>
+    Effect.gen(function*() {
+      fake.setScript({ "down/always": { kind: "status", status: 502 } })
+      const call = yield* callModel(ask("down/always"), { ...policy, retries: 2 }).pipe(Effect.provide(clientLayer()))
+      const error = Either.getLeft(call.result).pipe(Option.getOrThrow)
+      expect(error._tag).toBe("ProviderFailure")
+      expect(httpStatusOf(error)).toBe(502)
+      expect(call.attempts).toBe(3)
+      expect(chatCount("down/always")).toBe(3)
+    }))
+
+  for (
+    const behavior of [
+      { kind: "malformed" },
+      { kind: "html", status: 200 },
+      { kind: "emptyChoices" },
+      { kind: "nullContent" }
+    ] satisfies ReadonlyArray<Behavior>
+  ) {
+    it.live(`a 200 that is not a chat completion (${behavior.kind}) is retried under the same schedule`, () =>
+      Effect.gen(function*() {
+        const model = `invalid/${behavior.kind}`
+        fake.setScript({ [model]: [behavior, { kind: "ok", content: "a real answer" }] })
+        const call = yield* callModel(ask(model), policy).pipe(Effect.provide(clientLayer()))
+        expect(Either.getOrThrow(call.result).content).toBe("a real answer")
+        expect(call.attempts).toBe(2)
+        expect(chatCount(model)).toBe(2)
+      }))
+  }
+
+  for (
+    const behavior of [
+      { kind: "status", status: 401 },
+      { kind: "status", status: 400 },
+      { kind: "status", status: 402 },
+      { kind: "status", status: 403 },
+      { kind: "errorIn200", code: 400 }
+    ] satisfies ReadonlyArray<Behavior>
+  ) {
+    const label = behavior.kind === "status" ? `HTTP ${behavior.status}` : `ErrorInBody code ${behavior.code}`
+    it.live(`${label}: exactly 1 request, never retried`, () =>
+      Effect.gen(function*() {
+        const model = `permanent/${label.replace(/\W+/g, "-")}`
+        fake.setScript({ [model]: behavior })
+        const call = yield* callModel(ask(model), policy).pipe(Effect.provide(clientLayer()))
+        expect(Either.isLeft(call.result)).toBe(true)
+        expect(call.attempts).toBe(1)
+        expect(chatCount(model)).toBe(1)
+      }))
+  }
+
+  // A lower bound only: a slow machine can only make the gap longer.
+  it.live("429 with Retry-After: the next attempt waits at least that long", () =>
+    Effect.gen(function*() {
+      fake.setScript({ "limited/once": [{ kind: "status", status: 429, retryAfter: 1 }, { kind: "ok" }] })
+      const call = yield* callModel(ask("limited/once"), policy).pipe(Effect.provide(clientLayer()))
+      expect(Either.isRight(call.result)).toBe(true)
+      expect(call.attempts).toBe(2)
+      const [first, second] = fake.chatRequests()
+      expect(second!.startedAt - (first!.endedAt ?? first!.startedAt)).toBeGreaterThanOrEqual(900)
+    }))
+
+  // 1 s rather than a few hundred ms: on a loaded machine the request must first reach the fake.
+  it.live("a hang with a 1 s budget: Timeout, and the HTTP request is really aborted", () =>
+    Effect.gen(function*() {
+      fake.setScript({ "slow/hang": { kind: "hang" } })
+      const outcome = yield* Effect.gen(function*() {
+        const call = yield* callModel(ask("slow/hang"), { ...policy, timeoutMs: 1_000 })
+        // Still inside the client's layer: the agent is alive, so only the interruption can have aborted it.
+        yield* Effect.promise(() => waitUntil(() => fake.abortedRequests().length >= 1, "the fake to see the request aborted"))
+        return call
+      }).pipe(Effect.provide(clientLayer()))
+      const error = Either.getLeft(outcome.result).pipe(Option.getOrThrow)
+      expect(error._tag).toBe("Timeout")
+      expect(error._tag === "Timeout" && error.timeoutMs).toBe(1_000)
+      expect(isTransient(error)).toBe(false)
+      expect(outcome.attempts).toBe(1)
+      expect(fake.abortedRequests().map((r) => r.model)).toEqual(["slow/hang"])
+      expect(fake.inFlight).toBe(0)
+    }))
+
+  it.live("the time budget covers the backoff too: a long Retry-After ends in Timeout", () =>
+    Effect.gen(function*() {
+      fake.setScript({ "limited/long": { kind: "status", status: 429, retryAfter: 60 } })
+      const call = yield* callModel(ask("limited/long"), { ...policy, timeoutMs: 1_500 }).pipe(Effect.provide(clientLayer()))
+      const error = Either.getLeft(call.result).pipe(Option.getOrThrow)
+      expect(error._tag).toBe("Timeout")
+      expect(chatCount("limited/long")).toBe(1)
+    }))
+})
+
+/**
+ * Lets the event loop turn once. Undici resolves a response body's end a moment before it marks the
+ * connection idle, so a request dispatched in the very same tick finds the socket still busy and opens
+ * a second one (plain undici does the same: see the tight-loop test). Any real caller does some I/O
+ * between calls (writing the answer, a backoff), which is what this stands for.
+ */
+const turn = Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
+
+describe("pooled connections", () => {
+  it.live("20 sequential calls through one layer use exactly 1 TCP connection", () =>
+    Effect.gen(function*() {
+      const client = yield* OpenRouterClient
+      for (let i = 0; i < 20; i++) {
+        const completion = yield* client.complete(ask(`pool/seq-${i}`))
+        expect(completion.content).toBe(`Answer from pool/seq-${i}`)
+        yield* turn
+      }
+      expect(fake.chatRequests()).toHaveLength(20)
+      expect(fake.connections).toBe(1)
+    }).pipe(Effect.provide(clientLayer())))
+
+  it.live("20 sequential streamed calls use exactly 1 TCP connection: the body is read to its end after [DONE]", () =>
+    Effect.gen(function*() {
+      const client = yield* OpenRouterClient
+      for (let i = 0; i < 20; i++) {
+        const completion = yield* client.complete(ask(`pool/stream-${i}`))
+        expect(completion.content).toBe(`Answer from pool/stream-${i}`)
+        yield* turn
+      }
+      expect(fake.connections).toBe(1)
+    }).pipe(Effect.provide(clientLayer({ stream: true }))))
+
+  it.live("a response that ends a moment after [DONE]: waited for, and its connection reused", () =>
+    Effect.gen(function*() {
+      fake.setDefault({ kind: "ok", endAfterDoneMs: 50 })
+      const client = yield* OpenRouterClient
+      for (let i = 0; i < 5; i++) {
+        expect((yield* client.complete(ask(`pool/late-end-${i}`))).content).toBe(`Answer from pool/late-end-${i}`)
+        yield* turn
+      }
+      expect(fake.connections).toBe(1)
+      expect(fake.abortedRequests()).toHaveLength(0)
+    }).pipe(Effect.provide(clientLayer({ stream: true }))))
+
+  it.live("a response kept open after [DONE]: the answer is returned and only that connection is dropped", () =>
+    Effect.gen(function*() {
+      fake.setScript({ "pool/never-ends": { kind: "ok", content: "complete anyway", endAfterDoneMs: 600_000 } })
+      const completion = yield* complete(ask("pool/never-ends")).pipe(Effect.provide(clientLayer({ stream: true })))
+      expect(completion.content).toBe("complete anyway")
+      yield* Effect.promise(() => waitUntil(() => fake.abortedRequests().length === 1, "the open response to be dropped"))
+    }))
+
+  it.live("20 sequential calls back to back in one tick still reuse connections (at most 2)", () =>
+    Effect.gen(function*() {
+      const client = yield* OpenRouterClient
+      for (let i = 0; i < 20; i++) yield* client.complete(ask(`pool/tight-${i}`))
+      expect(fake.chatRequests()).toHaveLength(20)
+      expect(fake.connections).toBeLessThanOrEqual(2)
+    }).pipe(Effect.provide(clientLayer())))
+
+  it.live("4 rounds of 5 concurrent calls use at most 5 connections", () =>
+    Effect.gen(function*() {
+      const client = yield* OpenRouterClient
+      for (let round = 0; round < 4; round++) {
+        const results = yield* Effect.forEach(
+          [0, 1, 2, 3, 4],
+          (i) => client.complete(ask(`pool/par-${round}-${i}`)),
+          { concurrency: "unbounded" }
+        )
+        expect(results).toHaveLength(5)
+        yield* turn
+      }
+      expect(fake.chatRequests()).toHaveLength(20)
+      expect(fake.connections).toBeGreaterThanOrEqual(1)
+      expect(fake.connections).toBeLessThanOrEqual(5)
+    }).pipe(Effect.provide(clientLayer())))
+
+  it.live("makeOpenRouterClient can be built directly from Settings and an HttpClient", () =>
+    Effect.gen(function*() {
+      const client = yield* makeOpenRouterClient
+      const completion = yield* client.complete(ask("direct/model"))
+      expect(completion.content).toBe("Answer from direct/model")
+    }).pipe(Effect.provide(Layer.merge(layerSettings(settingsFor()), realHttpClientLayer))))
+})
+
+/** Every file under `dir`, recursively, with its text. */
+const readTree = (dir: string): ReadonlyArray<{ file: string; text: string }> =>
+  fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = path.join(dir, entry.name)
+    return entry.isDirectory() ? readTree(full) : [{ file: full, text: fs.readFileSync(full, "utf8") }]
+  })
+
+describe("the API key is never logged", () => {
+  it.live("a run with many kinds of failure leaks the key nowhere, though the provider got it", () =>
+    Effect.gen(function*() {
+      fake.setScript({
+        "leak/unauthorized": { kind: "status", status: 401 },
+        "leak/flaky": { kind: "status", status: 500 },
+        "leak/malformed": { kind: "malformed" },
+        "leak/reset": { kind: "reset" },
+        "leak/good": { kind: "ok", content: "the one good answer" },
+        "leak/synth": { kind: "ok", content: "the synthesis" }
+      })
+      const outputDir = path.join(tmp, "runs-leak")
+      const logFile = path.join(tmp, "leak.log")
+      const settings = settingsFor({
+        models: ["leak/unauthorized", "leak/flaky", "leak/malformed", "leak/reset", "leak/good"],
+        synthesizer: "leak/synth",
+        fallbackSynthesizers: [],
+        retries: 2,
+        retryBaseDelayMs: 10,
+        outputDir,
+        logLevel: "debug",
+        logFile: Option.some(logFile)
+      })
+      const entries: Array<LogEntry> = []
+      const stderrLines: Array<string> = []
+      const services = Layer.mergeAll(layerOpenRouterClient, layerRunStore).pipe(
+        Layer.provideMerge(layerSettings(settings)),
+        Layer.provide(Layer.mergeAll(realHttpClientLayer, NodeFileSystem.layer, NodePath.layer)),
+        Layer.merge(layerLogging(settings, [(entry) => entries.push(entry)], (line) => stderrLines.push(line)))
+      )
+
+      const result = yield* runPipeline({ prompt: "Where does the key go?" }).pipe(Effect.provide(services))
+
+      // The run itself went as scripted.
+      expect(result.manifest.status).toBe("partial")
+      expect(result.final).toBe("the synthesis")
+      const byModel = new Map(result.manifest.candidates.map((c) => [c.model, c]))
+      expect(byModel.get("leak/unauthorized")?.error?.tag).toBe("Unauthorized")
+      expect(byModel.get("leak/unauthorized")?.attempts).toBe(1)
+      expect(byModel.get("leak/flaky")?.error?.tag).toBe("ProviderFailure")
+      expect(byModel.get("leak/flaky")?.attempts).toBe(3)
+      expect(byModel.get("leak/malformed")?.error?.tag).toBe("InvalidResponse")
+      expect(byModel.get("leak/reset")?.error?.tag).toBe("NetworkError")
+      expect(byModel.get("leak/good")?.status).toBe("ok")
+
+      // The provider did receive the key, on every call.
+      const chats = fake.chatRequests()
+      expect(chats.length).toBeGreaterThanOrEqual(1 + 3 + 1 + 3 + 1 + 1)
+      for (const request of chats) expect(request.headers["authorization"]).toBe(`Bearer ${KEY}`)
+
+      // ...and it went nowhere else.
+      expect(entries.length).toBeGreaterThan(5)
+      expect(entries.some((e) => e.level === "debug")).toBe(true)
+      for (const entry of entries) {
+        expect(entry.text).not.toContain(KEY)
+        expect(entry.context.join(" ")).not.toContain(KEY)
+      }
+      expect(stderrLines.length).toBe(entries.length)
+      for (const line of stderrLines) expect(line).not.toContain(KEY)
+      for (const record of result.manifest.candidates) expect(record.error?.message ?? "").not.toContain(KEY)
+      expect(JSON.stringify(result)).not.toContain(KEY)
+
+      const files = readTree(result.runDir)
+      expect(files.map((f) => path.relative(result.runDir, f.file)).sort()).toEqual(
+        ["final.md", "prompt.md", path.join("responses", "05-leak-good.md"), "run.json"].sort()
+      )
+      for (const { file, text } of files) expect(text, file).not.toContain(KEY)
+
+      const logText = fs.readFileSync(logFile, "utf8")
+      expect(logText.split("\n").filter((l) => l !== "").length).toBe(entries.length)
+      expect(logText).toContain("leak/flaky")
+      expect(logText).not.toContain(KEY)
+      // Not even a recognisable piece of it.
+      expect(logText).not.toContain(KEY.slice(-16))
+    }))
+
+  it.live("a key echoed in another letter case or by its leading part is redacted from answers and errors", () =>
+    Effect.gen(function*() {
+      const echo = `upper ${KEY.toUpperCase()}, lower ${KEY.toLowerCase()}, cut ${KEY.slice(0, 20)}… and the rest of the answer`
+      const leaks = (text: string) => text.toLowerCase().includes(KEY.slice(0, 16).toLowerCase())
+      for (const stream of [false, true]) {
+        fake.setScript({ "echo/answer": { kind: "ok", content: echo } })
+        const completion = yield* complete(ask("echo/answer")).pipe(Effect.provide(clientLayer({ stream })))
+        expect(leaks(completion.content), completion.content).toBe(false)
+        expect(completion.content).toContain("and the rest of the answer")
+      }
+      const error = yield* failureOf("echo/error", { kind: "errorIn200", code: 400, message: `bad key ${KEY.toUpperCase().slice(0, 24)}` })
+      expect(leaks(error.message), error.message).toBe(false)
+    }))
+
+  it.live("a short key is redacted from nothing: it cannot corrupt the bodies it appears in", () =>
+    Effect.gen(function*() {
+      for (const stream of [false, true]) {
+        const completion = yield* complete(ask("short/key")).pipe(
+          Effect.provide(clientLayer({ stream, apiKey: Option.some(Redacted.make("e")) }))
+        )
+        expect(completion.content).toBe("Answer from short/key")
+      }
+    }))
+
+  // Some OpenAI-compatible servers and proxies quote the key they received in a 401/400 body
+  // ("Received API Key = sk-..."). The client copies provider messages into its errors, which go to
+  // logs and run.json: the contract says the key never appears in an error message.
+  it.live("a provider that echoes the key in its error body does not get it into the error message", () =>
+    Effect.gen(function*() {
+      const echoed = { error: { code: 401, message: `Authentication Error, invalid key. Received API Key = ${KEY}` } }
+      for (
+        const [model, behavior] of [
+          ["echo/json", { kind: "status", status: 401, body: echoed }],
+          ["echo/text", { kind: "status", status: 400, body: `bad request from key ${KEY}` }],
+          ["echo/in200", { kind: "errorIn200", code: 400, message: `Received API Key = ${KEY}` }]
+        ] as const
+      ) {
+        const error = yield* failureOf(model, behavior)
+        expect(error.message, `${model}: ${error._tag}`).not.toContain(KEY)
+      }
+    }))
+})

@@ -1,0 +1,94 @@
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
+import { describe, expect, it } from "@effect/vitest"
+import { Deferred, Effect, Fiber, Layer, Logger, Option, Schema } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { Manifest } from "../../src/domain/manifest.js"
+import { runPipeline } from "../../src/programs/runPipeline.js"
+import { layerRunStore } from "../../src/services/RunStore.js"
+import { layerSettings, type SettingsValue } from "../../src/services/Settings.js"
+import { makeScriptedClient } from "../support/scriptedClient.js"
+import { makeTempDirs } from "../support/tempDirs.js"
+import { makeTestSettings } from "../support/testSettings.js"
+
+const tempDir = makeTempDirs("pllm-partial-")
+
+// Item 7 of issue 13: text a candidate already streamed is kept as its `.partial.md` whatever cuts the
+// call: the deadline, the quorum, the per-model timeout, or an interruption (Ctrl-C, MCP cancel).
+
+const pieces = ["Half ", "an ", "answer"]
+const partialFile = "responses/02-test-beta.partial.md"
+
+const layerFor = (overrides: Partial<SettingsValue>) =>
+  makeScriptedClient({
+    "test/alpha": [{ answer: "alpha answers" }],
+    "test/beta": [{ streamThenHang: pieces }],
+    "test/gamma": [{ hang: true }],
+    "test/synth": [{ answer: "synthesized" }]
+  }).pipe(
+    Effect.map((client) =>
+      Layer.mergeAll(client.layer, layerRunStore).pipe(
+        Layer.provideMerge(
+          layerSettings(makeTestSettings({ outputDir: tempDir(), ...overrides }))
+        ),
+        Layer.provide(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer)),
+        Layer.merge(Logger.remove(Logger.defaultLogger))
+      )
+    ),
+    Layer.unwrapEffect
+  )
+
+const manifestIn = (runDir: string) =>
+  Schema.decodeUnknownSync(Manifest)(JSON.parse(fs.readFileSync(path.join(runDir, "run.json"), "utf8")))
+
+const expectPartialKept = (runDir: string, status: string) => {
+  const manifest = manifestIn(runDir)
+  expect(manifest.candidates[1]).toMatchObject({ model: "test/beta", status, partialFile })
+  expect(fs.readFileSync(path.join(runDir, partialFile), "utf8")).toBe(pieces.join(""))
+  return manifest
+}
+
+describe("text streamed before a call is cut", () => {
+  it.live("is kept when the quorum ends the wait", () =>
+    Effect.gen(function*() {
+      const result = yield* runPipeline({ prompt: "p", quorum: 1, graceMs: 50 }).pipe(Effect.provide(layerFor({})))
+      expect(expectPartialKept(result.runDir, "cancelled").candidates[1]!.reason).toBe("quorum")
+    }))
+
+  it.live("is kept when the deadline ends the wait", () =>
+    Effect.gen(function*() {
+      const result = yield* runPipeline({ prompt: "p", deadlineMs: 300 }).pipe(
+        Effect.provide(layerFor({ synthesisReserveMs: Option.some(100) }))
+      )
+      expect(expectPartialKept(result.runDir, "cancelled").candidates[1]!.reason).toBe("deadline")
+    }))
+
+  it.live("is kept when the model's timeout runs out", () =>
+    Effect.gen(function*() {
+      const result = yield* runPipeline({ prompt: "p" }).pipe(Effect.provide(layerFor({ timeoutMs: 200, retries: 0 })))
+      expectPartialKept(result.runDir, "timeout")
+    }))
+
+  it.live("is kept when the run is interrupted", () =>
+    Effect.gen(function*() {
+      const runDir = yield* Deferred.make<string>()
+      const streamed = yield* Deferred.make<void>()
+      const fiber = yield* runPipeline({
+        prompt: "p",
+        onEvent: (e) =>
+          e._tag === "RunStarted"
+            ? Deferred.succeed(runDir, e.run.dir)
+            : e._tag === "CandidateDelta" && e.index === 1 && e.text === "answer"
+            ? Deferred.succeed(streamed, undefined)
+            : Effect.void
+      }).pipe(Effect.provide(layerFor({})), Effect.fork)
+      yield* Deferred.await(streamed)
+      yield* Fiber.interrupt(fiber)
+      const manifest = expectPartialKept(yield* Deferred.await(runDir), "cancelled")
+      expect(manifest.status).toBe("cancelled")
+      expect(manifest.candidates[1]!.reason).toBe("interrupted")
+      expect(manifest.candidates[2]).toMatchObject({ status: "cancelled", reason: "interrupted" })
+      expect(manifest.candidates[2]!.partialFile).toBeUndefined()
+    }))
+})

@@ -1,0 +1,127 @@
+import { FileSystem } from "@effect/platform"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
+import { SystemError } from "@effect/platform/Error"
+import { Effect, Layer, Logger, Option } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { listedUnwritten, UNWRITTEN_LISTED } from "../../src/programs/run/writes.js"
+import { runPipeline } from "../../src/programs/runPipeline.js"
+import { layerOpenRouterClient } from "../../src/services/OpenRouterClient.js"
+import { layerRunStore } from "../../src/services/RunStore.js"
+import { layerSettings } from "../../src/services/Settings.js"
+import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
+import { realHttpClientLayer } from "../support/realHttpClient.js"
+import { makeTempDirs } from "../support/tempDirs.js"
+import { makeTestSettings } from "../support/testSettings.js"
+
+// Issue 23, finding 17: a full disk during `rank`. Writes that failed are tried once more when the others have
+// ended (space freed by a failed big write comes back at once); what still fails is listed as unwritten, and
+// no record (candidate, label, judge) names a file that is not on disk.
+
+const tempDir = makeTempDirs("pllm-unwritten-")
+let fake: FakeOpenRouter
+beforeAll(async () => {
+  const ok = (content: string) => [{ kind: "ok" as const, content }, { kind: "ok" as const, content: "RANKING: A > B > C" }]
+  fake = await startFakeOpenRouter({
+    script: {
+      "test/alpha": ok("alpha thinks 4"),
+      "test/beta": ok("beta thinks 5"),
+      "test/gamma": ok("gamma thinks 4"),
+      "test/synth": { kind: "ok", content: "It is 4." }
+    }
+  })
+})
+afterAll(async () => {
+  await fake.close()
+})
+
+const noSpace = () =>
+  new SystemError({ reason: "Unknown", module: "FileSystem", method: "writeFile", description: "ENOSPC: no space left on device" })
+
+/**
+ * The node file system, but the first `times` writes of each file named (`responses/01-x.md`, relative to a
+ * run directory) fail as a full disk does; the run store writes a temporary sibling `.<name>.<tag>.tmp` first.
+ */
+const failingWrites = (files: Readonly<Record<string, number>>) => {
+  const left = new Map(Object.entries(files))
+  const failsNow = (target: string) => {
+    for (const [file, times] of left) {
+      if (times > 0 && target.includes(`/${path.dirname(file)}/.${path.basename(file)}.`)) {
+        left.set(file, times - 1)
+        return true
+      }
+    }
+    return false
+  }
+  return Layer.effect(
+    FileSystem.FileSystem,
+    Effect.map(FileSystem.FileSystem, (real) => ({
+      ...real,
+      // Decided when the write runs, as the disk would: the same write effect run again may succeed.
+      writeFile: (target: string, data: Uint8Array, options?: FileSystem.WriteFileOptions) =>
+        Effect.suspend(() => failsNow(target) ? Effect.fail(noSpace()) : real.writeFile(target, data, options)),
+      writeFileString: (target: string, data: string, options?: FileSystem.WriteFileStringOptions) =>
+        Effect.suspend(() => failsNow(target) ? Effect.fail(noSpace()) : real.writeFileString(target, data, options))
+    }))
+  ).pipe(Layer.provide(NodeFileSystem.layer))
+}
+
+describe("a full disk while the judges rank", () => {
+  it("retries the unwritten answers once, and records name only the files on disk", async () => {
+    const settings = makeTestSettings({
+      baseUrl: fake.url,
+      apiKey: Option.none(),
+      outputDir: tempDir(),
+      models: ["test/alpha", "test/beta", "test/gamma"],
+      synthesizer: "test/synth",
+      retries: 0
+    })
+    const layer = Layer.mergeAll(layerOpenRouterClient, layerRunStore).pipe(
+      Layer.provideMerge(layerSettings(settings)),
+      Layer.provide(Layer.mergeAll(
+        realHttpClientLayer,
+        failingWrites({ "responses/01-test-alpha.md": 1, "responses/02-test-beta.md": 1, "rankings/02-test-beta.md": 2 }),
+        NodePath.layer
+      )),
+      Layer.merge(Logger.remove(Logger.defaultLogger))
+    )
+    const result = await Effect.runPromise(runPipeline({ prompt: "What is 2+2?", strategy: "rank" }).pipe(Effect.provide(layer)))
+    const { manifest, runDir } = result
+    const onDisk = (file: string) => fs.existsSync(path.join(runDir, file))
+
+    // Failed once, written at the second try: on disk and named.
+    expect(manifest.candidates.map((c) => c.file)).toEqual([
+      "responses/01-test-alpha.md",
+      "responses/02-test-beta.md",
+      "responses/03-test-gamma.md"
+    ])
+    expect(fs.readFileSync(path.join(runDir, "responses/01-test-alpha.md"), "utf8")).toBe("alpha thinks 4")
+    // Failed twice: not on disk, not named, listed as unwritten.
+    expect(onDisk("rankings/02-test-beta.md")).toBe(false)
+    expect(manifest.unwritten?.map((u) => u.file)).toEqual(["rankings/02-test-beta.md"])
+    const judges = manifest.strategy?.judges ?? []
+    expect(judges.map((j) => j.file)).toEqual(["rankings/01-test-alpha.md", undefined, "rankings/03-test-gamma.md"])
+    expect(judges[1]?.writeError).toContain("no space left on device")
+    // Every file any record names is there.
+    const named = [
+      ...manifest.candidates.map((c) => c.file),
+      ...judges.map((j) => j.file),
+      ...(manifest.strategy?.labels ?? []).map((l) => l.file),
+      manifest.synthesis?.file
+    ].filter((file): file is string => file !== undefined)
+    expect(named.filter((file) => !onDisk(file))).toEqual([])
+    expect(manifest.status).toBe("partial")
+  })
+})
+
+describe("the unwritten list of a manifest", () => {
+  it(`names at most ${UNWRITTEN_LISTED} files, then counts the others`, () => {
+    const all = Array.from({ length: 5_000 }, (_, i) => ({ file: `attachments/${i}-x.txt`, message: "ENOSPC" }))
+    const listed = listedUnwritten(all)
+    expect(listed).toHaveLength(UNWRITTEN_LISTED + 1)
+    expect(listed.at(-1)).toEqual({ file: "…", message: `${5_000 - UNWRITTEN_LISTED} more files could not be written either` })
+    expect(listedUnwritten(all.slice(0, 3))).toEqual(all.slice(0, 3))
+  })
+})
