@@ -1,17 +1,13 @@
 import { it } from "@effect/vitest"
 import { Effect } from "effect"
-import { execFileSync } from "node:child_process"
-import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
-import { afterAll, describe, expect } from "vitest"
-import { plotPoints, renderPlot } from "../src/programs/eval/plot.js"
-import type { EvalReport, StrategyRow } from "../src/programs/eval/report.js"
-import { accuracyOf } from "../src/programs/eval/stats.js"
-import { cliEntry, repoRoot, runCli } from "./support/spawnCli.js"
+import { describe, expect } from "vitest"
+import { plotPoints, renderPlot } from "../../src/programs/eval/plot.js"
+import type { EvalReport, StrategyRow } from "../../src/programs/eval/report.js"
+import { accuracyOf } from "../../src/programs/eval/stats.js"
+import { pointsOf, textsOf } from "../support/svgMarks.js"
 
 // `eval --plot FILE.svg`: the chart opened as a reader would, its points, axes and labels read back from the
-// SVG Vega wrote; and the built CLI, whose bundle loads Vega from a file of its own (dist/plot.cjs).
+// SVG Vega wrote (the built CLI, whose bundle loads Vega from a file of its own: test/e2e/evalPlot.test.ts).
 
 const free = { cost: 0, tokens: { prompt: 0, completion: 0 }, latencyMs: null } as const
 const strategy = (name: string, correct: number, cost: number, unknownCost = 0): StrategyRow => ({
@@ -39,20 +35,6 @@ const report: EvalReport = {
   },
   strategies: [strategy("synthesize", 15, 0.2), strategy("rank", 14, 0.6, 2)]
 }
-
-interface Point {
-  readonly label: string
-  readonly x: number
-  readonly y: number
-}
-
-/** The point marks of an SVG written by Vega: each has an aria-label with its data, and a translate. */
-const pointsOf = (svg: string): ReadonlyArray<Point> =>
-  [...svg.matchAll(
-    /<path aria-label="([^"]*)" role="graphics-symbol" aria-roledescription="point" transform="translate\(([\d.]+),([\d.]+)\)"/g
-  )]
-    .map((m) => ({ label: m[1]!, x: Number(m[2]), y: Number(m[3]) }))
-const textsOf = (svg: string): ReadonlyArray<string> => [...svg.matchAll(/<text[^>]*>([^<]*)<\/text>/g)].map((m) => m[1]!)
 
 describe("eval --plot", () => {
   it("has one point per baseline and strategy, placed by cost and accuracy", () => {
@@ -99,30 +81,4 @@ describe("eval --plot", () => {
       expect(svg).not.toContain("<b>")
       expect(svg).not.toMatch(/[\u0000-\u0008\u000b-\u001f]/)
     }))
-})
-
-describe("eval --plot through the built CLI", () => {
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-plot-"))
-  afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }))
-
-  it("writes the chart of the baselines from the bundle's own plotting file, and refuses the dataset as its target", async () => {
-    if (!fs.existsSync(cliEntry)) execFileSync("npm", ["run", "build"], { cwd: repoRoot, stdio: "ignore" })
-    const env = { PATH: process.env.PATH, HOME: tmp }
-    const file = path.join(tmp, "chart.svg")
-    const done = await runCli(["eval", "--dataset", "gsm8k", "--baselines-only", "--limit", "40", "--plot", file], { env, cwd: tmp })
-    expect(done.stderr).toBe("")
-    expect(done.code).toBe(0)
-    expect(done.stdout).toContain("oracle")
-    const svg = fs.readFileSync(file, "utf8")
-    expect(pointsOf(svg)).toHaveLength(3)
-    expect(textsOf(svg)).toEqual(expect.arrayContaining(["gsm8k: accuracy against cost", "majority vote", "cost per item (USD)"]))
-    expect(fs.readdirSync(tmp).filter((f) => f.endsWith(".tmp"))).toEqual([])
-
-    const dataset = path.join(tmp, "set.jsonl")
-    fs.writeFileSync(dataset, `${JSON.stringify({ question: "1+1?", answer: "2", candidates: { a: "2", b: "3" } })}\n`)
-    const refused = await runCli(["eval", dataset, "--baselines-only", "--plot", dataset], { env, cwd: tmp })
-    expect(refused.code).toBe(2)
-    expect(refused.stderr).toContain("--plot must not be the dataset file")
-    expect(fs.readFileSync(dataset, "utf8")).toContain("1+1?")
-  })
 })
