@@ -9,7 +9,7 @@ import { computeBaselines, perItemBaselines } from "../programs/eval/baselines.j
 import { builtinDatasets, loadDataset, selectItems } from "../programs/eval/dataset.js"
 import { writePlot } from "../programs/eval/plot.js"
 import { type EvalReport, markdownReport, pairedRows, strategyRows } from "../programs/eval/report.js"
-import { defaultEvalResultsPath, type EvalProgress, type EvalResult, runEval } from "../programs/eval/runEval.js"
+import { defaultEvalResultsPath, type EvalOptions, type EvalProgress, type EvalResult, runEval } from "../programs/eval/runEval.js"
 import { scorers } from "../programs/eval/scorers.js"
 import { StrategyList } from "../programs/eval/strategies.js"
 import { Logging } from "../services/Logging.js"
@@ -137,8 +137,8 @@ export const evalCommand = evalCli.command
 export const evalSettings = (args: EvalArgs) =>
   settingsLayer(args.settings, { defaults: BATCH_DEFAULTS, requireApiKey: !args.baselinesOnly })
 
-/** `eval`: exit code 1 when a run failed or was cancelled. Needs the CallGate of `batchLayer`. */
-export const evaluate = Effect.fn("eval")(function*(args: EvalArgs) {
+/** The dataset named and the flags checked before anything is read: a bad one is a usage error naming it. */
+const decodeEvalArgs = Effect.fnUntraced(function*(args: EvalArgs) {
   if (Option.isSome(args.file) && Option.isSome(args.dataset)) {
     return yield* new UsageError({ message: "give the dataset as FILE.jsonl or with --dataset, not both" })
   }
@@ -146,12 +146,19 @@ export const evaluate = Effect.fn("eval")(function*(args: EvalArgs) {
   if (Option.isNone(spec)) {
     return yield* new UsageError({ message: `no dataset: give FILE.jsonl or --dataset ${Object.keys(builtinDatasets).join("|")}` })
   }
-  const strategies = yield* decodeFlag("--strategies", StrategyList, args.strategies)
-  const limit = yield* optionalCount("--limit", args.limit)
-  const sample = yield* optionalCount("--sample", args.sample)
-  const runs = yield* decodeFlag("--runs", Count.pipe(Schema.lessThanOrEqualTo(1024, { message: () => "must be at most 1024" })), args.runs)
+  return {
+    spec: spec.value,
+    strategies: yield* decodeFlag("--strategies", StrategyList, args.strategies),
+    limit: yield* optionalCount("--limit", args.limit),
+    sample: yield* optionalCount("--sample", args.sample),
+    runs: yield* decodeFlag("--runs", Count.pipe(Schema.lessThanOrEqualTo(1024, { message: () => "must be at most 1024" })), args.runs)
+  }
+})
 
-  const dataset = yield* loadDataset(spec.value, Option.getOrUndefined(args.scorer))
+/** `eval`: exit code 1 when a run failed or was cancelled. Needs the CallGate of `batchLayer`. */
+export const evaluate = Effect.fn("eval")(function*(args: EvalArgs) {
+  const { spec, strategies, limit, sample, runs } = yield* decodeEvalArgs(args)
+  const dataset = yield* loadDataset(spec, Option.getOrUndefined(args.scorer))
   const scorer = scorers[Option.getOrElse(args.scorer, () => dataset.defaultScorer)]
   const items = selectItems(dataset.items, { limit, sample, seed: args.seed })
   const baselines = computeBaselines(items, scorer)
@@ -197,24 +204,7 @@ export const evaluate = Effect.fn("eval")(function*(args: EvalArgs) {
     return yield* new UsageError({ message: "--plot must not be the results file" })
   }
 
-  const view = makeProgressView(process.stderr)
-  const logging = yield* Logging
-  const ticker = view.tty ? Effect.sync(() => view.tick()).pipe(Effect.repeat(Schedule.spaced("1 second"))) : Effect.never
-  const done = yield* Effect.zipRight(
-    // One process per results file, as in batch: held until the eval ends, before the results are read.
-    Effect.zipRight(logging.useStderr((line) => view.log(line)), holdResultsLock(output, args.waitLock)),
-    runEval({ items, strategies, scorer, output, runs, onProgress: (p, last) => Effect.sync(() => view.update(p, last)) })
-  ).pipe(
-    Effect.withTracerEnabled(false),
-    Effect.raceFirst(Effect.andThen(ticker, Effect.never)),
-    Effect.ensuring(Effect.sync(() => view.end())),
-    Effect.onInterrupt(() =>
-      Effect.sync(() =>
-        process.stderr.write(`parallel-llm: eval interrupted · results so far in ${output}; run the same command again to resume\n`)
-      )
-    ),
-    Effect.scoped
-  )
+  const done = yield* runWithProgress({ items, strategies, scorer, output, runs }, args.waitLock)
   process.stderr.write(`parallel-llm: eval done: ${progressText(done.progress)} · ${output}\n`)
   yield* print(
     report({
@@ -225,4 +215,26 @@ export const evaluate = Effect.fn("eval")(function*(args: EvalArgs) {
     })
   )
   return outcomeIf(done.progress.failed === 0 && done.progress.cancelled === 0)
+})
+
+/** The eval with its progress on stderr (live on a terminal), one process per results file, as in batch. */
+const runWithProgress = Effect.fnUntraced(function*(options: Omit<EvalOptions, "onProgress">, waitLock: boolean) {
+  const view = makeProgressView(process.stderr)
+  const logging = yield* Logging
+  const ticker = view.tty ? Effect.sync(() => view.tick()).pipe(Effect.repeat(Schedule.spaced("1 second"))) : Effect.never
+  return yield* Effect.zipRight(
+    // The lock is held until the eval ends, taken before the results are read.
+    Effect.zipRight(logging.useStderr((line) => view.log(line)), holdResultsLock(options.output, waitLock)),
+    runEval({ ...options, onProgress: (p, last) => Effect.sync(() => view.update(p, last)) })
+  ).pipe(
+    Effect.withTracerEnabled(false),
+    Effect.raceFirst(Effect.andThen(ticker, Effect.never)),
+    Effect.ensuring(Effect.sync(() => view.end())),
+    Effect.onInterrupt(() =>
+      Effect.sync(() =>
+        process.stderr.write(`parallel-llm: eval interrupted · results so far in ${options.output}; run the same command again to resume\n`)
+      )
+    ),
+    Effect.scoped
+  )
 })

@@ -34,120 +34,134 @@ const describeDone = (record: CandidateRecord): { mark: string; text: string } =
   }
 }
 
+/** What the block shows, and how much of it is on screen; one display's own state, changed in place. */
+interface Block {
+  models: ReadonlyArray<string>
+  lines: Array<Line>
+  synthesis: { model: string; line: Line } | undefined
+  /** The strategy step's latest line (judges ranking, a refinement round). */
+  stage: string | undefined
+  /** Rows drawn last, to move back over. */
+  drawn: number
+  /** Which spinner character the streaming lines show. */
+  frame: number
+  closed: boolean
+}
+
 /**
  * Live progress for `ask` on a terminal: one line per model updated in place, then the synthesis.
  * Log lines are printed above the block. It only ever writes to the stream it is given (stderr).
  */
 export const makeProgressDisplay = (out: TerminalLike, now: () => number = Date.now) => {
-  let models: ReadonlyArray<string> = []
-  let lines: Array<Line> = []
-  let synthesis: { model: string; line: Line } | undefined
-  /** The strategy step's latest line (judges ranking, a refinement round). */
-  let stage: string | undefined
-  let drawn = 0
-  let frame = 0
-  let closed = false
-
-  const fit = (text: string) => {
-    const width = Math.max(20, (out.columns ?? 100) - 1)
-    return text.length > width ? `${text.slice(0, width - 1)}…` : text
-  }
-
-  const describe = (label: string, line: Line, pad: number): string => {
-    const name = label.padEnd(pad)
-    switch (line.state) {
-      case "waiting":
-        return `  · ${name}  waiting`
-      case "streaming": {
-        const spinner = SPINNER[frame % SPINNER.length]
-        const progress = line.deltas > 0
-          ? `streaming · ~${formatCount(line.deltas)} tokens`
-          : line.attempt
-          ? `retrying (attempt ${line.attempt})`
-          : "asking"
-        return `  ${spinner} ${name}  ${progress} · ${formatSeconds(now() - line.since)}`
-      }
-      case "done": {
-        const { mark, text } = describeDone(line.record)
-        return `  ${mark} ${name}  ${text}`
-      }
-    }
-  }
-
-  const frameLines = (): ReadonlyArray<string> => {
-    const pad = Math.max(0, ...models.map((m) => m.length))
-    const rows = models.map((m, i) => describe(m, lines[i] ?? { state: "waiting" }, pad))
-    if (stage !== undefined) rows.push(`  » ${stage}`)
-    if (synthesis) rows.push(describe(`synthesis: ${synthesis.model}`, synthesis.line, pad))
-    return rows.map(fit)
-  }
-
-  /** Moves back over the block and clears it. */
-  const erase = () => (drawn > 0 ? `\x1b[${drawn}A\r\x1b[J` : "")
-
+  const block: Block = { models: [], lines: [], synthesis: undefined, stage: undefined, drawn: 0, frame: 0, closed: false }
   const render = () => {
-    if (closed) return
-    frame++
-    const rows = frameLines()
-    out.write(erase() + rows.map((r) => `${r}\n`).join(""))
-    drawn = rows.length
+    if (block.closed) return
+    block.frame++
+    const rows = frameLines(block, now).map((row) => fit(row, out.columns))
+    out.write(erase(block) + rows.map((r) => `${r}\n`).join(""))
+    block.drawn = rows.length
   }
-
   return {
     onEvent: (event: RunEvent): void => {
-      switch (event._tag) {
-        case "RunStarted":
-          models = event.models
-          lines = event.models.map(() => ({ state: "streaming", since: now(), deltas: 0 }))
-          break
-        case "CandidateDelta": {
-          const line = lines[event.index]
-          if (line?.state === "streaming") lines[event.index] = { ...line, deltas: line.deltas + 1 }
-          return // redrawn by the ticker, not per token
-        }
-        case "CandidateRetry": {
-          const line = lines[event.index]
-          if (line?.state === "streaming") lines[event.index] = { ...line, deltas: 0, attempt: event.attempt }
-          break
-        }
-        case "CandidateFinished":
-          lines[event.outcome.index] = { state: "done", record: event.outcome.record }
-          break
-        case "StrategyStep":
-          stage = event.message
-          break
-        case "SynthesisStarted":
-          synthesis = { model: event.model, line: { state: "streaming", since: now(), deltas: 0 } }
-          break
-        case "SynthesisDelta":
-          if (synthesis?.line.state === "streaming") synthesis.line = { ...synthesis.line, deltas: synthesis.line.deltas + 1 }
-          return
-        case "RunFinished": {
-          const record = event.manifest.synthesis
-          if (record && synthesis) synthesis = { model: record.model, line: { state: "done", record } }
-          break
-        }
-      }
-      render()
+      if (apply(block, event, now)) render()
     },
     /** Redraws (spinners, elapsed time): called on a timer while the run goes. */
     tick: render,
     /** Prints a line above the live block. */
     log: (line: string): void => {
-      if (closed) {
-        out.write(line.endsWith("\n") ? line : `${line}\n`)
+      const text = line.endsWith("\n") ? line : `${line}\n`
+      if (block.closed) {
+        out.write(text)
         return
       }
-      out.write(erase() + (line.endsWith("\n") ? line : `${line}\n`))
-      drawn = 0
+      out.write(erase(block) + text)
+      block.drawn = 0
       render()
     },
     /** Leaves the last frame on screen; later output goes below it. */
     close: (): void => {
       render()
-      closed = true
+      block.closed = true
     }
   }
 }
 
 export type ProgressDisplay = ReturnType<typeof makeProgressDisplay>
+
+/** A row cut to the terminal's width: a wrapped row would break moving back over the block. */
+const fit = (text: string, columns: number | undefined) => {
+  const width = Math.max(20, (columns ?? 100) - 1)
+  return text.length > width ? `${text.slice(0, width - 1)}…` : text
+}
+
+/** Moves back over the block and clears it. */
+const erase = (block: Block) => (block.drawn > 0 ? `\x1b[${block.drawn}A\r\x1b[J` : "")
+
+const describe = (block: Block, now: () => number, label: string, line: Line, pad: number): string => {
+  const name = label.padEnd(pad)
+  switch (line.state) {
+    case "waiting":
+      return `  · ${name}  waiting`
+    case "streaming": {
+      const spinner = SPINNER[block.frame % SPINNER.length]
+      const progress = line.deltas > 0
+        ? `streaming · ~${formatCount(line.deltas)} tokens`
+        : line.attempt
+        ? `retrying (attempt ${line.attempt})`
+        : "asking"
+      return `  ${spinner} ${name}  ${progress} · ${formatSeconds(now() - line.since)}`
+    }
+    case "done": {
+      const { mark, text } = describeDone(line.record)
+      return `  ${mark} ${name}  ${text}`
+    }
+  }
+}
+
+const frameLines = (block: Block, now: () => number): Array<string> => {
+  const pad = Math.max(0, ...block.models.map((m) => m.length))
+  const rows = block.models.map((m, i) => describe(block, now, m, block.lines[i] ?? { state: "waiting" }, pad))
+  if (block.stage !== undefined) rows.push(`  » ${block.stage}`)
+  if (block.synthesis) rows.push(describe(block, now, `synthesis: ${block.synthesis.model}`, block.synthesis.line, pad))
+  return rows
+}
+
+/** Applies one run event to the block; whether to redraw now (a token is drawn by the ticker, not per token). */
+const apply = (block: Block, event: RunEvent, now: () => number): boolean => {
+  switch (event._tag) {
+    case "RunStarted":
+      block.models = event.models
+      block.lines = event.models.map(() => ({ state: "streaming", since: now(), deltas: 0 }))
+      return true
+    case "CandidateDelta": {
+      const line = block.lines[event.index]
+      if (line?.state === "streaming") block.lines[event.index] = { ...line, deltas: line.deltas + 1 }
+      return false
+    }
+    case "CandidateRetry": {
+      const line = block.lines[event.index]
+      if (line?.state === "streaming") block.lines[event.index] = { ...line, deltas: 0, attempt: event.attempt }
+      return true
+    }
+    case "CandidateFinished":
+      block.lines[event.outcome.index] = { state: "done", record: event.outcome.record }
+      return true
+    case "StrategyStep":
+      block.stage = event.message
+      return true
+    case "SynthesisStarted":
+      block.synthesis = { model: event.model, line: { state: "streaming", since: now(), deltas: 0 } }
+      return true
+    case "SynthesisDelta": {
+      const synthesis = block.synthesis
+      if (synthesis?.line.state === "streaming") synthesis.line = { ...synthesis.line, deltas: synthesis.line.deltas + 1 }
+      return false
+    }
+    case "RunFinished": {
+      const record = event.manifest.synthesis
+      if (record && block.synthesis) block.synthesis = { model: record.model, line: { state: "done", record } }
+      return true
+    }
+  }
+  return true
+}

@@ -6,11 +6,11 @@ import { Cause, Config, Console, Effect, Either, Option, Predicate, Redacted } f
 import * as http from "node:http"
 import { SettingsError, UsageError } from "../domain/errors.js"
 import { stripControl } from "../domain/text.js"
-import { Settings } from "../services/Settings.js"
+import { Settings, type SettingsValue } from "../services/Settings.js"
 import { logShutdown, packageVersion } from "./connection.js"
 import { checkHost, generateToken, hostInUrl, isLoopbackHost, makeTokenCheck, originAllowed, tokenProblem } from "./httpGuard.js"
-import { makeBodyCheck, makeRefusalLog, refuse, remoteOf } from "./httpRefusals.js"
-import { makeSessions } from "./httpSessions.js"
+import { makeBodyCheck, makeRefusalLog, type RefusalLog, refuse, remoteOf } from "./httpRefusals.js"
+import { makeSessions, type Sessions } from "./httpSessions.js"
 import { makeLiveRuns } from "./liveRuns.js"
 import { serverOnly } from "./logSink.js"
 import { makeRedactor } from "./redact.js"
@@ -77,44 +77,47 @@ async (request: Request) => {
 export const serveMcpHttp = Effect.fn("serveMcpHttp")(function*(options: HttpServeOptions) {
   const settings = yield* Settings
   const version = yield* packageVersion
-  const onLoopback = isLoopbackHost(options.host)
+  const access = yield* accessFor(options.host)
+  yield* serve(options, settings, version, access).pipe(Effect.scoped)
+})
+
+/** Who may call: the bearer token, where it came from, and whether only this machine can reach the server. */
+interface Access {
+  readonly onLoopback: boolean
+  readonly token: Redacted.Redacted<string>
+  /** Set in the environment; else generated for this process, and printed. */
+  readonly fromEnvironment: boolean
+  readonly authorized: (authorization: string | undefined) => "ok" | "missing" | "mismatch"
+}
+
+/** Beyond loopback a token must be chosen: a generated one is printed, and a printed secret must not leave the machine. */
+const accessFor = Effect.fnUntraced(function*(host: string) {
+  const onLoopback = isLoopbackHost(host)
   const fromEnvironment = yield* tokenFromEnvironment
   if (Option.isNone(fromEnvironment) && !onLoopback) {
     return yield* new UsageError({
       message: `--host ${
-        stripControl(options.host)
+        stripControl(host)
       } is not a loopback address: set ${TOKEN_ENV} (a long random secret) to serve beyond this machine`
     })
   }
   const token = Option.getOrElse(fromEnvironment, generateToken)
-  const authorized = makeTokenCheck(token)
-  const allowedOrigins = settings.httpAllowedOrigins
-  const UNAUTHORIZED = {
-    missing: "Unauthorized: no bearer token; send Authorization: Bearer <token>",
-    mismatch: `Unauthorized: the bearer token does not match ${
-      Option.isSome(fromEnvironment) ? `${TOKEN_ENV} of the server` : "the one the server printed when it started"
+  const access: Access = { onLoopback, token, fromEnvironment: Option.isSome(fromEnvironment), authorized: makeTokenCheck(token) }
+  return access
+})
+
+const unauthorized = (access: Access, credentials: "missing" | "mismatch") =>
+  credentials === "missing"
+    ? "Unauthorized: no bearer token; send Authorization: Bearer <token>"
+    : `Unauthorized: the bearer token does not match ${
+      access.fromEnvironment ? `${TOKEN_ENV} of the server` : "the one the server printed when it started"
     }`
-  } as const
 
-  const refusals = makeRefusalLog()
-  const logRefusal = refusals.log
-  const checkedBody = makeBodyCheck(settings.httpMaxBodyBytes, logRefusal)
-
-  yield* Effect.gen(function*() {
-    // Kept to stop accepting connections first thing on shutdown (the platform closes it again, a no-op).
-    const nodeServer = http.createServer()
-    const server = yield* NodeHttpServer.make(() => nodeServer, { host: options.host, port: options.port }).pipe(
-      Effect.mapError((e) =>
-        new UsageError({
-          message: stripControl(
-            `cannot listen on ${hostInUrl(options.host, options.port)}: ${e.cause instanceof Error ? e.cause.message : String(e.cause)}`
-          )
-        })
-      )
-    )
-    const port = server.address._tag === "TcpAddress" ? server.address.port : options.port
-    const url = `http://${hostInUrl(options.host, port)}/mcp`
-
+/** The server, from listening to shutdown; its scope releases the sessions, then the runs. */
+const serve = (options: HttpServeOptions, settings: SettingsValue, version: string, access: Access) =>
+  Effect.gen(function*() {
+    const refusals = makeRefusalLog()
+    const { nodeServer, server, url } = yield* listen(options)
     // Released after the sessions: whatever run a request started meanwhile is cancelled too.
     const runs = yield* makeLiveRuns
     // Released before the runs' set: every session closed, each request still waiting interrupted.
@@ -122,71 +125,13 @@ export const serveMcpHttp = Effect.fn("serveMcpHttp")(function*(options: HttpSer
       { version, runs, redactor: makeRedactor(settings.apiKey) },
       { maxSessions: settings.httpMaxSessions, idleMs: settings.httpSessionIdleMs, maxBodyBytes: settings.httpMaxBodyBytes }
     )
-
     const health = Effect.all({ sessions: sessions.size, runs: runs.size }).pipe(
       Effect.map((counts) => HttpServerResponse.unsafeJson({ status: "ok", ...counts }))
     )
-
-    const mcp = Effect.gen(function*() {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      const sessionId = request.headers["mcp-session-id"]
-      const cors = corsHeaders(request.headers.origin)
-      if (sessionId === undefined && request.method !== "POST") return refuse(400, "Bad Request: Mcp-Session-Id header is required", cors)
-      const body = request.method === "POST" ? yield* checkedBody(request, cors) : undefined
-      if (body !== undefined && Either.isLeft(body)) return body.left
-      const parsedBody = body === undefined ? undefined : body.right
-      const answer = yield* sessions.withSession(sessionId, (transport) => HttpApp.fromWebHandler(webHandler(transport, cors, parsedBody)))
-      switch (answer) {
-        case "unknown":
-          return refuse(404, "Session not found", cors, -32001)
-        case "full":
-          return refuse(503, `Too many sessions (the server allows ${settings.httpMaxSessions}); close one or retry later`, {
-            ...cors,
-            "retry-after": "5"
-          })
-        case "closing":
-          return refuse(503, "The server is shutting down", cors)
-        default:
-          return answer
-      }
-    })
-
-    // Before any route: the Host and the origin, then the token on all but GET /healthz.
-    const guard = HttpMiddleware.make((app) =>
-      Effect.gen(function*() {
-        const request = yield* HttpServerRequest.HttpServerRequest
-        const refused = (status: number, message: string, headers: Record<string, string> = {}) =>
-          logRefusal(request, status, message, message).pipe(Effect.as(refuse(status, message, headers)))
-        const host = checkHost(request.headers.host, onLoopback)
-        if (host === "malformed") return yield* refused(400, "Bad Request: the Host header must be host[:port]")
-        if (host === "foreign") return yield* refused(403, "Forbidden: this Host is not allowed")
-        const origin = request.headers.origin
-        if (!originAllowed(origin, allowedOrigins)) return yield* refused(403, "Forbidden: this Origin is not allowed")
-        const cors = corsHeaders(origin)
-        // A browser's preflight carries no credentials.
-        if (request.method === "OPTIONS") return HttpServerResponse.empty({ status: 204, headers: cors })
-        const open = request.method === "GET" && request.url.split("?")[0] === "/healthz"
-        const credentials = open ? "ok" : authorized(request.headers.authorization)
-        if (credentials !== "ok") return yield* refused(401, UNAUTHORIZED[credentials], { ...cors, "www-authenticate": "Bearer" })
-        return yield* app.pipe(
-          // Whatever still fails here (but an unknown path, 404) is answered 500 by the platform: said, by
-          // the failure's name only.
-          Effect.tapErrorCause((cause) => {
-            const failure = Cause.squash(cause)
-            const notFound = Predicate.isTagged(failure, "RouteNotFound")
-            return Cause.isInterruptedOnly(cause) || notFound ? Effect.void : serverOnly(
-              Effect.logError(
-                `HTTP 500 for ${request.method} from ${remoteOf(request)}: ${failure instanceof Error ? failure.name : "a defect"}`
-              )
-            )
-          })
-        )
-      })
-    )
-
+    const mcp = mcpRoute(sessions, makeBodyCheck(settings.httpMaxBodyBytes, refusals.log), settings.httpMaxSessions)
     yield* server.serve(
       HttpRouter.empty.pipe(HttpRouter.get("/healthz", health), HttpRouter.all("/mcp", mcp)),
-      guard
+      guard(access, settings.httpAllowedOrigins, refusals.log)
     )
     // Released first: no new connection or request, then the runs in flight cancelled and awaited, and
     // the requests waiting for them given a moment to answer.
@@ -199,14 +144,93 @@ export const serveMcpHttp = Effect.fn("serveMcpHttp")(function*(options: HttpSer
         yield* refusals.flush
       })
     )
-
     yield* Console.error(
       `parallel-llm: MCP over HTTP at ${url}` +
-        (Option.isSome(fromEnvironment)
+        (access.fromEnvironment
           ? ` (bearer token from ${TOKEN_ENV})`
-          : `; send "Authorization: Bearer ${Redacted.value(token)}" (a token for this process only; set ${TOKEN_ENV} to choose one)`)
+          : `; send "Authorization: Bearer ${
+            Redacted.value(access.token)
+          }" (a token for this process only; set ${TOKEN_ENV} to choose one)`)
     )
     yield* Effect.logInfo(`MCP server ready on ${url}; runs go to ${settings.outputDir}`)
     return yield* Effect.never.pipe(Effect.onInterrupt(() => logShutdown(runs, "interrupted")))
-  }).pipe(Effect.scoped)
-})
+  })
+
+const listen = (options: HttpServeOptions) =>
+  Effect.gen(function*() {
+    // Kept to stop accepting connections first thing on shutdown (the platform closes it again, a no-op).
+    const nodeServer = http.createServer()
+    const server = yield* NodeHttpServer.make(() => nodeServer, { host: options.host, port: options.port }).pipe(
+      Effect.mapError((e) =>
+        new UsageError({
+          message: stripControl(
+            `cannot listen on ${hostInUrl(options.host, options.port)}: ${e.cause instanceof Error ? e.cause.message : String(e.cause)}`
+          )
+        })
+      )
+    )
+    const port = server.address._tag === "TcpAddress" ? server.address.port : options.port
+    return { nodeServer, server, url: `http://${hostInUrl(options.host, port)}/mcp` }
+  })
+
+/** `/mcp`: the request handed to its session's transport, or the answer for a request without one. */
+const mcpRoute = (sessions: Sessions, checkedBody: ReturnType<typeof makeBodyCheck>, maxSessions: number) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const sessionId = request.headers["mcp-session-id"]
+    const cors = corsHeaders(request.headers.origin)
+    if (sessionId === undefined && request.method !== "POST") return refuse(400, "Bad Request: Mcp-Session-Id header is required", cors)
+    const body = request.method === "POST" ? yield* checkedBody(request, cors) : undefined
+    if (body !== undefined && Either.isLeft(body)) return body.left
+    const parsedBody = body === undefined ? undefined : body.right
+    const answer = yield* sessions.withSession(sessionId, (transport) => HttpApp.fromWebHandler(webHandler(transport, cors, parsedBody)))
+    switch (answer) {
+      case "unknown":
+        return refuse(404, "Session not found", cors, -32001)
+      case "full":
+        return refuse(503, `Too many sessions (the server allows ${maxSessions}); close one or retry later`, {
+          ...cors,
+          "retry-after": "5"
+        })
+      case "closing":
+        return refuse(503, "The server is shutting down", cors)
+      default:
+        return answer
+    }
+  })
+
+/** Before any route: the Host and the origin, then the token on all but GET /healthz. */
+const guard = (access: Access, allowedOrigins: ReadonlyArray<string>, logRefusal: RefusalLog) =>
+  HttpMiddleware.make((app) =>
+    Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const refused = (status: number, message: string, headers: Record<string, string> = {}) =>
+        logRefusal(request, status, message, message).pipe(Effect.as(refuse(status, message, headers)))
+      const host = checkHost(request.headers.host, access.onLoopback)
+      if (host === "malformed") return yield* refused(400, "Bad Request: the Host header must be host[:port]")
+      if (host === "foreign") return yield* refused(403, "Forbidden: this Host is not allowed")
+      const origin = request.headers.origin
+      if (!originAllowed(origin, allowedOrigins)) return yield* refused(403, "Forbidden: this Origin is not allowed")
+      const cors = corsHeaders(origin)
+      // A browser's preflight carries no credentials.
+      if (request.method === "OPTIONS") return HttpServerResponse.empty({ status: 204, headers: cors })
+      const open = request.method === "GET" && request.url.split("?")[0] === "/healthz"
+      const credentials = open ? "ok" : access.authorized(request.headers.authorization)
+      if (credentials !== "ok") return yield* refused(401, unauthorized(access, credentials), { ...cors, "www-authenticate": "Bearer" })
+      return yield* app.pipe(Effect.tapErrorCause((cause) => logServerError(request, cause)))
+    })
+  )
+
+/**
+ * Whatever still fails behind the guard (but an unknown path, 404) is answered 500 by the platform: said, by
+ * the failure's name only.
+ */
+const logServerError = (request: HttpServerRequest.HttpServerRequest, cause: Cause.Cause<unknown>) => {
+  const failure = Cause.squash(cause)
+  const notFound = Predicate.isTagged(failure, "RouteNotFound")
+  return Cause.isInterruptedOnly(cause) || notFound ? Effect.void : serverOnly(
+    Effect.logError(
+      `HTTP 500 for ${request.method} from ${remoteOf(request)}: ${failure instanceof Error ? failure.name : "a defect"}`
+    )
+  )
+}

@@ -1,6 +1,6 @@
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/sdk/types.js"
-import { Clock, Effect, ExecutionStrategy, Exit, Runtime, Schedule, Scope } from "effect"
+import { Clock, type Context, Effect, ExecutionStrategy, Exit, Runtime, Schedule, Scope } from "effect"
 import * as crypto from "node:crypto"
 import type { Logging } from "../services/Logging.js"
 import { type ConnectionOptions, openConnection } from "./connection.js"
@@ -37,6 +37,20 @@ export interface SessionLimits {
 /** Why a request gets no session: the answer to send instead. */
 export type NoSession = "unknown" | "full" | "closing"
 
+/** The sessions of one server, and what they share; `opening` and `closing` change in place, one fiber at a time. */
+interface Registry {
+  readonly sessions: Map<string, Session>
+  /** The sessions' own scope: each session's scope is forked from it. */
+  readonly scope: Scope.Scope
+  readonly runtime: Runtime.Runtime<ToolServices | Logging>
+  readonly services: Context.Context<ToolServices | Logging>
+  readonly connection: Omit<ConnectionOptions, "onClose">
+  readonly limits: SessionLimits
+  /** Sessions being opened by an `initialize` not answered yet: they count against the limit. */
+  opening: number
+  closing: boolean
+}
+
 /**
  * The MCP sessions of `serve --http`: one per client, each its own transport and SDK Server (an
  * `openConnection`) over the process's shared services and runs. A session begins with the client's
@@ -45,135 +59,145 @@ export type NoSession = "unknown" | "full" | "closing"
  */
 export const makeSessions = (connection: Omit<ConnectionOptions, "onClose">, limits: SessionLimits) =>
   Effect.gen(function*() {
-    // The sessions' own scope, forked now so that it closes at this point of the caller's finalizers: a
-    // session opened later must not close before what the caller releases first (cancelling the runs).
-    const scope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
-    const runtime = yield* Effect.runtime<ToolServices | Logging>()
-    const services = yield* Effect.context<ToolServices | Logging>()
-    const sessions = new Map<string, Session>()
-    // Sessions being opened by an `initialize` not answered yet: they count against the limit.
-    let opening = 0
-    let closing = false
-
-    const close = (session: Session) => Scope.close(session.scope, Exit.void)
-    const forget = (id: string | undefined) => {
-      const session = id === undefined ? undefined : sessions.get(id)
-      if (id !== undefined) sessions.delete(id)
-      return session
+    const registry: Registry = {
+      sessions: new Map(),
+      // Forked now so that it closes at this point of the caller's finalizers: a session opened later must
+      // not close before what the caller releases first (cancelling the runs).
+      scope: yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential),
+      runtime: yield* Effect.runtime<ToolServices | Logging>(),
+      services: yield* Effect.context<ToolServices | Logging>(),
+      connection,
+      limits,
+      opening: 0,
+      closing: false
     }
-
-    /** A new session's transport and server; it joins the registry once the client initialized it. */
-    const open = Effect.gen(function*() {
-      const sessionScope = yield* Scope.fork(scope, ExecutionStrategy.sequential)
-      const now = yield* Clock.currentTimeMillis
-      let session: Session | undefined
-      const transport = new HttpTransport({
-        sessionIdGenerator: () => crypto.randomUUID(),
-        maxRequestBodySize: limits.maxBodyBytes,
-        onsessioninitialized: (id) => {
-          if (session !== undefined) sessions.set(id, session)
-        }
-      })
-      const { busy } = yield* openConnection(transport, {
-        ...connection,
-        // DELETE /mcp, or the transport closed: the session goes, with whatever it still holds.
-        onClose: () => {
-          const gone = forget(transport.sessionId)
-          if (gone !== undefined) Runtime.runFork(runtime)(close(gone))
-        }
-      }).pipe(Scope.extend(sessionScope))
-      const opened: Session = { transport, scope: sessionScope, busy, lastSeenMs: now }
-      transport.onAnswer = () => {
-        opened.lastSeenMs = Runtime.runSync(runtime)(Clock.currentTimeMillis)
-      }
-      session = opened
-      return opened
-    }).pipe(Effect.provide(services))
-
-    /**
-     * Answers a request of the session it names (none: a new session, for an `initialize`), with
-     * `handle` given the session's transport; or says why there is no session to answer it.
-     */
-    const withSession = <A, E, R>(
-      sessionId: string | undefined,
-      handle: (transport: WebStandardStreamableHTTPServerTransport) => Effect.Effect<A, E, R>
-    ): Effect.Effect<A | NoSession, E, R> =>
-      Effect.gen(function*() {
-        if (closing) return "closing" as const
-        if (sessionId !== undefined) {
-          const session = sessions.get(sessionId)
-          if (session === undefined) return "unknown" as const
-          session.lastSeenMs = yield* Clock.currentTimeMillis
-          return yield* handle(session.transport)
-        }
-        if (sessions.size + opening >= limits.maxSessions) return "full" as const
-        opening += 1
-        return yield* Effect.acquireUseRelease(
-          open,
-          (session) => handle(session.transport),
-          // Anything but a successful `initialize` leaves nothing behind.
-          (session) =>
-            Effect.suspend(() =>
-              session.transport.sessionId !== undefined && sessions.has(session.transport.sessionId) ? Effect.void : close(session)
-            )
-        ).pipe(
-          Effect.ensuring(Effect.sync(() => {
-            opening -= 1
-          }))
-        )
-      })
-
-    /**
-     * Ends the sessions idle for `idleMs` since their last request ended: a session with a request still
-     * being answered is never idle, and its idle time starts again from now.
-     */
-    const expireIdle = Effect.gen(function*() {
-      const now = yield* Clock.currentTimeMillis
-      for (const [id, session] of sessions) {
-        if (yield* session.busy) session.lastSeenMs = now
-        if (now - session.lastSeenMs < limits.idleMs) continue
-        forget(id)
-        yield* Effect.logInfo(`MCP session ${id.slice(0, 8)} idle for ${Math.round((now - session.lastSeenMs) / 1000)} s: closed`)
-        yield* close(session)
-      }
-    })
-    yield* expireIdle.pipe(
+    yield* expireIdle(registry).pipe(
       Effect.repeat(Schedule.spaced(Math.min(60_000, Math.max(250, limits.idleMs / 4)))),
       Effect.interruptible,
       Effect.forkScoped
     )
-
     // Released with the scope: no new session, then every session closed (its requests interrupted).
-    yield* Effect.addFinalizer(() =>
-      Effect.suspend(() => {
-        closing = true
-        const all = [...sessions.values()]
-        sessions.clear()
-        return Effect.forEach(all, close, { discard: true })
-      })
-    )
-
-    const anyBusy = Effect.suspend(() => Effect.exists([...sessions.values()], (session) => session.busy))
-
+    yield* Effect.addFinalizer(() => closeAll(registry))
     return {
-      withSession,
-      /**
-       * Waits, at most `ms`, for the requests being answered to end: on shutdown, a client waiting for a run
-       * just cancelled gets that run's result before its session closes.
-       */
-      drain: (ms: number) =>
-        anyBusy.pipe(
-          Effect.repeat({ until: (busy) => !busy, schedule: Schedule.spaced(25) }),
-          Effect.timeout(ms),
-          Effect.ignore
-        ),
+      withSession: <A, E, R>(
+        sessionId: string | undefined,
+        handle: (transport: WebStandardStreamableHTTPServerTransport) => Effect.Effect<A, E, R>
+      ) => withSession(registry, sessionId, handle),
+      drain: (ms: number) => drain(registry, ms),
       /** Sessions open now. */
-      size: Effect.sync(() => sessions.size),
+      size: Effect.sync(() => registry.sessions.size),
       /** From now on every request is answered "closing" (the server is shutting down). */
       stopAccepting: Effect.sync(() => {
-        closing = true
+        registry.closing = true
       })
     }
   })
 
 export type Sessions = Effect.Effect.Success<ReturnType<typeof makeSessions>>
+
+const close = (session: Session) => Scope.close(session.scope, Exit.void)
+
+const forget = (registry: Registry, id: string | undefined) => {
+  const session = id === undefined ? undefined : registry.sessions.get(id)
+  if (id !== undefined) registry.sessions.delete(id)
+  return session
+}
+
+/** A new session's transport and server; it joins the registry once the client initialized it. */
+const open = (registry: Registry) =>
+  Effect.gen(function*() {
+    const { runtime, sessions } = registry
+    const sessionScope = yield* Scope.fork(registry.scope, ExecutionStrategy.sequential)
+    const now = yield* Clock.currentTimeMillis
+    let session: Session | undefined
+    const transport = new HttpTransport({
+      sessionIdGenerator: () => crypto.randomUUID(),
+      maxRequestBodySize: registry.limits.maxBodyBytes,
+      onsessioninitialized: (id) => {
+        if (session !== undefined) sessions.set(id, session)
+      }
+    })
+    const { busy } = yield* openConnection(transport, {
+      ...registry.connection,
+      // DELETE /mcp, or the transport closed: the session goes, with whatever it still holds.
+      onClose: () => {
+        const gone = forget(registry, transport.sessionId)
+        if (gone !== undefined) Runtime.runFork(runtime)(close(gone))
+      }
+    }).pipe(Scope.extend(sessionScope))
+    const opened: Session = { transport, scope: sessionScope, busy, lastSeenMs: now }
+    transport.onAnswer = () => {
+      opened.lastSeenMs = Runtime.runSync(runtime)(Clock.currentTimeMillis)
+    }
+    session = opened
+    return opened
+  }).pipe(Effect.provide(registry.services))
+
+/**
+ * Answers a request of the session it names (none: a new session, for an `initialize`), with
+ * `handle` given the session's transport; or says why there is no session to answer it.
+ */
+const withSession = <A, E, R>(
+  registry: Registry,
+  sessionId: string | undefined,
+  handle: (transport: WebStandardStreamableHTTPServerTransport) => Effect.Effect<A, E, R>
+): Effect.Effect<A | NoSession, E, R> =>
+  Effect.gen(function*() {
+    if (registry.closing) return "closing" as const
+    if (sessionId !== undefined) {
+      const session = registry.sessions.get(sessionId)
+      if (session === undefined) return "unknown" as const
+      session.lastSeenMs = yield* Clock.currentTimeMillis
+      return yield* handle(session.transport)
+    }
+    if (registry.sessions.size + registry.opening >= registry.limits.maxSessions) return "full" as const
+    registry.opening += 1
+    return yield* Effect.acquireUseRelease(
+      open(registry),
+      (session) => handle(session.transport),
+      // Anything but a successful `initialize` leaves nothing behind.
+      (session) =>
+        Effect.suspend(() =>
+          session.transport.sessionId !== undefined && registry.sessions.has(session.transport.sessionId) ? Effect.void : close(session)
+        )
+    ).pipe(
+      Effect.ensuring(Effect.sync(() => {
+        registry.opening -= 1
+      }))
+    )
+  })
+
+/**
+ * Ends the sessions idle for `idleMs` since their last request ended: a session with a request still
+ * being answered is never idle, and its idle time starts again from now.
+ */
+const expireIdle = (registry: Registry) =>
+  Effect.gen(function*() {
+    const now = yield* Clock.currentTimeMillis
+    for (const [id, session] of registry.sessions) {
+      if (yield* session.busy) session.lastSeenMs = now
+      if (now - session.lastSeenMs < registry.limits.idleMs) continue
+      forget(registry, id)
+      yield* Effect.logInfo(`MCP session ${id.slice(0, 8)} idle for ${Math.round((now - session.lastSeenMs) / 1000)} s: closed`)
+      yield* close(session)
+    }
+  })
+
+const closeAll = (registry: Registry) =>
+  Effect.suspend(() => {
+    registry.closing = true
+    const all = [...registry.sessions.values()]
+    registry.sessions.clear()
+    return Effect.forEach(all, close, { discard: true })
+  })
+
+/**
+ * Waits, at most `ms`, for the requests being answered to end: on shutdown, a client waiting for a run
+ * just cancelled gets that run's result before its session closes.
+ */
+const drain = (registry: Registry, ms: number) =>
+  Effect.suspend(() => Effect.exists([...registry.sessions.values()], (session) => session.busy)).pipe(
+    Effect.repeat({ until: (busy) => !busy, schedule: Schedule.spaced(25) }),
+    Effect.timeout(ms),
+    Effect.ignore
+  )

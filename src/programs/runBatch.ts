@@ -1,13 +1,13 @@
 import { Cause, Clock, Effect, Exit, Option, Ref } from "effect"
-import { RunRefused, UsageError } from "../domain/errors.js"
+import { RunRefused, type StoreError, UsageError } from "../domain/errors.js"
 import { plural, roundUsd } from "../domain/format.js"
 import type { Manifest } from "../domain/manifest.js"
 import { OpenRouterClient } from "../services/OpenRouterClient.js"
 import { readTextSafely, USER_FILE_READ } from "../services/safeFile.js"
-import { Settings } from "../services/Settings.js"
-import { type BatchItem, duplicateIdsMessage, oneLine, parseBatchInput } from "./batchInput.js"
+import { Settings, type SettingsValue } from "../services/Settings.js"
+import { type BadLine, type BatchItem, duplicateIdsMessage, oneLine, parseBatchInput } from "./batchInput.js"
 import { answeredIn, type BatchResult, openResultsFile, reportedBadLines } from "./batchResults.js"
-import { previousRunsFor } from "./batchResume.js"
+import { type FoundRun, previousRunsFor } from "./batchResume.js"
 import { resynthesize } from "./resynthesize.js"
 import { type RunEvent, runPipeline } from "./runPipeline.js"
 
@@ -52,42 +52,78 @@ export interface BatchOptions {
  */
 export const runBatch = Effect.fn("runBatch")(function*(options: BatchOptions) {
   const settings = yield* Settings
-
-  const text = yield* readTextSafely(options.input, USER_FILE_READ).pipe(
-    Effect.mapError((e) => new UsageError({ message: `cannot read ${e.message}` }))
-  )
-  const { items, bad, duplicates } = parseBatchInput(text)
-  if (duplicates.length > 0) return yield* new UsageError({ message: duplicateIdsMessage(options.input, duplicates) })
-  if (items.length === 0 && bad.length === 0) {
-    return yield* new UsageError({ message: `${options.input} holds no prompt (one JSON object per line: {"prompt": "..."})` })
-  }
-
+  const { items, bad } = yield* readBatchInput(options.input)
   const previous = yield* readTextSafely(options.output, USER_FILE_READ).pipe(
     Effect.catchIf((e) => e.reason === "missing", () => Effect.succeed("")),
     Effect.mapError((e) => new UsageError({ message: `cannot read the results file ${e.message}` }))
   )
-  const answered = answeredIn(previous)
-  const todo = items.filter((item) => {
-    if (!answered.has(item.id)) return true
-    const sha = answered.get(item.id)
-    return sha !== undefined && sha !== item.promptSha256
-  })
-
+  const todo = stillToDo(items, answeredIn(previous))
   // Runs of an earlier pass that never got their result line: recorded, or re-synthesized, not paid again.
   const onDisk = yield* previousRunsFor(options.output, todo)
   if (settings.checkModels && todo.length > 0) yield* checkModelsOnce(todo)
 
   const { appendLine } = yield* openResultsFile(options.output, previous)
-  const append = (result: BatchResult) => appendLine(result)
+  const recorder = yield* makeRecorder(
+    appendLine,
+    { total: todo.length + bad.length, skipped: items.length - todo.length },
+    options.onProgress
+  )
+  yield* Effect.logInfo(
+    `batch: ${todo.length} prompt${todo.length === 1 ? "" : "s"} to run` +
+      `${items.length > todo.length ? `, ${items.length - todo.length} already answered` : ""}` +
+      `${bad.length > 0 ? `, ${bad.length} invalid line${bad.length === 1 ? "" : "s"}` : ""}; ` +
+      `${settings.concurrency} calls and ${options.runs} runs in flight at most; results in ${options.output}`
+  )
+  yield* recorder.report(undefined)
+  yield* recordBadLines(recorder, bad, reportedBadLines(previous))
+  yield* announceOnDisk(onDisk)
 
+  const runOne = runItem(settings, recorder)
+  yield* Effect.forEach(todo, (item) => {
+    const found = onDisk.get(item.id)
+    return found?._tag === "Answered"
+      ? recorder.record(resultOf(item, found.runDir, found.manifest))
+      : runOne(item, found?.runId)
+  }, { concurrency: options.runs, discard: true })
+  return yield* Ref.get(recorder.progress)
+}, Effect.scoped)
+
+/** The input file's prompts and invalid lines; a file with duplicate ids, or with nothing in it, is refused whole. */
+const readBatchInput = Effect.fnUntraced(function*(input: string) {
+  const text = yield* readTextSafely(input, USER_FILE_READ).pipe(
+    Effect.mapError((e) => new UsageError({ message: `cannot read ${e.message}` }))
+  )
+  const { items, bad, duplicates } = parseBatchInput(text)
+  if (duplicates.length > 0) return yield* new UsageError({ message: duplicateIdsMessage(input, duplicates) })
+  if (items.length === 0 && bad.length === 0) {
+    return yield* new UsageError({ message: `${input} holds no prompt (one JSON object per line: {"prompt": "..."})` })
+  }
+  return { items, bad }
+})
+
+/** The prompts without a result line, or whose line answered another prompt under the same id (the line was edited). */
+const stillToDo = (items: ReadonlyArray<BatchItem>, answered: ReadonlyMap<string, string | undefined>) =>
+  items.filter((item) => {
+    if (!answered.has(item.id)) return true
+    const sha = answered.get(item.id)
+    return sha !== undefined && sha !== item.promptSha256
+  })
+
+type Recorder = Effect.Effect.Success<ReturnType<typeof makeRecorder>>
+
+/** The progress, and the result lines appended as each prompt ends. */
+const makeRecorder = Effect.fnUntraced(function*(
+  appendLine: (value: unknown) => Effect.Effect<void, StoreError>,
+  start: { readonly total: number; readonly skipped: number },
+  onProgress: BatchOptions["onProgress"]
+) {
   const startedMs = yield* Clock.currentTimeMillis
   const progress = yield* Ref.make<BatchProgress>({
-    total: todo.length + bad.length,
+    ...start,
     ok: 0,
     partial: 0,
     failed: 0,
     cancelled: 0,
-    skipped: items.length - todo.length,
     invalid: 0,
     inFlight: 0,
     cost: 0,
@@ -98,7 +134,7 @@ export const runBatch = Effect.fn("runBatch")(function*(options: BatchOptions) {
     Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
       const p = yield* Ref.updateAndGet(progress, (p) => ({ ...p, elapsedMs: now - startedMs }))
-      if (options.onProgress) yield* options.onProgress(p, last)
+      if (onProgress) yield* onProgress(p, last)
     })
   const count = (result: BatchResult) =>
     Ref.update(progress, (p) => ({
@@ -108,19 +144,14 @@ export const runBatch = Effect.fn("runBatch")(function*(options: BatchOptions) {
       cost: roundUsd(p.cost + (result.cost ?? 0)),
       unknownCost: p.unknownCost + (result.cost === null && result.runDir !== null ? 1 : 0)
     }))
-  const record = (result: BatchResult) => append(result).pipe(Effect.zipRight(count(result)), Effect.zipRight(report(result)))
+  const record = (result: BatchResult) => appendLine(result).pipe(Effect.zipRight(count(result)), Effect.zipRight(report(result)))
+  const inFlight = (change: 1 | -1) => Ref.update(progress, (p) => ({ ...p, inFlight: p.inFlight + change }))
+  return { progress, report, count, record, inFlight }
+})
 
-  yield* Effect.logInfo(
-    `batch: ${todo.length} prompt${todo.length === 1 ? "" : "s"} to run` +
-      `${items.length > todo.length ? `, ${items.length - todo.length} already answered` : ""}` +
-      `${bad.length > 0 ? `, ${bad.length} invalid line${bad.length === 1 ? "" : "s"}` : ""}; ` +
-      `${settings.concurrency} calls and ${options.runs} runs in flight at most; results in ${options.output}`
-  )
-  yield* report(undefined)
-
-  // A bad line is reported once in the results file; later passes count it (the batch still fails) without repeating it.
-  const reported = reportedBadLines(previous)
-  for (const line of bad) {
+/** A bad line is reported once in the results file; later passes count it (the batch still fails) without repeating it. */
+const recordBadLines = (recorder: Recorder, bad: ReadonlyArray<BadLine>, reported: ReadonlySet<string>) =>
+  Effect.forEach(bad, (line) => {
     const result: BatchResult = {
       id: line.id,
       runDir: null,
@@ -130,71 +161,73 @@ export const runBatch = Effect.fn("runBatch")(function*(options: BatchOptions) {
       error: line.message,
       invalid: true
     }
-    yield* reported.has(`${line.line}:${line.message}`) ? count(result) : record(result)
-  }
+    return reported.has(`${line.line}:${line.message}`) ? recorder.count(result) : recorder.record(result)
+  }, { discard: true })
 
-  if (onDisk.size > 0) {
-    const interrupted = [...onDisk.values()].filter((run) => run._tag === "Interrupted").length
-    yield* Effect.logInfo(
-      `batch: ${plural(onDisk.size - interrupted, "prompt")} answered by runs on disk (recorded, not asked again), ` +
-        `${plural(interrupted, "interrupted run")} to synthesize again from the answers on disk`
-    )
-  }
-  const recordAnswered = (item: BatchItem, runDir: string, manifest: Manifest) => record(resultOf(item, runDir, manifest))
+const announceOnDisk = (onDisk: ReadonlyMap<string, FoundRun>) => {
+  if (onDisk.size === 0) return Effect.void
+  const interrupted = [...onDisk.values()].filter((run) => run._tag === "Interrupted").length
+  return Effect.logInfo(
+    `batch: ${plural(onDisk.size - interrupted, "prompt")} answered by runs on disk (recorded, not asked again), ` +
+      `${plural(interrupted, "interrupted run")} to synthesize again from the answers on disk`
+  )
+}
 
-  const runOne = (item: BatchItem) =>
-    Effect.uninterruptibleMask((restore) =>
-      Effect.gen(function*() {
-        // What the run's events said, kept in plain variables of this prompt.
-        let finished: { readonly manifest: Manifest; readonly runDir: string } | undefined
-        let startedDir: string | undefined
-        const onEvent = (event: RunEvent) =>
-          event._tag === "RunStarted"
-            ? Effect.sync(() => {
-              startedDir = event.run.dir
-            })
-            : event._tag === "RunFinished"
-            ? Effect.sync(() => {
-              finished = { manifest: event.manifest, runDir: event.runDir }
-            })
-            : Effect.void
-        const models = item.models ?? settings.models
-        // In a batch the process-wide gate bounds the calls: a run's own fan-out does not hold its candidates back.
-        const runSettings = { ...settings, concurrency: models.length, checkModels: false }
-        yield* Ref.update(progress, (p) => ({ ...p, inFlight: p.inFlight + 1 }))
-        const interrupted = onDisk.get(item.id)
-        const exit = yield* restore(
-          (interrupted?._tag === "Interrupted"
-            ? resynthesize({ runId: interrupted.runId, onEvent })
-            : runPipeline({ prompt: item.prompt, models: item.models, synthesizer: item.synthesizer, onEvent })).pipe(
-              Effect.provideService(Settings, runSettings)
-            )
-        ).pipe(Effect.exit)
-        yield* Ref.update(progress, (p) => ({ ...p, inFlight: p.inFlight - 1 }))
-        const done = finished
-        const runDir = done?.runDir ?? startedDir ?? null
-        const result: BatchResult = done !== undefined
-          ? resultOf(item, done.runDir, done.manifest)
-          : {
-            id: item.id,
-            runDir,
-            ...(Exit.isInterrupted(exit)
-              ? { status: "cancelled", cost: null, line: item.line, error: "interrupted before the run started" }
-              : { status: "failed", cost: null, line: item.line, error: failureText(exit) }),
-            promptSha256: item.promptSha256
-          }
-        if (result.status === "failed" && done === undefined) yield* Effect.logWarning(`${item.id}: ${result.error}`)
-        // Recorded even when the batch is being interrupted: that interruption then goes on stopping it.
-        yield* record(result)
-      })
-    )
+/** What a prompt's run said through its events: where it started, and the manifest it finished with. */
+interface RunSeen {
+  readonly startedDir?: string
+  readonly finished?: { readonly manifest: Manifest; readonly runDir: string }
+}
 
-  yield* Effect.forEach(todo, (item) => {
-    const found = onDisk.get(item.id)
-    return found?._tag === "Answered" ? recordAnswered(item, found.runDir, found.manifest) : runOne(item)
-  }, { concurrency: options.runs, discard: true })
-  return yield* Ref.get(progress)
-}, Effect.scoped)
+/** One prompt's run (or the re-synthesis of its interrupted run), recorded however it ends. */
+const runItem = (settings: SettingsValue, recorder: Recorder) => (item: BatchItem, interrupted: string | undefined) =>
+  Effect.uninterruptibleMask((restore) =>
+    Effect.gen(function*() {
+      const seen = yield* Ref.make<RunSeen>({})
+      const onEvent = (event: RunEvent) =>
+        event._tag === "RunStarted"
+          ? Ref.update(seen, (s) => ({ ...s, startedDir: event.run.dir }))
+          : event._tag === "RunFinished"
+          ? Ref.update(seen, (s) => ({ ...s, finished: { manifest: event.manifest, runDir: event.runDir } }))
+          : Effect.void
+      yield* recorder.inFlight(1)
+      const exit = yield* restore(runOf(settings, item, interrupted, onEvent)).pipe(Effect.exit)
+      yield* recorder.inFlight(-1)
+      const { startedDir, finished } = yield* Ref.get(seen)
+      const result: BatchResult = finished !== undefined
+        ? resultOf(item, finished.runDir, finished.manifest)
+        : failedResult(item, startedDir ?? null, exit)
+      if (result.status === "failed" && finished === undefined) yield* Effect.logWarning(`${item.id}: ${result.error}`)
+      // Recorded even when the batch is being interrupted: that interruption then goes on stopping it.
+      yield* recorder.record(result)
+    })
+  )
+
+/** Where a line's own values (its models, its synthesizer) become the run it asks for. */
+const runOf = (
+  settings: SettingsValue,
+  item: BatchItem,
+  interrupted: string | undefined,
+  onEvent: (event: RunEvent) => Effect.Effect<void>
+) => {
+  const models = item.models ?? settings.models
+  // In a batch the process-wide gate bounds the calls: a run's own fan-out does not hold its candidates back.
+  const runSettings = { ...settings, concurrency: models.length, checkModels: false }
+  const run = interrupted !== undefined
+    ? resynthesize({ runId: interrupted, onEvent })
+    : runPipeline({ prompt: item.prompt, models: item.models, synthesizer: item.synthesizer, onEvent })
+  return run.pipe(Effect.provideService(Settings, runSettings))
+}
+
+/** A prompt's result line when its run never finished (it failed, or was interrupted, before a manifest). */
+const failedResult = (item: BatchItem, runDir: string | null, exit: Exit.Exit<unknown, { readonly message: string }>): BatchResult => ({
+  id: item.id,
+  runDir,
+  ...(Exit.isInterrupted(exit)
+    ? { status: "cancelled", cost: null, line: item.line, error: "interrupted before the run started" }
+    : { status: "failed", cost: null, line: item.line, error: failureText(exit) }),
+  promptSha256: item.promptSha256
+})
 
 /** A prompt's result line from its run's manifest. */
 const resultOf = (item: BatchItem, runDir: string, manifest: Manifest): BatchResult => ({

@@ -140,17 +140,7 @@ export interface LoadInput {
  */
 export const loadSettings = Effect.fn("Settings.load")(function*(input: LoadInput) {
   const home = os.homedir()
-  const configPath = input.configFlag ?? (input.env.PARALLEL_LLM_CONFIG || undefined)
-  // A named config file must exist; the default one is read only when it does.
-  const fs = yield* FileSystem.FileSystem
-  const defaultFile = defaultConfigFile(input.env)
-  const configFile = input.withoutConfigFile === true
-    ? undefined
-    : configPath !== undefined
-    ? path.resolve(configPath === "~" || configPath.startsWith("~/") ? path.join(home, configPath.slice(1)) : configPath)
-    : (yield* fs.exists(defaultFile).pipe(Effect.orElseSucceed(() => false)))
-    ? defaultFile
-    : undefined
+  const configFile = yield* configFileOf(input, home)
   const file = configFile === undefined ? { raw: {}, presets: {}, modelOptions: noOptions } : yield* readConfigFile(configFile)
   const presets = configFile === undefined
     ? {}
@@ -202,17 +192,39 @@ export const loadSettings = Effect.fn("Settings.load")(function*(input: LoadInpu
   const openRouter = isOpenRouterUrl(loaded.baseUrl)
   // The default fallback synthesizer is an OpenRouter model: another server gets none it was not given.
   const settings = !openRouter && sources.fallbackSynthesizers === "default" ? { ...loaded, fallbackSynthesizers: [] } : loaded
-  // Values that contradict each other, or a key that could never be sent: refused before any call.
-  const keyProblem = base.apiKey ? apiKeyProblem(base.apiKey) : undefined
-  if (keyProblem !== undefined) return yield* new SettingsError({ setting: "OPENROUTER_API_KEY", message: keyProblem })
-  const listProblem = modelListsProblem(settings, base.apiKey, describe)
-  if (listProblem !== undefined) return yield* new SettingsError({ setting: listProblem.where, message: listProblem.message })
-  if (input.requireApiKey !== false && Option.isNone(settings.apiKey) && openRouter) {
-    return yield* new SettingsError({
+  yield* checkConsistent(settings, base.apiKey, describe, input.requireApiKey !== false && openRouter)
+  return { settings, sources } satisfies LoadedSettings
+})
+
+/** The config file to read. A named config file must exist; the default one is read only when it does. */
+const configFileOf = Effect.fnUntraced(function*(input: LoadInput, home: string) {
+  if (input.withoutConfigFile === true) return undefined
+  const configPath = input.configFlag ?? (input.env.PARALLEL_LLM_CONFIG || undefined)
+  if (configPath !== undefined) {
+    return path.resolve(configPath === "~" || configPath.startsWith("~/") ? path.join(home, configPath.slice(1)) : configPath)
+  }
+  const fs = yield* FileSystem.FileSystem
+  const defaultFile = defaultConfigFile(input.env)
+  return (yield* fs.exists(defaultFile).pipe(Effect.orElseSucceed(() => false))) ? defaultFile : undefined
+})
+
+/** Values that contradict each other, or a key that could never be sent (or none where one is needed): refused before any call. */
+const checkConsistent = (
+  settings: SettingsValue,
+  apiKey: string | undefined,
+  describe: (key: SettingKey) => string,
+  needsKey: boolean
+): Effect.Effect<void, SettingsError> => {
+  const keyProblem = apiKey ? apiKeyProblem(apiKey) : undefined
+  if (keyProblem !== undefined) return new SettingsError({ setting: "OPENROUTER_API_KEY", message: keyProblem })
+  const listProblem = modelListsProblem(settings, apiKey, describe)
+  if (listProblem !== undefined) return new SettingsError({ setting: listProblem.where, message: listProblem.message })
+  if (needsKey && Option.isNone(settings.apiKey)) {
+    return new SettingsError({
       setting: "OPENROUTER_API_KEY",
       message: `OPENROUTER_API_KEY is not set. Get a key at https://openrouter.ai/keys and export it ` +
         `(for an MCP client, put it in the server's "env" block). Other OpenAI-compatible servers (--base-url) need none.`
     })
   }
-  return { settings, sources } satisfies LoadedSettings
-})
+  return Effect.void
+}

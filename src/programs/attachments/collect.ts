@@ -1,11 +1,11 @@
 import { FileSystem, Path } from "@effect/platform"
-import { Effect, Option } from "effect"
+import { Effect, Option, Ref } from "effect"
 import { glob, isDynamicPattern } from "tinyglobby"
 import { RunRefused } from "../../domain/errors.js"
 import { formatBytes } from "../../domain/format.js"
 import { stripControl } from "../../domain/text.js"
 import { type FileRefused, isInsidePath as isInside, readFileSafely } from "../../services/safeFile.js"
-import { Settings } from "../../services/Settings.js"
+import { Settings, type SettingsValue } from "../../services/Settings.js"
 import { type Attachment, sha256Of, sniff } from "./attachment.js"
 import { gitignoreRules } from "./gitignore.js"
 import { globRefusal, globStart } from "./globs.js"
@@ -36,166 +36,232 @@ interface Found {
  * the allowed directories refuses the whole run, naming the path: nothing is sent.
  */
 export const collectAttachments = Effect.fn("collectAttachments")(function*(specs: ReadonlyArray<string>, options: CollectOptions) {
+  const c = yield* makeCollector(options)
+  const tally: Tally = { attachments: [], seen: new Set(), total: 0 }
+  for (const spec of specs) {
+    for (const file of yield* expand(c, spec)) yield* attach(c, tally, file)
+  }
+  return tally.attachments
+})
+
+/** What every step of one collection shares: the platform, the caps, and where files may come from. */
+interface Collector {
+  readonly fs: FileSystem.FileSystem
+  readonly path: Path.Path
+  readonly settings: SettingsValue
+  readonly options: CollectOptions
+  readonly gitignore: ReturnType<typeof gitignoreRules>
+  /** Files found so far, read or skipped: a directory of 100,000 files is refused before any is read. */
+  readonly found: Ref.Ref<number>
+  readonly refuse: (message: string) => RunRefused
+}
+
+/** What the files attached so far add up to; a file reached twice (a link, two specs) is attached once. */
+interface Tally {
+  readonly attachments: Array<Attachment>
+  readonly seen: Set<string>
+  total: number
+}
+
+const makeCollector = Effect.fnUntraced(function*(options: CollectOptions) {
   const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
-  const settings = yield* Settings
-  // File names found on disk may hold anything: no control character reaches a terminal.
-  const refuse = (message: string) => new RunRefused({ message: stripControl(`${options.what}: ${message}`) })
+  const collector: Collector = {
+    fs,
+    path,
+    settings: yield* Settings,
+    options,
+    gitignore: gitignoreRules(fs, path),
+    found: yield* Ref.make(0),
+    // File names found on disk may hold anything: no control character reaches a terminal.
+    refuse: (message) => new RunRefused({ message: stripControl(`${options.what}: ${message}`) })
+  }
+  return collector
+})
 
-  const outside = (display: string, real: string | undefined, allowed: ReadonlyArray<string>) =>
-    refuse(
-      `${display}${real === undefined ? "" : ` (${real})`} lies outside the directories this server may read: ` +
-        (allowed.length === 0
-          ? "none (this client sent no roots, and the server was started without --allow-dir). Start the server with " +
-            "--allow-dir <directory> (or PARALLEL_LLM_ALLOW_DIRS), or use a client that sends its roots"
-          : `${allowed.join(", ")}. Add it to the client's roots, or start the server with --allow-dir`)
-    )
-  // Every file found counts, read or skipped: a directory of 100,000 files is refused before any is read.
-  let found = 0
-  const count = (display: string) =>
-    ++found > settings.attachMaxFiles
-      ? refuse(
-        `with ${display} more than ${settings.attachMaxFiles.toLocaleString("en-US")} files are attached, the most one run may ` +
+const outside = (c: Collector, display: string, real: string | undefined) => {
+  const allowed = c.options.allowed ?? []
+  return c.refuse(
+    `${display}${real === undefined ? "" : ` (${real})`} lies outside the directories this server may read: ` +
+      (allowed.length === 0
+        ? "none (this client sent no roots, and the server was started without --allow-dir). Start the server with " +
+          "--allow-dir <directory> (or PARALLEL_LLM_ALLOW_DIRS), or use a client that sends its roots"
+        : `${allowed.join(", ")}. Add it to the client's roots, or start the server with --allow-dir`)
+  )
+}
+
+/** Counts one more file found, refusing the run past --attach-max-files. */
+const count = (c: Collector, display: string) =>
+  Effect.flatMap(Ref.updateAndGet(c.found, (n) => n + 1), (found) =>
+    found > c.settings.attachMaxFiles
+      ? c.refuse(
+        `with ${display} more than ${c.settings.attachMaxFiles.toLocaleString("en-US")} files are attached, the most one run may ` +
           `attach (--attach-max-files)`
       )
-      : Effect.void
-  const checkAllowed = (display: string, abs: string) =>
-    Effect.gen(function*() {
-      const allowed = options.allowed
-      if (allowed === undefined) return
-      const real = yield* fs.realPath(abs).pipe(Effect.mapError((e) => refuse(`cannot read ${display}: ${e.message}`)))
-      if (!allowed.some((root) => isInside(real, root))) return yield* outside(display, real === abs ? undefined : real, allowed)
-    })
+      : Effect.void)
 
-  const { isIgnored, topOf } = gitignoreRules(fs, path)
+/** (MCP) Refuses a path whose real path lies outside the allowed directories; the CLI may read anywhere. */
+const checkAllowed = (c: Collector, display: string, abs: string) =>
+  Effect.gen(function*() {
+    const allowed = c.options.allowed
+    if (allowed === undefined) return
+    const real = yield* c.fs.realPath(abs).pipe(Effect.mapError((e) => c.refuse(`cannot read ${display}: ${e.message}`)))
+    if (!allowed.some((root) => isInside(real, root))) return yield* outside(c, display, real === abs ? undefined : real)
+  })
 
-  /** Every file below `dir`, sorted, without ignored ones, `.git`, or a directory seen before (a symlink loop). */
-  const walk = (dir: string, display: string, top: string, seen: Set<string>): Effect.Effect<ReadonlyArray<Found>, RunRefused> =>
-    Effect.gen(function*() {
-      const real = yield* fs.realPath(dir).pipe(Effect.orElseSucceed(() => dir))
-      if (seen.has(real)) return []
-      seen.add(real)
-      // A symlink to a directory outside the allowed ones is refused before it is listed: not even names leak.
-      if (options.allowed !== undefined) yield* checkAllowed(display, dir)
-      const names = [...(yield* fs.readDirectory(dir).pipe(Effect.orElseSucceed((): ReadonlyArray<string> => [])))].sort()
-      const found: Array<Found> = []
-      for (const name of names) {
-        if (name === ".git") continue
-        const abs = path.join(dir, name)
-        const shown = path.join(display, name)
-        const info = yield* fs.stat(abs).pipe(Effect.option)
-        if (Option.isNone(info)) continue
-        const isDirectory = info.value.type === "Directory"
-        if (yield* isIgnored(top, abs, isDirectory)) continue
-        if (isDirectory) found.push(...(yield* walk(abs, shown, top, seen)))
-        else if (info.value.type === "File") {
-          yield* count(shown)
-          found.push({ display: shown, abs, named: false, inDirectory: true })
-        }
-      }
-      return found
-    })
-
-  const expand = (spec: string) =>
-    Effect.gen(function*() {
-      const abs = path.resolve(options.base, spec)
-      const info = yield* fs.stat(abs).pipe(Effect.either)
-      if (info._tag === "Left") {
-        if (!isDynamicPattern(spec)) return yield* refuse(`cannot read ${spec}: no such file or directory`)
-        const refusal = globRefusal(spec, options.base, options.allowed !== undefined)
-        if (refusal !== undefined) return yield* refuse(refusal)
-        // Where the pattern starts must be allowed already: a glob never crawls a directory it may not read.
-        yield* checkAllowed(spec, globStart(spec, options.base))
-        const matches = yield* Effect.tryPromise({
-          // Symlinks are not followed over MCP: a link inside a root must not walk the glob out of it.
-          // The signal stops the crawl when the run is interrupted (Ctrl-C, SIGTERM).
-          try: (signal) =>
-            glob(spec, {
-              signal,
-              cwd: options.base,
-              absolute: true,
-              onlyFiles: true,
-              expandDirectories: false,
-              ignore: ["**/.git/**"],
-              followSymbolicLinks: options.allowed === undefined
-            }),
-          catch: (e) => refuse(`${spec}: not a usable glob pattern (${String(e)})`)
-        })
-        const top = yield* topOf(options.base)
-        const kept: Array<Found> = []
-        for (const match of [...matches].sort()) {
-          if (yield* isIgnored(top, match, false)) continue
-          yield* count(match)
-          kept.push({
-            display: path.isAbsolute(spec) ? match : path.relative(options.base, match),
-            abs: match,
-            named: false,
-            inDirectory: false
-          })
-        }
-        if (kept.length === 0) return yield* refuse(`no file matches ${spec}`)
-        return kept
-      }
-      yield* checkAllowed(spec, abs)
-      switch (info.right.type) {
-        case "Directory":
-          return yield* walk(abs, spec, yield* topOf(abs), new Set())
-        case "File":
-          yield* count(spec)
-          return [{ display: spec, abs, named: true, inDirectory: false }]
-        default:
-          return yield* refuse(`${spec} is neither a file nor a directory`)
-      }
-    })
-
-  const attachments: Array<Attachment> = []
-  const seen = new Set<string>()
-  let total = 0
-  for (const spec of specs) {
-    for (const file of yield* expand(spec)) {
-      yield* checkAllowed(file.display, file.abs)
-      const real = yield* fs.realPath(file.abs).pipe(Effect.orElseSucceed(() => file.abs))
-      if (seen.has(real)) continue
-      seen.add(real)
-      const tooLarge = (size: number) =>
-        refuse(
-          `${file.display} has ${formatBytes(size)}, more than the ${
-            formatBytes(settings.attachMaxBytes)
-          } allowed per file (--attach-max-bytes)`
-        )
-      const cannotRead = (e: { readonly message: string }) => refuse(`cannot read ${file.display}: ${e.message}`)
-      // The size first: a huge file is refused without being read, with its size.
-      const size = Number((yield* fs.stat(file.abs).pipe(Effect.mapError(cannotRead))).size)
-      if (size > settings.attachMaxBytes) return yield* tooLarge(size)
-      // Then the file opened once, checked as opened (a regular file, inside the roots), read up to the cap:
-      // `stat` may say 0 (`/proc`), and the path may have been swapped for a link since the checks above.
-      const bytes = yield* readFileSafely(file.abs, { maxBytes: settings.attachMaxBytes, followLinks: true, inside: options.allowed })
-        .pipe(Effect.mapError((e: FileRefused) =>
-          e.reason === "too large"
-            ? refuse(
-              `${file.display} is larger than the ${formatBytes(settings.attachMaxBytes)} allowed per file (--attach-max-bytes)`
-            )
-            : e.reason === "outside"
-            ? outside(file.display, undefined, options.allowed ?? [])
-            : refuse(`cannot read ${file.display}: ${e.detail}`)
-        ))
-      const kind = sniff(bytes)
-      if (kind === undefined || (file.inDirectory && kind.kind !== "text")) {
-        if (file.named) {
-          return yield* refuse(`${file.display} is a binary file (only text, PNG, JPEG, WebP, GIF and PDF files can be attached)`)
-        }
-        yield* Effect.logWarning(`${file.display}: skipped, ${kind === undefined ? "a binary file" : "not a text file"}`)
-        continue
-      }
-      total += bytes.length
-      if (total > settings.attachMaxTotalBytes) {
-        return yield* refuse(
-          `with ${file.display} the attachments add up to ${formatBytes(total)}, more than the ` +
-            `${formatBytes(settings.attachMaxTotalBytes)} allowed in one run (--attach-max-total-bytes)`
-        )
-      }
-      attachments.push({ path: file.display, kind: kind.kind, mediaType: kind.mediaType, bytes, sha256: sha256Of(bytes), text: kind.text })
+/** The files one spec names: itself, a directory's files, or a glob's matches. */
+const expand = (c: Collector, spec: string) =>
+  Effect.gen(function*() {
+    const abs = c.path.resolve(c.options.base, spec)
+    const info = yield* c.fs.stat(abs).pipe(Effect.either)
+    // Only what does not exist is read as a pattern: a file may well be named `[draft].md`.
+    if (info._tag === "Left") return yield* expandGlob(c, spec)
+    yield* checkAllowed(c, spec, abs)
+    switch (info.right.type) {
+      case "Directory":
+        return yield* walk(c, { dir: abs, display: spec, top: yield* c.gitignore.topOf(abs), seen: new Set() })
+      case "File":
+        yield* count(c, spec)
+        return [{ display: spec, abs, named: true, inDirectory: false }]
+      default:
+        return yield* c.refuse(`${spec} is neither a file nor a directory`)
     }
-  }
-  return attachments
-})
+  })
+
+/** A directory being walked: how it is shown, the work tree top its .gitignore rules start from, the real paths seen. */
+interface Walk {
+  readonly dir: string
+  readonly display: string
+  readonly top: string
+  readonly seen: Set<string>
+}
+
+/** Every file below `dir`, sorted, without ignored ones, `.git`, or a directory seen before (a symlink loop). */
+const walk = (c: Collector, w: Walk): Effect.Effect<ReadonlyArray<Found>, RunRefused> =>
+  Effect.gen(function*() {
+    const real = yield* c.fs.realPath(w.dir).pipe(Effect.orElseSucceed(() => w.dir))
+    if (w.seen.has(real)) return []
+    w.seen.add(real)
+    // A symlink to a directory outside the allowed ones is refused before it is listed: not even names leak.
+    if (c.options.allowed !== undefined) yield* checkAllowed(c, w.display, w.dir)
+    const names = [...(yield* c.fs.readDirectory(w.dir).pipe(Effect.orElseSucceed((): ReadonlyArray<string> => [])))].sort()
+    const found = yield* Effect.forEach(names.filter((name) => name !== ".git"), (name) => walkEntry(c, w, name))
+    return found.flat()
+  })
+
+/** One entry of a walked directory: a file found, the files below a directory, or nothing. */
+const walkEntry = (c: Collector, w: Walk, name: string) =>
+  Effect.gen(function*() {
+    const abs = c.path.join(w.dir, name)
+    const shown = c.path.join(w.display, name)
+    const info = yield* c.fs.stat(abs).pipe(Effect.option)
+    if (Option.isNone(info)) return []
+    const isDirectory = info.value.type === "Directory"
+    if (yield* c.gitignore.isIgnored(w.top, abs, isDirectory)) return []
+    if (isDirectory) return yield* walk(c, { ...w, dir: abs, display: shown })
+    if (info.value.type !== "File") return []
+    yield* count(c, shown)
+    const file: Found = { display: shown, abs, named: false, inDirectory: true }
+    return [file]
+  })
+
+/** The files a glob pattern matches, outside ignored paths; a pattern that matches nothing refuses the run. */
+const expandGlob = (c: Collector, spec: string) =>
+  Effect.gen(function*() {
+    const { base, allowed } = c.options
+    if (!isDynamicPattern(spec)) return yield* c.refuse(`cannot read ${spec}: no such file or directory`)
+    const refusal = globRefusal(spec, base, allowed !== undefined)
+    if (refusal !== undefined) return yield* c.refuse(refusal)
+    // Where the pattern starts must be allowed already: a glob never crawls a directory it may not read.
+    yield* checkAllowed(c, spec, globStart(spec, base))
+    const matches = yield* Effect.tryPromise({
+      // Symlinks are not followed over MCP: a link inside a root must not walk the glob out of it.
+      // The signal stops the crawl when the run is interrupted (Ctrl-C, SIGTERM).
+      try: (signal) =>
+        glob(spec, {
+          signal,
+          cwd: base,
+          absolute: true,
+          onlyFiles: true,
+          expandDirectories: false,
+          ignore: ["**/.git/**"],
+          followSymbolicLinks: allowed === undefined
+        }),
+      catch: (e) => c.refuse(`${spec}: not a usable glob pattern (${String(e)})`)
+    })
+    const top = yield* c.gitignore.topOf(base)
+    const kept = yield* Effect.forEach([...matches].sort(), (match) => keptMatch(c, spec, top, match))
+    if (kept.flat().length === 0) return yield* c.refuse(`no file matches ${spec}`)
+    return kept.flat()
+  })
+
+/** A glob's match, counted, unless a .gitignore leaves it out. */
+const keptMatch = (c: Collector, spec: string, top: string, match: string) =>
+  Effect.gen(function*() {
+    if (yield* c.gitignore.isIgnored(top, match, false)) return []
+    yield* count(c, match)
+    const file: Found = {
+      display: c.path.isAbsolute(spec) ? match : c.path.relative(c.options.base, match),
+      abs: match,
+      named: false,
+      inDirectory: false
+    }
+    return [file]
+  })
+
+/** Reads one file found and adds it to the tally, unless it was attached already or is a binary file found by a walk or a glob. */
+const attach = (c: Collector, tally: Tally, file: Found) =>
+  Effect.gen(function*() {
+    yield* checkAllowed(c, file.display, file.abs)
+    const real = yield* c.fs.realPath(file.abs).pipe(Effect.orElseSucceed(() => file.abs))
+    if (tally.seen.has(real)) return
+    tally.seen.add(real)
+    const bytes = yield* readChecked(c, file)
+    const kind = sniff(bytes)
+    if (kind === undefined || (file.inDirectory && kind.kind !== "text")) {
+      if (file.named) {
+        return yield* c.refuse(`${file.display} is a binary file (only text, PNG, JPEG, WebP, GIF and PDF files can be attached)`)
+      }
+      return yield* Effect.logWarning(`${file.display}: skipped, ${kind === undefined ? "a binary file" : "not a text file"}`)
+    }
+    tally.total += bytes.length
+    if (tally.total > c.settings.attachMaxTotalBytes) {
+      return yield* c.refuse(
+        `with ${file.display} the attachments add up to ${formatBytes(tally.total)}, more than the ` +
+          `${formatBytes(c.settings.attachMaxTotalBytes)} allowed in one run (--attach-max-total-bytes)`
+      )
+    }
+    tally.attachments.push({
+      path: file.display,
+      kind: kind.kind,
+      mediaType: kind.mediaType,
+      bytes,
+      sha256: sha256Of(bytes),
+      text: kind.text
+    })
+  })
+
+/** A file's bytes, within the per-file cap. */
+const readChecked = (c: Collector, file: Found) =>
+  Effect.gen(function*() {
+    const max = c.settings.attachMaxBytes
+    const cannotRead = (e: { readonly message: string }) => c.refuse(`cannot read ${file.display}: ${e.message}`)
+    // The size first: a huge file is refused without being read, with its size.
+    const size = Number((yield* c.fs.stat(file.abs).pipe(Effect.mapError(cannotRead))).size)
+    if (size > max) {
+      return yield* c.refuse(
+        `${file.display} has ${formatBytes(size)}, more than the ${formatBytes(max)} allowed per file (--attach-max-bytes)`
+      )
+    }
+    // Then the file opened once, checked as opened (a regular file, inside the roots), read up to the cap:
+    // `stat` may say 0 (`/proc`), and the path may have been swapped for a link since the checks above.
+    return yield* readFileSafely(file.abs, { maxBytes: max, followLinks: true, inside: c.options.allowed }).pipe(
+      Effect.mapError((e: FileRefused) =>
+        e.reason === "too large"
+          ? c.refuse(`${file.display} is larger than the ${formatBytes(max)} allowed per file (--attach-max-bytes)`)
+          : e.reason === "outside"
+          ? outside(c, file.display, undefined)
+          : c.refuse(`cannot read ${file.display}: ${e.detail}`)
+      )
+    )
+  })
