@@ -8,6 +8,7 @@ import { Settings } from "../services/Settings.js"
 import { type BatchItem, duplicateIdsMessage, oneLine, parseBatchInput } from "./batchInput.js"
 import { answeredIn, type BatchResult, openResultsFile, reportedBadLines } from "./batchResults.js"
 import { previousRunsFor } from "./batchResume.js"
+import { withCallSettings } from "./callSettings.js"
 import { resynthesize } from "./resynthesize.js"
 import { type RunEvent, runPipeline } from "./runPipeline.js"
 
@@ -158,15 +159,17 @@ export const runBatch = Effect.fn("runBatch")(function*(options: BatchOptions) {
               finished = { manifest: event.manifest, runDir: event.runDir }
             })
             : Effect.void
-        const models = item.models ?? settings.models
         // In a batch the process-wide gate bounds the calls: a run's own fan-out does not hold its candidates back.
-        const runSettings = { ...settings, concurrency: models.length, checkModels: false }
+        const runSettings = { ...settings, concurrency: (item.models ?? settings.models).length, checkModels: false }
         yield* Ref.update(progress, (p) => ({ ...p, inFlight: p.inFlight + 1 }))
         const interrupted = onDisk.get(item.id)
         const exit = yield* restore(
           (interrupted?._tag === "Interrupted"
             ? resynthesize({ runId: interrupted.runId, onEvent })
-            : runPipeline({ prompt: item.prompt, models: item.models, synthesizer: item.synthesizer, onEvent })).pipe(
+            : runPipeline({ prompt: item.prompt, onEvent }).pipe(
+              // A line's own models and synthesizer are its settings, as an MCP call's arguments are.
+              withCallSettings({ models: item.models, synthesizer: item.synthesizer })
+            )).pipe(
               Effect.provideService(Settings, runSettings)
             )
         ).pipe(Effect.exit)
