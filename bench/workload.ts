@@ -6,11 +6,13 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import * as path from "node:path"
+import { withCallSettings } from "../src/programs/callSettings.js"
 import { runPipeline, type RunRequest } from "../src/programs/runPipeline.js"
 import { layerLogging } from "../src/services/Logging.js"
 import { layerOpenRouterClient } from "../src/services/OpenRouterClient.js"
 import { layerRunStore } from "../src/services/RunStore.js"
 import { layerSettings, loadSettings, type RawSettings, type SettingsValue } from "../src/services/Settings.js"
+import type { PerCallValues } from "../src/settings/perCall.js"
 import type { Behavior, Script } from "../test/support/fakeOpenRouter.js"
 import { realHttpClientLayer } from "../test/support/realHttpClient.js"
 import type { BenchContext } from "./context.js"
@@ -63,8 +65,9 @@ export const makeRuntime = (settings: SettingsValue) =>
 
 type Runtime = ReturnType<typeof makeRuntime>
 
-export const timedRun = async (runtime: Runtime, request: RunRequest) => {
+/** One run of `request`, with a call's own settings (`call`) over the runtime's. */
+export const timedRun = async (runtime: Runtime, request: RunRequest, call: PerCallValues = {}) => {
   const started = performance.now()
-  const result = await runtime.runPromise(runPipeline(request))
+  const result = await runtime.runPromise(runPipeline(request).pipe(withCallSettings(call)))
   return { ms: performance.now() - started, manifest: result.manifest }
 }

@@ -4,7 +4,7 @@
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
-import type { RunRequest } from "../../src/programs/runPipeline.js"
+import type { PerCallValues } from "../../src/settings/perCall.js"
 import type { Behavior } from "../../test/support/fakeOpenRouter.js"
 import { type BenchContext, median } from "../context.js"
 import type { Fake } from "../fake.js"
@@ -36,16 +36,17 @@ export const measureTail = async (ctx: BenchContext, fake: Fake) => {
       [synth]: { kind: "ok", delayMs: Math.round((run.synthesis ?? 0) * 10), content: answerText(synth) }
     })
     const runtime = makeRuntime(settings)
-    const base = { prompt: `Tail latency, run ${name}`, models, synthesizer: synth }
-    await timedRun(runtime, base)
+    const request = { prompt: `Tail latency, run ${name}` }
+    const base = { models, synthesizer: synth }
+    await timedRun(runtime, request, base)
     const policies = {
       waitAll: base,
-      quorum: { ...base, quorum: 3, graceMs: 100 },
-      deadline: { ...base, deadlineMs: 550 }
-    } satisfies Record<string, RunRequest>
-    for (const [policy, request] of Object.entries(policies)) {
+      quorum: { ...base, quorum: 3, grace: 0.1 },
+      deadline: { ...base, deadline: 0.55 }
+    } satisfies Record<string, PerCallValues>
+    for (const [policy, call] of Object.entries(policies)) {
       const results: Array<Awaited<ReturnType<typeof timedRun>>> = []
-      for (let i = 0; i < (ctx.quick ? 1 : 5); i++) results.push(await timedRun(runtime, request))
+      for (let i = 0; i < (ctx.quick ? 1 : 5); i++) results.push(await timedRun(runtime, request, call))
       figures[`tail.${name}.${policy}Ms`] = median(results.map((r) => r.ms))
       const answered = median(results.map((r) => r.manifest.candidates.filter((c) => c.status === "ok").length))
       if (policy !== "waitAll") figures[`tail.${name}.${policy}Answered`] = answered

@@ -5,6 +5,7 @@ import { summaryLine } from "../domain/format.js"
 import { formatReport } from "../domain/reportFormat.js"
 import { collectAttachments } from "../programs/attachments/collect.js"
 import { type RunEvent, runPipeline } from "../programs/runPipeline.js"
+import { unsampledWarning } from "../programs/strategies/self.js"
 import { continueRun } from "../programs/thread/continueRun.js"
 import { Logging } from "../services/Logging.js"
 import { readTextSafely } from "../services/safeFile.js"
@@ -97,11 +98,14 @@ export const ask = Effect.fn("ask")(function*(args: ParsedArgs<typeof askCli>) {
     })
     : Effect.void
   // Models named with -m are the run's own, as an MCP call's are: `self` then says which it does not ask.
-  const models = modelsGiven(args.settings) ? settings.models : undefined
-  const run = Option.match(args.continue, {
-    onNone: () => runPipeline({ prompt, attachments, onEvent, models }),
-    onSome: (parent) => continueRun(parent, { prompt, attachments, onEvent, models })
-  })
+  const unsampled = unsampledWarning(settings.strategy, modelsGiven(args.settings) ? settings.models : undefined)
+  const run = Effect.zipRight(
+    unsampled === undefined ? Effect.void : Effect.logWarning(unsampled),
+    Option.match(args.continue, {
+      onNone: () => runPipeline({ prompt, attachments, onEvent }),
+      onSome: (parent) => continueRun(parent, { prompt, attachments, onEvent })
+    })
+  )
   const result = yield* Effect.scoped(drawLogs.pipe(Effect.zipRight(ticker), Effect.zipRight(run)))
   if (args.json) {
     yield* writeStdout(JSON.stringify({ ...result.manifest, final: result.final ?? null, runDir: result.runDir }, null, 2))

@@ -1,6 +1,6 @@
 import { ParseResult, Schema } from "effect"
 import * as crypto from "node:crypto"
-import { ModelId } from "../domain/model.js"
+import { perCallFields } from "../settings/perCall.js"
 
 // The input of a batch: one JSON prompt per line, checked line by line before anything is paid for.
 
@@ -10,8 +10,8 @@ const NonBlank = Schema.String.pipe(Schema.filter((s) => s.trim() !== "" || "mus
 export const BatchLine = Schema.Struct({
   id: Schema.optional(Schema.Union(NonBlank, Schema.Number.pipe(Schema.int()))),
   prompt: NonBlank,
-  models: Schema.optional(Schema.Array(ModelId).pipe(Schema.minItems(1))),
-  synthesizer: Schema.optional(ModelId)
+  // A line's own settings, checked as an MCP call's are (see settings/perCall.ts); runBatch applies them.
+  ...perCallFields("models", "synthesizer")
 })
 
 const decodeLine = Schema.decodeUnknownEither(BatchLine, { onExcessProperty: "error" })

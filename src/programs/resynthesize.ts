@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import { RunRefused, type StoreError } from "../domain/errors.js"
-import type { StrategyName } from "../domain/strategy.js"
 import { type InvalidRunPath, type RunFileNotFound, RunStore } from "../services/RunStore.js"
+import { Settings } from "../services/Settings.js"
 import { loadRunAttachments } from "./attachments/plan.js"
 import { readRunWithManifest } from "./recoverRun.js"
 import type { CandidateOutcome } from "./run/fanOut.js"
@@ -47,27 +47,26 @@ export const resynthesize = Effect.fn("resynthesize")(function*(input: {
   const thread = source.parent === undefined ? undefined : yield* threadFor(source.parent).pipe(
     Effect.catchTag("RunRefused", (e) => Effect.as(Effect.logWarning(`${e.message}: synthesizing without the earlier turns`), undefined))
   )
-  return yield* runPipeline({
-    thread,
-    prompt,
-    attachments,
-    models: source.settings.models,
-    synthesizer: input.synthesizer ?? source.settings.synthesizer,
-    reuse: { sourceRunId: source.id, outcomes },
-    onEvent: input.onEvent
-  })
+  // The source run's panel, and its synthesizer unless another is named: they are this run's settings.
+  const settings = yield* Settings
+  return yield* runPipeline({ thread, prompt, attachments, reuse: { sourceRunId: source.id, outcomes }, onEvent: input.onEvent }).pipe(
+    Effect.provideService(Settings, {
+      ...settings,
+      models: source.settings.models,
+      synthesizer: input.synthesizer ?? source.settings.synthesizer
+    })
+  )
 })
 
 /**
  * Synthesizes answers the caller already has (an eval's frozen candidates) without asking any candidate:
- * a new run with those answers as its responses, in which only the synthesis is paid for.
+ * a new run with those answers as its responses, in which only the synthesis is paid for. The strategy and
+ * the synthesizer are the settings'.
  */
 export const synthesizeGiven = Effect.fn("synthesizeGiven")(function*(input: {
   readonly prompt: string
   readonly answers: ReadonlyArray<{ readonly model: string; readonly content: string }>
-  readonly synthesizer?: string | undefined
-  /** `rank` or `refine` over the given answers, by the models of `panel` (the answers' own are not callable). */
-  readonly strategy?: StrategyName | undefined
+  /** With `rank` or `refine`: the models that rank or refine the given answers (the answers' own are not callable). */
   readonly panel?: ReadonlyArray<string> | undefined
   readonly onEvent?: ((event: RunEvent) => Effect.Effect<void>) | undefined
 }) {
@@ -77,13 +76,9 @@ export const synthesizeGiven = Effect.fn("synthesizeGiven")(function*(input: {
     record: { model: answer.model, status: "ok", attempts: 0 },
     content: answer.content
   }))
-  return yield* runPipeline({
-    prompt: input.prompt,
-    models: input.answers.map((a) => a.model),
-    synthesizer: input.synthesizer,
-    reuse: { outcomes },
-    strategy: input.strategy,
-    panel: input.panel,
-    onEvent: input.onEvent
-  })
+  // The answers' models are the run's candidates (as its manifest records them).
+  const settings = yield* Settings
+  return yield* runPipeline({ prompt: input.prompt, reuse: { outcomes }, panel: input.panel, onEvent: input.onEvent }).pipe(
+    Effect.provideService(Settings, { ...settings, models: input.answers.map((a) => a.model) })
+  )
 })

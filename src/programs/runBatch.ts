@@ -8,6 +8,7 @@ import { Settings, type SettingsValue } from "../services/Settings.js"
 import { type BadLine, type BatchItem, duplicateIdsMessage, oneLine, parseBatchInput } from "./batchInput.js"
 import { answeredIn, type BatchResult, openResultsFile, reportedBadLines } from "./batchResults.js"
 import { type FoundRun, previousRunsFor } from "./batchResume.js"
+import { withCallSettings } from "./callSettings.js"
 import { resynthesize } from "./resynthesize.js"
 import { type RunEvent, runPipeline } from "./runPipeline.js"
 
@@ -215,7 +216,10 @@ const runOf = (
   const runSettings = { ...settings, concurrency: models.length, checkModels: false }
   const run = interrupted !== undefined
     ? resynthesize({ runId: interrupted, onEvent })
-    : runPipeline({ prompt: item.prompt, models: item.models, synthesizer: item.synthesizer, onEvent })
+    : runPipeline({ prompt: item.prompt, onEvent }).pipe(
+      // A line's own models and synthesizer are its settings, as an MCP call's arguments are.
+      withCallSettings({ models: item.models, synthesizer: item.synthesizer })
+    )
   return run.pipe(Effect.provideService(Settings, runSettings))
 }
 

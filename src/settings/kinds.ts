@@ -84,6 +84,9 @@ export const headerText: Kind<string> = {
   text: NonEmpty.pipe(Schema.filter((s) => headerCharacterProblem(s) ?? true))
 }
 
+/** One model id as a call gives it (checked as an id; a plain string in a tool's JSON Schema). */
+export const ModelArgument: Schema.Schema<string> = Schema.compose(Schema.String, ModelId).annotations({ jsonSchema: { type: "string" } })
+
 /** One model id; in the config file also an object with the model's options (see modelEntries.ts). */
 export const modelId: Kind<string> = { text: ModelId, file: ModelEntry, flag: "text", plain: Schema.String, json: Schema.String }
 

@@ -31,7 +31,12 @@ const envCell = (s: AnySetting): string => {
 }
 
 const keyCell = (key: string, s: AnySetting): string => {
-  const notes = [...(s.kind.flag === "list" ? ["array"] : []), ...(s.preset === true ? ["in presets too"] : [])]
+  const notes = [
+    ...(s.kind.flag === "list" ? ["array"] : []),
+    ...(s.preset === true ? ["in presets too"] : []),
+    // Marked `perCall` in the table: an MCP tool's argument of the same name (see docs/mcp.md).
+    ...(s.mcp !== undefined ? ["per call too"] : [])
+  ]
   return `${code(key)}${notes.length > 0 ? ` (${notes.join("; ")})` : ""}`
 }
 

@@ -23,13 +23,21 @@ export interface Topic {
   readonly commands: ReadonlyArray<CommandName>
 }
 
-/** Present when a single MCP call may override the setting: how the tool's input schema describes it. */
-export interface McpOverride {
-  readonly title: string
-  readonly description: string
-  /** A tighter upper bound for one call than for the server's own setting. */
+/**
+ * Present when one call may set the setting for itself: an MCP tool's argument, a `batch` line, an eval
+ * system. The tools' input schemas and the call's patch of `Settings` (see ../perCall.ts) both come from it.
+ */
+export interface McpOverride<A = unknown> {
+  /** What the argument is, in a tool's input schema: a few words (the tool list is in every conversation). */
+  readonly description?: string
+  /** A tighter upper bound for one call than for the server's own setting (a number). */
   readonly max?: number
+  /** What a call may give, when it is not the kind's `plain` (model ids checked as ids, at least one). */
+  readonly schema?: Schema.Schema<A>
 }
+
+/** Any entry's mark, whatever its value's type. */
+export type AnyMcpOverride = Omit<McpOverride, "schema"> & { readonly schema?: Schema.Schema.AnyNoContext }
 
 interface Spec<F extends string, A, V> {
   /** The name of the value in `SettingsValue`, `config` and `get_config` (`timeoutMs` for `timeout`). */
@@ -71,7 +79,7 @@ export interface AnySetting {
   readonly commands?: ReadonlyArray<CommandName>
   /** How the value as written becomes the value used: `--help` names seconds and paths by it. */
   readonly convert?: (a: never, ctx: SettingContext) => unknown
-  readonly mcp?: McpOverride
+  readonly mcp?: AnyMcpOverride
   readonly kind: {
     readonly flag: Kind<unknown>["flag"]
     readonly file: Schema.Schema.AnyNoContext
@@ -130,11 +138,13 @@ export function optional<const F extends string, A, V>(
     : buildOptional({ ...spec, convert: spec.convert })
 }
 
-/** Lets a single MCP call override a numeric setting (within its bounds, or the tighter `max`). */
-export const perCall = <S extends { readonly kind: { readonly bounds?: Bounds } }>(
+type PlainOf<S> = S extends { readonly kind: { readonly plain: Schema.Schema<infer A> } } ? A : never
+
+/** Lets one call set the setting for itself (an MCP argument, a `batch` line, an eval system): see ../perCall.ts. */
+export const perCall = <S extends { readonly kind: { readonly plain: Schema.Schema.AnyNoContext } }>(
   setting: S,
-  mcp: McpOverride
-): S & { readonly mcp: McpOverride } => ({ ...setting, mcp })
+  mcp: McpOverride<PlainOf<S>>
+): S & { readonly mcp: McpOverride<PlainOf<S>> } => ({ ...setting, mcp })
 
 // --- Conversions shared by several settings ---
 

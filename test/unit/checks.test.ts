@@ -5,6 +5,7 @@ import { Effect, Either, Layer, Logger, Option, Redacted } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { RunRefused, SettingsError } from "../../src/domain/errors.js"
+import { withCallSettings } from "../../src/programs/callSettings.js"
 import { checkRunRequest } from "../../src/programs/checkRunRequest.js"
 import { runPipeline } from "../../src/programs/runPipeline.js"
 import { isVariable, perMillion } from "../../src/services/openrouter/response.js"
@@ -224,7 +225,9 @@ describe("prices: negative or not a number counts as unpriced", () => {
       expect(variable).toBeInstanceOf(RunRefused)
       expect(variable.message).toBe("--max-cost: no price known for openrouter/auto, so the cost cannot be bounded")
       // A price that is not a number no longer makes the whole model list unreadable: that model is unpriced.
-      const odd = yield* failureOf(runToEnd(runPipeline({ prompt: "hello", models: ["test/odd"] })).pipe(Effect.provide(layer)))
+      const odd = yield* failureOf(
+        runToEnd(runPipeline({ prompt: "hello" }).pipe(withCallSettings({ models: ["test/odd"] }))).pipe(Effect.provide(layer))
+      )
       expect(odd.message).toBe("--max-cost: no price known for test/odd, so the cost cannot be bounded")
       expect(fake.chatRequests()).toHaveLength(0)
     }).pipe(Effect.scoped))

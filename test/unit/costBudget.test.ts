@@ -3,6 +3,7 @@ import * as NodePath from "@effect/platform-node/NodePath"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Layer, Logger, Option, Ref, TestClock } from "effect"
 import { REPORT_INSTRUCTIONS, SYNTHESIZER_INSTRUCTIONS } from "../../src/programs/buildSynthesisPrompt.js"
+import { withCallSettings } from "../../src/programs/callSettings.js"
 import { STEP_INSTRUCTION_TOKENS, SYNTHESIS_INSTRUCTION_TOKENS, worstCaseCost } from "../../src/programs/checkRunRequest.js"
 import { runPipeline } from "../../src/programs/runPipeline.js"
 import { JUDGE_INSTRUCTIONS } from "../../src/programs/strategies/rank.js"
@@ -134,15 +135,17 @@ describe("the checks before a run (--max-cost, --check-models) over the real cli
         // A model the provider lists since: the kept list is less than a minute old, so it decides.
         fake.setModels([...models, "test/new"].map(spec))
         // Either, not flip: an unexpected success must fail as an assertion, not as an effect failing with a run.
-        const early = yield* Effect.either(runToEnd(runPipeline({ prompt: "new", models: ["test/new"] })))
+        const early = yield* Effect.either(runToEnd(runPipeline({ prompt: "new" }).pipe(withCallSettings({ models: ["test/new"] }))))
         expect(Either.isLeft(early) && early.left.message).toMatch(/unknown model at .*: test\/new/)
         expect(listings()).toBe(1)
         // Over a minute later the refusal is checked against a fresh list first, which is kept.
         yield* TestClock.adjust("2 minutes")
-        expect((yield* runToEnd(runPipeline({ prompt: "new", models: ["test/new"] }))).manifest.status).toBe("ok")
+        expect((yield* runToEnd(runPipeline({ prompt: "new" }).pipe(withCallSettings({ models: ["test/new"] })))).manifest.status).toBe(
+          "ok"
+        )
         expect(listings()).toBe(2)
         const chats = fake.chatRequests().length
-        const refused = yield* Effect.either(runToEnd(runPipeline({ prompt: "typo", models: ["test/alpah"] })))
+        const refused = yield* Effect.either(runToEnd(runPipeline({ prompt: "typo" }).pipe(withCallSettings({ models: ["test/alpah"] }))))
         expect(Either.isLeft(refused) && refused.left.message).toMatch(/unknown model at .*: test\/alpah/)
         expect(fake.chatRequests().length).toBe(chats)
         expect(listings()).toBe(2)

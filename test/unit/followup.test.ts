@@ -6,6 +6,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, beforeEach } from "vitest"
+import { withCallSettings } from "../../src/programs/callSettings.js"
 import { resynthesize } from "../../src/programs/resynthesize.js"
 import { runPipeline } from "../../src/programs/runPipeline.js"
 import { continueRun } from "../../src/programs/thread/continueRun.js"
@@ -149,7 +150,7 @@ describe("a follow-up question", () => {
     Effect.gen(function*() {
       const first = yield* runPipeline({ prompt: "Q1" })
       yield* markRequests
-      yield* continueRun(first.manifest.id, { prompt: "Q2", strategy: "refine" })
+      yield* continueRun(first.manifest.id, { prompt: "Q2" }).pipe(withCallSettings({ strategy: "refine" }))
       // Each model's second request is its refinement: the conversation, then the question and the answers.
       for (const model of ["f/one", "f/two"]) {
         const refinement = messagesTo(model)[1]!.find((m) => m.role === "user")!.content
@@ -202,7 +203,7 @@ describe("a run that cannot be continued is refused, nothing sent", () => {
 
   it.live("a failed run: its status named, and what to do", () =>
     Effect.gen(function*() {
-      const failed = yield* runPipeline({ prompt: "Q", models: ["f/broken"] })
+      const failed = yield* runPipeline({ prompt: "Q" }).pipe(withCallSettings({ models: ["f/broken"] }))
       expect(failed.manifest.status).toBe("failed")
       yield* markRequests
       const refused = yield* refusal(failed.manifest.id)

@@ -4,7 +4,10 @@ import { Effect, type Schema } from "effect"
 import type { Manifest } from "../../src/domain/manifest.js"
 import { finishedResult } from "../../src/mcp/results.js"
 import type { RunOutput } from "../../src/mcp/runOutput.js"
-import { decodeArguments, GetRunInput, ListRunsInput, ProcessPromptInput } from "../../src/mcp/toolSchemas.js"
+import { decodeArguments } from "../../src/mcp/tools/arguments.js"
+import { GetRunInput } from "../../src/mcp/tools/getRun.js"
+import { ListRunsInput } from "../../src/mcp/tools/listRuns.js"
+import { ProcessPromptInput } from "../../src/mcp/tools/processPrompt.js"
 
 // What a model reads when a call goes wrong or a run was stopped: one plain line naming the field and what
 // it may be; after a cancel or a crash, the way to what is on disk, never "failures" or other models.

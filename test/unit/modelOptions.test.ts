@@ -8,6 +8,7 @@ import * as path from "node:path"
 import { afterAll, beforeAll, beforeEach } from "vitest"
 import { appLayer } from "../../src/AppLayer.js"
 import { Manifest } from "../../src/domain/manifest.js"
+import { withCallSettings } from "../../src/programs/callSettings.js"
 import { worstCaseCost } from "../../src/programs/checkRunRequest.js"
 import { runPipeline } from "../../src/programs/runPipeline.js"
 import { layerSettings, loadSettings, type SettingsValue } from "../../src/services/Settings.js"
@@ -45,7 +46,8 @@ const bodyFor = (model: string): Record<string, unknown> => {
 
 /** A run in this process, over real HTTP to the fake, its files in a fresh directory. */
 const run = (overrides: Partial<SettingsValue>, web?: boolean) =>
-  runPipeline({ prompt: "What is new?", web }).pipe(
+  runPipeline({ prompt: "What is new?" }).pipe(
+    withCallSettings({ web }),
     Effect.provide(appLayer(layerSettings(makeTestSettings({
       baseUrl: fake.url,
       outputDir: freshDir("runs"),

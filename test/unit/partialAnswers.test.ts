@@ -5,6 +5,7 @@ import { Deferred, Effect, Fiber, Layer, Logger, Option, Schema } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { Manifest } from "../../src/domain/manifest.js"
+import { withCallSettings } from "../../src/programs/callSettings.js"
 import { runPipeline } from "../../src/programs/runPipeline.js"
 import { layerRunStore } from "../../src/services/RunStore.js"
 import { layerSettings, type SettingsValue } from "../../src/services/Settings.js"
@@ -52,13 +53,15 @@ const expectPartialKept = (runDir: string, status: string) => {
 describe("text streamed before a call is cut", () => {
   it.live("is kept when the quorum ends the wait", () =>
     Effect.gen(function*() {
-      const result = yield* runPipeline({ prompt: "p", quorum: 1, graceMs: 50 }).pipe(Effect.provide(layerFor({})))
+      const result = yield* runPipeline({ prompt: "p" }).pipe(withCallSettings({ quorum: 1, grace: 0.05 })).pipe(
+        Effect.provide(layerFor({}))
+      )
       expect(expectPartialKept(result.runDir, "cancelled").candidates[1]!.reason).toBe("quorum")
     }))
 
   it.live("is kept when the deadline ends the wait", () =>
     Effect.gen(function*() {
-      const result = yield* runPipeline({ prompt: "p", deadlineMs: 300 }).pipe(
+      const result = yield* runPipeline({ prompt: "p" }).pipe(withCallSettings({ deadline: 0.3 })).pipe(
         Effect.provide(layerFor({ synthesisReserveMs: Option.some(100) }))
       )
       expect(expectPartialKept(result.runDir, "cancelled").candidates[1]!.reason).toBe("deadline")

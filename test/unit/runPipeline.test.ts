@@ -9,6 +9,7 @@ import * as path from "node:path"
 import { BadRequest, ProviderFailure, Unauthorized } from "../../src/domain/errors.js"
 import { Manifest } from "../../src/domain/manifest.js"
 import { REPORT_INSTRUCTIONS, SYNTHESIZER_INSTRUCTIONS } from "../../src/programs/buildSynthesisPrompt.js"
+import { withCallSettings } from "../../src/programs/callSettings.js"
 import { type RunEvent, runPipeline } from "../../src/programs/runPipeline.js"
 import { layerRunStore, RunStore, type RunStoreShape } from "../../src/services/RunStore.js"
 import { layerSettings, type SettingsValue } from "../../src/services/Settings.js"
@@ -228,7 +229,8 @@ describe("runPipeline", () => {
   it.live("uses the models and synthesizer given for one run", () =>
     Effect.gen(function*() {
       const { client, layer } = yield* setup({})
-      const result = yield* runPipeline({ prompt: "p", models: ["x/one", "x/two"], synthesizer: "x/judge" }).pipe(
+      const result = yield* runPipeline({ prompt: "p" }).pipe(
+        withCallSettings({ models: ["x/one", "x/two"], synthesizer: "x/judge" }),
         Effect.provide(layer)
       )
       expect(result.manifest.settings.models).toEqual(["x/one", "x/two"])

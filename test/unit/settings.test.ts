@@ -1,6 +1,6 @@
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Option, Redacted, Schema } from "effect"
+import { Effect, Either, Option, Redacted } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -19,7 +19,8 @@ import {
   type RawSettings,
   settingsTable
 } from "../../src/services/Settings.js"
-import { McpOverrides } from "../../src/settings/mcpOverrides.js"
+import { patchSettings, perCallKeys } from "../../src/settings/perCall.js"
+import { makeTestSettings } from "../support/testSettings.js"
 
 const KEY = "sk-or-v1-SETTINGS-SECRET-0123456789abcdef"
 
@@ -561,15 +562,32 @@ describe("the settings table", () => {
     }
   })
 
-  it("the MCP per-call overrides are deadline, quorum, grace, rounds and samples, within their bounds", () => {
-    expect(Object.keys(McpOverrides.fields).sort()).toEqual(["deadline", "grace", "quorum", "rounds", "samples"])
-    const decode = Schema.decodeUnknownEither(McpOverrides)
-    expect(Either.isRight(decode({ deadline: 30, quorum: 2, grace: 1.5 }))).toBe(true)
-    expect(Either.isLeft(decode({ quorum: 17 }))).toBe(true)
-    expect(Either.isLeft(decode({ quorum: 1.5 }))).toBe(true)
-    expect(Either.isLeft(decode({ deadline: 0 }))).toBe(true)
-    expect(Either.isLeft(decode({ grace: -1 }))).toBe(true)
-    expect(Either.isLeft(decode({ rounds: 6 }))).toBe(true)
-    expect(Either.isLeft(decode({ samples: 17 }))).toBe(true)
+  it("the per-call settings are the table's perCall entries; a call's values patch Settings, in the user's units", () => {
+    expect([...perCallKeys].sort()).toEqual([
+      "deadline",
+      "grace",
+      "models",
+      "preset",
+      "quorum",
+      "rounds",
+      "samples",
+      "strategy",
+      "synthesizer",
+      "web"
+    ])
+    const patch = (values: Parameters<typeof patchSettings>[1]) => patchSettings(makeTestSettings(), values)
+    const patched = Either.getOrThrow(patch({ deadline: 30, quorum: 2, grace: 1.5, models: [" a/one "], web: true }))
+    expect(patched.deadlineMs).toEqual(Option.some(30_000))
+    expect(patched.quorum).toEqual(Option.some(2))
+    expect(patched.graceMs).toBe(1_500)
+    expect(patched.models).toEqual(["a/one"])
+    expect(patched.web).toBe(true)
+    expect(patch({ quorum: 17 })).toEqual(Either.left("quorum: Expected a number between 1 and 16, actual 17"))
+    for (const bad of [{ quorum: 1.5 }, { deadline: 0 }, { grace: -1 }, { rounds: 6 }, { samples: 17 }, { models: [] }]) {
+      expect(Either.getLeft(patch(bad)).pipe(Option.getOrElse(() => "")), JSON.stringify(bad)).toMatch(
+        new RegExp(`^${Object.keys(bad)[0]}: `)
+      )
+    }
+    expect(patch({ synthesizer: "not a model" })).toEqual(Either.left(expect.stringMatching(/^synthesizer: .*is not a model id/)))
   })
 })

@@ -6,10 +6,12 @@ import * as path from "node:path"
 import { afterAll, beforeAll, beforeEach } from "vitest"
 import { appLayer } from "../../src/AppLayer.js"
 import { Manifest } from "../../src/domain/manifest.js"
+import { withCallSettings } from "../../src/programs/callSettings.js"
 import { type RunEvent, runPipeline, type RunRequest } from "../../src/programs/runPipeline.js"
 import { JUDGE_INSTRUCTIONS } from "../../src/programs/strategies/rank.js"
 import { REFINE_INSTRUCTIONS } from "../../src/programs/strategies/refine.js"
 import { Settings, type SettingsValue } from "../../src/services/Settings.js"
+import type { PerCallValues } from "../../src/settings/perCall.js"
 import { failureOf } from "../support/failureOf.js"
 import { type FakeOpenRouter, type RecordedRequest, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { waitUntil } from "../support/realHttpClient.js"
@@ -33,7 +35,8 @@ beforeEach(() => {
   fake.reset()
 })
 
-const run = (request: RunRequest, overrides: Partial<SettingsValue> = {}) => {
+/** A run, with a call's own settings (as an MCP call gives them) over `overrides` of the test settings. */
+const run = ({ deadline, models, rounds, strategy, ...request }: RunRequest & PerCallValues, overrides: Partial<SettingsValue> = {}) => {
   const settings = makeTestSettings({
     baseUrl: fake.url,
     apiKey: Option.none(),
@@ -43,6 +46,7 @@ const run = (request: RunRequest, overrides: Partial<SettingsValue> = {}) => {
     ...overrides
   })
   return runPipeline(request).pipe(
+    withCallSettings({ deadline, models, rounds, strategy }),
     Effect.provide(appLayer(Settings.layer(settings))),
     Effect.provide(Logger.remove(Logger.defaultLogger))
   )
@@ -197,7 +201,7 @@ describe("strategy steps under a deadline and a cancel", () => {
     Effect.gen(function*() {
       fake.setScript({ ...candidates, "jd/one": ok("RANKING: B > A > C"), "jd/slow": { kind: "hang" }, "test/synth": ok("It is 4.") })
       const result = yield* run(
-        { prompt: "What is 2+2?", strategy: "rank", deadlineMs: 3_000 },
+        { prompt: "What is 2+2?", strategy: "rank", deadline: 3 },
         { judges: Option.some(["jd/one", "jd/slow"]) }
       )
       expect(result.final).toBe("It is 4.")

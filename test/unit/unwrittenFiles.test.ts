@@ -6,6 +6,7 @@ import { Effect, Layer, Logger, Option } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { withCallSettings } from "../../src/programs/callSettings.js"
 import { listedUnwritten, UNWRITTEN_LISTED } from "../../src/programs/run/writes.js"
 import { runPipeline } from "../../src/programs/runPipeline.js"
 import { layerOpenRouterClient } from "../../src/services/OpenRouterClient.js"
@@ -87,7 +88,9 @@ describe("a full disk while the judges rank", () => {
       )),
       Layer.merge(Logger.remove(Logger.defaultLogger))
     )
-    const result = await Effect.runPromise(runPipeline({ prompt: "What is 2+2?", strategy: "rank" }).pipe(Effect.provide(layer)))
+    const result = await Effect.runPromise(
+      runPipeline({ prompt: "What is 2+2?" }).pipe(withCallSettings({ strategy: "rank" }), Effect.provide(layer))
+    )
     const { manifest, runDir } = result
     const onDisk = (file: string) => fs.existsSync(path.join(runDir, file))
 

@@ -1,9 +1,11 @@
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Schema } from "effect"
 import { errorResult, finishedResult } from "../results.js"
 import { readRunView } from "../runView.js"
-import { CancelRunInput } from "../toolSchemas.js"
+import { RunId } from "./fields.js"
 import { resultOptions } from "./runs.js"
 import { defineTool } from "./tool.js"
+
+export const CancelRunInput = Schema.Struct({ runId: RunId })
 
 export const cancelRun = defineTool({
   name: "cancel_run",

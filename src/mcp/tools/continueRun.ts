@@ -1,9 +1,20 @@
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
+import { withCallSettings } from "../../programs/callSettings.js"
 import { continueRun as continueThread } from "../../programs/thread/continueRun.js"
-import { ContinueRunInput } from "../toolSchemas.js"
-import { attachmentsOf, callOverrides, withPreset } from "./processPrompt.js"
+import { perCallFields } from "../../settings/perCall.js"
+import { Files, Prompt, RunId, Wait } from "./fields.js"
+import { attachmentsOf } from "./processPrompt.js"
 import { runFailure, startRun } from "./runs.js"
 import { defineTool } from "./tool.js"
+
+export const ContinueRunInput = Schema.Struct({
+  runId: RunId,
+  prompt: Prompt.annotations({ description: "The follow-up question." }),
+  ...perCallFields("models", "synthesizer", "deadline", "quorum", "grace", "rounds", "samples"),
+  wait: Schema.optionalWith(Wait, { exact: true }),
+  files: Schema.optionalWith(Files, { exact: true }),
+  ...perCallFields("preset")
+})
 
 export const continueRun = defineTool({
   name: "continue_run",
@@ -14,17 +25,14 @@ export const continueRun = defineTool({
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   needs: ["settings", "key", "outputDir"],
   tasks: true,
-  run: (input, context) =>
+  run: ({ files, prompt, runId, wait, ...settings }, context) =>
     startRun(
       context,
-      input.wait,
+      wait,
       (onEvent) =>
-        Effect.flatMap(attachmentsOf(input.files, context), (attachments) =>
-          continueThread(input.runId, {
-            prompt: input.prompt,
-            attachments,
-            ...callOverrides(input),
-            onEvent
-          })).pipe(withPreset(input.preset), Effect.mapError(runFailure))
+        Effect.flatMap(attachmentsOf(files, context), (attachments) => continueThread(runId, { prompt, attachments, onEvent })).pipe(
+          withCallSettings(settings),
+          Effect.mapError(runFailure)
+        )
     )
 })

@@ -2,9 +2,16 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Schema } from "effect"
 import { describeSettings, Settings } from "../../services/Settings.js"
 import { StartupProblems } from "../../settings/degraded.js"
+import { SettingsDescription } from "../../settings/describe.js"
 import { text } from "../results.js"
-import { GetConfigOutput, NoArguments } from "../toolSchemas.js"
+import { NoArguments } from "./fields.js"
 import { defineTool } from "./tool.js"
+
+/** The effective settings, as the settings table describes them (never the key); advertised in a line. */
+export const GetConfigOutput = SettingsDescription.annotations({
+  jsonSchema: { type: "object", description: "Each effective setting by name; apiKey is only ever \"<redacted>\" or \"<not set>\"." }
+})
+export type GetConfigOutput = typeof GetConfigOutput.Type
 
 export const getConfig = defineTool({
   name: "get_config",

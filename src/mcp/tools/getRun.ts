@@ -1,8 +1,10 @@
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { RunOutput } from "../runOutput.js"
-import { GetRunInput } from "../toolSchemas.js"
+import { RunId, Wait } from "./fields.js"
 import { waitForRun, waitMsOf } from "./runs.js"
 import { defineTool } from "./tool.js"
+
+export const GetRunInput = Schema.Struct({ runId: RunId, wait: Schema.optionalWith(Wait, { exact: true }) })
 
 export const getRun = defineTool({
   name: "get_run",

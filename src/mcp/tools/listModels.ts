@@ -4,13 +4,46 @@ import { listConfiguredModels } from "../../programs/listConfiguredModels.js"
 import { Settings } from "../../services/Settings.js"
 import { presetPanels } from "../../settings/presets.js"
 import { text } from "../results.js"
-import { ListModelsOutput, NoArguments } from "../toolSchemas.js"
+import { NoArguments } from "./fields.js"
 import { defineTool } from "./tool.js"
 
 /** How long `list_models` waits for the provider's model list before answering without it. */
 const CATALOGUE_TIMEOUT = "15 seconds"
 
 const price = (usd: number | undefined) => (usd === undefined ? "?" : `$${usd.toFixed(2)}`)
+
+export const ListModelsOutput = Schema.Struct({
+  models: Schema.Array(
+    Schema.Struct({
+      role: Schema.Literal("candidate", "synthesizer", "fallback"),
+      id: Schema.String,
+      /** Whether the provider lists the model; null when its list could not be fetched. */
+      found: Schema.NullOr(Schema.Boolean),
+      contextLength: Schema.optional(Schema.Number),
+      promptUsdPerMillion: Schema.optional(Schema.Number),
+      completionUsdPerMillion: Schema.optional(Schema.Number)
+    }).annotations({
+      jsonSchema: {
+        type: "object",
+        required: ["role", "id", "found"],
+        description:
+          "role (candidate, synthesizer, fallback), id, found (null: not checked), contextLength?, promptUsdPerMillion?, completionUsdPerMillion?"
+      }
+    })
+  ),
+  candidates: Schema.Array(Schema.String),
+  synthesizer: Schema.String,
+  fallbackSynthesizers: Schema.Array(Schema.String),
+  /** Why the provider's model list could not be checked, when it could not. */
+  catalogueError: Schema.optional(Schema.String),
+  /** The config file's presets: what `preset` of process_prompt may name. */
+  presets: Schema.optional(
+    Schema.Array(Schema.Struct({ name: Schema.String, models: Schema.Array(Schema.String) })).annotations({
+      jsonSchema: { type: "array", description: "Presets for process_prompt: name, models." }
+    })
+  )
+})
+export type ListModelsOutput = typeof ListModelsOutput.Type
 
 export const listModels = defineTool({
   name: "list_models",

@@ -4,8 +4,44 @@ import { formatSeconds, formatUsd } from "../../domain/format.js"
 import { RunStore } from "../../services/RunStore.js"
 import { runResourceUri } from "../resources.js"
 import { errorResult, text } from "../results.js"
-import { ListRunsInput, ListRunsOutput } from "../toolSchemas.js"
+import { RunOutputStatus } from "../runOutput.js"
 import { defineTool } from "./tool.js"
+
+export const ListRunsInput = Schema.Struct({
+  limit: Schema.optionalWith(
+    Schema.Number.pipe(Schema.int(), Schema.between(1, 200)).annotations({
+      description: "Default 20."
+    }),
+    { exact: true }
+  )
+})
+
+export const ListRunsOutput = Schema.Struct({
+  runs: Schema.Array(
+    Schema.Struct({
+      runId: Schema.String,
+      /** `running` while a run has no manifest yet. */
+      status: RunOutputStatus,
+      createdAt: Schema.optional(Schema.String),
+      durationMs: Schema.optional(Schema.Number),
+      answered: Schema.optional(Schema.Number),
+      total: Schema.optional(Schema.Number),
+      cost: Schema.optional(Schema.Number),
+      prompt: Schema.String,
+      runDir: Schema.String,
+      /** The final answer as an MCP resource, when there is one. */
+      finalUri: Schema.optional(Schema.String),
+      source: Schema.optional(Schema.String)
+    }).annotations({
+      jsonSchema: {
+        type: "object",
+        required: ["runId", "status", "prompt", "runDir"],
+        description: "runId, status, createdAt?, durationMs?, answered?, total?, cost?, prompt (its start), runDir, finalUri?, source?"
+      }
+    })
+  )
+})
+export type ListRunsOutput = typeof ListRunsOutput.Type
 
 export const listRuns = defineTool({
   name: "list_runs",

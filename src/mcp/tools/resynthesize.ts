@@ -1,8 +1,16 @@
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { resynthesize as resynthesizeRun } from "../../programs/resynthesize.js"
-import { ResynthesizeInput } from "../toolSchemas.js"
+import { perCallFields } from "../../settings/perCall.js"
+import { RunId, Wait } from "./fields.js"
 import { runFailure, startRun } from "./runs.js"
 import { defineTool } from "./tool.js"
+
+export const ResynthesizeInput = Schema.Struct({
+  runId: RunId,
+  // Default: the run's synthesizer (not the server's: see programs/resynthesize.ts).
+  ...perCallFields("synthesizer"),
+  wait: Schema.optionalWith(Wait, { exact: true })
+})
 
 export const resynthesize = defineTool({
   name: "resynthesize",

@@ -9,7 +9,7 @@ import type { LiveRuns } from "../liveRuns.js"
 import type { Progress } from "../progress.js"
 import { errorResult } from "../results.js"
 import type { FileRoots, RootsUnavailable } from "../roots.js"
-import { decodeArguments, objectJsonSchema } from "../toolSchemas.js"
+import { decodeArguments, objectJsonSchema } from "./arguments.js"
 
 /** What a tool's handler needs from the services of the process (the platform's file system: attached files). */
 export type ToolServices = Settings | RunStore | OpenRouterClient | FileSystem.FileSystem | Path.Path

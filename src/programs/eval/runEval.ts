@@ -5,6 +5,7 @@ import type { StrategyName } from "../../domain/strategy.js"
 import { readTextSafely, USER_FILE_READ } from "../../services/safeFile.js"
 import { Settings, type SettingsValue } from "../../services/Settings.js"
 import { openResultsFile } from "../batchResults.js"
+import { withCallSettings } from "../callSettings.js"
 import { checkRunRequest } from "../checkRunRequest.js"
 import { resynthesize } from "../resynthesize.js"
 import type { BatchProgress } from "../runBatch.js"
@@ -180,13 +181,15 @@ const runPair =
         const onEvent = (event: RunEvent) => (event._tag === "RunStarted" ? Ref.set(startedDir, event.run.dir) : Effect.void)
         // The process-wide gate bounds the calls: a run's own fan-out (or its judges) does not hold its calls back.
         const calls = Math.max(1, settings.models.length, judges.length, asksCandidates(pair.strategy, pair.item) ? settings.samples : 0)
-        // The pair's strategy as the setting too: a re-synthesis takes its strategy from it.
-        const runSettings = { ...settings, strategy: pair.strategy, concurrency: calls, checkModels: false }
+        const runSettings = { ...settings, concurrency: calls, checkModels: false }
         yield* recorder.started
         const run = interrupted !== undefined
           ? resynthesize({ runId: interrupted, onEvent })
           : runStrategy(pair.strategy, pair.item, settings.models, onEvent)
-        const exit = yield* restore(run.pipe(Effect.provideService(Settings, runSettings))).pipe(Effect.exit)
+        // The pair's strategy is the run's (and a re-synthesis's) setting, as a call's own.
+        const exit = yield* restore(
+          run.pipe(withCallSettings({ strategy: pair.strategy }), Effect.provideService(Settings, runSettings))
+        ).pipe(Effect.exit)
         const result: EvalResult = Exit.isSuccess(exit)
           ? resultOf(pair.base, exit.value, scorer)
           : {

@@ -31,5 +31,5 @@ export const runStrategy = (
   onEvent: (event: RunEvent) => Effect.Effect<void>
 ) =>
   item.candidates === undefined || asksCandidates(strategy, item)
-    ? runPipeline({ prompt: item.question, strategy, onEvent })
-    : synthesizeGiven({ prompt: item.question, answers: item.candidates, strategy, panel, onEvent })
+    ? runPipeline({ prompt: item.question, onEvent })
+    : synthesizeGiven({ prompt: item.question, answers: item.candidates, panel, onEvent })

@@ -16,8 +16,6 @@ export interface CallPlanInput {
   readonly attachments?: AttachmentPlan | undefined
   /** A follow-up: the earlier turns, sent before the prompt. */
   readonly thread?: Thread | undefined
-  /** Web search for this run only (an MCP call's `web`), over the setting. */
-  readonly web?: boolean | undefined
 }
 
 /** The settings a model's options are drawn from. */
@@ -27,10 +25,6 @@ export type OptionSettings = Pick<SettingsValue, "temperature" | "maxTokens" | "
 export type ModelCallOptions = Pick<CompletionRequest, "temperature" | "maxTokens" | "reasoning" | "provider" | "fallbacks" | "plugins">
 
 const WEB_PLUGIN = { id: "web" } as const
-
-/** Whether a run's candidates search the web: the call's own choice, else the setting. */
-export const webFor = (input: { readonly web?: boolean | undefined }, settings: Pick<SettingsValue, "web">): boolean =>
-  input.web ?? settings.web
 
 /**
  * The options one model is sent. A model's own temperature and max tokens (a model object in the config
@@ -75,5 +69,5 @@ export const candidateCall = (
     ...threadMessages(input.thread, model),
     userMessageOf(input.prompt, input.attachments?.files ?? [], input.attachments?.seesImages(model) ?? false)
   ],
-  ...modelCallOptions(settings, model, webFor(input, settings))
+  ...modelCallOptions(settings, model, settings.web)
 })

@@ -45,7 +45,7 @@ export const collectCandidates = Effect.fnUntraced(function*(started: StartedRun
         return copied
       }))
   }
-  const input = { prompt: request.prompt, attachments: started.attachments, web: request.web, thread: request.thread }
+  const input = { prompt: request.prompt, attachments: started.attachments, thread: request.thread }
   const calls = plan.models.map((model) => candidateCall(input, settings, model))
   // Each record says what its model was sent besides the prompt.
   const withOptions = (outcome: CandidateOutcome): CandidateOutcome => {

@@ -1,6 +1,5 @@
 import type { Effect } from "effect"
 import type { Manifest } from "../../domain/manifest.js"
-import type { StrategyName } from "../../domain/strategy.js"
 import type { RunHandle } from "../../services/RunStore.js"
 import type { Attachment } from "../attachments/attachment.js"
 import type { Thread } from "../thread/turns.js"
@@ -27,17 +26,12 @@ export type RunEvent =
   | { readonly _tag: "SynthesisDelta"; readonly text: string }
   | { readonly _tag: "RunFinished"; readonly manifest: Manifest; readonly runDir: string }
 
+/**
+ * What a run is asked, besides its settings: a call's own settings (models, deadline, strategy, …) are a patch
+ * of `Settings` provided for the run (see programs/callSettings.ts), which is all the run reads them from.
+ */
 export interface RunRequest {
   readonly prompt: string
-  /** Overrides the configured candidates / synthesizer for this run only. */
-  readonly models?: ReadonlyArray<string> | undefined
-  readonly synthesizer?: string | undefined
-  /** Override the run policies for this run only (milliseconds). */
-  readonly deadlineMs?: number | undefined
-  readonly quorum?: number | undefined
-  readonly graceMs?: number | undefined
-  /** Web search for this run only, over the setting. */
-  readonly web?: boolean | undefined
   /**
    * Re-synthesis: the candidates' outcomes of an earlier run (in model order), copied into this run
    * instead of asking the models again; or answers given by the caller (an eval's frozen candidates), with
@@ -47,11 +41,6 @@ export interface RunRequest {
   readonly onEvent?: ((event: RunEvent) => Effect.Effect<void>) | undefined
   /** Files attached to the prompt, already read and checked (see attachments/collect.ts). */
   readonly attachments?: ReadonlyArray<Attachment> | undefined
-  /** The aggregation strategy for this run only (default: the `strategy` setting). */
-  readonly strategy?: StrategyName | undefined
-  /** `refine`'s rounds and `self`'s samples for this run only (default: the settings). */
-  readonly rounds?: number | undefined
-  readonly samples?: number | undefined
   /** The models that rank or refine when they are not the candidates (an eval's frozen answers come from none). */
   readonly panel?: ReadonlyArray<string> | undefined
   /** A follow-up question: the earlier turns every candidate and the synthesizer see first (see thread/). */

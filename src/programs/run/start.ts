@@ -8,9 +8,8 @@ import { Settings } from "../../services/Settings.js"
 import { isOpenRouterUrl } from "../../settings/paths.js"
 import { type AttachmentPlan, planAttachments, saveAttachments } from "../attachments/plan.js"
 import { checkRunRequest } from "../checkRunRequest.js"
-import { sampledModels, tooManySamples, unsampledWarning } from "../strategies/self.js"
+import { sampledModels, tooManySamples } from "../strategies/self.js"
 import { threadChars } from "../thread/turns.js"
-import { webFor } from "./callPlan.js"
 import type { FanOutPolicy } from "./fanOut.js"
 import { initialState, type RunState } from "./outcome.js"
 import type { RunEvent, RunRequest } from "./request.js"
@@ -49,18 +48,17 @@ export interface StartedRun {
 
 const planRun = Effect.fnUntraced(function*(request: RunRequest, startedMs: number) {
   const settings = yield* Settings
-  const given = request.models && request.models.length > 0 ? request.models : settings.models
+  const given = settings.models
   // Answers given to a run (a re-synthesis) are its samples already: `self` then only synthesizes them.
-  const chosen = request.strategy ?? settings.strategy
-  const strategy = chosen === "self" && request.reuse !== undefined ? "synthesize" : chosen
+  const strategy = settings.strategy === "self" && request.reuse !== undefined ? "synthesize" : settings.strategy
   // `self`: the first model, asked `samples` times; its answers are the candidates.
   const models = strategy === "self" && Arr.isNonEmptyReadonlyArray(given)
-    ? sampledModels(given, request.samples ?? settings.samples)
+    ? sampledModels(given, settings.samples)
     : given
   const panel = request.panel ?? models
-  const primary = request.synthesizer ?? settings.synthesizer
+  const primary = settings.synthesizer
   const synthesizers = [primary, ...settings.fallbackSynthesizers.filter((m) => m !== primary)]
-  const deadlineMs = request.deadlineMs ?? Option.getOrUndefined(settings.deadlineMs)
+  const deadlineMs = Option.getOrUndefined(settings.deadlineMs)
   const deadlineAt = deadlineMs === undefined ? undefined : startedMs + deadlineMs
   // With a deadline, the fan-out stops early enough for the synthesis to fit before it.
   const reserveMs = deadlineMs === undefined
@@ -68,11 +66,11 @@ const planRun = Effect.fnUntraced(function*(request: RunRequest, startedMs: numb
     : Math.min(deadlineMs, Option.getOrElse(settings.synthesisReserveMs, () => Math.round(deadlineMs * 0.4)))
   const policy: FanOutPolicy = {
     cutoffAt: deadlineAt === undefined ? undefined : deadlineAt - reserveMs,
-    quorum: request.quorum ?? Option.getOrUndefined(settings.quorum),
-    graceMs: request.graceMs ?? settings.graceMs
+    quorum: Option.getOrUndefined(settings.quorum),
+    graceMs: settings.graceMs
   }
   // A re-synthesis asks no candidate: nothing searches the web.
-  const web = request.reuse === undefined && webFor(request, settings)
+  const web = request.reuse === undefined && settings.web
   const runSettings: RunSettings = {
     models,
     synthesizer: primary,
@@ -98,7 +96,7 @@ const planRun = Effect.fnUntraced(function*(request: RunRequest, startedMs: numb
     strategy,
     judges: strategy === "rank" ? Option.getOrElse(settings.judges, () => panel) : [],
     refiners: strategy === "refine" ? panel : [],
-    rounds: request.rounds ?? settings.rounds
+    rounds: settings.rounds
   } satisfies RunPlan
 })
 
@@ -134,8 +132,6 @@ export const startRun = Effect.fnUntraced(function*(request: RunRequest) {
       `web search: ${plan.settings.baseUrl} is not OpenRouter; the web plugin is sent, but this server may ignore it (then no model searches and nothing is cited)`
     )
   }
-  const unsampled = unsampledWarning(plan.strategy, request.models)
-  if (unsampled !== undefined) yield* Effect.logWarning(unsampled)
   const attachments = yield* planAttachments(request.attachments ?? [], plan.models, request.reuse !== undefined)
   const run = yield* store.makeRunDir()
   const writes = yield* makeRunWrites(run, yield* Effect.scope)

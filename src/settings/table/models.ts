@@ -1,5 +1,6 @@
-import { modelId, modelList, optionalModelList, presetName, url } from "../kinds.js"
-import { optional, type Topic, withDefault } from "../setting.js"
+import { Schema } from "effect"
+import { ModelArgument, modelId, modelList, optionalModelList, presetName, url } from "../kinds.js"
+import { optional, perCall, type Topic, withDefault } from "../setting.js"
 
 export const DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
 
@@ -35,30 +36,40 @@ export const modelSettings = {
     defaultDoc: "`https://openrouter.ai/api/v1`",
     convert: (u: string) => u.replace(/\/+$/, "")
   }),
-  models: withDefault({
-    field: "models",
-    preset: true,
-    kind: modelList,
-    flag: "model",
-    alias: "m",
-    env: "PARALLEL_LLM_MODELS",
-    doc: "Candidate models",
-    // A re-synthesis asks no candidate: it has the run's answers.
-    commands: ["ask", "batch", "serve", "models", "eval"],
-    default: DEFAULT_MODELS,
-    defaultDoc: DEFAULT_MODELS.map((m) => `\`${m}\``).join(", ")
-  }),
-  synthesizer: withDefault({
-    field: "synthesizer",
-    preset: true,
-    kind: modelId,
-    flag: "synthesizer",
-    alias: "s",
-    env: "PARALLEL_LLM_SYNTHESIZER",
-    doc: "The model that merges the answers",
-    default: DEFAULT_SYNTHESIZER,
-    defaultDoc: `\`${DEFAULT_SYNTHESIZER}\` (1M-token context)`
-  }),
+  models: perCall(
+    withDefault({
+      field: "models",
+      preset: true,
+      kind: modelList,
+      flag: "model",
+      alias: "m",
+      env: "PARALLEL_LLM_MODELS",
+      doc: "Candidate models",
+      // A re-synthesis asks no candidate: it has the run's answers.
+      commands: ["ask", "batch", "serve", "models", "eval"],
+      default: DEFAULT_MODELS,
+      defaultDoc: DEFAULT_MODELS.map((m) => `\`${m}\``).join(", ")
+    }),
+    {
+      description: "Candidate model ids.",
+      // The upper bound is the server's `maxModels`, checked with the rest of the run before any call.
+      schema: Schema.Array(ModelArgument).pipe(Schema.minItems(1))
+    }
+  ),
+  synthesizer: perCall(
+    withDefault({
+      field: "synthesizer",
+      preset: true,
+      kind: modelId,
+      flag: "synthesizer",
+      alias: "s",
+      env: "PARALLEL_LLM_SYNTHESIZER",
+      doc: "The model that merges the answers",
+      default: DEFAULT_SYNTHESIZER,
+      defaultDoc: `\`${DEFAULT_SYNTHESIZER}\` (1M-token context)`
+    }),
+    { schema: ModelArgument }
+  ),
   fallbackSynthesizers: withDefault({
     field: "fallbackSynthesizers",
     preset: true,
@@ -69,12 +80,15 @@ export const modelSettings = {
     default: DEFAULT_FALLBACK_SYNTHESIZERS,
     defaultDoc: `${DEFAULT_FALLBACK_SYNTHESIZERS.map((m) => `\`${m}\``).join(", ")} on OpenRouter; none on any other server`
   }),
-  preset: optional({
-    field: "preset",
-    kind: presetName,
-    flag: "preset",
-    env: "PARALLEL_LLM_PRESET",
-    doc: "A named panel from the config file's `presets`: its values beat the file's own, flags and environment beat it",
-    defaultDoc: "none"
-  })
+  preset: perCall(
+    optional({
+      field: "preset",
+      kind: presetName,
+      flag: "preset",
+      env: "PARALLEL_LLM_PRESET",
+      doc: "A named panel from the config file's `presets`: its values beat the file's own, flags and environment beat it",
+      defaultDoc: "none"
+    }),
+    { description: "A preset from list_models; arguments beat it." }
+  )
 }

@@ -72,17 +72,20 @@ export const runSettings = {
     doc: "Reasoning effort for every model of a run, over each model's own `reasoning` in the config file",
     defaultDoc: "unset (each model's own, else the provider's default)"
   }),
-  web: withDefault({
-    field: "web",
-    preset: true,
-    kind: switchOn,
-    flag: "web",
-    commands: askingCandidates,
-    env: "PARALLEL_LLM_WEB",
-    doc: "Web search for every candidate (OpenRouter's web plugin); cited pages go to the manifest and synthesizer",
-    default: false,
-    defaultDoc: "off"
-  }),
+  web: perCall(
+    withDefault({
+      field: "web",
+      preset: true,
+      kind: switchOn,
+      flag: "web",
+      commands: askingCandidates,
+      env: "PARALLEL_LLM_WEB",
+      doc: "Web search for every candidate (OpenRouter's web plugin); cited pages go to the manifest and synthesizer",
+      default: false,
+      defaultDoc: "off"
+    }),
+    { description: "Candidates search the web." }
+  ),
   synthesisMaxChars: withDefault({
     field: "synthesisMaxChars",
     kind: integerIn(1_000, 100_000_000),
@@ -124,7 +127,6 @@ export const runSettings = {
       convert: secondsToMs
     }),
     {
-      title: "Deadline (seconds)",
       description: "Time limit in seconds; slow models are cut."
     }
   ),
@@ -150,7 +152,6 @@ export const runSettings = {
       defaultDoc: "all candidates"
     }),
     {
-      title: "Quorum",
       description: "Stop once this many answered (after grace).",
       max: 16
     }
@@ -169,7 +170,6 @@ export const runSettings = {
       convert: secondsToMs
     }),
     {
-      title: "Grace (seconds)",
       description: "Seconds more for the rest after quorum."
     }
   ),

@@ -10,19 +10,22 @@ const DEFAULT_STRATEGY: StrategyName = "synthesize"
 export const strategyTopic: Topic = { title: "Strategy", commands: ["ask", "batch", "serve", "resynth", "eval"] }
 
 export const strategySettings = {
-  strategy: withDefault({
-    field: "strategy",
-    preset: true,
-    kind: oneOf(StrategyText, StrategyName),
-    flag: "strategy",
-    // `eval` names its strategies with `--strategies`.
-    commands: ["ask", "batch", "serve", "resynth"],
-    env: "PARALLEL_LLM_STRATEGY",
-    doc:
-      "How the answers are aggregated: `synthesize`, `rank` (judges rank them first), `refine` (more rounds), `self` (samples of one model)",
-    default: DEFAULT_STRATEGY,
-    defaultDoc: "synthesize"
-  }),
+  strategy: perCall(
+    withDefault({
+      field: "strategy",
+      preset: true,
+      kind: oneOf(StrategyText, StrategyName),
+      flag: "strategy",
+      // `eval` names its strategies with `--strategies`.
+      commands: ["ask", "batch", "serve", "resynth"],
+      env: "PARALLEL_LLM_STRATEGY",
+      doc:
+        "How the answers are aggregated: `synthesize`, `rank` (judges rank them first), `refine` (more rounds), `self` (samples of one model)",
+      default: DEFAULT_STRATEGY,
+      defaultDoc: "synthesize"
+    }),
+    { description: "How answers are combined." }
+  ),
   judge: optional({
     field: "judges",
     preset: true,
@@ -43,7 +46,7 @@ export const strategySettings = {
       default: 1,
       defaultDoc: "1"
     }),
-    { title: "Rounds", description: "For refine: rounds." }
+    { description: "For refine: rounds." }
   ),
   reportVia: withDefault({
     field: "reportVia",
@@ -68,6 +71,6 @@ export const strategySettings = {
       default: 4,
       defaultDoc: "4"
     }),
-    { title: "Samples", description: "For self: answers sampled.", max: 16 }
+    { description: "For self: answers sampled.", max: 16 }
   )
 }

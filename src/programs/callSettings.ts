@@ -1,0 +1,23 @@
+import { Effect, Either } from "effect"
+import { RunRefused } from "../domain/errors.js"
+import { Settings } from "../services/Settings.js"
+import { patchSettings, type PerCallValues } from "../settings/perCall.js"
+import { unsampledWarning } from "./strategies/self.js"
+
+/**
+ * Runs `run` with one call's own settings (an MCP tool's arguments, a `batch` line's): its preset, then its
+ * values, over the server's `Settings`, provided as `Settings` for this call alone. A bad value or an unknown
+ * preset refuses the call before anything is paid for.
+ */
+export const withCallSettings =
+  (values: PerCallValues) => <A, E, R>(run: Effect.Effect<A, E, R>): Effect.Effect<A, E | RunRefused, R | Settings> =>
+    Effect.flatMap(Settings, (settings) =>
+      Either.match(patchSettings(settings, values), {
+        onLeft: (message): Effect.Effect<A, E | RunRefused, R> => Effect.fail(new RunRefused({ message })),
+        onRight: (patched) => {
+          // `self` asks the first of the models a call names: the others are said not to be asked, not dropped silently.
+          const unsampled = unsampledWarning(patched.strategy, values.models)
+          const warned = unsampled === undefined ? run : Effect.zipRight(Effect.logWarning(unsampled), run)
+          return Effect.provideService(warned, Settings, patched)
+        }
+      }))
