@@ -1,16 +1,13 @@
-import { type Array as Arr, Chunk, Effect, Either, Random, Ref } from "effect"
+import { Array as Arr, Chunk, Effect, Either, Option, Random, Ref } from "effect"
 import type { JudgeRecord } from "../../domain/manifest.js"
 import { slugOf } from "../../domain/model.js"
 import { RunStore } from "../../services/RunStore.js"
 import { Settings } from "../../services/Settings.js"
 import { labelFor } from "../buildSynthesisPrompt.js"
-import type { CandidateOutcome } from "../run/fanOut.js"
-import type { StartedRun } from "../run/start.js"
+import type { StartedRun } from "../run/started.js"
 import { bordaCount, type BordaScore, parseRanking, RANKING_LINE } from "./borda.js"
 import { cancelledCall, panelMessage, questionOf, stepCall, updateStrategy } from "./panel.js"
-
-/** An answer to merge; `label`: the one the judges saw it under, which the synthesizer keeps. */
-export type Answered = CandidateOutcome & { readonly content: string; readonly label?: string }
+import { type Answered, plain, sameList, type Strategy } from "./strategy.js"
 
 export const JUDGE_INSTRUCTIONS = `You are a judge on a panel of AI models. Several models answered the user's prompt \
 independently. Their answers are labelled anonymously (Candidate A, Candidate B, …) and shown in random order: the labels \
@@ -50,12 +47,12 @@ export const rankAnswers = Effect.fnUntraced(function*(
   const settings = yield* Settings
   const store = yield* RunStore
   if (answered.length < 2) {
-    yield* updateStrategy(started, (r) => ({ ...r, note: "one answer: nothing to rank" }))
+    yield* updateStrategy(started, "rank", (r) => ({ ...r, note: "one answer: nothing to rank" }))
     return { answers: answered, ranking: undefined }
   }
   const shown = Chunk.toReadonlyArray(yield* Random.shuffle(answered)).map((answer, i) => ({ label: labelFor(i), answer }))
   const labels = shown.map((s) => s.label)
-  yield* updateStrategy(started, (r) => ({
+  yield* updateStrategy(started, "rank", (r) => ({
     ...r,
     labels: shown.map(({ answer, label }) => ({ label, model: answer.model, ...(answer.record.file ? { file: answer.record.file } : {}) })),
     judges: []
@@ -80,11 +77,11 @@ export const rankAnswers = Effect.fnUntraced(function*(
     ] as const
   }
 
-  const total = plan.judges.length
+  const total = plan.steps.models.length
   const records = yield* Ref.make(new Map<number, JudgeRecord>())
   const record = (index: number, judge: JudgeRecord) =>
     Ref.updateAndGet(records, (all) => new Map(all).set(index, judge)).pipe(
-      Effect.tap((all) => updateStrategy(started, (r) => ({ ...r, judges: [...all].sort(([a], [b]) => a - b).map(([, j]) => j) }))),
+      Effect.tap((all) => updateStrategy(started, "rank", (r) => ({ ...r, judges: [...all].sort(([a], [b]) => a - b).map(([, j]) => j) }))),
       Effect.flatMap((all) => emit({ _tag: "StrategyStep", message: `ranking: ${all.size}/${total} judges done` }))
     )
   yield* emit({ _tag: "StrategyStep", message: `ranking: asking ${total} judge${total === 1 ? "" : "s"}` })
@@ -112,12 +109,12 @@ export const rankAnswers = Effect.fnUntraced(function*(
       return judged
     }).pipe(Effect.onInterrupt(() => record(index, cancelledCall(model))))
 
-  const judged = yield* Effect.forEach(plan.judges, judge, { concurrency: settings.concurrency })
+  const judged = yield* Effect.forEach(plan.steps.models, judge, { concurrency: settings.concurrency })
   const counted = judged.flatMap((
     j
   ) => (j.ranking !== undefined ? [{ ranking: j.ranking, own: j.ownLabels ?? [], tied: j.tied ?? [] }] : []))
   if (counted.length === 0) {
-    yield* updateStrategy(started, (r) => ({ ...r, note: "no ranking could be counted: the answers were synthesized unranked" }))
+    yield* updateStrategy(started, "rank", (r) => ({ ...r, note: "no ranking could be counted: the answers were synthesized unranked" }))
     return { answers: answered, ranking: undefined }
   }
   const scores = bordaCount(labels, counted)
@@ -126,7 +123,7 @@ export const rankAnswers = Effect.fnUntraced(function*(
     const answer = byLabel.get(score.label)
     return answer === undefined ? [] : [{ score, answer }]
   })
-  yield* updateStrategy(started, (r) => ({
+  yield* updateStrategy(started, "rank", (r) => ({
     ...r,
     aggregate: ranked.map(({ answer, score }) => ({ label: score.label, model: answer.model, points: score.points }))
   }))
@@ -136,3 +133,22 @@ export const rankAnswers = Effect.fnUntraced(function*(
     ranking: rankingText(ranked.map((r) => r.score), counted.length, total)
   }
 })
+
+/** `rank`: judges (`--judge`, else the panel) rank the answers; the synthesizer gets them best first. */
+export const rank: Strategy<"rank"> = {
+  ...plain,
+  name: "rank",
+  plan: ({ models, panel, settings }) => ({
+    candidates: models,
+    steps: { models: Option.getOrElse(settings.judges, () => panel ?? models), rounds: 1 }
+  }),
+  stepInstructionChars: JUDGE_INSTRUCTIONS.length,
+  record: () => ({ name: "rank" }),
+  aggregate: (started, answered) =>
+    Effect.map(rankAnswers(started, answered), (ranked) =>
+      Arr.isNonEmptyReadonlyArray(ranked.answers)
+        ? { answers: ranked.answers, ranking: ranked.ranking }
+        : { answers: answered, ranking: undefined }),
+  fingerprint: (plan) => ({ judges: plan.steps.models }),
+  fits: (record, plan) => sameList(record.judges?.map((j) => j.model), plan.steps.models)
+}
