@@ -113,9 +113,9 @@ const note = Schema.optional(Schema.String)
 const strategyRecord = <N extends string, F extends Schema.Struct.Fields>(name: N, description: string, fields: F) =>
   Schema.Struct({ name: Schema.Literal(name), ...fields, note }).annotations({ description })
 
-export const SynthesizeRecord = strategyRecord("synthesize", "the synthesizer merges the answers", {})
+export const SynthesizeRecord = strategyRecord("synthesize", "the synthesizer merges them", {})
 
-export const RankRecord = strategyRecord("rank", "judges rank the answers first", {
+export const RankRecord = strategyRecord("rank", "judges rank them first", {
   /** Which label stood for which answer (its file), as the judges saw them. */
   labels: Schema.optional(
     Schema.Array(Schema.Struct({ label: Schema.String, model: Schema.String, file: Schema.optional(Schema.String) }))
@@ -125,7 +125,7 @@ export const RankRecord = strategyRecord("rank", "judges rank the answers first"
   aggregate: Schema.optional(Schema.Array(Schema.Struct({ label: Schema.String, model: Schema.String, points: Schema.Number })))
 })
 
-export const RefineRecord = strategyRecord("refine", "more rounds, each model improving on all the answers", {
+export const RefineRecord = strategyRecord("refine", "more rounds", {
   /** Each round after the first (the candidates), with every refined answer (`rounds/N/NN-<slug>.md`). */
   rounds: Schema.optional(Schema.Array(Schema.Struct({ round: Schema.Number, answers: Schema.Array(CandidateRecord) })))
 })
