@@ -113,7 +113,7 @@ const note = Schema.optional(Schema.String)
 const strategyRecord = <N extends string, F extends Schema.Struct.Fields>(name: N, description: string, fields: F) =>
   Schema.Struct({ name: Schema.Literal(name), ...fields, note }).annotations({ description })
 
-export const SynthesizeRecord = strategyRecord("synthesize", "the synthesizer merges them", {})
+export const SynthesizeRecord = strategyRecord("synthesize", "merged", {})
 
 export const RankRecord = strategyRecord("rank", "judges rank them first", {
   /** Which label stood for which answer (its file), as the judges saw them. */
