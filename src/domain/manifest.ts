@@ -130,7 +130,7 @@ export const RefineRecord = strategyRecord("refine", "more rounds", {
   rounds: Schema.optional(Schema.Array(Schema.Struct({ round: Schema.Number, answers: Schema.Array(CandidateRecord) })))
 })
 
-export const SelfRecord = strategyRecord("self", "samples of one model", {
+export const SelfRecord = strategyRecord("self", "one model sampled", {
   /** The one model sampled, and how many times. */
   model: Schema.optional(Schema.String),
   samples: Schema.optional(Schema.Number)

@@ -16,7 +16,7 @@ export const strategySettings = {
     // `eval` names its strategies with `--strategies`.
     commands: ["ask", "batch", "serve", "resynth"],
     env: "PARALLEL_LLM_STRATEGY",
-    doc: `How the answers are aggregated: ${strategiesDescribed}`,
+    doc: strategiesDescribed,
     default: DEFAULT_STRATEGY,
     defaultDoc: "synthesize"
   }),
