@@ -2,6 +2,7 @@ import type { Array as Arr } from "effect"
 import type { StrategyRecord } from "../../domain/manifest.js"
 import type { StrategyName, StrategyRecordOf } from "../../domain/strategy.js"
 import type { StartedRun, StrategyPlan } from "../run/started.js"
+import { dedupe } from "./dedupe.js"
 import { rank } from "./rank.js"
 import { refine } from "./refine.js"
 import { self } from "./self.js"
@@ -15,7 +16,8 @@ export const registry: { readonly [N in StrategyName]: Strategy<N> } = {
   synthesize,
   rank,
   refine,
-  self
+  self,
+  dedupe
 }
 
 /** The run's strategy step, between the candidates and the synthesis. */
