@@ -136,10 +136,8 @@ export const SelfRecord = strategyRecord("self", "one model sampled", {
   samples: Schema.optional(Schema.Number)
 })
 
-export const DedupeRecord = strategyRecord("dedupe", "the same answer once", { dropped: Schema.optional(Schema.Array(Schema.String)) })
-
 /** What the run's strategy did besides asking the candidates and synthesizing (see src/programs/strategies/). */
-export const StrategyRecord = Schema.Union(SynthesizeRecord, RankRecord, RefineRecord, SelfRecord, DedupeRecord)
+export const StrategyRecord = Schema.Union(SynthesizeRecord, RankRecord, RefineRecord, SelfRecord)
 export type StrategyRecord = typeof StrategyRecord.Type
 
 /** The calls a strategy's step made (judges, refinements), whichever it is: paid for and listed like the others. */

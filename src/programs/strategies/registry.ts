@@ -2,7 +2,6 @@ import type { Array as Arr } from "effect"
 import type { StrategyRecord } from "../../domain/manifest.js"
 import type { StrategyName, StrategyRecordOf } from "../../domain/strategy.js"
 import type { StartedRun, StrategyPlan } from "../run/started.js"
-import { dedupe } from "./dedupe.js"
 import { rank } from "./rank.js"
 import { refine } from "./refine.js"
 import { self } from "./self.js"
@@ -16,8 +15,7 @@ export const registry: { readonly [N in StrategyName]: Strategy<N> } = {
   synthesize,
   rank,
   refine,
-  self,
-  dedupe
+  self
 }
 
 /** The run's strategy step, between the candidates and the synthesis. */
