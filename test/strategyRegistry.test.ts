@@ -45,7 +45,10 @@ describe("the strategy registry", () => {
     expect(plan("refine", { rounds: 3 })).toEqual({ candidates: models, steps: { models, rounds: 3 } })
     expect(plan("refine", {}, ["p/one"]).steps).toEqual({ models: ["p/one"], rounds: 1 })
     // self: the first model, once per sample, and no call of its own.
-    expect(plan("self", { samples: 3 })).toEqual({ candidates: ["test/alpha", "test/alpha", "test/alpha"], steps: { models: [], rounds: 0 } })
+    expect(plan("self", { samples: 3 })).toEqual({
+      candidates: ["test/alpha", "test/alpha", "test/alpha"],
+      steps: { models: [], rounds: 0 }
+    })
   })
 
   it("gives each strategy's record, refusal and warning", () => {

@@ -13,8 +13,8 @@ import { layerRunStore } from "../src/services/RunStore.js"
 import { layerSettings } from "../src/services/Settings.js"
 import { type FakeOpenRouter, startFakeOpenRouter } from "./support/fakeOpenRouter.js"
 import { realHttpClientLayer } from "./support/realHttpClient.js"
-import { makeTempDirs } from "./support/tempDirs.js"
 import { recordOf } from "./support/strategyRecord.js"
+import { makeTempDirs } from "./support/tempDirs.js"
 import { makeTestSettings } from "./support/testSettings.js"
 
 // Issue 23, finding 17: a full disk during `rank`. Writes that failed are tried once more when the others have

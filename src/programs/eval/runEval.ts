@@ -108,10 +108,9 @@ const announce = Effect.fnUntraced(function*(
   // A strategy that samples one model asks it even where the candidates are frozen.
   for (const name of new Set(todo.filter((pair) => pair.item.candidates !== undefined).map((pair) => pair.strategy))) {
     const { candidates } = evalPlan(name, settings)
+    const asks = `${candidates[0]} ${candidates.length} times per question`
     if (registry[name].samples) {
-      yield* Effect.logWarning(
-        `eval: ${name} does not use the frozen candidates: it asks ${candidates[0]} ${candidates.length} times per question, and pays for it`
-      )
+      yield* Effect.logWarning(`eval: ${name} does not use the frozen candidates: it asks ${asks}, and pays for it`)
     }
   }
   yield* Effect.logInfo(`eval: ${plural(todo.length, "run")} to make${reused > 0 ? `, ${reused} already done` : ""}; results in ${output}`)
@@ -173,38 +172,37 @@ const makeRecorder = Effect.fnUntraced(function*(
 })
 
 /** One pair's run (or the re-synthesis of its interrupted run), recorded however it ends. */
-const runPair =
-  (settings: SettingsValue, scorer: Scorer, recorder: Recorder) =>
-  (pair: EvalPair, interrupted: string | undefined) =>
-    Effect.uninterruptibleMask((restore) =>
-      Effect.gen(function*() {
-        const startedDir = yield* Ref.make<string | null>(null)
-        const onEvent = (event: RunEvent) => (event._tag === "RunStarted" ? Ref.set(startedDir, event.run.dir) : Effect.void)
-        // The process-wide gate bounds the calls: a run's own fan-out (or its judges) does not hold its calls back.
-        const plan = evalPlan(pair.strategy, settings)
-        const calls = Math.max(1, settings.models.length, plan.steps.models.length, asksCandidates(pair.strategy, pair.item) ? plan.candidates.length : 0)
-        // The pair's strategy as the setting too: a re-synthesis takes its strategy from it.
-        const runSettings = { ...settings, strategy: pair.strategy, concurrency: calls, checkModels: false }
-        yield* recorder.started
-        const run = interrupted !== undefined
-          ? resynthesize({ runId: interrupted, onEvent })
-          : runStrategy(pair.strategy, pair.item, settings.models, onEvent)
-        const exit = yield* restore(run.pipe(Effect.provideService(Settings, runSettings))).pipe(Effect.exit)
-        const result: EvalResult = Exit.isSuccess(exit)
-          ? resultOf(pair.base, exit.value, scorer)
-          : {
-            ...pair.base,
-            runDir: yield* Ref.get(startedDir),
-            status: Exit.isInterrupted(exit) ? "cancelled" : "failed",
-            correct: false,
-            cost: null,
-            promptTokens: null,
-            completionTokens: null,
-            durationMs: null,
-            error: Exit.isInterrupted(exit) ? "interrupted" : failureText(exit.cause)
-          }
-        if (result.status === "failed") yield* Effect.logWarning(`${pair.strategy} ${pair.item.id}: ${result.error ?? "no answer"}`)
-        // Recorded even when the eval is being interrupted: that interruption then goes on stopping it.
-        yield* recorder.record(result)
-      })
-    )
+const runPair = (settings: SettingsValue, scorer: Scorer, recorder: Recorder) => (pair: EvalPair, interrupted: string | undefined) =>
+  Effect.uninterruptibleMask((restore) =>
+    Effect.gen(function*() {
+      const startedDir = yield* Ref.make<string | null>(null)
+      const onEvent = (event: RunEvent) => (event._tag === "RunStarted" ? Ref.set(startedDir, event.run.dir) : Effect.void)
+      // The process-wide gate bounds the calls: a run's own fan-out (or its judges) does not hold its calls back.
+      const { candidates, steps } = evalPlan(pair.strategy, settings)
+      const asked = asksCandidates(pair.strategy, pair.item) ? candidates.length : 0
+      const calls = Math.max(1, settings.models.length, steps.models.length, asked)
+      // The pair's strategy as the setting too: a re-synthesis takes its strategy from it.
+      const runSettings = { ...settings, strategy: pair.strategy, concurrency: calls, checkModels: false }
+      yield* recorder.started
+      const run = interrupted !== undefined
+        ? resynthesize({ runId: interrupted, onEvent })
+        : runStrategy(pair.strategy, pair.item, settings.models, onEvent)
+      const exit = yield* restore(run.pipe(Effect.provideService(Settings, runSettings))).pipe(Effect.exit)
+      const result: EvalResult = Exit.isSuccess(exit)
+        ? resultOf(pair.base, exit.value, scorer)
+        : {
+          ...pair.base,
+          runDir: yield* Ref.get(startedDir),
+          status: Exit.isInterrupted(exit) ? "cancelled" : "failed",
+          correct: false,
+          cost: null,
+          promptTokens: null,
+          completionTokens: null,
+          durationMs: null,
+          error: Exit.isInterrupted(exit) ? "interrupted" : failureText(exit.cause)
+        }
+      if (result.status === "failed") yield* Effect.logWarning(`${pair.strategy} ${pair.item.id}: ${result.error ?? "no answer"}`)
+      // Recorded even when the eval is being interrupted: that interruption then goes on stopping it.
+      yield* recorder.record(result)
+    })
+  )

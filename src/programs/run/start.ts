@@ -1,6 +1,6 @@
 import { Clock, Effect, Option, Ref } from "effect"
-import { plural } from "../../domain/format.js"
 import { RunRefused } from "../../domain/errors.js"
+import { plural } from "../../domain/format.js"
 import type { RunSettings } from "../../domain/manifest.js"
 import { OWNER_FILE } from "../../domain/runState.js"
 import type { StrategyName } from "../../domain/strategy.js"

@@ -71,7 +71,11 @@ export const refineAnswers = Effect.fnUntraced(function*(
     const next = (yield* Effect.forEach(plan.steps.models, refine, { concurrency: settings.concurrency })).flat()
     if (!Arr.isNonEmptyReadonlyArray(next)) {
       yield* Effect.logWarning(`refining, round ${round}: no model answered; the answers of round ${round - 1} are synthesized`)
-      yield* updateStrategy(started, "refine", (r) => ({ ...r, note: `round ${round}: no model answered; round ${round - 1} was synthesized` }))
+      yield* updateStrategy(
+        started,
+        "refine",
+        (r) => ({ ...r, note: `round ${round}: no model answered; round ${round - 1} was synthesized` })
+      )
       break
     }
     current = next

@@ -25,5 +25,4 @@ export const aggregateAnswers = (started: StartedRun, answered: Arr.NonEmptyRead
 /** Whether a run on disk, by its strategy record, was made as `plan` would make it (eval's resume). */
 export const recordFits = (record: StrategyRecord, plan: StrategyPlan): boolean => fitsOf(record.name)(record, plan)
 
-const fitsOf = <N extends StrategyName>(name: N): (record: StrategyRecordOf<N>, plan: StrategyPlan) => boolean =>
-  registry[name].fits
+const fitsOf = <N extends StrategyName>(name: N): (record: StrategyRecordOf<N>, plan: StrategyPlan) => boolean => registry[name].fits
