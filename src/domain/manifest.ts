@@ -107,7 +107,7 @@ const note = Schema.optional(Schema.String)
 
 /**
  * A strategy's record: its `name` (the literal the union is told apart by, the name `--strategy` takes) and its
- * one-line description (help, docs and MCP list it), with what its step did. One per strategy, all in
+ * one-line description (`--strategy`'s help and docs list it), with what its step did. One per strategy, all in
  * `StrategyRecord` below: the names the settings accept are read from that union (src/domain/strategy.ts).
  */
 const strategyRecord = <N extends string, F extends Schema.Struct.Fields>(name: N, description: string, fields: F) =>

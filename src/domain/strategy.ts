@@ -12,7 +12,7 @@ export type StrategyRecordOf<N extends StrategyName> = Extract<StrategyRecord, {
 
 export const strategyNames: ReadonlyArray<StrategyName> = StrategyRecord.members.map((m) => m.fields.name.literals[0])
 
-/** Each strategy with its one-line description: "`synthesize` (the synthesizer merges the answers), `rank` (…)". */
+/** Each strategy with its one-line description: "`synthesize` (merged), `rank` (judges rank them first), …". */
 export const strategiesDescribed: string = StrategyRecord.members
   .map((m) => `\`${m.fields.name.literals[0]}\` (${Option.getOrElse(SchemaAST.getDescriptionAnnotation(m.ast), () => "")})`)
   .join(", ")
