@@ -5,7 +5,7 @@ import { summaryLine } from "../domain/format.js"
 import { formatReport } from "../domain/reportFormat.js"
 import { collectAttachments } from "../programs/attachments/collect.js"
 import { type RunEvent, runPipeline } from "../programs/runPipeline.js"
-import { unsampledWarning } from "../programs/strategies/self.js"
+import { registry } from "../programs/strategies/registry.js"
 import { continueRun } from "../programs/thread/continueRun.js"
 import { Logging } from "../services/Logging.js"
 import { readTextSafely } from "../services/safeFile.js"
@@ -98,7 +98,7 @@ export const ask = Effect.fn("ask")(function*(args: ParsedArgs<typeof askCli>) {
     })
     : Effect.void
   // Models named with -m are the run's own, as an MCP call's are: `self` then says which it does not ask.
-  const unsampled = unsampledWarning(settings.strategy, modelsGiven(args.settings) ? settings.models : undefined)
+  const unsampled = registry[settings.strategy].warning(modelsGiven(args.settings) ? settings.models : undefined)
   const run = Effect.zipRight(
     unsampled === undefined ? Effect.void : Effect.logWarning(unsampled),
     Option.match(args.continue, {

@@ -6,7 +6,7 @@ import { formatUsd } from "../domain/format.js"
 import { stripControl } from "../domain/text.js"
 import { holdResultsLock, isSameFile } from "../programs/batchLock.js"
 import { type BatchProgress, type BatchResult, defaultResultsPath, remainingOf, runBatch } from "../programs/runBatch.js"
-import { unsampledWarning } from "../programs/strategies/self.js"
+import { registry } from "../programs/strategies/registry.js"
 import { Logging } from "../services/Logging.js"
 import { Settings } from "../services/Settings.js"
 import { BATCH_DEFAULT_CONCURRENCY, BATCH_DEFAULT_RUNS, makeStatusLine, progressText } from "./batchProgress.js"
@@ -98,7 +98,7 @@ export const batch = Effect.fn("batch")(function*(args: ParsedArgs<typeof batchC
   // Models named with -m, as in ask: `self` says once which of them it does not ask (a line's own models, per run).
   const settings = yield* Settings
   const named = modelsGiven(args.settings) ? settings.models : undefined
-  const unsampled = unsampledWarning(settings.strategy, named)
+  const unsampled = registry[settings.strategy].warning(named)
   const ticker = view.tty ? Effect.sync(() => view.tick()).pipe(Effect.repeat(Schedule.spaced("1 second"))) : Effect.never
 
   const final = yield* Effect.zipRight(

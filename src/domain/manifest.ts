@@ -102,25 +102,49 @@ export const JudgeRecord = Schema.Struct({
 })
 export type JudgeRecord = typeof JudgeRecord.Type
 
-/** What the run's strategy did besides asking the candidates and synthesizing (see src/programs/strategies/). */
-export const StrategyRecord = Schema.Struct({
-  name: Schema.String,
-  /** rank: which label stood for which answer (its file), as the judges saw them. */
+/** Why a strategy's step was skipped or cut short (one answer has nothing to rank). */
+const note = Schema.optional(Schema.String)
+
+/**
+ * A strategy's record: its `name` (the literal the union is told apart by, the name `--strategy` takes) and its
+ * one-line description (`--strategy`'s help and docs list it), with what its step did. One per strategy, all in
+ * `StrategyRecord` below: the names the settings accept are read from that union (src/domain/strategy.ts).
+ */
+const strategyRecord = <N extends string, F extends Schema.Struct.Fields>(name: N, description: string, fields: F) =>
+  Schema.Struct({ name: Schema.Literal(name), ...fields, note }).annotations({ description })
+
+export const SynthesizeRecord = strategyRecord("synthesize", "merged", {})
+
+export const RankRecord = strategyRecord("rank", "judges rank them first", {
+  /** Which label stood for which answer (its file), as the judges saw them. */
   labels: Schema.optional(
     Schema.Array(Schema.Struct({ label: Schema.String, model: Schema.String, file: Schema.optional(Schema.String) }))
   ),
   judges: Schema.optional(Schema.Array(JudgeRecord)),
-  /** rank: Borda score (mean over the rankings that could name the answer, 1 best, 0 worst), best first; the synthesizer saw the answers in this order. */
-  aggregate: Schema.optional(Schema.Array(Schema.Struct({ label: Schema.String, model: Schema.String, points: Schema.Number }))),
-  /** refine: each round after the first (the candidates), with every refined answer (`rounds/N/NN-<slug>.md`). */
-  rounds: Schema.optional(Schema.Array(Schema.Struct({ round: Schema.Number, answers: Schema.Array(CandidateRecord) }))),
-  /** self: the one model sampled, and how many times. */
-  model: Schema.optional(Schema.String),
-  samples: Schema.optional(Schema.Number),
-  /** Why the step was skipped or cut short (one answer has nothing to rank). */
-  note: Schema.optional(Schema.String)
+  /** Borda score (mean over the rankings that could name the answer, 1 best, 0 worst), best first; the synthesizer saw the answers in this order. */
+  aggregate: Schema.optional(Schema.Array(Schema.Struct({ label: Schema.String, model: Schema.String, points: Schema.Number })))
 })
+
+export const RefineRecord = strategyRecord("refine", "more rounds", {
+  /** Each round after the first (the candidates), with every refined answer (`rounds/N/NN-<slug>.md`). */
+  rounds: Schema.optional(Schema.Array(Schema.Struct({ round: Schema.Number, answers: Schema.Array(CandidateRecord) })))
+})
+
+export const SelfRecord = strategyRecord("self", "one model sampled", {
+  /** The one model sampled, and how many times. */
+  model: Schema.optional(Schema.String),
+  samples: Schema.optional(Schema.Number)
+})
+
+/** What the run's strategy did besides asking the candidates and synthesizing (see src/programs/strategies/). */
+export const StrategyRecord = Schema.Union(SynthesizeRecord, RankRecord, RefineRecord, SelfRecord)
 export type StrategyRecord = typeof StrategyRecord.Type
+
+/** The calls a strategy's step made (judges, refinements), whichever it is: paid for and listed like the others. */
+export const strategyCalls = (record: StrategyRecord | undefined): ReadonlyArray<CandidateRecord> => [
+  ...(record !== undefined && "judges" in record ? record.judges ?? [] : []),
+  ...(record !== undefined && "rounds" in record ? (record.rounds ?? []).flatMap((round) => round.answers) : [])
+]
 
 export const RunSettings = Schema.Struct({
   models: Schema.Array(Schema.String),

@@ -1,7 +1,7 @@
 import type { CallToolResult, ContentBlock } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Schema } from "effect"
 import { costOf, formatCount, formatSeconds, plural } from "../domain/format.js"
-import type { CandidateRecord, ErrorInfo, Manifest } from "../domain/manifest.js"
+import { type CandidateRecord, type ErrorInfo, type Manifest, strategyCalls } from "../domain/manifest.js"
 import { formatReport } from "../domain/reportFormat.js"
 import { mimeTypeOf, runResourceUri } from "./resources.js"
 import { RunOutput } from "./runOutput.js"
@@ -155,9 +155,7 @@ export const finishedResult = (view: FinishedView, options: ResultOptions) => {
     ...(final !== undefined ? ["final.md"] : []),
     ...manifest.candidates.flatMap((c) => [c.file, c.partialFile].filter((f): f is string => f !== undefined)),
     // The strategy's own answers: each judge's ranking, each refinement round.
-    ...[...(manifest.strategy?.judges ?? []), ...(manifest.strategy?.rounds ?? []).flatMap((r) => r.answers)].flatMap((c) =>
-      c.file !== undefined ? [c.file] : []
-    ),
+    ...strategyCalls(manifest.strategy).flatMap((c) => (c.file !== undefined ? [c.file] : [])),
     "prompt.md",
     "run.json"
   ])

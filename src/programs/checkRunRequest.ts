@@ -7,8 +7,7 @@ import { Settings, type SettingsValue } from "../services/Settings.js"
 import { duplicateModelMessage, firstDuplicate, isKeyInModelId, keyAsModelMessage } from "../settings/checks.js"
 import { REPORT_INSTRUCTIONS, SYNTHESIZER_INSTRUCTIONS } from "./buildSynthesisPrompt.js"
 import { nearestIds } from "./listConfiguredModels.js"
-import { JUDGE_INSTRUCTIONS } from "./strategies/rank.js"
-import { REFINE_INSTRUCTIONS } from "./strategies/refine.js"
+import { registry } from "./strategies/registry.js"
 
 /** How old the kept model list may be for a refusal to rest on it. */
 const RECHECK_AFTER = Duration.minutes(1)
@@ -20,8 +19,8 @@ const tokensAtMost = (chars: number) => Math.ceil(chars / 3)
 export const SYNTHESIS_INSTRUCTION_TOKENS = tokensAtMost(
   SYNTHESIZER_INSTRUCTIONS.length + 2 + Math.max(REPORT_INSTRUCTIONS.structured.length, REPORT_INSTRUCTIONS.text.length)
 )
-/** What a judge (`rank`) or a refiner (`refine`) reads besides the prompt and the answers. */
-export const STEP_INSTRUCTION_TOKENS = tokensAtMost(Math.max(JUDGE_INSTRUCTIONS.length, REFINE_INSTRUCTIONS.length))
+/** What a strategy's own call (a judge, a refinement) reads besides the prompt and the answers: the longest of any strategy. */
+export const STEP_INSTRUCTION_TOKENS = tokensAtMost(Math.max(...Object.values(registry).map((s) => s.stepInstructionChars)))
 
 /**
  * The most a run can cost: every candidate reads the prompt and writes `max_tokens` (or, unset, all of
@@ -89,7 +88,7 @@ interface CheckedRequest {
   readonly attachedChars?: number | undefined
   /** The models of the strategy's calls that read the candidates (judges, refinements), each call once. */
   readonly readers?: ReadonlyArray<string> | undefined
-  /** `self`: the candidates are samples of one model, named once per sample on purpose. */
+  /** The candidates are samples of one model (`self`), named once per sample on purpose. */
   readonly sampled?: boolean | undefined
   /** The run's quorum and deadline (the call's own, else the settings'), checked against the rest. */
   readonly quorum?: number | undefined

@@ -5,7 +5,7 @@ import { stoppedBy } from "./run/outcome.js"
 import type { RunRequest, RunResult } from "./run/request.js"
 import { announceRun, startRun } from "./run/start.js"
 import { synthesizeAnswers } from "./run/synthesize.js"
-import { aggregateAnswers } from "./strategies/aggregate.js"
+import { aggregateAnswers } from "./strategies/registry.js"
 
 export type { RunEvent, RunRequest, RunResult } from "./run/request.js"
 

@@ -5,6 +5,7 @@ import { Effect, Schema } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { Manifest } from "../../src/domain/manifest.js"
+import { isRecordOf } from "../../src/domain/strategy.js"
 import { type PerCallKey, perCallKeys } from "../../src/settings/perCall.js"
 import { settingKeys } from "../../src/settings/table.js"
 import { connectInProcess, serverServices } from "../support/inProcessMcp.js"
@@ -36,8 +37,12 @@ const observers: { readonly [K in PerCallKey]: Observer } = {
   deadline: { value: 100, seen: (m) => m.settings.deadlineMs, expected: 100_000 },
   quorum: { value: 2, seen: (m) => m.settings.quorum },
   grace: { value: 0.2, with: { quorum: 3 }, seen: (m) => m.settings.graceMs, expected: 200 },
-  rounds: { value: 2, with: { preset: "refining" }, seen: (m) => m.strategy?.rounds?.length },
-  samples: { value: 3, with: { preset: "sampling" }, seen: (m) => m.strategy?.samples },
+  rounds: {
+    value: 2,
+    with: { preset: "refining" },
+    seen: (m) => (isRecordOf("refine")(m.strategy) ? m.strategy.rounds?.length : undefined)
+  },
+  samples: { value: 3, with: { preset: "sampling" }, seen: (m) => (isRecordOf("self")(m.strategy) ? m.strategy.samples : undefined) },
   web: { value: true, seen: (m) => m.settings.web },
   strategy: { value: "rank", seen: (m) => m.strategy?.name },
   preset: { value: "panel", seen: (m) => m.settings.synthesizer, expected: "test/preset-synth" }

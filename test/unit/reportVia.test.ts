@@ -88,7 +88,7 @@ describe("reportVia", () => {
       candidates: [{ model: "a", content: "4" }, { model: "b", content: "5" }]
     }]
     const fingerprint = (reportVia: SettingsValue["reportVia"]) =>
-      pairsOf(items, ["synthesize"], scorers.numeric, makeTestSettings({ reportVia }), [])[0]?.base.fingerprint
+      pairsOf(items, ["synthesize"], scorers.numeric, makeTestSettings({ reportVia }))[0]?.base.fingerprint
     expect(fingerprint("text")).toBe(fingerprint("text"))
     expect(fingerprint("text")).not.toBe(fingerprint("structured"))
     expect(fingerprint("off")).not.toBe(fingerprint("text"))

@@ -15,6 +15,7 @@ import type { PerCallValues } from "../../src/settings/perCall.js"
 import { failureOf } from "../support/failureOf.js"
 import { type FakeOpenRouter, type RecordedRequest, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { waitUntil } from "../support/realHttpClient.js"
+import { recordOf } from "../support/strategyRecord.js"
 import { makeTestSettings } from "../support/testSettings.js"
 
 // Each strategy against the loopback provider, through the real client, call path and run store: the calls
@@ -93,7 +94,7 @@ describe("strategy rank", () => {
 
       const manifest = manifestIn(result.runDir)
       expect(manifest).toEqual(result.manifest)
-      const strategy = manifest.strategy!
+      const strategy = recordOf(manifest, "rank")
       expect(strategy.name).toBe("rank")
       const modelOf = (label: string) => strategy.labels!.find((l) => l.label === label)!.model
       expect(strategy.judges!.map((j) => [j.model, j.status, j.ranking, j.unparsed === undefined])).toEqual([
@@ -135,7 +136,7 @@ describe("strategy rank", () => {
     Effect.gen(function*() {
       fake.setScript({ ...candidates, "jd/one": ok("RANKING: C > B > A"), "test/synth": ok("It is 4.") })
       const result = yield* run({ prompt: "What is 2+2?", strategy: "rank" }, { judges: Option.some(["jd/one"]) })
-      const strategy = result.manifest.strategy!
+      const strategy = recordOf(result.manifest, "rank")
       expect(strategy.aggregate!.map((s) => s.label)).toEqual(["C", "B", "A"])
       // The synthesis's labels are the judges' labels, for the same models, in the ranked order.
       expect(result.manifest.synthesis?.labels).toEqual(strategy.aggregate!.map(({ label, model }) => ({ label, model })))
@@ -153,7 +154,7 @@ describe("strategy rank", () => {
     Effect.gen(function*() {
       fake.setScript({ ...candidates, "jd/one": ok("RANKING: C = A > B (B is weakest)"), "test/synth": ok("It is 4.") })
       const result = yield* run({ prompt: "What is 2+2?", strategy: "rank" }, { judges: Option.some(["jd/one"]) })
-      const strategy = result.manifest.strategy!
+      const strategy = recordOf(result.manifest, "rank")
       expect(strategy.judges!.map((j) => [j.ranking, j.tied])).toEqual([[["C", "A", "B"], [["C", "A"]]]])
       expect(strategy.aggregate!.map((s) => [s.label, s.points])).toEqual([["A", 0.75], ["C", 0.75], ["B", 0]])
     }))
@@ -184,7 +185,7 @@ describe("strategy rank", () => {
         "test/synth": ok("It is 4.")
       })
       const result = yield* run({ prompt: "What is 2+2?", strategy: "rank" })
-      const strategy = result.manifest.strategy!
+      const strategy = recordOf(result.manifest, "rank")
       expect(result.manifest.status).toBe("ok")
       for (const judge of strategy.judges!) {
         const own = strategy.labels!.filter((l) => l.model === judge.model).map((l) => l.label)
@@ -205,8 +206,8 @@ describe("strategy steps under a deadline and a cancel", () => {
         { judges: Option.some(["jd/one", "jd/slow"]) }
       )
       expect(result.final).toBe("It is 4.")
-      expect(result.manifest.strategy?.judges?.map((j) => [j.model, j.status])).toEqual([["jd/one", "ok"], ["jd/slow", "timeout"]])
-      expect(result.manifest.strategy?.aggregate?.[0]).toMatchObject({ label: "B", points: 1 })
+      expect(recordOf(result.manifest, "rank").judges?.map((j) => [j.model, j.status])).toEqual([["jd/one", "ok"], ["jd/slow", "timeout"]])
+      expect(recordOf(result.manifest, "rank").aggregate?.[0]).toMatchObject({ label: "B", points: 1 })
       expect(fake.abortedRequests().map((r) => r.model)).toEqual(["jd/slow"])
     }))
 
@@ -226,7 +227,7 @@ describe("strategy steps under a deadline and a cancel", () => {
       yield* Fiber.interrupt(fiber)
       const manifest = manifestIn(runDir)
       expect(manifest.status).toBe("cancelled")
-      expect(manifest.strategy?.judges).toEqual([{ model: "jd/slow", status: "cancelled", reason: "interrupted", attempts: 0 }])
+      expect(recordOf(manifest, "rank").judges).toEqual([{ model: "jd/slow", status: "cancelled", reason: "interrupted", attempts: 0 }])
       expect(to("test/synth")).toHaveLength(0)
       yield* Effect.promise(() => waitUntil(() => fake.abortedRequests().length === 1, "the judge's request aborted"))
     }))
@@ -260,7 +261,7 @@ describe("strategy refine", () => {
 
       const manifest = manifestIn(result.runDir)
       expect(manifest.status).toBe("ok")
-      expect(manifest.strategy?.rounds?.map((r) => [r.round, r.answers.map((a) => [a.model, a.status, a.file])])).toEqual([
+      expect(recordOf(manifest, "refine").rounds?.map((r) => [r.round, r.answers.map((a) => [a.model, a.status, a.file])])).toEqual([
         [2, [["test/alpha", "ok", "rounds/2/01-test-alpha.md"], ["test/beta", "ok", "rounds/2/02-test-beta.md"]]],
         [3, [["test/alpha", "ok", "rounds/3/01-test-alpha.md"], ["test/beta", "ok", "rounds/3/02-test-beta.md"]]]
       ])

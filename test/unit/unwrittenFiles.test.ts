@@ -14,6 +14,7 @@ import { layerRunStore } from "../../src/services/RunStore.js"
 import { layerSettings } from "../../src/services/Settings.js"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { realHttpClientLayer } from "../support/realHttpClient.js"
+import { recordOf } from "../support/strategyRecord.js"
 import { makeTempDirs } from "../support/tempDirs.js"
 import { makeTestSettings } from "../support/testSettings.js"
 
@@ -104,14 +105,14 @@ describe("a full disk while the judges rank", () => {
     // Failed twice: not on disk, not named, listed as unwritten.
     expect(onDisk("rankings/02-test-beta.md")).toBe(false)
     expect(manifest.unwritten?.map((u) => u.file)).toEqual(["rankings/02-test-beta.md"])
-    const judges = manifest.strategy?.judges ?? []
+    const judges = recordOf(manifest, "rank").judges ?? []
     expect(judges.map((j) => j.file)).toEqual(["rankings/01-test-alpha.md", undefined, "rankings/03-test-gamma.md"])
     expect(judges[1]?.writeError).toContain("no space left on device")
     // Every file any record names is there.
     const named = [
       ...manifest.candidates.map((c) => c.file),
       ...judges.map((j) => j.file),
-      ...(manifest.strategy?.labels ?? []).map((l) => l.file),
+      ...(recordOf(manifest, "rank").labels ?? []).map((l) => l.file),
       manifest.synthesis?.file
     ].filter((file): file is string => file !== undefined)
     expect(named.filter((file) => !onDisk(file))).toEqual([])

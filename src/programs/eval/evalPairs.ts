@@ -3,10 +3,12 @@ import * as path from "node:path"
 import type { StrategyName } from "../../domain/strategy.js"
 import type { SettingsValue } from "../../services/Settings.js"
 import { modelCallOptions, sentOptions } from "../run/callPlan.js"
+import type { StrategyPlan } from "../run/started.js"
+import { registry } from "../strategies/registry.js"
 import { type EvalItem, fingerprintOf } from "./dataset.js"
 import { type EvalResult, keyOf, rescore } from "./evalResults.js"
 import type { Scorer } from "./scorers.js"
-import { asksCandidates } from "./strategies.js"
+import { asksCandidates, evalPlan } from "./strategies.js"
 
 // The (strategy, item) pairs of an eval, and which of them an earlier pass's result lines answer already.
 
@@ -22,22 +24,20 @@ export const pairsOf = (
   items: ReadonlyArray<EvalItem>,
   strategies: ReadonlyArray<StrategyName>,
   scorer: Scorer,
-  settings: SettingsValue,
-  judges: ReadonlyArray<string>
+  settings: SettingsValue
 ): ReadonlyArray<EvalPair> =>
   strategies.flatMap((strategy) =>
     items.map((item) => {
+      const plan = evalPlan(strategy, settings)
       const fingerprint = fingerprintOf({
         strategy,
         question: item.question,
         candidates: item.candidates ?? null,
         models: item.candidates === undefined ? settings.models : null,
         synthesizer: settings.synthesizer,
-        ...callsOf(strategy, item, settings, judges),
+        ...callsOf(strategy, item, settings, plan),
         // What else a strategy's answer depends on: who judges, refines or is sampled, and how often.
-        ...(strategy === "rank" ? { judges } : {}),
-        ...(strategy === "refine" ? { refiners: settings.models, rounds: settings.rounds } : {}),
-        ...(strategy === "self" ? { sampled: settings.models[0], samples: settings.samples } : {})
+        ...registry[strategy].fingerprint(plan, settings)
       })
       return {
         strategy,
@@ -60,12 +60,11 @@ export const pairsOf = (
  * asked once more. It cannot say which temperature it was made with, so taking it as made with today's would
  * be the very mistake this prevents; the cost is one pass, once.
  */
-const callsOf = (strategy: StrategyName, item: EvalItem, settings: SettingsValue, judges: ReadonlyArray<string>) => {
+const callsOf = (strategy: StrategyName, item: EvalItem, settings: SettingsValue, plan: StrategyPlan) => {
   const candidates = asksCandidates(strategy, item)
   const asked = [
-    // self asks its first model only.
-    ...(strategy === "self" ? settings.models.slice(0, 1) : candidates || strategy === "refine" ? settings.models : []),
-    ...(strategy === "rank" ? judges : []),
+    ...(candidates ? plan.candidates : []),
+    ...plan.steps.models,
     settings.synthesizer,
     ...settings.fallbackSynthesizers
   ]

@@ -1,6 +1,6 @@
-import { Array as Arr, Effect, Option, Schema } from "effect"
+import { Effect, Option, Schema } from "effect"
 import * as path from "node:path"
-import type { Manifest, StrategyRecord } from "../../domain/manifest.js"
+import { type Manifest, strategyCalls } from "../../domain/manifest.js"
 import { SentOptions } from "../../domain/modelOptions.js"
 import type { StrategyName } from "../../domain/strategy.js"
 import { readTextSafely, RUN_FILE_READ } from "../../services/safeFile.js"
@@ -8,11 +8,11 @@ import type { SettingsValue } from "../../services/Settings.js"
 import { previousRunsFor, sha256, type StrategyMatch } from "../batchResume.js"
 import { modelCallOptions, sentOptions } from "../run/callPlan.js"
 import type { RunResult } from "../runPipeline.js"
-import { sampledModels } from "../strategies/self.js"
+import { recordFits } from "../strategies/registry.js"
 import type { FrozenAnswer } from "./dataset.js"
 import type { EvalPair } from "./evalPairs.js"
 import { fellBackToCandidate, keyOf } from "./evalResults.js"
-import { asksCandidates } from "./strategies.js"
+import { asksCandidates, evalPlan } from "./strategies.js"
 
 // What an earlier pass of an eval left in the runs directory without a result line (a results file that hit a
 // full disk, a process killed): a complete run is recorded without a call, an interrupted `synthesize` run is
@@ -26,30 +26,18 @@ export type EvalFound =
 
 type Pair = Pick<EvalPair, "strategy" | "item">
 
-const sameList = (a: ReadonlyArray<string> | undefined, b: ReadonlyArray<string>) =>
-  a !== undefined && a.length === b.length && a.every((x, i) => x === b[i])
-
 /** What a strategy's answer depends on besides the prompt, models and synthesizer, as its manifest records it. */
-const matchFor = (strategy: StrategyName, settings: SettingsValue, judges: ReadonlyArray<string>): StrategyMatch => ({
-  name: strategy,
-  fits: (record: StrategyRecord | undefined) =>
-    strategy === "rank"
-      ? sameList(record?.judges?.map((j) => j.model), judges)
-      : strategy === "refine"
-      ? record?.rounds?.length === settings.rounds &&
-        record.rounds.every((round) => sameList(round.answers.map((a) => a.model), settings.models))
-      // self: the model sampled and how often are the run's models; synthesize has no step of its own.
-      : true
-})
+const matchFor = (strategy: StrategyName, settings: SettingsValue): StrategyMatch => {
+  const plan = evalPlan(strategy, settings)
+  // A run made before strategies were recorded is a `synthesize` run (the name is compared first).
+  return { name: strategy, fits: (record) => record === undefined || recordFits(record, plan) }
+}
 
 /** The models a pair's run is made with: the frozen answers' (given, not asked), or as the run plans them. */
 const modelsOf = (pair: Pair, settings: SettingsValue): ReadonlyArray<string> =>
   !asksCandidates(pair.strategy, pair.item) && pair.item.candidates !== undefined
     ? pair.item.candidates.map((answer) => answer.model)
-    : pair.strategy === "self" && Arr.isNonEmptyReadonlyArray(settings.models)
-    // self asks its first model `samples` times.
-    ? sampledModels(settings.models, settings.samples)
-    : settings.models
+    : evalPlan(pair.strategy, settings).candidates
 
 const sameSent = Schema.equivalence(SentOptions)
 
@@ -61,7 +49,7 @@ const sameSent = Schema.equivalence(SentOptions)
 const sentAsNow = (manifest: Manifest, settings: SettingsValue, candidatesAsked: boolean): boolean => {
   const calls = [
     ...(candidatesAsked ? manifest.candidates.map((record) => ({ record, web: settings.web })) : []),
-    ...(manifest.strategy?.judges ?? []).map((record) => ({ record, web: false })),
+    ...strategyCalls(manifest.strategy).map((record) => ({ record, web: false })),
     ...(manifest.synthesis !== undefined ? [{ record: manifest.synthesis, web: false }] : [])
   ]
   return calls.every(({ record, web }) =>
@@ -88,7 +76,6 @@ export const evalRunsOnDisk = Effect.fnUntraced(function*(
   output: string,
   todo: ReadonlyArray<Pair>,
   settings: SettingsValue,
-  judges: ReadonlyArray<string>,
   stale: ReadonlySet<string>
 ) {
   const found = new Map<string, EvalFound>()
@@ -100,7 +87,7 @@ export const evalRunsOnDisk = Effect.fnUntraced(function*(
       models: modelsOf(pair, settings),
       synthesizer: settings.synthesizer
     }))
-    const runs = yield* previousRunsFor(output, wanted, matchFor(strategy, settings, judges))
+    const runs = yield* previousRunsFor(output, wanted, matchFor(strategy, settings))
     for (const [id, run] of runs) {
       const item = pairs.get(id)?.item
       if (item === undefined || stale.has(run.runId)) continue

@@ -1,22 +1,21 @@
-import { Clock, Effect, Exit, Option, Ref } from "effect"
+import { Clock, Effect, Exit, Ref } from "effect"
 import { type StoreError, UsageError } from "../../domain/errors.js"
 import { roundUsd } from "../../domain/format.js"
 import type { StrategyName } from "../../domain/strategy.js"
 import { readTextSafely, USER_FILE_READ } from "../../services/safeFile.js"
 import { Settings, type SettingsValue } from "../../services/Settings.js"
 import { openResultsFile } from "../batchResults.js"
-import { withCallSettings } from "../callSettings.js"
 import { checkRunRequest } from "../checkRunRequest.js"
 import { resynthesize } from "../resynthesize.js"
 import type { BatchProgress } from "../runBatch.js"
 import type { RunEvent, RunResult } from "../runPipeline.js"
-import { tooManySamples } from "../strategies/self.js"
+import { registry } from "../strategies/registry.js"
 import type { EvalItem } from "./dataset.js"
 import { type EvalPair, pairsOf, reuseEarlier, staleRuns } from "./evalPairs.js"
 import { type EvalResult, failureText, keyOf, lastResults, resultOf } from "./evalResults.js"
 import { type EvalFound, evalRunsOnDisk } from "./evalResume.js"
 import type { Scorer } from "./scorers.js"
-import { asksCandidates, runStrategy } from "./strategies.js"
+import { asksCandidates, evalPlan, runStrategy } from "./strategies.js"
 
 // Runs every selected item through every strategy, a few runs at a time, and appends one result line per
 // run to the results file the moment it ends, so that a second pass pays nothing for what is done.
@@ -47,14 +46,13 @@ export const runEval = Effect.fn("runEval")(function*(options: EvalOptions) {
     Effect.catchIf((e) => e.reason === "missing", () => Effect.succeed("")),
     Effect.mapError((e) => new UsageError({ message: `cannot read the results file ${e.message}` }))
   )
-  const judges = Option.getOrElse(settings.judges, () => settings.models)
-  const pairs = pairsOf(options.items, options.strategies, options.scorer, settings, judges)
+  const pairs = pairsOf(options.items, options.strategies, options.scorer, settings)
   const previous = lastResults(previousText)
   const reused = yield* reuseEarlier(pairs, previous, options.scorer)
   const todo = pairs.filter((pair) => !reused.has(keyOf(pair.strategy, pair.item.id)))
-  yield* checkOnce(options.strategies, todo, settings, judges)
+  yield* checkOnce(options.strategies, todo, settings)
   // Before the results file is opened: the runs made since it was, for the pairs without a result line.
-  const onDisk = yield* evalRunsOnDisk(options.output, todo, settings, judges, staleRuns(pairs, previous))
+  const onDisk = yield* evalRunsOnDisk(options.output, todo, settings, staleRuns(pairs, previous))
   const { appendLine } = yield* openResultsFile(options.output, previousText)
   const recorder = yield* makeRecorder(appendLine, {
     total: todo.length,
@@ -64,7 +62,7 @@ export const runEval = Effect.fn("runEval")(function*(options: EvalOptions) {
   yield* announce(options.output, todo, reused.size, onDisk, settings)
   yield* recorder.report(undefined)
 
-  const runOne = runPair(settings, judges, options.scorer, recorder)
+  const runOne = runPair(settings, options.scorer, recorder)
   yield* Effect.forEach(todo, (pair) => {
     const found = onDisk.get(keyOf(pair.strategy, pair.item.id))
     return found?._tag === "Answered" ? recorder.recordAnswered(pair, found.run, options.scorer) : runOne(pair, found?.runId)
@@ -82,18 +80,17 @@ export const runEval = Effect.fn("runEval")(function*(options: EvalOptions) {
 const checkOnce = Effect.fnUntraced(function*(
   strategies: ReadonlyArray<StrategyName>,
   todo: ReadonlyArray<EvalPair>,
-  settings: SettingsValue,
-  judges: ReadonlyArray<string>
+  settings: SettingsValue
 ) {
-  const refused = strategies.includes("self") ? tooManySamples(settings.samples, settings.maxModels) : undefined
-  if (refused !== undefined) return yield* new UsageError({ message: refused.message })
+  const refused = strategies.map((name) => registry[name].refusal(evalPlan(name, settings), settings)).find((r) => r !== undefined)
+  if (refused !== undefined) return yield* new UsageError({ message: refused })
   // --check-models: the synthesizers, and the candidates if any are asked.
   if (settings.checkModels && todo.length > 0) {
     yield* checkRunRequest({
       prompt: "",
       models: todo.some((pair) => pair.item.candidates === undefined || pair.strategy !== "synthesize") ? settings.models : [],
       synthesizers: [settings.synthesizer, ...settings.fallbackSynthesizers],
-      readers: todo.some((pair) => pair.strategy === "rank") ? judges : []
+      readers: [...new Set(todo.flatMap((pair) => evalPlan(pair.strategy, settings).steps.models))]
     })
   }
 })
@@ -108,10 +105,13 @@ const announce = Effect.fnUntraced(function*(
   onDisk: ReadonlyMap<string, EvalFound>,
   settings: SettingsValue
 ) {
-  if (todo.some((pair) => pair.strategy === "self" && pair.item.candidates !== undefined)) {
-    yield* Effect.logWarning(
-      `eval: self does not use the frozen candidates: it asks ${settings.models[0]} ${settings.samples} times per question, and pays for it`
-    )
+  // A strategy that samples one model asks it even where the candidates are frozen.
+  for (const name of new Set(todo.filter((pair) => pair.item.candidates !== undefined).map((pair) => pair.strategy))) {
+    const { candidates } = evalPlan(name, settings)
+    const asks = `${candidates[0]} ${candidates.length} times per question`
+    if (registry[name].samples) {
+      yield* Effect.logWarning(`eval: ${name} does not use the frozen candidates: it asks ${asks}, and pays for it`)
+    }
   }
   yield* Effect.logInfo(`eval: ${plural(todo.length, "run")} to make${reused > 0 ? `, ${reused} already done` : ""}; results in ${output}`)
   if (onDisk.size > 0) {
@@ -172,39 +172,37 @@ const makeRecorder = Effect.fnUntraced(function*(
 })
 
 /** One pair's run (or the re-synthesis of its interrupted run), recorded however it ends. */
-const runPair =
-  (settings: SettingsValue, judges: ReadonlyArray<string>, scorer: Scorer, recorder: Recorder) =>
-  (pair: EvalPair, interrupted: string | undefined) =>
-    Effect.uninterruptibleMask((restore) =>
-      Effect.gen(function*() {
-        const startedDir = yield* Ref.make<string | null>(null)
-        const onEvent = (event: RunEvent) => (event._tag === "RunStarted" ? Ref.set(startedDir, event.run.dir) : Effect.void)
-        // The process-wide gate bounds the calls: a run's own fan-out (or its judges) does not hold its calls back.
-        const calls = Math.max(1, settings.models.length, judges.length, asksCandidates(pair.strategy, pair.item) ? settings.samples : 0)
-        const runSettings = { ...settings, concurrency: calls, checkModels: false }
-        yield* recorder.started
-        const run = interrupted !== undefined
-          ? resynthesize({ runId: interrupted, onEvent })
-          : runStrategy(pair.strategy, pair.item, settings.models, onEvent)
-        // The pair's strategy is the run's (and a re-synthesis's) setting, as a call's own.
-        const exit = yield* restore(
-          run.pipe(withCallSettings({ strategy: pair.strategy }), Effect.provideService(Settings, runSettings))
-        ).pipe(Effect.exit)
-        const result: EvalResult = Exit.isSuccess(exit)
-          ? resultOf(pair.base, exit.value, scorer)
-          : {
-            ...pair.base,
-            runDir: yield* Ref.get(startedDir),
-            status: Exit.isInterrupted(exit) ? "cancelled" : "failed",
-            correct: false,
-            cost: null,
-            promptTokens: null,
-            completionTokens: null,
-            durationMs: null,
-            error: Exit.isInterrupted(exit) ? "interrupted" : failureText(exit.cause)
-          }
-        if (result.status === "failed") yield* Effect.logWarning(`${pair.strategy} ${pair.item.id}: ${result.error ?? "no answer"}`)
-        // Recorded even when the eval is being interrupted: that interruption then goes on stopping it.
-        yield* recorder.record(result)
-      })
-    )
+const runPair = (settings: SettingsValue, scorer: Scorer, recorder: Recorder) => (pair: EvalPair, interrupted: string | undefined) =>
+  Effect.uninterruptibleMask((restore) =>
+    Effect.gen(function*() {
+      const startedDir = yield* Ref.make<string | null>(null)
+      const onEvent = (event: RunEvent) => (event._tag === "RunStarted" ? Ref.set(startedDir, event.run.dir) : Effect.void)
+      // The process-wide gate bounds the calls: a run's own fan-out (or its judges) does not hold its calls back.
+      const { candidates, steps } = evalPlan(pair.strategy, settings)
+      const asked = asksCandidates(pair.strategy, pair.item) ? candidates.length : 0
+      const calls = Math.max(1, settings.models.length, steps.models.length, asked)
+      // The pair's strategy as the setting too: a re-synthesis takes its strategy from it.
+      const runSettings = { ...settings, strategy: pair.strategy, concurrency: calls, checkModels: false }
+      yield* recorder.started
+      const run = interrupted !== undefined
+        ? resynthesize({ runId: interrupted, onEvent })
+        : runStrategy(pair.strategy, pair.item, settings.models, onEvent)
+      const exit = yield* restore(run.pipe(Effect.provideService(Settings, runSettings))).pipe(Effect.exit)
+      const result: EvalResult = Exit.isSuccess(exit)
+        ? resultOf(pair.base, exit.value, scorer)
+        : {
+          ...pair.base,
+          runDir: yield* Ref.get(startedDir),
+          status: Exit.isInterrupted(exit) ? "cancelled" : "failed",
+          correct: false,
+          cost: null,
+          promptTokens: null,
+          completionTokens: null,
+          durationMs: null,
+          error: Exit.isInterrupted(exit) ? "interrupted" : failureText(exit.cause)
+        }
+      if (result.status === "failed") yield* Effect.logWarning(`${pair.strategy} ${pair.item.id}: ${result.error ?? "no answer"}`)
+      // Recorded even when the eval is being interrupted: that interruption then goes on stopping it.
+      yield* recorder.record(result)
+    })
+  )

@@ -1,13 +1,16 @@
 import { type Effect, Schema } from "effect"
 import { type StrategyName, StrategyText } from "../../domain/strategy.js"
+import type { SettingsValue } from "../../services/Settings.js"
 import { synthesizeGiven } from "../resynthesize.js"
+import type { StrategyPlan } from "../run/started.js"
 import { type RunEvent, runPipeline } from "../runPipeline.js"
+import { registry } from "../strategies/registry.js"
 import type { EvalItem } from "./dataset.js"
 
 // The aggregation strategies eval can measure, by name. Each one turns an item into a normal run: with
 // frozen candidates only its aggregation step is paid for (the synthesis; rank's judges, the configured
 // models or --judge; refine's rounds, by the configured models), without them the candidates are asked too.
-// `self` samples one model, so it has no use for frozen answers from several: it always asks its model.
+// A strategy that samples one model (`self`) has no use for frozen answers from several: it always asks its model.
 
 /** `--strategies a,b`: names separated by commas, each known, none twice. */
 export const StrategyList = Schema.transform(
@@ -22,7 +25,12 @@ export const StrategyList = Schema.transform(
 )
 
 /** Whether a strategy pays for its own candidates on this item (the frozen ones, if any, are not used). */
-export const asksCandidates = (strategy: StrategyName, item: EvalItem): boolean => item.candidates === undefined || strategy === "self"
+export const asksCandidates = (strategy: StrategyName, item: EvalItem): boolean =>
+  item.candidates === undefined || registry[strategy].samples
+
+/** What a strategy's runs ask under these settings (over frozen answers too: the panel is the configured models). */
+export const evalPlan = (strategy: StrategyName, settings: SettingsValue): StrategyPlan =>
+  registry[strategy].plan({ settings, models: settings.models })
 
 export const runStrategy = (
   strategy: StrategyName,

@@ -5,7 +5,7 @@ import { Settings } from "../../services/Settings.js"
 import { candidateCall, sentOptions } from "./callPlan.js"
 import { type CandidateOutcome, fanOut } from "./fanOut.js"
 import { withAttempt, withOutcome } from "./outcome.js"
-import type { StartedRun } from "./start.js"
+import type { StartedRun } from "./started.js"
 
 /**
  * Step 2: every candidate's outcome, in model order: asked under the run's policy (deadline, quorum), or,

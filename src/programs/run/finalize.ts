@@ -2,10 +2,10 @@ import { Clock, Effect, Ref } from "effect"
 import * as crypto from "node:crypto"
 import { StoreError } from "../../domain/errors.js"
 import { answeredOf, formatSeconds } from "../../domain/format.js"
-import type { CandidateRecord, Manifest, SynthesisRecord } from "../../domain/manifest.js"
+import { type CandidateRecord, type Manifest, strategyCalls, type SynthesisRecord } from "../../domain/manifest.js"
 import { RunStore } from "../../services/RunStore.js"
-import { failureReason, statusOf, strategyCalls, sumUsage } from "./outcome.js"
-import type { StartedRun } from "./start.js"
+import { failureReason, statusOf, sumUsage } from "./outcome.js"
+import type { StartedRun } from "./started.js"
 import { listedUnwritten } from "./writes.js"
 
 /** How the run ended: an interruption, or a failure of its own (`stopped`, its reason); neither when it ran its course. */

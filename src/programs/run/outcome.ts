@@ -1,7 +1,16 @@
 import { Cause, Option } from "effect"
 import { StoreError } from "../../domain/errors.js"
 import { roundUsd } from "../../domain/format.js"
-import type { CallStatus, CandidateRecord, RunStatus, RunUsage, StrategyRecord, SynthesisRecord, Usage } from "../../domain/manifest.js"
+import {
+  type CallStatus,
+  type CandidateRecord,
+  type RunStatus,
+  type RunUsage,
+  strategyCalls,
+  type StrategyRecord,
+  type SynthesisRecord,
+  type Usage
+} from "../../domain/manifest.js"
 import type { Report } from "../../domain/report.js"
 import type { CandidateOutcome } from "./fanOut.js"
 
@@ -31,12 +40,6 @@ export const initialState = (models: ReadonlyArray<string>, strategy?: StrategyR
   final: undefined,
   strategy
 })
-
-/** The calls a strategy step made (judges, refinements): paid for like the others. */
-export const strategyCalls = (record: StrategyRecord | undefined): ReadonlyArray<CandidateRecord> => [
-  ...(record?.judges ?? []),
-  ...(record?.rounds ?? []).flatMap((round) => round.answers)
-]
 
 export const withOutcome = (outcome: CandidateOutcome) => (s: RunState): RunState => ({
   ...s,

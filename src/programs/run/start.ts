@@ -1,61 +1,30 @@
-import { Array as Arr, Clock, Effect, Option, Ref } from "effect"
+import { Clock, Effect, Option, Ref } from "effect"
+import { RunRefused } from "../../domain/errors.js"
 import { plural } from "../../domain/format.js"
-import type { RunSettings, StrategyRecord } from "../../domain/manifest.js"
+import type { RunSettings } from "../../domain/manifest.js"
 import { OWNER_FILE } from "../../domain/runState.js"
 import type { StrategyName } from "../../domain/strategy.js"
-import { type RunHandle, RunStore } from "../../services/RunStore.js"
-import { Settings } from "../../services/Settings.js"
+import { RunStore } from "../../services/RunStore.js"
+import { Settings, type SettingsValue } from "../../services/Settings.js"
 import { isOpenRouterUrl } from "../../settings/paths.js"
-import { type AttachmentPlan, planAttachments, saveAttachments } from "../attachments/plan.js"
+import { planAttachments, saveAttachments } from "../attachments/plan.js"
 import { checkRunRequest } from "../checkRunRequest.js"
-import { sampledModels, tooManySamples } from "../strategies/self.js"
+import { registry } from "../strategies/registry.js"
 import { threadChars } from "../thread/turns.js"
 import type { FanOutPolicy } from "./fanOut.js"
-import { initialState, type RunState } from "./outcome.js"
-import type { RunEvent, RunRequest } from "./request.js"
-import { makeRunWrites, type RunWrites } from "./writes.js"
+import { initialState } from "./outcome.js"
+import type { RunRequest } from "./request.js"
+import type { RunPlan, StartedRun } from "./started.js"
+import { makeRunWrites } from "./writes.js"
 
-/** What a run will do, settled from the request and the settings before anything is paid for. */
-export interface RunPlan {
-  readonly models: ReadonlyArray<string>
-  /** The synthesizer first, then its fallbacks. */
-  readonly synthesizers: ReadonlyArray<string>
-  readonly policy: FanOutPolicy
-  /** Clock time (ms) by which the run must end, if it has a deadline. */
-  readonly deadlineAt: number | undefined
-  /** As the owner record and the manifest keep them. */
-  readonly settings: RunSettings
-  readonly strategy: StrategyName
-  /** `rank`: the models that rank the answers; `refine`: the models that refine them, each round. */
-  readonly judges: ReadonlyArray<string>
-  readonly refiners: ReadonlyArray<string>
-  /** `refine`: rounds after the candidates'. */
-  readonly rounds: number
-}
+/** The run's strategy: the chosen one, but a sampling strategy over given answers (a re-synthesis's) just synthesizes them. */
+const strategyFor = (request: RunRequest, settings: SettingsValue): StrategyName =>
+  request.reuse !== undefined && registry[settings.strategy].samples ? "synthesize" : settings.strategy
 
-/** A run under way: what every later step reads and records into. */
-export interface StartedRun {
-  readonly request: RunRequest
-  readonly plan: RunPlan
-  readonly run: RunHandle
-  readonly startedMs: number
-  readonly writes: RunWrites
-  readonly state: Ref.Ref<RunState>
-  readonly emit: (event: RunEvent) => Effect.Effect<void>
-  /** The attached files, who is sent what, and the manifest's records of them. */
-  readonly attachments: AttachmentPlan
-}
-
-const planRun = Effect.fnUntraced(function*(request: RunRequest, startedMs: number) {
-  const settings = yield* Settings
-  const given = settings.models
-  // Answers given to a run (a re-synthesis) are its samples already: `self` then only synthesizes them.
-  const strategy = settings.strategy === "self" && request.reuse !== undefined ? "synthesize" : settings.strategy
-  // `self`: the first model, asked `samples` times; its answers are the candidates.
-  const models = strategy === "self" && Arr.isNonEmptyReadonlyArray(given)
-    ? sampledModels(given, settings.samples)
-    : given
-  const panel = request.panel ?? models
+const planRun = (request: RunRequest, settings: SettingsValue, startedMs: number) => {
+  const strategy = strategyFor(request, settings)
+  const planned = registry[strategy].plan({ settings, models: settings.models, panel: request.panel })
+  const models = planned.candidates
   const primary = settings.synthesizer
   const synthesizers = [primary, ...settings.fallbackSynthesizers.filter((m) => m !== primary)]
   const deadlineMs = Option.getOrUndefined(settings.deadlineMs)
@@ -87,24 +56,9 @@ const planRun = Effect.fnUntraced(function*(request: RunRequest, startedMs: numb
     ...Option.match(settings.reasoning, { onNone: () => ({}), onSome: (reasoning) => ({ reasoning }) }),
     ...(web ? { web } : {})
   }
-  return {
-    models,
-    synthesizers,
-    policy,
-    deadlineAt,
-    settings: runSettings,
-    strategy,
-    judges: strategy === "rank" ? Option.getOrElse(settings.judges, () => panel) : [],
-    refiners: strategy === "refine" ? panel : [],
-    rounds: settings.rounds
-  } satisfies RunPlan
-})
-
-/** The manifest's `strategy` before its step ran: its name, and for `self` the model sampled. */
-const initialStrategy = (plan: RunPlan): StrategyRecord =>
-  plan.strategy === "self"
-    ? { name: "self", model: plan.models[0]!, samples: plan.models.length }
-    : { name: plan.strategy }
+  const plan: RunPlan = { models, synthesizers, policy, deadlineAt, settings: runSettings, strategy, steps: planned.steps }
+  return { plan, planned }
+}
 
 /**
  * Step 1: the request checked (nothing is paid for a run refused), the run directory made with its owner
@@ -113,17 +67,19 @@ const initialStrategy = (plan: RunPlan): StrategyRecord =>
 export const startRun = Effect.fnUntraced(function*(request: RunRequest) {
   const store = yield* RunStore
   const startedMs = yield* Clock.currentTimeMillis
-  const plan = yield* planRun(request, startedMs)
-  const refused = plan.strategy === "self" ? tooManySamples(plan.models.length, (yield* Settings).maxModels) : undefined
-  if (refused !== undefined) return yield* refused
+  const settings = yield* Settings
+  const { plan, planned } = planRun(request, settings, startedMs)
+  const strategy = registry[plan.strategy]
+  const refused = strategy.refusal(planned, settings)
+  if (refused !== undefined) return yield* new RunRefused({ message: refused })
   yield* checkRunRequest({
     prompt: request.prompt,
     contextChars: threadChars(request.thread),
     models: request.reuse ? [] : plan.models,
     synthesizers: plan.synthesizers,
-    readers: [...plan.judges, ...Array.from({ length: plan.rounds }, () => plan.refiners).flat()],
+    readers: Array.from({ length: plan.steps.rounds }, () => plan.steps.models).flat(),
     attachedChars: (request.attachments ?? []).reduce((n, a) => n + (a.text?.length ?? 0), 0),
-    sampled: plan.strategy === "self",
+    sampled: strategy.samples,
     quorum: request.reuse ? undefined : plan.policy.quorum,
     deadlineMs: plan.deadlineAt === undefined ? undefined : plan.deadlineAt - startedMs
   })
@@ -151,7 +107,7 @@ export const startRun = Effect.fnUntraced(function*(request: RunRequest) {
     run,
     startedMs,
     writes,
-    state: yield* Ref.make(initialState(plan.models, initialStrategy(plan))),
+    state: yield* Ref.make(initialState(plan.models, strategy.record(planned))),
     emit: request.onEvent ?? (() => Effect.void),
     attachments
   } satisfies StartedRun

@@ -15,7 +15,7 @@ import { conversationOf } from "../thread/turns.js"
 import { modelCallOptions, sentOptions } from "./callPlan.js"
 import type { CandidateOutcome } from "./fanOut.js"
 import { answeredRecord, errorInfo, failedRecord } from "./records.js"
-import type { StartedRun } from "./start.js"
+import type { StartedRun } from "./started.js"
 
 export interface SynthesisOutcome {
   /** Without `file`: the caller writes the answer and fills it in. */

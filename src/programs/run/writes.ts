@@ -90,16 +90,19 @@ export const makeRunWrites = Effect.fnUntraced(function*(run: RunHandle, scope: 
   const strategyWithoutUnwritten = (record: StrategyRecord, all: ReadonlyArray<Unwritten>): StrategyRecord => {
     if (all.length === 0) return record
     const lost = new Set(all.map((u) => u.file))
-    return {
-      ...record,
-      ...(record.labels
-        ? { labels: record.labels.map((l) => (l.file !== undefined && lost.has(l.file) ? { ...l, file: undefined } : l)) }
-        : {}),
-      ...(record.judges ? { judges: record.judges.map((j) => withoutUnwritten(j, all)) } : {}),
-      ...(record.rounds
-        ? { rounds: record.rounds.map((r) => ({ ...r, answers: r.answers.map((a) => withoutUnwritten(a, all)) })) }
-        : {})
+    if ("judges" in record) {
+      return {
+        ...record,
+        ...(record.labels
+          ? { labels: record.labels.map((l) => (l.file !== undefined && lost.has(l.file) ? { ...l, file: undefined } : l)) }
+          : {}),
+        ...(record.judges ? { judges: record.judges.map((j) => withoutUnwritten(j, all)) } : {})
+      }
     }
+    if ("rounds" in record && record.rounds) {
+      return { ...record, rounds: record.rounds.map((r) => ({ ...r, answers: r.answers.map((a) => withoutUnwritten(a, all)) })) }
+    }
+    return record
   }
 
   return { save, note, allSettled, retryUnwritten, unwritten, withoutUnwritten, strategyWithoutUnwritten }

@@ -1,6 +1,7 @@
 import { Clock, Effect, Either, Ref } from "effect"
 import { describeCall } from "../../domain/format.js"
-import type { CandidateRecord, StrategyRecord } from "../../domain/manifest.js"
+import type { CandidateRecord } from "../../domain/manifest.js"
+import { isRecordOf, type StrategyName, type StrategyRecordOf } from "../../domain/strategy.js"
 import type { ChatMessage } from "../../services/OpenRouterClient.js"
 import { Settings } from "../../services/Settings.js"
 import { questionAsAsked } from "../attachments/message.js"
@@ -8,7 +9,7 @@ import { answersHeading, cutMarker, fairShares, MIN_SHARE, promptSection } from 
 import { callModel } from "../callModel.js"
 import { modelCallOptions, sentOptions } from "../run/callPlan.js"
 import { answeredRecord, failedRecord } from "../run/records.js"
-import type { StartedRun } from "../run/start.js"
+import type { StartedRun } from "../run/started.js"
 import { conversationOf } from "../thread/turns.js"
 
 // What the strategy steps share: the answers shown anonymised to a model, and one call of a step (a judge, a
@@ -109,6 +110,9 @@ export const stepCall = Effect.fnUntraced(function*(
 /** A call of a step cut by an interruption (Ctrl-C, an MCP cancel): what the manifest says of it. */
 export const cancelledCall = (model: string): CandidateRecord => ({ model, status: "cancelled", reason: "interrupted", attempts: 0 })
 
-/** Updates the run's strategy record (it is in the manifest however the run ends). */
-export const updateStrategy = (started: StartedRun, f: (record: StrategyRecord) => StrategyRecord) =>
-  Ref.update(started.state, (s) => ({ ...s, strategy: s.strategy === undefined ? undefined : f(s.strategy) }))
+/** Updates the run's strategy record, if it is `name`'s (it is in the manifest however the run ends). */
+export const updateStrategy = <N extends StrategyName>(
+  started: StartedRun,
+  name: N,
+  f: (record: StrategyRecordOf<N>) => StrategyRecordOf<N>
+) => Ref.update(started.state, (s) => (isRecordOf(name)(s.strategy) ? { ...s, strategy: f(s.strategy) } : s))

@@ -1,16 +1,13 @@
-import { type Array as Arr, Chunk, Effect, Either, Random, Ref } from "effect"
+import { Array as Arr, Chunk, Effect, Either, Option, Random, Ref } from "effect"
 import type { JudgeRecord } from "../../domain/manifest.js"
 import { slugOf } from "../../domain/model.js"
 import { RunStore } from "../../services/RunStore.js"
 import { Settings } from "../../services/Settings.js"
 import { labelFor } from "../buildSynthesisPrompt.js"
-import type { CandidateOutcome } from "../run/fanOut.js"
-import type { StartedRun } from "../run/start.js"
+import type { StartedRun } from "../run/started.js"
 import { bordaCount, type BordaScore, parseRanking, RANKING_LINE } from "./borda.js"
 import { cancelledCall, panelMessage, questionOf, stepCall, updateStrategy } from "./panel.js"
-
-/** An answer to merge; `label`: the one the judges saw it under, which the synthesizer keeps. */
-export type Answered = CandidateOutcome & { readonly content: string; readonly label?: string }
+import { type Aggregated, type Answered, plain, sameList, type Strategy } from "./strategy.js"
 
 export const JUDGE_INSTRUCTIONS = `You are a judge on a panel of AI models. Several models answered the user's prompt \
 independently. Their answers are labelled anonymously (Candidate A, Candidate B, …) and shown in random order: the labels \
@@ -37,54 +34,37 @@ const rankingText = (scores: ReadonlyArray<BordaScore>, counted: number, judges:
     ...scores.map((s) => `- Candidate ${s.label}: ${s.points} over ${s.ballots} ranking${s.ballots === 1 ? "" : "s"}, ${s.firsts} first`)
   ].join("\n")
 
-/**
- * The `rank` step: every judge ranks the anonymised answers; the rankings that can be read are added up
- * (Borda, self-votes excluded). A judge that fails or whose ranking cannot be read is recorded and not
- * counted; it never fails the run. Returns the answers best first, with the text the synthesizer gets.
- */
-export const rankAnswers = Effect.fnUntraced(function*(
-  started: StartedRun,
-  answered: Arr.NonEmptyReadonlyArray<Answered>
-) {
+/** An answer as the judges see it: under its label. */
+interface Shown {
+  readonly label: string
+  readonly answer: Answered
+}
+
+/** A judge's messages: each judge sees the answers in another order (the labels stay), so no answer is always read first. */
+const judgeMessages = (started: StartedRun, shown: ReadonlyArray<Shown>, budgetChars: number) => {
+  const question = questionOf(started, budgetChars)
+  return (index: number) => {
+    const turn = index % shown.length
+    const order = [...shown.slice(turn), ...shown.slice(0, turn)].map((s) => ({ label: s.label, content: s.answer.content }))
+    return [
+      { role: "system", content: JUDGE_INSTRUCTIONS },
+      { role: "user", content: panelMessage(started, question, order, budgetChars, JUDGE_INSTRUCTIONS.length) }
+    ] as const
+  }
+}
+
+/** Every judge's call, its answer kept and its ranking read; each recorded in the manifest as it ends. */
+const askJudges = Effect.fnUntraced(function*(started: StartedRun, shown: ReadonlyArray<Shown>) {
   const { emit, plan, run, writes } = started
   const settings = yield* Settings
   const store = yield* RunStore
-  if (answered.length < 2) {
-    yield* updateStrategy(started, (r) => ({ ...r, note: "one answer: nothing to rank" }))
-    return { answers: answered, ranking: undefined }
-  }
-  const shown = Chunk.toReadonlyArray(yield* Random.shuffle(answered)).map((answer, i) => ({ label: labelFor(i), answer }))
   const labels = shown.map((s) => s.label)
-  yield* updateStrategy(started, (r) => ({
-    ...r,
-    labels: shown.map(({ answer, label }) => ({ label, model: answer.model, ...(answer.record.file ? { file: answer.record.file } : {}) })),
-    judges: []
-  }))
-  const question = questionOf(started, settings.synthesisMaxChars)
-  // Each judge sees the answers in another order (the labels stay), so no answer is always read first.
-  const messagesFor = (index: number) => {
-    const turn = index % shown.length
-    const order = [...shown.slice(turn), ...shown.slice(0, turn)]
-    return [
-      { role: "system", content: JUDGE_INSTRUCTIONS },
-      {
-        role: "user",
-        content: panelMessage(
-          started,
-          question,
-          order.map((s) => ({ label: s.label, content: s.answer.content })),
-          settings.synthesisMaxChars,
-          JUDGE_INSTRUCTIONS.length
-        )
-      }
-    ] as const
-  }
-
-  const total = plan.judges.length
+  const messagesFor = judgeMessages(started, shown, settings.synthesisMaxChars)
+  const total = plan.steps.models.length
   const records = yield* Ref.make(new Map<number, JudgeRecord>())
   const record = (index: number, judge: JudgeRecord) =>
     Ref.updateAndGet(records, (all) => new Map(all).set(index, judge)).pipe(
-      Effect.tap((all) => updateStrategy(started, (r) => ({ ...r, judges: [...all].sort(([a], [b]) => a - b).map(([, j]) => j) }))),
+      Effect.tap((all) => updateStrategy(started, "rank", (r) => ({ ...r, judges: [...all].sort(([a], [b]) => a - b).map(([, j]) => j) }))),
       Effect.flatMap((all) => emit({ _tag: "StrategyStep", message: `ranking: ${all.size}/${total} judges done` }))
     )
   yield* emit({ _tag: "StrategyStep", message: `ranking: asking ${total} judge${total === 1 ? "" : "s"}` })
@@ -112,27 +92,64 @@ export const rankAnswers = Effect.fnUntraced(function*(
       return judged
     }).pipe(Effect.onInterrupt(() => record(index, cancelledCall(model))))
 
-  const judged = yield* Effect.forEach(plan.judges, judge, { concurrency: settings.concurrency })
+  return yield* Effect.forEach(plan.steps.models, judge, { concurrency: settings.concurrency })
+})
+
+/**
+ * The `rank` step: every judge ranks the anonymised answers; the rankings that can be read are added up
+ * (Borda, self-votes excluded). A judge that fails or whose ranking cannot be read is recorded and not
+ * counted; it never fails the run. Returns the answers best first, with the text the synthesizer gets.
+ */
+export const rankAnswers = Effect.fnUntraced(function*(
+  started: StartedRun,
+  answered: Arr.NonEmptyReadonlyArray<Answered>
+) {
+  const unranked: Aggregated = { answers: answered, ranking: undefined }
+  if (answered.length < 2) {
+    yield* updateStrategy(started, "rank", (r) => ({ ...r, note: "one answer: nothing to rank" }))
+    return unranked
+  }
+  const shown = Chunk.toReadonlyArray(yield* Random.shuffle(answered)).map((answer, i) => ({ label: labelFor(i), answer }))
+  yield* updateStrategy(started, "rank", (r) => ({
+    ...r,
+    labels: shown.map(({ answer, label }) => ({ label, model: answer.model, ...(answer.record.file ? { file: answer.record.file } : {}) })),
+    judges: []
+  }))
+  const judged = yield* askJudges(started, shown)
   const counted = judged.flatMap((
     j
   ) => (j.ranking !== undefined ? [{ ranking: j.ranking, own: j.ownLabels ?? [], tied: j.tied ?? [] }] : []))
   if (counted.length === 0) {
-    yield* updateStrategy(started, (r) => ({ ...r, note: "no ranking could be counted: the answers were synthesized unranked" }))
-    return { answers: answered, ranking: undefined }
+    yield* updateStrategy(started, "rank", (r) => ({ ...r, note: "no ranking could be counted: the answers were synthesized unranked" }))
+    return unranked
   }
-  const scores = bordaCount(labels, counted)
   const byLabel = new Map(shown.map((s) => [s.label, s.answer]))
-  const ranked = scores.flatMap((score) => {
+  const ranked = bordaCount(shown.map((s) => s.label), counted).flatMap((score) => {
     const answer = byLabel.get(score.label)
     return answer === undefined ? [] : [{ score, answer }]
   })
-  yield* updateStrategy(started, (r) => ({
+  yield* updateStrategy(started, "rank", (r) => ({
     ...r,
     aggregate: ranked.map(({ answer, score }) => ({ label: score.label, model: answer.model, points: score.points }))
   }))
   yield* Effect.logInfo(`ranking: ${ranked.map(({ score }) => `${score.label} ${score.points}`).join(", ")}`)
-  return {
-    answers: ranked.map((r) => ({ ...r.answer, label: r.score.label })),
-    ranking: rankingText(ranked.map((r) => r.score), counted.length, total)
-  }
+  const answers = ranked.map((r) => ({ ...r.answer, label: r.score.label }))
+  return Arr.isNonEmptyReadonlyArray(answers)
+    ? { answers, ranking: rankingText(ranked.map((r) => r.score), counted.length, judged.length) } satisfies Aggregated
+    : unranked
 })
+
+/** `rank`: judges (`--judge`, else the panel) rank the answers; the synthesizer gets them best first. */
+export const rank: Strategy<"rank"> = {
+  ...plain,
+  name: "rank",
+  plan: ({ models, panel, settings }) => ({
+    candidates: models,
+    steps: { models: Option.getOrElse(settings.judges, () => panel ?? models), rounds: 1 }
+  }),
+  stepInstructionChars: JUDGE_INSTRUCTIONS.length,
+  record: () => ({ name: "rank" }),
+  aggregate: rankAnswers,
+  fingerprint: (plan) => ({ judges: plan.steps.models }),
+  fits: (record, plan) => sameList(record.judges?.map((j) => j.model), plan.steps.models)
+}

@@ -4,9 +4,9 @@ import { slugOf } from "../../domain/model.js"
 import { RunStore } from "../../services/RunStore.js"
 import { Settings } from "../../services/Settings.js"
 import { labelFor } from "../buildSynthesisPrompt.js"
-import type { StartedRun } from "../run/start.js"
+import type { StartedRun } from "../run/started.js"
 import { cancelledCall, panelMessage, questionOf, stepCall, updateStrategy } from "./panel.js"
-import type { Answered } from "./rank.js"
+import { type Answered, plain, sameList, type Strategy } from "./strategy.js"
 
 export const REFINE_INSTRUCTIONS = `You are one model of a panel of AI models. Several models answered the user's prompt \
 independently; their answers are below, labelled anonymously (Candidate A, Candidate B, …) in random order.
@@ -32,11 +32,11 @@ export const refineAnswers = Effect.fnUntraced(function*(
   const { emit, plan, run, writes } = started
   const settings = yield* Settings
   const store = yield* RunStore
-  const total = plan.refiners.length
+  const total = plan.steps.models.length
   const question = questionOf(started, settings.synthesisMaxChars)
   let current = answered
-  yield* updateStrategy(started, (r) => ({ ...r, rounds: [] }))
-  for (let round = 2; round <= plan.rounds + 1; round++) {
+  yield* updateStrategy(started, "refine", (r) => ({ ...r, rounds: [] }))
+  for (let round = 2; round <= plan.steps.rounds + 1; round++) {
     const shown = Chunk.toReadonlyArray(yield* Random.shuffle(current)).map((a, i) => ({ label: labelFor(i), content: a.content }))
     const messages = [
       { role: "system", content: REFINE_INSTRUCTIONS },
@@ -46,7 +46,7 @@ export const refineAnswers = Effect.fnUntraced(function*(
     const record = (index: number, answer: CandidateRecord) =>
       Ref.updateAndGet(records, (all) => new Map(all).set(index, answer)).pipe(
         Effect.tap((all) =>
-          updateStrategy(started, (r) => ({
+          updateStrategy(started, "refine", (r) => ({
             ...r,
             rounds: [
               ...(r.rounds ?? []).filter((x) => x.round !== round),
@@ -68,13 +68,31 @@ export const refineAnswers = Effect.fnUntraced(function*(
         return call.content === undefined ? [] : [{ index, model, record: answer, content: call.content }]
       }).pipe(Effect.onInterrupt(() => record(index, cancelledCall(model))))
 
-    const next = (yield* Effect.forEach(plan.refiners, refine, { concurrency: settings.concurrency })).flat()
+    const next = (yield* Effect.forEach(plan.steps.models, refine, { concurrency: settings.concurrency })).flat()
     if (!Arr.isNonEmptyReadonlyArray(next)) {
       yield* Effect.logWarning(`refining, round ${round}: no model answered; the answers of round ${round - 1} are synthesized`)
-      yield* updateStrategy(started, (r) => ({ ...r, note: `round ${round}: no model answered; round ${round - 1} was synthesized` }))
+      yield* updateStrategy(
+        started,
+        "refine",
+        (r) => ({ ...r, note: `round ${round}: no model answered; round ${round - 1} was synthesized` })
+      )
       break
     }
     current = next
   }
   return current
 })
+
+/** `refine`: `rounds` more rounds in which the panel (the candidates' models) improves on every answer of the round before. */
+export const refine: Strategy<"refine"> = {
+  ...plain,
+  name: "refine",
+  plan: ({ models, panel, settings }) => ({ candidates: models, steps: { models: panel ?? models, rounds: settings.rounds } }),
+  stepInstructionChars: REFINE_INSTRUCTIONS.length,
+  record: () => ({ name: "refine" }),
+  aggregate: (started, answered) => Effect.map(refineAnswers(started, answered), (answers) => ({ answers, ranking: undefined })),
+  fingerprint: (plan) => ({ refiners: plan.steps.models, rounds: plan.steps.rounds }),
+  fits: (record, plan) =>
+    record.rounds?.length === plan.steps.rounds &&
+    record.rounds.every((round) => sameList(round.answers.map((a) => a.model), plan.steps.models))
+}

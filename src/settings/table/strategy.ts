@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 import { ReportMode } from "../../domain/report.js"
-import { StrategyName, StrategyText } from "../../domain/strategy.js"
+import { strategiesDescribed, StrategyName, StrategyText } from "../../domain/strategy.js"
 import { integerIn, modelList, oneOf } from "../kinds.js"
 import { optional, perCall, type Topic, withDefault } from "../setting.js"
 
@@ -19,8 +19,7 @@ export const strategySettings = {
       // `eval` names its strategies with `--strategies`.
       commands: ["ask", "batch", "serve", "resynth"],
       env: "PARALLEL_LLM_STRATEGY",
-      doc:
-        "How the answers are aggregated: `synthesize`, `rank` (judges rank them first), `refine` (more rounds), `self` (samples of one model)",
+      doc: strategiesDescribed,
       default: DEFAULT_STRATEGY,
       defaultDoc: "synthesize"
     }),

@@ -1,0 +1,85 @@
+import { type Array as Arr, Effect } from "effect"
+import type { StrategyName, StrategyRecordOf } from "../../domain/strategy.js"
+import type { RunStore } from "../../services/RunStore.js"
+import type { Settings, SettingsValue } from "../../services/Settings.js"
+import type { CandidateOutcome } from "../run/fanOut.js"
+import type { StartedRun, StrategyPlan } from "../run/started.js"
+import type { stepCall } from "./panel.js"
+
+// What a strategy is: one module implements it whole, and registry.ts lists them. Everything that varies
+// by strategy (who is asked, the calls it adds and what they cost, its step between the candidates and the
+// synthesis, what it refuses and warns of, its manifest record, what eval's resume compares) is here.
+
+/** An answer to merge; `label`: the one the judges saw it under, which the synthesizer keeps. */
+export type Answered = CandidateOutcome & { readonly content: string; readonly label?: string }
+
+export interface Aggregated {
+  /** What the synthesizer merges, in the order it gets them when `ranking` is given. */
+  readonly answers: Arr.NonEmptyReadonlyArray<Answered>
+  /** `rank`: the judges' verdict, as the synthesizer reads it. */
+  readonly ranking: string | undefined
+}
+
+/** What a strategy's step may use: the services of a step call (strategies/panel.ts), the store and the settings. */
+export type StepServices = Effect.Effect.Context<ReturnType<typeof stepCall>> | RunStore | Settings
+
+export interface PlanInput {
+  /** The settings the run goes by (a call's own values applied): `rounds`, `samples`, `judges`… */
+  readonly settings: SettingsValue
+  /** The models named for the run (the call's, else the configured ones). */
+  readonly models: ReadonlyArray<string>
+  /** The models that rank or refine when they are not the candidates (an eval's frozen answers come from none). */
+  readonly panel?: ReadonlyArray<string> | undefined
+}
+
+export interface Strategy<N extends StrategyName> {
+  readonly name: N
+  /** Who it asks and which calls it adds, from the run's settings, before anything is paid for. */
+  readonly plan: (input: PlanInput) => StrategyPlan
+  /** The length of the instructions each of its own calls reads besides the question and the answers (for `--max-cost`). */
+  readonly stepInstructionChars: number
+  /**
+   * Its candidates are samples of one model: the model is named more than once on purpose, they are asked
+   * even where answers are given (an eval's frozen ones), and answers given to a re-synthesis are its samples
+   * already (that run is a plain `synthesize`).
+   */
+  readonly samples: boolean
+  /** Why a run cannot start with these settings, before any call (one line naming the settings), if it cannot. */
+  readonly refusal: (plan: StrategyPlan, settings: SettingsValue) => string | undefined
+  /** What it says once at the start: models named for the run that it does not ask. */
+  readonly warning: (named: ReadonlyArray<string> | undefined) => string | undefined
+  /** Its manifest record before its step ran. */
+  readonly record: (plan: StrategyPlan) => StrategyRecordOf<N>
+  /** Its step between the candidates and the synthesis: the answers as the synthesizer gets them (it may reorder or replace them). */
+  readonly aggregate: (
+    started: StartedRun,
+    answered: Arr.NonEmptyReadonlyArray<Answered>
+  ) => Effect.Effect<Aggregated, never, StepServices>
+  /** eval: what else its answer depends on (part of a result's fingerprint, so a change asks again). */
+  readonly fingerprint: (plan: StrategyPlan, settings: SettingsValue) => Readonly<Record<string, unknown>>
+  /** eval's resume: whether a run on disk, by its record, was made as this plan would make it. */
+  readonly fits: (record: StrategyRecordOf<N>, plan: StrategyPlan) => boolean
+}
+
+/** No calls of its own. */
+export const noSteps: StrategyPlan["steps"] = { models: [], rounds: 0 }
+
+/** Asks the models named, as they are named, and no other. */
+export const askNamed = ({ models }: PlanInput): StrategyPlan => ({ candidates: models, steps: noSteps })
+
+/** A step that leaves the answers as they are. */
+export const unchanged = (_started: StartedRun, answered: Arr.NonEmptyReadonlyArray<Answered>): Effect.Effect<Aggregated> =>
+  Effect.succeed({ answers: answered, ranking: undefined })
+
+/** What a strategy without calls, refusals or warnings of its own says: spread it, then give the rest. */
+export const plain = {
+  stepInstructionChars: 0,
+  samples: false,
+  refusal: () => undefined,
+  warning: () => undefined,
+  fingerprint: () => ({}),
+  fits: () => true
+} as const satisfies Partial<Strategy<StrategyName>>
+
+export const sameList = (a: ReadonlyArray<string> | undefined, b: ReadonlyArray<string>) =>
+  a !== undefined && a.length === b.length && a.every((x, i) => x === b[i])
