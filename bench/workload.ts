@@ -10,7 +10,9 @@ import { runPipeline, type RunRequest } from "../src/programs/runPipeline.js"
 import { layerLogging } from "../src/services/Logging.js"
 import { layerOpenRouterClient } from "../src/services/OpenRouterClient.js"
 import { layerRunStore } from "../src/services/RunStore.js"
-import { layerSettings, loadSettings, type RawSettings, type SettingsValue } from "../src/services/Settings.js"
+import { Settings } from "../src/services/Settings.js"
+import { loadSettings } from "../src/settings/load.js"
+import type { RawSettings, SettingsValue } from "../src/settings/values.js"
 import type { Behavior, Script } from "../test/support/fakeOpenRouter.js"
 import { realHttpClientLayer } from "../test/support/realHttpClient.js"
 import type { BenchContext } from "./context.js"
@@ -55,7 +57,7 @@ export const settingsFor = (ctx: BenchContext, fake: Fake, extra: RawSettings = 
 export const makeRuntime = (settings: SettingsValue) =>
   ManagedRuntime.make(
     Layer.mergeAll(layerOpenRouterClient, layerRunStore).pipe(
-      Layer.provideMerge(layerSettings(settings)),
+      Layer.provideMerge(Settings.Test(settings)),
       Layer.provide(Layer.mergeAll(realHttpClientLayer, NodeFileSystem.layer, NodePath.layer)),
       Layer.merge(layerLogging(settings, [], () => undefined))
     )

@@ -56,5 +56,5 @@ export const serveLayer = <E, R>(
 ): Layer.Layer<AppServices | CallGate | StartupProblems, SettingsError | E, R> =>
   Layer.merge(AppLayer, CallGate.fromMaxInFlight).pipe(
     Layer.provideMerge(Layer.effectContext(Effect.map(load, ({ loaded, problems }) =>
-      Context.make(Settings, loaded.settings).pipe(Context.add(StartupProblems, problems)))))
+      Context.make(Settings, Settings.make(loaded.settings)).pipe(Context.add(StartupProblems, problems)))))
   )

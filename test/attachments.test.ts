@@ -13,7 +13,8 @@ import { runPipeline } from "../src/programs/runPipeline.js"
 import { layerOpenRouterClient, OpenRouterClient } from "../src/services/OpenRouterClient.js"
 import { thisHost } from "../src/services/processProbe.js"
 import { layerRunStore, RunStore } from "../src/services/RunStore.js"
-import { layerSettings, type SettingsValue } from "../src/services/Settings.js"
+import { Settings } from "../src/services/Settings.js"
+import type { SettingsValue } from "../src/settings/values.js"
 import { type FakeOpenRouter, type RecordedRequest, startFakeOpenRouter } from "./support/fakeOpenRouter.js"
 import { realHttpClientLayer } from "./support/realHttpClient.js"
 import { makeTestSettings } from "./support/testSettings.js"
@@ -72,7 +73,7 @@ const settingsFor = (overrides: Partial<SettingsValue> = {}) =>
 
 const layerFor = (settings: SettingsValue, logs: Array<string>) =>
   Layer.mergeAll(layerOpenRouterClient, layerRunStore).pipe(
-    Layer.provideMerge(layerSettings(settings)),
+    Layer.provideMerge(Settings.Test(settings)),
     Layer.provideMerge(Layer.mergeAll(realHttpClientLayer, NodeFileSystem.layer, NodePath.layer)),
     Layer.merge(Logger.replace(Logger.defaultLogger, Logger.make(({ message }) => logs.push([message].flat().join(" ")))))
   )
@@ -237,7 +238,7 @@ describe("attachments (ask --attach, process_prompt files)", () => {
           }))
       ).pipe(Layer.provide(layerOpenRouterClient))
       const layer = Layer.mergeAll(blindClient, layerRunStore).pipe(
-        Layer.provideMerge(layerSettings(settingsFor())),
+        Layer.provideMerge(Settings.Test(settingsFor())),
         Layer.provideMerge(Layer.mergeAll(realHttpClientLayer, NodeFileSystem.layer, NodePath.layer)),
         Layer.merge(Logger.replace(Logger.defaultLogger, Logger.make(({ message }) => logs.push([message].flat().join(" ")))))
       )

@@ -10,7 +10,7 @@ import { answeredIn, type BatchResult, defaultResultsPath, parseBatchInput, runB
 import { layerCallGate } from "../src/services/CallGate.js"
 import { layerOpenRouterClient } from "../src/services/OpenRouterClient.js"
 import { layerRunStore } from "../src/services/RunStore.js"
-import { layerSettings } from "../src/services/Settings.js"
+import { Settings } from "../src/services/Settings.js"
 import { type FakeOpenRouter, startFakeOpenRouter } from "./support/fakeOpenRouter.js"
 import { realHttpClientLayer, waitUntil } from "./support/realHttpClient.js"
 import { cliEntry, freshDirs, repoRoot, runCli, startCli } from "./support/spawnCli.js"
@@ -285,7 +285,7 @@ describe("runBatch in-process: one bound on calls in flight for all runs", () =>
       retryBaseDelayMs: 10
     })
     const layer = Layer.mergeAll(layerOpenRouterClient, layerRunStore, layerCallGate(settings.concurrency)).pipe(
-      Layer.provideMerge(Layer.mergeAll(layerSettings(settings), realHttpClientLayer, NodeFileSystem.layer, NodePath.layer)),
+      Layer.provideMerge(Layer.mergeAll(Settings.Test(settings), realHttpClientLayer, NodeFileSystem.layer, NodePath.layer)),
       Layer.merge(Logger.remove(Logger.defaultLogger))
     )
     // The fake is shared with the tests above, which may still be closing connections: count from a quiet start.

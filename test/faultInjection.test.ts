@@ -8,7 +8,8 @@ import type { CandidateRecord } from "../src/domain/manifest.js"
 import { runPipeline } from "../src/programs/runPipeline.js"
 import { layerOpenRouterClient } from "../src/services/OpenRouterClient.js"
 import { layerRunStore } from "../src/services/RunStore.js"
-import { layerSettings, type SettingsValue } from "../src/services/Settings.js"
+import { Settings } from "../src/services/Settings.js"
+import type { SettingsValue } from "../src/settings/values.js"
 import { type Behavior, type FakeOpenRouter, startFakeOpenRouter } from "./support/fakeOpenRouter.js"
 import { realHttpClientLayer } from "./support/realHttpClient.js"
 import { makeTempDirs } from "./support/tempDirs.js"
@@ -47,7 +48,7 @@ const runAgainstFake = (faulty: Behavior | Array<Behavior>, overrides: Partial<S
       ...overrides
     })
     const layer = Layer.mergeAll(layerOpenRouterClient, layerRunStore).pipe(
-      Layer.provideMerge(layerSettings(settings)),
+      Layer.provideMerge(Settings.Test(settings)),
       Layer.provide(Layer.mergeAll(realHttpClientLayer, NodeFileSystem.layer, NodePath.layer)),
       Layer.merge(Logger.remove(Logger.defaultLogger))
     )

@@ -15,13 +15,13 @@ import { tools } from "../src/mcp/tools/index.js"
 import { decodeArguments, NoArguments, ProcessPromptInput } from "../src/mcp/toolSchemas.js"
 import type { RunEvent } from "../src/programs/runPipeline.js"
 import { PROMPT_PREVIEW_CHARS, RunStore } from "../src/services/RunStore.js"
-import { layerSettings } from "../src/services/Settings.js"
+import { Settings } from "../src/services/Settings.js"
 import { makeTestSettings } from "./support/testSettings.js"
 
 // The MCP server's parts without a process: schemas, resource URIs, the run store's reading side, progress.
 
 const storeFor = (outputDir: string) =>
-  RunStore.layer.pipe(Layer.provide(Layer.mergeAll(layerSettings(makeTestSettings({ outputDir })), NodeFileSystem.layer, NodePath.layer)))
+  RunStore.layer.pipe(Layer.provide(Layer.mergeAll(Settings.Test(makeTestSettings({ outputDir })), NodeFileSystem.layer, NodePath.layer)))
 
 const made: Array<string> = []
 const tempDir = () => {

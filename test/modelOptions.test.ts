@@ -10,7 +10,9 @@ import { appLayer } from "../src/AppLayer.js"
 import { Manifest } from "../src/domain/manifest.js"
 import { worstCaseCost } from "../src/programs/checkRunRequest.js"
 import { runPipeline } from "../src/programs/runPipeline.js"
-import { layerSettings, loadSettings, type SettingsValue } from "../src/services/Settings.js"
+import { Settings } from "../src/services/Settings.js"
+import { loadSettings } from "../src/settings/load.js"
+import type { SettingsValue } from "../src/settings/values.js"
 import { type FakeOpenRouter, type RecordedRequest, startFakeOpenRouter } from "./support/fakeOpenRouter.js"
 import { connectMcp, serverEnv } from "./support/mcpHarness.js"
 import { cliEntry, freshDirs, repoRoot, runCli } from "./support/spawnCli.js"
@@ -46,7 +48,7 @@ const bodyFor = (model: string): Record<string, unknown> => {
 /** A run in this process, over real HTTP to the fake, its files in a fresh directory. */
 const run = (overrides: Partial<SettingsValue>, web?: boolean) =>
   runPipeline({ prompt: "What is new?", web }).pipe(
-    Effect.provide(appLayer(layerSettings(makeTestSettings({
+    Effect.provide(appLayer(Settings.Test(makeTestSettings({
       baseUrl: fake.url,
       outputDir: freshDir("runs"),
       models: ["test/alpha", "test/beta"],

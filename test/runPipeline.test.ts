@@ -11,7 +11,8 @@ import { Manifest } from "../src/domain/manifest.js"
 import { REPORT_INSTRUCTIONS, SYNTHESIZER_INSTRUCTIONS } from "../src/programs/buildSynthesisPrompt.js"
 import { type RunEvent, runPipeline } from "../src/programs/runPipeline.js"
 import { layerRunStore, RunStore, type RunStoreShape } from "../src/services/RunStore.js"
-import { layerSettings, type SettingsValue } from "../src/services/Settings.js"
+import { Settings } from "../src/services/Settings.js"
+import type { SettingsValue } from "../src/settings/values.js"
 import { failureOf } from "./support/failureOf.js"
 import { makeScriptedClient, type Step } from "./support/scriptedClient.js"
 import { makeTempDirs } from "./support/tempDirs.js"
@@ -26,7 +27,7 @@ const setup = (script: Record<string, ReadonlyArray<Step>>, overrides: Partial<S
     const client = yield* makeScriptedClient(script)
     const settings = makeTestSettings({ outputDir: tempDir(), retryBaseDelayMs: 1, ...overrides })
     const layer = Layer.mergeAll(client.layer, layerRunStore).pipe(
-      Layer.provideMerge(layerSettings(settings)),
+      Layer.provideMerge(Settings.Test(settings)),
       Layer.provide(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer)),
       Layer.merge(Logger.remove(Logger.defaultLogger))
     )
@@ -74,7 +75,7 @@ const layerOnFullDisk = (settings: SettingsValue, full: (file: string) => boolea
       }))
     ).pipe(Layer.provide(NodeFileSystem.layer))
     return Layer.mergeAll(client.layer, layerRunStore).pipe(
-      Layer.provideMerge(layerSettings(settings)),
+      Layer.provideMerge(Settings.Test(settings)),
       Layer.provide(Layer.mergeAll(fullDisk, NodePath.layer)),
       Layer.merge(Logger.remove(Logger.defaultLogger))
     )

@@ -14,7 +14,7 @@ import { serveMcp } from "../src/mcp/server.js"
 import { layerLogging } from "../src/services/Logging.js"
 import { OpenRouterClient } from "../src/services/OpenRouterClient.js"
 import { layerRunStore } from "../src/services/RunStore.js"
-import { layerSettings } from "../src/services/Settings.js"
+import { Settings } from "../src/services/Settings.js"
 import { makeTempDirs } from "./support/tempDirs.js"
 import { makeTestSettings } from "./support/testSettings.js"
 
@@ -100,7 +100,7 @@ describe("serve over a long life", () => {
     })
     let logged = 0
     const layer = Layer.mergeAll(answering, layerRunStore, layerLogging(settings, [], () => void logged++)).pipe(
-      Layer.provideMerge(Layer.mergeAll(layerSettings(settings), NodeFileSystem.layer, NodePath.layer))
+      Layer.provideMerge(Layer.mergeAll(Settings.Test(settings), NodeFileSystem.layer, NodePath.layer))
     )
     const stdin = new PassThrough()
     const stdout = new PassThrough()

@@ -9,7 +9,8 @@ import { Manifest } from "../src/domain/manifest.js"
 import { type RunEvent, runPipeline, type RunRequest } from "../src/programs/runPipeline.js"
 import { JUDGE_INSTRUCTIONS } from "../src/programs/strategies/rank.js"
 import { REFINE_INSTRUCTIONS } from "../src/programs/strategies/refine.js"
-import { Settings, type SettingsValue } from "../src/services/Settings.js"
+import { Settings } from "../src/services/Settings.js"
+import type { SettingsValue } from "../src/settings/values.js"
 import { failureOf } from "./support/failureOf.js"
 import { type FakeOpenRouter, type RecordedRequest, startFakeOpenRouter } from "./support/fakeOpenRouter.js"
 import { waitUntil } from "./support/realHttpClient.js"
@@ -43,7 +44,7 @@ const run = (request: RunRequest, overrides: Partial<SettingsValue> = {}) => {
     ...overrides
   })
   return runPipeline(request).pipe(
-    Effect.provide(appLayer(Settings.layer(settings))),
+    Effect.provide(appLayer(Settings.Test(settings))),
     Effect.provide(Logger.remove(Logger.defaultLogger))
   )
 }

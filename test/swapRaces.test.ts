@@ -12,7 +12,7 @@ import { collectAttachments } from "../src/programs/attachments/collect.js"
 import { saveAttachments } from "../src/programs/attachments/plan.js"
 import { makeRunWrites } from "../src/programs/run/writes.js"
 import { layerRunStore, RunStore } from "../src/services/RunStore.js"
-import { layerSettings } from "../src/services/Settings.js"
+import { Settings } from "../src/services/Settings.js"
 import { makeTempDirs } from "./support/tempDirs.js"
 import { makeTestSettings } from "./support/testSettings.js"
 
@@ -25,7 +25,7 @@ const RUN_ID = "20260101-000000-000-abcdef12"
 
 const layerFor = (outputDir: string) =>
   Layer.mergeAll(layerRunStore, NodeFileSystem.layer, NodePath.layer).pipe(
-    Layer.provideMerge(Layer.mergeAll(layerSettings(makeTestSettings({ outputDir })), NodeFileSystem.layer, NodePath.layer)),
+    Layer.provideMerge(Layer.mergeAll(Settings.Test(makeTestSettings({ outputDir })), NodeFileSystem.layer, NodePath.layer)),
     Layer.merge(Logger.remove(Logger.defaultLogger))
   )
 
@@ -158,7 +158,7 @@ describe("bounded writes", () => {
       })).pipe(
         Effect.provide(
           layerRunStore.pipe(
-            Layer.provideMerge(Layer.mergeAll(layerSettings(makeTestSettings({ outputDir })), counting, NodePath.layer))
+            Layer.provideMerge(Layer.mergeAll(Settings.Test(makeTestSettings({ outputDir })), counting, NodePath.layer))
           )
         )
       )

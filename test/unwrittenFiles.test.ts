@@ -10,7 +10,7 @@ import { listedUnwritten, UNWRITTEN_LISTED } from "../src/programs/run/writes.js
 import { runPipeline } from "../src/programs/runPipeline.js"
 import { layerOpenRouterClient } from "../src/services/OpenRouterClient.js"
 import { layerRunStore } from "../src/services/RunStore.js"
-import { layerSettings } from "../src/services/Settings.js"
+import { Settings } from "../src/services/Settings.js"
 import { type FakeOpenRouter, startFakeOpenRouter } from "./support/fakeOpenRouter.js"
 import { realHttpClientLayer } from "./support/realHttpClient.js"
 import { makeTempDirs } from "./support/tempDirs.js"
@@ -79,7 +79,7 @@ describe("a full disk while the judges rank", () => {
       retries: 0
     })
     const layer = Layer.mergeAll(layerOpenRouterClient, layerRunStore).pipe(
-      Layer.provideMerge(layerSettings(settings)),
+      Layer.provideMerge(Settings.Test(settings)),
       Layer.provide(Layer.mergeAll(
         realHttpClientLayer,
         failingWrites({ "responses/01-test-alpha.md": 1, "responses/02-test-beta.md": 1, "rankings/02-test-beta.md": 2 }),

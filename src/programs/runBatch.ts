@@ -167,7 +167,7 @@ export const runBatch = Effect.fn("runBatch")(function*(options: BatchOptions) {
           (interrupted?._tag === "Interrupted"
             ? resynthesize({ runId: interrupted.runId, onEvent })
             : runPipeline({ prompt: item.prompt, models: item.models, synthesizer: item.synthesizer, onEvent })).pipe(
-              Effect.provideService(Settings, runSettings)
+              Effect.provideService(Settings, Settings.make(runSettings))
             )
         ).pipe(Effect.exit)
         yield* Ref.update(progress, (p) => ({ ...p, inFlight: p.inFlight - 1 }))

@@ -2,7 +2,9 @@ import { Cause, Context, Effect, FiberRef, HashMap, Inspectable, Layer, List, Lo
 import * as fs from "node:fs"
 import { plainFsReason, SettingsError } from "../domain/errors.js"
 import { stripControl } from "../domain/text.js"
-import { type LogLevelName, Settings, type SettingsValue } from "./Settings.js"
+import type { LogLevelName } from "../settings/kinds.js"
+import type { SettingsValue } from "../settings/values.js"
+import { Settings } from "./Settings.js"
 
 export interface LogEntry {
   readonly level: LogLevelName

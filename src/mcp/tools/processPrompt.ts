@@ -44,7 +44,7 @@ export const withPreset =
     name === undefined ? run : Effect.flatMap(Settings, (settings) =>
       Either.match(applyPreset(settings, name), {
         onLeft: (message): Effect.Effect<A, E | RunRefused, R> => Effect.fail(new RunRefused({ message })),
-        onRight: (preset) => Effect.provideService(run, Settings, preset)
+        onRight: (preset) => Effect.provideService(run, Settings, Settings.make(preset))
       }))
 
 export const processPrompt = defineTool({

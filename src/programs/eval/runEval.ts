@@ -3,7 +3,8 @@ import { type StoreError, UsageError } from "../../domain/errors.js"
 import { roundUsd } from "../../domain/format.js"
 import type { StrategyName } from "../../domain/strategy.js"
 import { readTextSafely, USER_FILE_READ } from "../../services/safeFile.js"
-import { Settings, type SettingsValue } from "../../services/Settings.js"
+import { Settings } from "../../services/Settings.js"
+import type { SettingsValue } from "../../settings/values.js"
 import { openResultsFile } from "../batchResults.js"
 import { checkRunRequest } from "../checkRunRequest.js"
 import { resynthesize } from "../resynthesize.js"
@@ -186,7 +187,7 @@ const runPair =
         const run = interrupted !== undefined
           ? resynthesize({ runId: interrupted, onEvent })
           : runStrategy(pair.strategy, pair.item, settings.models, onEvent)
-        const exit = yield* restore(run.pipe(Effect.provideService(Settings, runSettings))).pipe(Effect.exit)
+        const exit = yield* restore(run.pipe(Effect.provideService(Settings, Settings.make(runSettings)))).pipe(Effect.exit)
         const result: EvalResult = Exit.isSuccess(exit)
           ? resultOf(pair.base, exit.value, scorer)
           : {
