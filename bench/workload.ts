@@ -9,7 +9,7 @@ import * as path from "node:path"
 import { runPipeline, type RunRequest } from "../src/programs/runPipeline.js"
 import { layerLogging } from "../src/services/Logging.js"
 import { layerOpenRouterClient } from "../src/services/OpenRouterClient.js"
-import { layerRunStore } from "../src/services/RunStore.js"
+import { RunStore } from "../src/services/RunStore.js"
 import { Settings } from "../src/services/Settings.js"
 import { loadSettings } from "../src/settings/load.js"
 import type { RawSettings, SettingsValue } from "../src/settings/values.js"
@@ -56,7 +56,7 @@ export const settingsFor = (ctx: BenchContext, fake: Fake, extra: RawSettings = 
 /** The services as `main.ts` composes them (pooled undici client, run store on disk, logger writing nowhere). */
 export const makeRuntime = (settings: SettingsValue) =>
   ManagedRuntime.make(
-    Layer.mergeAll(layerOpenRouterClient, layerRunStore).pipe(
+    Layer.mergeAll(layerOpenRouterClient, RunStore.DefaultWithoutDependencies).pipe(
       Layer.provideMerge(Settings.Test(settings)),
       Layer.provide(Layer.mergeAll(realHttpClientLayer, NodeFileSystem.layer, NodePath.layer)),
       Layer.merge(layerLogging(settings, [], () => undefined))

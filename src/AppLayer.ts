@@ -31,7 +31,7 @@ export type AppServices = Settings | OpenRouterClient | RunStore | Logging
  */
 export const AppLayer: Layer.Layer<Exclude<AppServices, Settings>, SettingsError, Settings> = Layer.mergeAll(
   layerOpenRouterClient,
-  RunStore.layer,
+  RunStore.Default,
   Logging.layer,
   layerStartupWarnings.pipe(Layer.provide(Logging.layer))
 ).pipe(Layer.provide(Layer.mergeAll(layerPooledHttpClient, NodeFileSystem.layer, NodePath.layer)))

@@ -12,7 +12,7 @@ import { resynthesize } from "../src/programs/resynthesize.js"
 import { runPipeline } from "../src/programs/runPipeline.js"
 import { layerOpenRouterClient, OpenRouterClient } from "../src/services/OpenRouterClient.js"
 import { thisHost } from "../src/services/processProbe.js"
-import { layerRunStore, RunStore } from "../src/services/RunStore.js"
+import { RunStore } from "../src/services/RunStore.js"
 import { Settings } from "../src/services/Settings.js"
 import type { SettingsValue } from "../src/settings/values.js"
 import { type FakeOpenRouter, type RecordedRequest, startFakeOpenRouter } from "./support/fakeOpenRouter.js"
@@ -72,7 +72,7 @@ const settingsFor = (overrides: Partial<SettingsValue> = {}) =>
   })
 
 const layerFor = (settings: SettingsValue, logs: Array<string>) =>
-  Layer.mergeAll(layerOpenRouterClient, layerRunStore).pipe(
+  Layer.mergeAll(layerOpenRouterClient, RunStore.DefaultWithoutDependencies).pipe(
     Layer.provideMerge(Settings.Test(settings)),
     Layer.provideMerge(Layer.mergeAll(realHttpClientLayer, NodeFileSystem.layer, NodePath.layer)),
     Layer.merge(Logger.replace(Logger.defaultLogger, Logger.make(({ message }) => logs.push([message].flat().join(" ")))))
@@ -237,7 +237,7 @@ describe("attachments (ask --attach, process_prompt files)", () => {
             keptCatalogue: Effect.succeed(Option.none())
           }))
       ).pipe(Layer.provide(layerOpenRouterClient))
-      const layer = Layer.mergeAll(blindClient, layerRunStore).pipe(
+      const layer = Layer.mergeAll(blindClient, RunStore.DefaultWithoutDependencies).pipe(
         Layer.provideMerge(Settings.Test(settingsFor())),
         Layer.provideMerge(Layer.mergeAll(realHttpClientLayer, NodeFileSystem.layer, NodePath.layer)),
         Layer.merge(Logger.replace(Logger.defaultLogger, Logger.make(({ message }) => logs.push([message].flat().join(" ")))))

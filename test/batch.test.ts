@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { answeredIn, type BatchResult, defaultResultsPath, parseBatchInput, runBatch } from "../src/programs/runBatch.js"
 import { layerCallGate } from "../src/services/CallGate.js"
 import { layerOpenRouterClient } from "../src/services/OpenRouterClient.js"
-import { layerRunStore } from "../src/services/RunStore.js"
+import { RunStore } from "../src/services/RunStore.js"
 import { Settings } from "../src/services/Settings.js"
 import { type FakeOpenRouter, startFakeOpenRouter } from "./support/fakeOpenRouter.js"
 import { realHttpClientLayer, waitUntil } from "./support/realHttpClient.js"
@@ -284,7 +284,7 @@ describe("runBatch in-process: one bound on calls in flight for all runs", () =>
       concurrency: 3,
       retryBaseDelayMs: 10
     })
-    const layer = Layer.mergeAll(layerOpenRouterClient, layerRunStore, layerCallGate(settings.concurrency)).pipe(
+    const layer = Layer.mergeAll(layerOpenRouterClient, RunStore.DefaultWithoutDependencies, layerCallGate(settings.concurrency)).pipe(
       Layer.provideMerge(Layer.mergeAll(Settings.Test(settings), realHttpClientLayer, NodeFileSystem.layer, NodePath.layer)),
       Layer.merge(Logger.remove(Logger.defaultLogger))
     )

@@ -8,7 +8,7 @@ import { runPipeline } from "../src/programs/runPipeline.js"
 import { JUDGE_INSTRUCTIONS } from "../src/programs/strategies/rank.js"
 import { REFINE_INSTRUCTIONS } from "../src/programs/strategies/refine.js"
 import { layerOpenRouterClient, type ModelInfo } from "../src/services/OpenRouterClient.js"
-import { layerRunStore } from "../src/services/RunStore.js"
+import { RunStore } from "../src/services/RunStore.js"
 import { Settings } from "../src/services/Settings.js"
 import type { SettingsValue } from "../src/settings/values.js"
 import { startFakeOpenRouter } from "./support/fakeOpenRouter.js"
@@ -123,7 +123,7 @@ describe("the checks before a run (--max-cost, --check-models) over the real cli
         maxTokens: Option.some(100),
         checkModels: true
       })
-      const layer = Layer.mergeAll(layerOpenRouterClient, layerRunStore).pipe(
+      const layer = Layer.mergeAll(layerOpenRouterClient, RunStore.DefaultWithoutDependencies).pipe(
         Layer.provideMerge(Settings.Test(settings)),
         Layer.provide(Layer.mergeAll(realHttpClientLayer, NodeFileSystem.layer, NodePath.layer)),
         Layer.merge(Logger.remove(Logger.defaultLogger))

@@ -48,7 +48,7 @@ beforeEach(() => {
 })
 
 const layerFor = (overrides: Partial<SettingsValue> = {}) =>
-  Layer.mergeAll(layerOpenRouterClient, RunStore.layer).pipe(
+  Layer.mergeAll(layerOpenRouterClient, RunStore.DefaultWithoutDependencies).pipe(
     Layer.provideMerge(Settings.Test(makeTestSettings({
       baseUrl: fake.url,
       outputDir: freshDir("runs"),

@@ -38,7 +38,7 @@ afterAll(async () => {
 })
 
 const layerFor = () =>
-  Layer.mergeAll(layerOpenRouterClient, RunStore.layer).pipe(
+  Layer.mergeAll(layerOpenRouterClient, RunStore.DefaultWithoutDependencies).pipe(
     Layer.provideMerge(Settings.Test(makeTestSettings({
       baseUrl: fake.url,
       models: ["vision/model", "text/model"],

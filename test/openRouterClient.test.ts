@@ -17,7 +17,7 @@ import {
   OpenRouterClient,
   parseRetryAfter
 } from "../src/services/OpenRouterClient.js"
-import { layerRunStore } from "../src/services/RunStore.js"
+import { RunStore } from "../src/services/RunStore.js"
 import { Settings } from "../src/services/Settings.js"
 import type { SettingsValue } from "../src/settings/values.js"
 import { type Behavior, type FakeOpenRouter, startFakeOpenRouter } from "./support/fakeOpenRouter.js"
@@ -591,7 +591,7 @@ describe("the API key is never logged", () => {
       })
       const entries: Array<LogEntry> = []
       const stderrLines: Array<string> = []
-      const services = Layer.mergeAll(layerOpenRouterClient, layerRunStore).pipe(
+      const services = Layer.mergeAll(layerOpenRouterClient, RunStore.DefaultWithoutDependencies).pipe(
         Layer.provideMerge(Settings.Test(settings)),
         Layer.provide(Layer.mergeAll(realHttpClientLayer, NodeFileSystem.layer, NodePath.layer)),
         Layer.merge(layerLogging(settings, [(entry) => entries.push(entry)], (line) => stderrLines.push(line)))

@@ -6,7 +6,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { Manifest } from "../src/domain/manifest.js"
 import { runPipeline } from "../src/programs/runPipeline.js"
-import { layerRunStore } from "../src/services/RunStore.js"
+import { RunStore } from "../src/services/RunStore.js"
 import { Settings } from "../src/services/Settings.js"
 import type { SettingsValue } from "../src/settings/values.js"
 import { makeScriptedClient } from "./support/scriptedClient.js"
@@ -29,7 +29,7 @@ const layerFor = (overrides: Partial<SettingsValue>) =>
     "test/synth": [{ answer: "synthesized" }]
   }).pipe(
     Effect.map((client) =>
-      Layer.mergeAll(client.layer, layerRunStore).pipe(
+      Layer.mergeAll(client.layer, RunStore.DefaultWithoutDependencies).pipe(
         Layer.provideMerge(
           Settings.Test(makeTestSettings({ outputDir: tempDir(), ...overrides }))
         ),

@@ -25,7 +25,7 @@ const setup = Effect.gen(function*() {
     "test/judge": [{ answer: "second synthesis", cost: 0.02 }]
   })
   const settings = makeTestSettings({ outputDir: tempDir() })
-  const layer = Layer.mergeAll(client.layer, RunStore.layer).pipe(
+  const layer = Layer.mergeAll(client.layer, RunStore.DefaultWithoutDependencies).pipe(
     Layer.provideMerge(Settings.Test(settings)),
     Layer.provide(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer)),
     Layer.merge(Logger.remove(Logger.defaultLogger))

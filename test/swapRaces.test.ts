@@ -11,7 +11,7 @@ import { type Attachment, sha256Of } from "../src/programs/attachments/attachmen
 import { collectAttachments } from "../src/programs/attachments/collect.js"
 import { saveAttachments } from "../src/programs/attachments/plan.js"
 import { makeRunWrites } from "../src/programs/run/writes.js"
-import { layerRunStore, RunStore } from "../src/services/RunStore.js"
+import { RunStore } from "../src/services/RunStore.js"
 import { Settings } from "../src/services/Settings.js"
 import { makeTempDirs } from "./support/tempDirs.js"
 import { makeTestSettings } from "./support/testSettings.js"
@@ -24,7 +24,7 @@ const tempDir = makeTempDirs("pllm-race-")
 const RUN_ID = "20260101-000000-000-abcdef12"
 
 const layerFor = (outputDir: string) =>
-  Layer.mergeAll(layerRunStore, NodeFileSystem.layer, NodePath.layer).pipe(
+  Layer.mergeAll(RunStore.DefaultWithoutDependencies, NodeFileSystem.layer, NodePath.layer).pipe(
     Layer.provideMerge(Layer.mergeAll(Settings.Test(makeTestSettings({ outputDir })), NodeFileSystem.layer, NodePath.layer)),
     Layer.merge(Logger.remove(Logger.defaultLogger))
   )
@@ -157,7 +157,7 @@ describe("bounded writes", () => {
         expect(fs.readdirSync(path.join(run.dir, "attachments"))).toHaveLength(200)
       })).pipe(
         Effect.provide(
-          layerRunStore.pipe(
+          RunStore.DefaultWithoutDependencies.pipe(
             Layer.provideMerge(Layer.mergeAll(Settings.Test(makeTestSettings({ outputDir })), counting, NodePath.layer))
           )
         )

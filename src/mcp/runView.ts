@@ -5,7 +5,8 @@ import { responseFileName } from "../domain/model.js"
 import { runIdTime } from "../domain/runState.js"
 import { readRunWithManifest } from "../programs/recoverRun.js"
 import type { RunResult } from "../programs/runPipeline.js"
-import { RunStore, type RunView as DiskRun } from "../services/RunStore.js"
+import type { RunView as DiskRun } from "../services/runReader.js"
+import { RunStore } from "../services/RunStore.js"
 import type { LiveRun, LiveRuns, LiveSnapshot } from "./liveRuns.js"
 
 // Where a run stands, whoever ran it: this server (live, in memory), or any process before (from its
