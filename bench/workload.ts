@@ -7,7 +7,7 @@ import * as NodePath from "@effect/platform-node/NodePath"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import * as path from "node:path"
 import { runPipeline, type RunRequest } from "../src/programs/runPipeline.js"
-import { layerLogging } from "../src/services/Logging.js"
+import { Logging } from "../src/services/Logging.js"
 import { layerOpenRouterClient } from "../src/services/OpenRouterClient.js"
 import { RunStore } from "../src/services/RunStore.js"
 import { Settings } from "../src/services/Settings.js"
@@ -59,7 +59,7 @@ export const makeRuntime = (settings: SettingsValue) =>
     Layer.mergeAll(layerOpenRouterClient, RunStore.DefaultWithoutDependencies).pipe(
       Layer.provideMerge(Settings.Test(settings)),
       Layer.provide(Layer.mergeAll(realHttpClientLayer, NodeFileSystem.layer, NodePath.layer)),
-      Layer.merge(layerLogging(settings, [], () => undefined))
+      Layer.merge(Logging.Test(settings, [], () => undefined))
     )
   )
 

@@ -32,8 +32,8 @@ export type AppServices = Settings | OpenRouterClient | RunStore | Logging
 export const AppLayer: Layer.Layer<Exclude<AppServices, Settings>, SettingsError, Settings> = Layer.mergeAll(
   layerOpenRouterClient,
   RunStore.Default,
-  Logging.layer,
-  layerStartupWarnings.pipe(Layer.provide(Logging.layer))
+  Logging.Default,
+  layerStartupWarnings.pipe(Layer.provide(Logging.Default))
 ).pipe(Layer.provide(Layer.mergeAll(layerPooledHttpClient, NodeFileSystem.layer, NodePath.layer)))
 
 /**

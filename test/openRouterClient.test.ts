@@ -9,7 +9,7 @@ import { afterAll, beforeAll, beforeEach } from "vitest"
 import { httpStatusOf, isTransient, type ProviderError } from "../src/domain/errors.js"
 import { callModel } from "../src/programs/callModel.js"
 import { runPipeline } from "../src/programs/runPipeline.js"
-import { layerLogging, type LogEntry } from "../src/services/Logging.js"
+import { type LogEntry, Logging } from "../src/services/Logging.js"
 import {
   type CompletionRequest,
   layerOpenRouterClient,
@@ -594,7 +594,7 @@ describe("the API key is never logged", () => {
       const services = Layer.mergeAll(layerOpenRouterClient, RunStore.DefaultWithoutDependencies).pipe(
         Layer.provideMerge(Settings.Test(settings)),
         Layer.provide(Layer.mergeAll(realHttpClientLayer, NodeFileSystem.layer, NodePath.layer)),
-        Layer.merge(layerLogging(settings, [(entry) => entries.push(entry)], (line) => stderrLines.push(line)))
+        Layer.merge(Logging.Test(settings, [(entry) => entries.push(entry)], (line) => stderrLines.push(line)))
       )
 
       const result = yield* runPipeline({ prompt: "Where does the key go?" }).pipe(Effect.provide(services))

@@ -11,7 +11,7 @@ import * as v8 from "node:v8"
 import * as vm from "node:vm"
 import { describe, expect, it } from "vitest"
 import { serveMcp } from "../src/mcp/server.js"
-import { layerLogging } from "../src/services/Logging.js"
+import { Logging } from "../src/services/Logging.js"
 import { OpenRouterClient } from "../src/services/OpenRouterClient.js"
 import { RunStore } from "../src/services/RunStore.js"
 import { Settings } from "../src/services/Settings.js"
@@ -99,7 +99,7 @@ describe("serve over a long life", () => {
       logLevel: "info"
     })
     let logged = 0
-    const layer = Layer.mergeAll(answering, RunStore.DefaultWithoutDependencies, layerLogging(settings, [], () => void logged++)).pipe(
+    const layer = Layer.mergeAll(answering, RunStore.DefaultWithoutDependencies, Logging.Test(settings, [], () => void logged++)).pipe(
       Layer.provideMerge(Layer.mergeAll(Settings.Test(settings), NodeFileSystem.layer, NodePath.layer))
     )
     const stdin = new PassThrough()
