@@ -11,7 +11,7 @@ import { makeRedactor } from "../src/mcp/redact.js"
 import { parseRunResourceUri, runResourceUri } from "../src/mcp/resources.js"
 import { tools } from "../src/mcp/tools/index.js"
 import { decodeArguments, NoArguments, ProcessPromptInput } from "../src/mcp/toolSchemas.js"
-import type { RunEvent } from "../src/programs/runPipeline.js"
+import type { RunEvent } from "../src/programs/run/request.js"
 import { PROMPT_PREVIEW_CHARS } from "../src/services/runReader.js"
 import { RunStore } from "../src/services/RunStore.js"
 

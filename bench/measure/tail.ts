@@ -4,7 +4,7 @@
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
-import type { RunRequest } from "../../src/programs/runPipeline.js"
+import type { RunRequest } from "../../src/programs/run/request.js"
 import type { Behavior } from "../../test/support/fakeOpenRouter.js"
 import { type BenchContext, median } from "../context.js"
 import type { Fake } from "../fake.js"

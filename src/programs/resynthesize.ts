@@ -6,7 +6,8 @@ import { RunStore } from "../services/RunStore.js"
 import { loadRunAttachments } from "./attachments/plan.js"
 import { readRunWithManifest } from "./recoverRun.js"
 import type { CandidateOutcome } from "./run/fanOut.js"
-import { type RunEvent, runPipeline } from "./runPipeline.js"
+import type { RunEvent } from "./run/request.js"
+import { runPipeline } from "./runPipeline.js"
 import { threadFor } from "./thread/readThread.js"
 
 /**

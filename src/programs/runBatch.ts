@@ -9,10 +9,8 @@ import { type BatchItem, duplicateIdsMessage, oneLine, parseBatchInput } from ".
 import { answeredIn, type BatchResult, openResultsFile, reportedBadLines } from "./batchResults.js"
 import { previousRunsFor } from "./batchResume.js"
 import { resynthesize } from "./resynthesize.js"
-import { type RunEvent, runPipeline } from "./runPipeline.js"
-
-export { type BadLine, type BatchItem, BatchLine, type DuplicateId, duplicateIdsMessage, parseBatchInput } from "./batchInput.js"
-export { answeredIn, type BatchResult, defaultResultsPath, reportedBadLines } from "./batchResults.js"
+import type { RunEvent } from "./run/request.js"
+import { runPipeline } from "./runPipeline.js"
 
 // --- Progress ---
 

@@ -2,7 +2,7 @@ import type { CallToolResult, CreateTaskResult, Task } from "@modelcontextprotoc
 import { Clock, Deferred, Duration, Effect, Either } from "effect"
 import type { StoreError } from "../../domain/errors.js"
 import { formatSeconds } from "../../domain/format.js"
-import type { RunEvent, RunResult } from "../../programs/runPipeline.js"
+import type { RunEvent, RunResult } from "../../programs/run/request.js"
 import { Settings } from "../../services/Settings.js"
 import type { LiveRun, RunFailure } from "../liveRuns.js"
 import { errorResult, finishedResult, type ResultOptions, runningResult } from "../results.js"

@@ -2,7 +2,7 @@ import { Cause, Effect, Option, Schema } from "effect"
 import * as path from "node:path"
 import type { Manifest } from "../../domain/manifest.js"
 import { readTextSafely, RUN_FILE_READ } from "../../services/safeFile.js"
-import type { RunResult } from "../runPipeline.js"
+import type { RunResult } from "../run/request.js"
 import type { Scorer, ScorerName } from "./scorers.js"
 
 // The results file of an eval: its lines, how a run becomes one, and how an earlier one is read back.

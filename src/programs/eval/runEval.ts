@@ -8,8 +8,8 @@ import type { SettingsValue } from "../../settings/values.js"
 import { openResultsFile } from "../batchResults.js"
 import { checkRunRequest } from "../checkRunRequest.js"
 import { resynthesize } from "../resynthesize.js"
+import type { RunEvent, RunResult } from "../run/request.js"
 import type { BatchProgress } from "../runBatch.js"
-import type { RunEvent, RunResult } from "../runPipeline.js"
 import { tooManySamples } from "../strategies/self.js"
 import type { EvalItem } from "./dataset.js"
 import { type EvalPair, pairsOf, reuseEarlier, staleRuns } from "./evalPairs.js"
@@ -20,8 +20,6 @@ import { asksCandidates, runStrategy } from "./strategies.js"
 
 // Runs every selected item through every strategy, a few runs at a time, and appends one result line per
 // run to the results file the moment it ends, so that a second pass pays nothing for what is done.
-
-export { defaultEvalResultsPath, EvalResult, lastResults } from "./evalResults.js"
 
 export type EvalProgress = BatchProgress & { readonly correct: number }
 

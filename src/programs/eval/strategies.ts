@@ -1,7 +1,8 @@
 import { type Effect, Schema } from "effect"
 import { type StrategyName, StrategyText } from "../../domain/strategy.js"
 import { synthesizeGiven } from "../resynthesize.js"
-import { type RunEvent, runPipeline } from "../runPipeline.js"
+import type { RunEvent } from "../run/request.js"
+import { runPipeline } from "../runPipeline.js"
 import type { EvalItem } from "./dataset.js"
 
 // The aggregation strategies eval can measure, by name. Each one turns an item into a normal run: with
