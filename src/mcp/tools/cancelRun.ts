@@ -5,7 +5,7 @@ import { CancelRunInput } from "../toolSchemas.js"
 import { resultOptions } from "./runs.js"
 import { defineTool } from "./tool.js"
 
-export const cancelRun = defineTool({
+export const cancelRunTool = defineTool({
   name: "cancel_run",
   title: "Cancel a running run",
   description: "Stops a run: model calls still going are aborted, answers received are kept (resynthesize merges them). " +

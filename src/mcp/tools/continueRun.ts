@@ -1,11 +1,11 @@
 import { Effect } from "effect"
-import { continueRun as continueThread } from "../../programs/thread/continueRun.js"
+import { continueRun } from "../../programs/thread/continueRun.js"
 import { ContinueRunInput } from "../toolSchemas.js"
 import { attachmentsOf, callOverrides, withPreset } from "./processPrompt.js"
-import { runFailure, startRun } from "./runs.js"
+import { runFailure, startToolRun } from "./runs.js"
 import { defineTool } from "./tool.js"
 
-export const continueRun = defineTool({
+export const continueRunTool = defineTool({
   name: "continue_run",
   title: "Ask a follow-up question",
   description: "Asks a finished run a follow-up question; every model sees the conversation so far. Makes a new run; " +
@@ -15,12 +15,12 @@ export const continueRun = defineTool({
   needs: ["settings", "key", "outputDir"],
   tasks: true,
   run: (input, context) =>
-    startRun(
+    startToolRun(
       context,
       input.wait,
       (onEvent) =>
         Effect.flatMap(attachmentsOf(input.files, context), (attachments) =>
-          continueThread(input.runId, {
+          continueRun(input.runId, {
             prompt: input.prompt,
             attachments,
             ...callOverrides(input),

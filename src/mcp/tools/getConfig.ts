@@ -7,7 +7,7 @@ import { text } from "../results.js"
 import { GetConfigOutput, NoArguments } from "../toolSchemas.js"
 import { defineTool } from "./tool.js"
 
-export const getConfig = defineTool({
+export const getConfigTool = defineTool({
   name: "get_config",
   title: "Show the effective settings",
   description: "The server's effective settings (never the API key), or what stops it from working.",

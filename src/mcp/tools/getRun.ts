@@ -4,7 +4,7 @@ import { GetRunInput } from "../toolSchemas.js"
 import { waitForRun, waitMsOf } from "./runs.js"
 import { defineTool } from "./tool.js"
 
-export const getRun = defineTool({
+export const getRunTool = defineTool({
   name: "get_run",
   title: "Wait for a run and get its answer",
   description: "Waits up to `wait` seconds for a run, then returns it as process_prompt does (or \"running\" again). " +

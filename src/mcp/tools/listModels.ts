@@ -12,7 +12,7 @@ const CATALOGUE_TIMEOUT = "15 seconds"
 
 const price = (usd: number | undefined) => (usd === undefined ? "?" : `$${usd.toFixed(2)}`)
 
-export const listModels = defineTool({
+export const listModelsTool = defineTool({
   name: "list_models",
   title: "List the configured models",
   description: "The configured candidates, synthesizer and fallbacks as the provider lists them (context length, USD per " +

@@ -7,7 +7,7 @@ import { errorResult, text } from "../results.js"
 import { ListRunsInput, ListRunsOutput } from "../toolSchemas.js"
 import { defineTool } from "./tool.js"
 
-export const listRuns = defineTool({
+export const listRunsTool = defineTool({
   name: "list_runs",
   title: "List recent runs",
   description: "Recent runs, newest first: id, status, answered/total, duration, cost, the prompt's start, the answer's resource.",

@@ -8,7 +8,7 @@ import { applyPreset } from "../../settings/presets.js"
 import { secondsToMs } from "../../settings/setting.js"
 import { RunOutput } from "../runOutput.js"
 import { ProcessPromptInput } from "../toolSchemas.js"
-import { runFailure, startRun } from "./runs.js"
+import { runFailure, startToolRun } from "./runs.js"
 import { defineTool, type ToolContext } from "./tool.js"
 
 /** The files of a call, read and checked against the connection's roots before the run starts: a refused one costs nothing. */
@@ -47,7 +47,7 @@ export const withPreset =
         onRight: (preset) => Effect.provideService(run, Settings, Settings.make(preset))
       }))
 
-export const processPrompt = defineTool({
+export const processPromptTool = defineTool({
   name: "process_prompt",
   title: "Ask several LLMs and synthesize",
   description: "Asks several LLMs the same prompt at once; returns one synthesized answer and where they disagree. " +
@@ -59,7 +59,7 @@ export const processPrompt = defineTool({
   needs: ["settings", "key", "outputDir"],
   tasks: true,
   run: (input, context) =>
-    startRun(context, input.wait, (onEvent) =>
+    startToolRun(context, input.wait, (onEvent) =>
       Effect.flatMap(attachmentsOf(input.files, context), (attachments) =>
         runPipeline({
           prompt: input.prompt,

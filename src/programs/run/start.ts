@@ -12,7 +12,7 @@ import { sampledModels, tooManySamples, unsampledWarning } from "../strategies/s
 import { threadChars } from "../thread/turns.js"
 import { webFor } from "./callPlan.js"
 import type { FanOutPolicy } from "./fanOut.js"
-import { initialState, type RunState } from "./outcome.js"
+import { initialState, type RunTally } from "./outcome.js"
 import type { RunEvent, RunRequest } from "./request.js"
 import { makeRunWrites, type RunWrites } from "./writes.js"
 
@@ -41,7 +41,7 @@ export interface StartedRun {
   readonly run: RunHandle
   readonly startedMs: number
   readonly writes: RunWrites
-  readonly state: Ref.Ref<RunState>
+  readonly state: Ref.Ref<RunTally>
   readonly emit: (event: RunEvent) => Effect.Effect<void>
   /** The attached files, who is sent what, and the manifest's records of them. */
   readonly attachments: AttachmentPlan
