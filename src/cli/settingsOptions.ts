@@ -8,7 +8,7 @@ import { defaultText, envText, helpText, valueName } from "../settings/readme.js
 import type { AnySetting, CommandName } from "../settings/setting.js"
 import { type SettingKey, settingKeys, settingsTable, takesSetting } from "../settings/table.js"
 import type { RawSettings } from "../settings/values.js"
-import type { FlagHelp } from "./flags.js"
+import type { FlagHelp } from "./flagHelp.js"
 
 // The settings flags of each command, derived from the settings table: a command takes the flags of the
 // settings it uses (the table says which), and the environment and the config file reach every setting
