@@ -1,8 +1,8 @@
 import { Cause, Effect, Option, Schema } from "effect"
 import * as path from "node:path"
 import type { Manifest } from "../../domain/manifest.js"
+import { readTextSafely, RUN_FILE_READ } from "../../domain/safeFile.js"
 import { oneLine } from "../../domain/text.js"
-import { readTextSafely, RUN_FILE_READ } from "../../services/safeFile.js"
 import type { RunResult } from "../run/request.js"
 import type { Scorer, ScorerName } from "./scorers.js"
 
