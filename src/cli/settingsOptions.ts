@@ -150,7 +150,7 @@ export const settingsLayer = (
   parsed: SettingsFlags,
   options: SettingsOptions = {}
 ): Layer.Layer<Settings, SettingsError, FileSystem.FileSystem> =>
-  Layer.effect(Settings, Effect.map(settingsFromFlags(parsed, options), (loaded) => Settings.make(loaded.settings)))
+  Layer.unwrapEffect(Effect.map(rawFromFlags(parsed), (raw) => Settings.Default({ ...raw, env: process.env, ...options })))
 
 /** Whether `-m`/`--model` was given on the command line: the models named there are the run's own (as an MCP call's are). */
 export const modelsGiven = (flags: { readonly [key: string]: FlagValue | undefined }): boolean => {
