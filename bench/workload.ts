@@ -7,12 +7,15 @@ import * as NodePath from "@effect/platform-node/NodePath"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import * as path from "node:path"
 import { withCallSettings } from "../src/programs/callSettings.js"
-import { runPipeline, type RunRequest } from "../src/programs/runPipeline.js"
-import { layerLogging } from "../src/services/Logging.js"
+import type { RunRequest } from "../src/programs/run/request.js"
+import { runPipeline } from "../src/programs/runPipeline.js"
+import { Logging } from "../src/services/Logging.js"
 import { layerOpenRouterClient } from "../src/services/OpenRouterClient.js"
-import { layerRunStore } from "../src/services/RunStore.js"
-import { layerSettings, loadSettings, type RawSettings, type SettingsValue } from "../src/services/Settings.js"
+import { RunStore } from "../src/services/RunStore.js"
+import { Settings } from "../src/services/Settings.js"
+import { loadSettings } from "../src/settings/load.js"
 import type { PerCallValues } from "../src/settings/perCall.js"
+import type { RawSettings, SettingsValue } from "../src/settings/values.js"
 import type { Behavior, Script } from "../test/support/fakeOpenRouter.js"
 import { realHttpClientLayer } from "../test/support/realHttpClient.js"
 import type { BenchContext } from "./context.js"
@@ -56,10 +59,10 @@ export const settingsFor = (ctx: BenchContext, fake: Fake, extra: RawSettings = 
 /** The services as `main.ts` composes them (pooled undici client, run store on disk, logger writing nowhere). */
 export const makeRuntime = (settings: SettingsValue) =>
   ManagedRuntime.make(
-    Layer.mergeAll(layerOpenRouterClient, layerRunStore).pipe(
-      Layer.provideMerge(layerSettings(settings)),
+    Layer.mergeAll(layerOpenRouterClient, RunStore.DefaultWithoutDependencies).pipe(
+      Layer.provideMerge(Settings.Test(settings)),
       Layer.provide(Layer.mergeAll(realHttpClientLayer, NodeFileSystem.layer, NodePath.layer)),
-      Layer.merge(layerLogging(settings, [], () => undefined))
+      Layer.merge(Logging.Test(settings, [], () => undefined))
     )
   )
 

@@ -31,9 +31,9 @@ export type AppServices = Settings | OpenRouterClient | RunStore | Logging
  */
 export const AppLayer: Layer.Layer<Exclude<AppServices, Settings>, SettingsError, Settings> = Layer.mergeAll(
   layerOpenRouterClient,
-  RunStore.layer,
-  Logging.layer,
-  layerStartupWarnings.pipe(Layer.provide(Logging.layer))
+  RunStore.Default,
+  Logging.Default,
+  layerStartupWarnings.pipe(Layer.provide(Logging.Default))
 ).pipe(Layer.provide(Layer.mergeAll(layerPooledHttpClient, NodeFileSystem.layer, NodePath.layer)))
 
 /**
@@ -56,5 +56,5 @@ export const serveLayer = <E, R>(
 ): Layer.Layer<AppServices | CallGate | StartupProblems, SettingsError | E, R> =>
   Layer.merge(AppLayer, CallGate.fromMaxInFlight).pipe(
     Layer.provideMerge(Layer.effectContext(Effect.map(load, ({ loaded, problems }) =>
-      Context.make(Settings, loaded.settings).pipe(Context.add(StartupProblems, problems)))))
+      Context.make(Settings, Settings.make(loaded.settings)).pipe(Context.add(StartupProblems, problems)))))
   )

@@ -4,7 +4,7 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Console, Effect, Exit, Layer, Logger, Ref } from "effect"
 import * as fs from "node:fs"
-import { appLayer, batchLayer } from "./AppLayer.js"
+import { appLayer, batchLayer, serveLayer } from "./AppLayer.js"
 import { ask, askCommand } from "./cli/askCommand.js"
 import { batch, batchCommand } from "./cli/batchCommand.js"
 import { BATCH_DEFAULTS } from "./cli/batchProgress.js"
@@ -15,9 +15,10 @@ import { models, modelsCommand } from "./cli/modelsCommand.js"
 import type { Outcome } from "./cli/outcome.js"
 import { resynth, resynthCommand } from "./cli/resynthCommand.js"
 import { runs, runsCommand, show, showCommand } from "./cli/runsCommand.js"
-import { serve, serveCommand, serveServices } from "./cli/serveCommand.js"
-import { type SettingsFlags, settingsLayer } from "./cli/settingsOptions.js"
+import { serve, serveCommand } from "./cli/serveCommand.js"
+import { rawFromFlags, type SettingsFlags, settingsLayer } from "./cli/settingsOptions.js"
 import { DESCRIPTION, helpTree } from "./cli/tree.js"
+import { loadDegraded } from "./settings/degraded.js"
 
 const version = (): string => {
   const pkg: unknown = JSON.parse(fs.readFileSync(new URL("../package.json", import.meta.url), "utf8"))
@@ -28,6 +29,13 @@ const version = (): string => {
 const app = (args: SettingsFlags) => appLayer(settingsLayer(args))
 // Commands that make no paid call work without a key.
 const appWithoutKey = (args: SettingsFlags) => appLayer(settingsLayer(args, { requireApiKey: false }))
+/**
+ * `serve`'s services: it starts even when its settings cannot work (no key, a broken config file, an
+ * output directory it cannot make), and says why in every call that needs what is missing. A bad flag
+ * still stops it at once.
+ */
+const serveServices = (args: SettingsFlags) =>
+  serveLayer(Effect.flatMap(rawFromFlags(args), (raw) => loadDegraded({ ...raw, env: process.env })))
 
 /**
  * The command tree; each command's outcome goes to `exitCode`, the one place that turns it into the process's.

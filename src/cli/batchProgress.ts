@@ -1,6 +1,6 @@
 import { formatUsd } from "../domain/format.js"
 import { type BatchProgress, remainingOf } from "../programs/runBatch.js"
-import type { RawSettings } from "../services/Settings.js"
+import type { RawSettings } from "../settings/values.js"
 
 // What batch and eval (which runs its items as batch runs them) share: their defaults and the progress line.
 

@@ -1,23 +1,11 @@
 import { Args, Command, Options } from "@effect/cli"
 import type { Option, Schema } from "effect"
 import type { CommandName } from "../settings/setting.js"
+import type { FlagHelp } from "./flagHelp.js"
 import { type SettingsFlagOptions, settingsOptionsFor } from "./settingsOptions.js"
 
 // A command's own options and arguments, each declared once with what `--help` says of it: @effect/cli
 // parses them, and help.ts renders the help from the same declarations (with the settings of the table).
-
-/** One entry of `--help`: an option or an argument. */
-export interface FlagHelp {
-  /** `-f, --file`, or an argument's `<run-id>` / `[prompt]`. */
-  readonly names: string
-  /** `<path>`, `<path>...`; empty for a switch or an argument. */
-  readonly value: string
-  readonly doc: string
-  /** `repeatable`, `default: 20`, `env: …`. */
-  readonly notes: ReadonlyArray<string>
-  /** Whether the option reads the next word as its value (the check for unknown options skips it). */
-  readonly takesValue: boolean
-}
 
 export interface Flag<A> {
   readonly option: Options.Options<A>

@@ -3,7 +3,8 @@ import type { Span } from "@effect/cli/HelpDoc/Span"
 import { editDistance } from "../domain/text.js"
 import type { AnySetting } from "../settings/setting.js"
 import { settingsTable, settingTopics } from "../settings/table.js"
-import type { CommandHelp, FlagHelp } from "./flags.js"
+import type { FlagHelp } from "./flagHelp.js"
+import type { CommandHelp } from "./flags.js"
 import { configFlagHelp, settingFlagHelp, settingKeysOf } from "./settingsOptions.js"
 
 // `--help`, rendered from the declarations (each command's own options, and the settings table for the

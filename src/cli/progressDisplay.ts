@@ -1,6 +1,6 @@
 import { costOf, formatCount, formatSeconds, plural, tokensOf } from "../domain/format.js"
 import type { CandidateRecord } from "../domain/manifest.js"
-import type { RunEvent } from "../programs/runPipeline.js"
+import type { RunEvent } from "../programs/run/request.js"
 
 /** Where the display draws: a terminal's stderr, or a fake one in tests. */
 export interface TerminalLike {

@@ -1,13 +1,10 @@
 import { Effect, Option } from "effect"
-import { serveLayer } from "../AppLayer.js"
 import { UsageError } from "../domain/errors.js"
 import { serveMcpHttp } from "../mcp/http.js"
 import { serveMcp } from "../mcp/server.js"
 import { tools } from "../mcp/tools/index.js"
-import { loadDegraded } from "../settings/degraded.js"
 import { defineCommand, integerFlag, type ParsedArgs, switchFlag, textFlag } from "./flags.js"
 import { succeeded } from "./outcome.js"
-import { rawFromFlags, type SettingsFlags } from "./settingsOptions.js"
 
 const DEFAULT_HOST = "127.0.0.1"
 const DEFAULT_PORT = 8765
@@ -35,14 +32,6 @@ export const serveCli = defineCommand("serve", {
 })
 
 export const serveCommand = serveCli.command
-
-/**
- * `serve`'s services: it starts even when its settings cannot work (no key, a broken config file, an
- * output directory it cannot make), and says why in every call that needs what is missing. A bad flag
- * still stops it at once.
- */
-export const serveServices = (args: SettingsFlags) =>
-  serveLayer(Effect.flatMap(rawFromFlags(args), (raw) => loadDegraded({ ...raw, env: process.env })))
 
 /** `serve`: until the client goes away (stdio) or the process is told to stop (HTTP). */
 export const serve = Effect.fn("serve")(function*(args: ParsedArgs<typeof serveCli>) {

@@ -2,11 +2,13 @@ import { Options } from "@effect/cli"
 import type { FileSystem } from "@effect/platform"
 import { Effect, Layer, Option } from "effect"
 import { SettingsError } from "../domain/errors.js"
-import { type LoadInput, loadSettings, type RawSettings, type SettingKey, Settings, settingsTable } from "../services/Settings.js"
+import { Settings } from "../services/Settings.js"
+import { type LoadInput, loadSettings } from "../settings/load.js"
 import { defaultText, envText, helpText, valueName } from "../settings/readme.js"
 import type { AnySetting, CommandName } from "../settings/setting.js"
-import { settingKeys, takesSetting } from "../settings/table.js"
-import type { FlagHelp } from "./flags.js"
+import { type SettingKey, settingKeys, settingsTable, takesSetting } from "../settings/table.js"
+import type { RawSettings } from "../settings/values.js"
+import type { FlagHelp } from "./flagHelp.js"
 
 // The settings flags of each command, derived from the settings table: a command takes the flags of the
 // settings it uses (the table says which), and the environment and the config file reach every setting
@@ -148,7 +150,7 @@ export const settingsLayer = (
   parsed: SettingsFlags,
   options: SettingsOptions = {}
 ): Layer.Layer<Settings, SettingsError, FileSystem.FileSystem> =>
-  Layer.effect(Settings, Effect.map(settingsFromFlags(parsed, options), (loaded) => loaded.settings))
+  Layer.unwrapEffect(Effect.map(rawFromFlags(parsed), (raw) => Settings.Default({ ...raw, env: process.env, ...options })))
 
 /** Whether `-m`/`--model` was given on the command line: the models named there are the run's own (as an MCP call's are). */
 export const modelsGiven = (flags: { readonly [key: string]: FlagValue | undefined }): boolean => {

@@ -13,6 +13,9 @@ const CONTROL = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2
  */
 export const stripControl = (text: string): string => text.replace(/\r\n/g, "\n").replace(CONTROL, "")
 
+/** The text on one line, every run of whitespace one space: a message quoted inside one line of another. */
+export const oneLine = (text: string): string => text.replace(/\s+/g, " ").trim()
+
 /** Hosts that never leave the machine. */
 const LOOPBACK = /^(?:localhost|127(?:\.\d{1,3}){3}|\[::1\]|::1)$/i
 

@@ -1,6 +1,6 @@
 import { Cause, Deferred, Effect, Exit, Fiber, FiberSet, Option, Ref, Stream, SubscriptionRef } from "effect"
 import type { CandidateRecord } from "../domain/manifest.js"
-import type { RunEvent, RunResult } from "../programs/runPipeline.js"
+import type { RunEvent, RunResult } from "../programs/run/request.js"
 
 /** What a live run has done so far, as the MCP tools report it while it goes. */
 export interface LiveSnapshot {

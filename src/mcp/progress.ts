@@ -2,7 +2,7 @@ import type { ProgressToken, ServerNotification } from "@modelcontextprotocol/sd
 import { Clock, Duration, Effect, Ref, Stream } from "effect"
 import type { LiveRun } from "./liveRuns.js"
 import { progressLine } from "./results.js"
-import { type RunningView, viewOf } from "./runView.js"
+import { type RunningView, runningViewOf } from "./runView.js"
 
 /** How a tool call sends a notification to its client (the SDK's `extra.sendNotification`). */
 export type SendNotification = (notification: ServerNotification) => Promise<void>
@@ -56,7 +56,7 @@ export const makeProgress = (token: ProgressToken | undefined, send: SendNotific
       watch: (live) =>
         Stream.merge(live.changes, Stream.tick(HEARTBEAT).pipe(Stream.drop(1), Stream.mapEffect(() => live.snapshot))).pipe(
           // Each step as it happened (not the state by the time it is reported): one notification per step.
-          Stream.runForEach((snapshot) => notify(viewOf(live, snapshot))),
+          Stream.runForEach((snapshot) => notify(runningViewOf(live, snapshot))),
           Effect.zipRight(Effect.never)
         ),
       finish: (message) =>

@@ -4,8 +4,9 @@ import type { CandidateRecord } from "../domain/manifest.js"
 import { responseFileName } from "../domain/model.js"
 import { runIdTime } from "../domain/runState.js"
 import { readRunWithManifest } from "../programs/recoverRun.js"
-import type { RunResult } from "../programs/runPipeline.js"
-import { RunStore, type RunView as DiskRun } from "../services/RunStore.js"
+import type { RunResult } from "../programs/run/request.js"
+import type { RunView } from "../services/runReader.js"
+import { RunStore } from "../services/RunStore.js"
 import type { LiveRun, LiveRuns, LiveSnapshot } from "./liveRuns.js"
 
 // Where a run stands, whoever ran it: this server (live, in memory), or any process before (from its
@@ -35,7 +36,7 @@ export interface RunningView {
   readonly live: LiveRun | undefined
 }
 
-export type RunView = FinishedView | RunningView
+export type McpRunView = FinishedView | RunningView
 
 /** A run id that names no run (or is not a run id at all): the message names it. */
 export class UnknownRun extends Schema.TaggedError<UnknownRun>()("UnknownRun", {
@@ -44,7 +45,7 @@ export class UnknownRun extends Schema.TaggedError<UnknownRun>()("UnknownRun", {
 }) {}
 
 /** A live run of this server as a snapshot shows it. */
-export const viewOf = (live: LiveRun, s: LiveSnapshot): RunningView => ({
+export const runningViewOf = (live: LiveRun, s: LiveSnapshot): RunningView => ({
   _tag: "Running",
   runId: s.runId,
   runDir: s.runDir,
@@ -59,7 +60,7 @@ export const viewOf = (live: LiveRun, s: LiveSnapshot): RunningView => ({
 })
 
 /** A live run of this server as it stands now. */
-export const liveView = (live: LiveRun) => Effect.map(live.snapshot, (s) => viewOf(live, s))
+export const liveView = (live: LiveRun) => Effect.map(live.snapshot, (s) => runningViewOf(live, s))
 
 /**
  * The run as it stands now. A run of this server is read from memory (a live one never touches the
@@ -67,7 +68,7 @@ export const liveView = (live: LiveRun) => Effect.map(live.snapshot, (s) => view
  * interrupted one (its manifest rebuilt from the owner record and the answers on disk), or another
  * process's live run.
  */
-export const readRunView = (runs: LiveRuns, runId: string): Effect.Effect<RunView, UnknownRun | StoreError, RunStore> =>
+export const readRunView = (runs: LiveRuns, runId: string): Effect.Effect<McpRunView, UnknownRun | StoreError, RunStore> =>
   Effect.gen(function*() {
     const live = yield* runs.get(runId)
     if (live !== undefined) {
@@ -80,7 +81,7 @@ export const readRunView = (runs: LiveRuns, runId: string): Effect.Effect<RunVie
     return yield* fromDisk(runId)
   })
 
-const fromDisk = (runId: string): Effect.Effect<RunView, UnknownRun | StoreError, RunStore> =>
+const fromDisk = (runId: string): Effect.Effect<McpRunView, UnknownRun | StoreError, RunStore> =>
   Effect.gen(function*() {
     const store = yield* RunStore
     const { view, manifest } = yield* readRunWithManifest(runId)
@@ -97,7 +98,7 @@ const fromDisk = (runId: string): Effect.Effect<RunView, UnknownRun | StoreError
   )
 
 /** Another process's live run, as far as its files tell: its models (from the owner record) and the answers saved. */
-const elsewhere = (view: DiskRun): RunningView => {
+const elsewhere = (view: RunView): RunningView => {
   const models = view.owner?.settings?.models ?? []
   const saved = new Set(view.answers)
   return {

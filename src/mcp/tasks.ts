@@ -5,7 +5,7 @@ import { stripControl } from "../domain/text.js"
 import { RunStore } from "../services/RunStore.js"
 import type { LiveRuns } from "./liveRuns.js"
 import { progressLine } from "./results.js"
-import { readRunView, type RunView } from "./runView.js"
+import { type McpRunView, readRunView } from "./runView.js"
 import { resultOfView, resultOptions, taskOf } from "./tools/runs.js"
 import type { ToolServices } from "./tools/tool.js"
 
@@ -17,7 +17,7 @@ import type { ToolServices } from "./tools/tool.js"
 
 const PAGE = 20
 
-const statusOf = (view: RunView): Task["status"] => {
+const statusOf = (view: McpRunView): Task["status"] => {
   switch (view._tag) {
     case "Running":
       return "working"
@@ -29,7 +29,7 @@ const statusOf = (view: RunView): Task["status"] => {
 }
 
 /** The task of the run `taskId` (the id asked for, which named its directory: never an id read from a file). */
-const taskFor = (taskId: string, view: RunView, nowMs: number): Task => {
+const taskFor = (taskId: string, view: McpRunView, nowMs: number): Task => {
   switch (view._tag) {
     case "Running":
       return taskOf({ ...view, runId: taskId }, "working", nowMs, progressLine(view, nowMs - view.createdAt.getTime()))

@@ -1,5 +1,6 @@
 import { ParseResult, Schema } from "effect"
 import * as crypto from "node:crypto"
+import { oneLine } from "../domain/text.js"
 import { perCallFields } from "../settings/perCall.js"
 
 // The input of a batch: one JSON prompt per line, checked line by line before anything is paid for.
@@ -60,8 +61,6 @@ export interface DuplicateId {
 }
 
 const sha256 = (text: string) => crypto.createHash("sha256").update(text).digest("hex")
-
-export const oneLine = (text: string) => text.replace(/\s+/g, " ").trim()
 
 /** Every non-blank line, as an item or the reason it is not one; ids default to the line number, and repeated ones are listed. */
 export const parseBatchInput = (

@@ -3,8 +3,8 @@ import { Effect, Option } from "effect"
 import * as crypto from "node:crypto"
 import type { Manifest, RunSettings, StrategyRecord } from "../domain/manifest.js"
 import { runIdTime } from "../domain/runState.js"
-import { RUN_ID_PATTERN } from "../services/runReader.js"
-import { RunStore, type RunView } from "../services/RunStore.js"
+import { RUN_ID_PATTERN, type RunView } from "../services/runReader.js"
+import { RunStore } from "../services/RunStore.js"
 import { Settings } from "../services/Settings.js"
 import type { BatchItem } from "./batchInput.js"
 
@@ -41,7 +41,7 @@ const keyOf = (sha256: string, models: ReadonlyArray<string>, synthesizer: strin
 export const sha256 = (text: string) => crypto.createHash("sha256").update(text).digest("hex")
 
 /** A run's key and what it can give a batch; undefined for a run still going, failed, or made by something else. */
-const candidateOf = (store: RunStore["Type"], view: RunView, match: StrategyMatch | undefined) =>
+const candidateOf = (store: RunStore, view: RunView, match: StrategyMatch | undefined) =>
   Effect.gen(function*() {
     const keyFor = (settings: RunSettings, promptSha: string) => keyOf(promptSha, settings.models, settings.synthesizer, settings)
     const manifest = view.manifest

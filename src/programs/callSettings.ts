@@ -18,6 +18,6 @@ export const withCallSettings =
           // `self` asks the first of the models a call names: the others are said not to be asked, not dropped silently.
           const unsampled = registry[patched.strategy].warning(values.models)
           const warned = unsampled === undefined ? run : Effect.zipRight(Effect.logWarning(unsampled), run)
-          return Effect.provideService(warned, Settings, patched)
+          return Effect.provideService(warned, Settings, Settings.make(patched))
         }
       }))

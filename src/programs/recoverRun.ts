@@ -2,7 +2,8 @@ import { Effect, Option } from "effect"
 import * as crypto from "node:crypto"
 import type { CandidateRecord, Manifest } from "../domain/manifest.js"
 import { responseFileName } from "../domain/model.js"
-import { RunStore, type RunView } from "../services/RunStore.js"
+import type { RunView } from "../services/runReader.js"
+import { RunStore } from "../services/RunStore.js"
 import { sumUsage } from "./run/outcome.js"
 
 /** Why an interrupted run has no manifest of its own. */

@@ -1,11 +1,13 @@
 import { Effect } from "effect"
 import { RunRefused, type StoreError } from "../domain/errors.js"
-import { type InvalidRunPath, type RunFileNotFound, RunStore } from "../services/RunStore.js"
+import type { InvalidRunPath, RunFileNotFound } from "../services/runReader.js"
+import { RunStore } from "../services/RunStore.js"
 import { Settings } from "../services/Settings.js"
 import { loadRunAttachments } from "./attachments/plan.js"
 import { readRunWithManifest } from "./recoverRun.js"
 import type { CandidateOutcome } from "./run/fanOut.js"
-import { type RunEvent, runPipeline } from "./runPipeline.js"
+import type { RunEvent } from "./run/request.js"
+import { runPipeline } from "./runPipeline.js"
 import { threadFor } from "./thread/readThread.js"
 
 /**

@@ -2,18 +2,18 @@ import { Cause, Clock, Effect, Exit, Option, Ref } from "effect"
 import { RunRefused, type StoreError, UsageError } from "../domain/errors.js"
 import { plural, roundUsd } from "../domain/format.js"
 import type { Manifest } from "../domain/manifest.js"
+import { readTextSafely, USER_FILE_READ } from "../domain/safeFile.js"
+import { oneLine } from "../domain/text.js"
 import { OpenRouterClient } from "../services/OpenRouterClient.js"
-import { readTextSafely, USER_FILE_READ } from "../services/safeFile.js"
-import { Settings, type SettingsValue } from "../services/Settings.js"
-import { type BadLine, type BatchItem, duplicateIdsMessage, oneLine, parseBatchInput } from "./batchInput.js"
+import { Settings } from "../services/Settings.js"
+import type { SettingsValue } from "../settings/values.js"
+import { type BadLine, type BatchItem, duplicateIdsMessage, parseBatchInput } from "./batchInput.js"
 import { answeredIn, type BatchResult, openResultsFile, reportedBadLines } from "./batchResults.js"
 import { type FoundRun, previousRunsFor } from "./batchResume.js"
 import { withCallSettings } from "./callSettings.js"
 import { resynthesize } from "./resynthesize.js"
-import { type RunEvent, runPipeline } from "./runPipeline.js"
-
-export { type BadLine, type BatchItem, BatchLine, type DuplicateId, duplicateIdsMessage, parseBatchInput } from "./batchInput.js"
-export { answeredIn, type BatchResult, defaultResultsPath, reportedBadLines } from "./batchResults.js"
+import type { RunEvent } from "./run/request.js"
+import { runPipeline } from "./runPipeline.js"
 
 // --- Progress ---
 
@@ -220,7 +220,7 @@ const runOf = (
       // A line's own models and synthesizer are its settings, as an MCP call's arguments are.
       withCallSettings({ models: item.models, synthesizer: item.synthesizer })
     )
-  return run.pipe(Effect.provideService(Settings, runSettings))
+  return run.pipe(Effect.provideService(Settings, Settings.make(runSettings)))
 }
 
 /** A prompt's result line when its run never finished (it failed, or was interrupted, before a manifest). */

@@ -7,8 +7,6 @@ import { announceRun, startRun } from "./run/start.js"
 import { synthesizeAnswers } from "./run/synthesize.js"
 import { aggregateAnswers } from "./strategies/registry.js"
 
-export type { RunEvent, RunRequest, RunResult } from "./run/request.js"
-
 /**
  * The whole pipeline: start the run, fan out under the policy, the strategy's step (rank, refine), synthesize
  * with failover, finalize. However it

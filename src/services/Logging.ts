@@ -1,8 +1,10 @@
-import { Cause, Context, Effect, FiberRef, HashMap, Inspectable, Layer, List, Logger, LogLevel, Option, type Scope } from "effect"
+import { Cause, Effect, FiberRef, HashMap, HashSet, Inspectable, Layer, List, Logger, LogLevel, Option, type Scope } from "effect"
 import * as fs from "node:fs"
 import { plainFsReason, SettingsError } from "../domain/errors.js"
 import { stripControl } from "../domain/text.js"
-import { type LogLevelName, Settings, type SettingsValue } from "./Settings.js"
+import type { LogLevelName } from "../settings/kinds.js"
+import type { SettingsValue } from "../settings/values.js"
+import { Settings } from "./Settings.js"
 
 export interface LogEntry {
   readonly level: LogLevelName
@@ -66,19 +68,12 @@ export const formatFileLine = (entry: LogEntry): string =>
 /** A terminal line: short local time, no context (the run id is named when the run starts). */
 export const formatStderrLine = (entry: LogEntry): string => `${entry.date.toTimeString().slice(0, 8)} ${LABEL[entry.level]} ${entry.text}`
 
-export interface LoggingShape {
+/** What the logging service does; `Logging` is this, as a service. */
+interface LoggingShape {
   /** Sends every log line to `sink` too, until the scope closes (the MCP server adds its client this way). */
   readonly addSink: (sink: LogSink) => Effect.Effect<void, never, Scope.Scope>
   /** Writes the stderr lines with `writer` instead, until the scope closes (a live progress display draws them). */
   readonly useStderr: (writer: StderrWriter) => Effect.Effect<void, never, Scope.Scope>
-}
-
-/** Where log lines go; the logger itself is installed by the same layer. */
-export class Logging extends Context.Tag("parallel-llm/Logging")<Logging, LoggingShape>() {
-  /** The process's logging, at the level and with the log file the settings name. */
-  static readonly layer: Layer.Layer<Logging, SettingsError, Settings> = Layer.unwrapEffect(
-    Effect.map(Settings, (settings) => layerLogging(settings))
-  )
 }
 
 /**
@@ -99,64 +94,74 @@ const bestEffortFile = (fd: number, file: string) => {
 }
 
 /**
- * Effect's logger, replaced: lines go to stderr (stdout belongs to the answer, or to JSON-RPC under
+ * Effect's logger, replaced for the scope: lines go to stderr (stdout belongs to the answer, or to JSON-RPC under
  * `serve`), to the log file when one is set, and to any extra sinks. Built when the program starts,
  * never at import time.
  */
-export const layerLogging = (
+const installLogging = Effect.fnUntraced(function*(
   settings: Pick<SettingsValue, "logLevel" | "logFile">,
   extraSinks: ReadonlyArray<LogSink> = [],
   stderr: StderrWriter = (line) => process.stderr.write(line)
-): Layer.Layer<Logging, SettingsError> =>
-  Layer.unwrapScoped(
-    Effect.gen(function*() {
-      const fd = yield* Option.match(settings.logFile, {
-        onNone: () => Effect.succeed(undefined),
-        onSome: (file) =>
-          Effect.acquireRelease(
-            Effect.try({
-              try: () => fs.openSync(file, "a"),
-              catch: (e) => new SettingsError({ setting: "--log-file", message: `--log-file: cannot open ${file}: ${plainFsReason(e)}` })
-            }),
-            (fd) => Effect.sync(() => fs.closeSync(fd))
-          )
-      })
-      const sinks = new Set<LogSink>(extraSinks)
-      let writeStderr = stderr
-      const service: LoggingShape = {
-        addSink: (sink) =>
-          Effect.acquireRelease(Effect.sync(() => sinks.add(sink)), () => Effect.sync(() => sinks.delete(sink))).pipe(Effect.asVoid),
-        useStderr: (writer) =>
-          Effect.acquireRelease(
-            Effect.sync(() => {
-              const previous = writeStderr
-              writeStderr = writer
-              return previous
-            }),
-            (previous) =>
-              Effect.sync(() => {
-                writeStderr = previous
-              })
-          ).pipe(Effect.asVoid)
-      }
-      const toFile = fd === undefined ? undefined : bestEffortFile(fd, Option.getOrElse(settings.logFile, () => ""))
-      const logger = Logger.make((options) => {
-        const entry = entryOf(options)
-        writeStderr(`${formatStderrLine(entry)}\n`, entry)
-        toFile?.(`${formatFileLine(entry)}\n`)
-        for (const sink of sinks) sink(entry)
-      })
-      return Layer.mergeAll(
-        Layer.succeed(Logging, service),
-        Logger.replace(Logger.defaultLogger, logger),
-        // Effect's tracer logger also records every line as an event of the current span, and a span such as
-        // `serveMcp` or `runBatch` lives as long as the process's work: its events would grow with every run.
-        // Nothing here exports spans, so nobody reads those events.
-        Logger.remove(Logger.tracerLogger),
-        Logger.minimumLogLevel(fromLevelName(settings.logLevel)),
-        // Stream internals run in forked fibers: a failure there (a response over the size cap, say)
-        // reaches us as a typed error already, and a second "unhandled error" line would only mislead.
-        Layer.locallyScoped(FiberRef.unhandledErrorLogLevel, Option.none())
+) {
+  const fd = yield* Option.match(settings.logFile, {
+    onNone: () => Effect.succeed(undefined),
+    onSome: (file) =>
+      Effect.acquireRelease(
+        Effect.try({
+          try: () => fs.openSync(file, "a"),
+          catch: (e) => new SettingsError({ setting: "--log-file", message: `--log-file: cannot open ${file}: ${plainFsReason(e)}` })
+        }),
+        (fd) => Effect.sync(() => fs.closeSync(fd))
       )
-    })
+  })
+  const sinks = new Set<LogSink>(extraSinks)
+  let writeStderr = stderr
+  const service: LoggingShape = {
+    addSink: (sink) =>
+      Effect.acquireRelease(Effect.sync(() => sinks.add(sink)), () => Effect.sync(() => sinks.delete(sink))).pipe(Effect.asVoid),
+    useStderr: (writer) =>
+      Effect.acquireRelease(
+        Effect.sync(() => {
+          const previous = writeStderr
+          writeStderr = writer
+          return previous
+        }),
+        (previous) =>
+          Effect.sync(() => {
+            writeStderr = previous
+          })
+      ).pipe(Effect.asVoid)
+  }
+  const toFile = fd === undefined ? undefined : bestEffortFile(fd, Option.getOrElse(settings.logFile, () => ""))
+  const logger = Logger.make((options) => {
+    const entry = entryOf(options)
+    writeStderr(`${formatStderrLine(entry)}\n`, entry)
+    toFile?.(`${formatFileLine(entry)}\n`)
+    for (const sink of sinks) sink(entry)
+  })
+  yield* Effect.locallyScopedWith(
+    FiberRef.currentLoggers,
+    // Effect's tracer logger also records every line as an event of the current span, and a span such as
+    // `serveMcp` or `runBatch` lives as long as the process's work: its events would grow with every run.
+    // Nothing here exports spans, so nobody reads those events.
+    (loggers) => HashSet.add(HashSet.remove(HashSet.remove(loggers, Logger.defaultLogger), Logger.tracerLogger), logger)
   )
+  yield* Effect.locallyScoped(FiberRef.currentMinimumLogLevel, fromLevelName(settings.logLevel))
+  // Stream internals run in forked fibers: a failure there (a response over the size cap, say)
+  // reaches us as a typed error already, and a second "unhandled error" line would only mislead.
+  yield* Effect.locallyScoped(FiberRef.unhandledErrorLogLevel, Option.none())
+  return service
+})
+
+/** Where log lines go; the logger itself is installed by the same layer, at the level and with the log file the settings name. */
+export class Logging extends Effect.Service<Logging>()("parallel-llm/Logging", {
+  scoped: Effect.flatMap(Settings, (settings) => installLogging(settings))
+}) {
+  /** Logging at a level and log file given, to extra sinks, its stderr lines to `stderr` (tests, the bench). */
+  static readonly Test = (
+    settings: Pick<SettingsValue, "logLevel" | "logFile">,
+    extraSinks: ReadonlyArray<LogSink> = [],
+    stderr?: StderrWriter
+  ): Layer.Layer<Logging, SettingsError> =>
+    Layer.scoped(this, Effect.map(installLogging(settings, extraSinks, stderr), (service) => this.make(service)))
+}

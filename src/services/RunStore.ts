@@ -1,5 +1,7 @@
 import { FileSystem, Path } from "@effect/platform"
-import { Context, Effect, Layer, Schema } from "effect"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
+import { Effect, Layer, Option, type Redacted, Schema } from "effect"
 import * as crypto from "node:crypto"
 import { fsFailure, StoreError } from "../domain/errors.js"
 import { type AttachmentRecord, Manifest, type RunSettings } from "../domain/manifest.js"
@@ -17,18 +19,8 @@ export interface RunHandle {
   readonly createdAt: Date
 }
 
-export {
-  ATTACHMENTS_DIR,
-  InvalidRunPath,
-  PROMPT_PREVIEW_CHARS,
-  RUN_FILE_PATTERN,
-  RUN_ID_PATTERN,
-  RunFileNotFound,
-  type RunSummary,
-  type RunView
-} from "./runReader.js"
-
-export interface RunStoreShape {
+/** What the store does; `RunStore` is this, as a service. */
+interface RunStoreShape {
   /**
    * Makes a fresh run directory (never reused, also across processes) with its `responses/` folder and
    * its owner record (this process, and the run's settings), which stays until the manifest lands.
@@ -115,10 +107,10 @@ const encodeManifest = Schema.encodeSync(Manifest)
 const manifestText = (manifest: Manifest) => `${JSON.stringify(encodeManifest(manifest), null, 2)}\n`
 const encodeOwner = Schema.encodeSync(OwnerRecord)
 
-const makeRunStore = Effect.gen(function*() {
+/** The store of run directories under `outputDir`; `apiKey` is what no file it writes may hold. */
+const storeAt = Effect.fnUntraced(function*(apiKey: Option.Option<Redacted.Redacted>, outputDir: string) {
   const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
-  const { apiKey, outputDir } = yield* Settings
   // What a run records never holds the key, whatever field it reached (a prompt, a title, an id).
   const redact = makeRedact(apiKey)
   // Ids from one process must sort in creation order even within one millisecond.
@@ -241,7 +233,7 @@ const makeRunStore = Effect.gen(function*() {
       Effect.as(`${ATTACHMENTS_DIR}/${name}`)
     )
 
-  return {
+  const store: RunStoreShape = {
     root: outputDir,
     ...reader,
     createRun,
@@ -258,17 +250,18 @@ const makeRunStore = Effect.gen(function*() {
     writeFinal,
     writeAttachment,
     writeManifest: (run, manifest) => writeRelative(run, "run.json", redact(manifestText(manifest))).pipe(Effect.tap(() => disown(run)))
-  } satisfies RunStoreShape
+  }
+  return store
 })
 
-/** The run directories on disk: one per run, every file written atomically. */
-export class RunStore extends Context.Tag("parallel-llm/RunStore")<RunStore, RunStoreShape>() {
-  /** Run directories under the settings' `outputDir`. The test layer, in memory, is `makeTestRunStore` in test/support. */
-  static readonly layer: Layer.Layer<RunStore, never, Settings | FileSystem.FileSystem | Path.Path> = Layer.effect(
-    RunStore,
-    makeRunStore
-  )
+/** The run directories on disk: one per run, every file written atomically, under the settings' `outputDir`. */
+export class RunStore extends Effect.Service<RunStore>()("parallel-llm/RunStore", {
+  effect: Effect.flatMap(Settings, ({ apiKey, outputDir }) => storeAt(apiKey, outputDir)),
+  dependencies: [NodeFileSystem.layer, NodePath.layer]
+}) {
+  /** The store on disk under `outputDir`, no key to redact. The in-memory double is `makeTestRunStore` in test/support. */
+  static readonly Test = (outputDir: string): Layer.Layer<RunStore> =>
+    Layer.effect(this, Effect.map(storeAt(Option.none(), outputDir), (store) => this.make(store))).pipe(
+      Layer.provide(Layer.merge(NodeFileSystem.layer, NodePath.layer))
+    )
 }
-
-/** The same as `RunStore.layer`. */
-export const layerRunStore = RunStore.layer

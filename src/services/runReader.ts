@@ -4,9 +4,9 @@ import { fsFailure, StoreError } from "../domain/errors.js"
 import { ShallowJson } from "../domain/jsonDepth.js"
 import { Manifest } from "../domain/manifest.js"
 import { decideRunState, OWNER_FILE, OwnerRecord, runIdTime, type RunState } from "../domain/runState.js"
+import { type FileRefused, readFileSafely } from "../domain/safeFile.js"
 import { probePid, thisHost } from "./processProbe.js"
 import { answersIn, newestOf, type RunsDir, sweep } from "./runFolders.js"
-import { type FileRefused, readFileSafely } from "./safeFile.js"
 
 // The read side of the run store: every file is opened once, without following a symlink, and the opened
 // file's real path is checked to be its place in the runs directory, so a symlink placed inside it (even one

@@ -1,39 +1,13 @@
 import { Option } from "effect"
+import { headerCharacterProblem } from "./headerCharacters.js"
 import type { SettingKey } from "./table.js"
 import type { PresetValues, SettingsValue } from "./values.js"
 
 // Checks that need more than one value, made once every setting is read: what each kind cannot see alone.
 // Each returns one line naming where the value came from, or undefined when all is well.
 
-/** `U+2026`: a code point as Unicode writes it. */
-const codePointName = (char: string): string => `U+${(char.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0")}`
-
-/**
- * The first character of `value` outside `allowed` (1-based, counted in characters as a person counts them) and
- * its code point, never the value itself: a key must not be printed.
- */
-const firstOutside = (value: string, allowed: RegExp): { readonly position: number; readonly codePoint: string } | undefined => {
-  let position = 0
-  for (const char of value) {
-    position++
-    if (!allowed.test(char)) return { position, codePoint: codePointName(char) }
-  }
-  return undefined
-}
-
 /** What a key may hold: visible ASCII (an HTTP header carries no other character, and no key has a space). */
 const KEY_CHARACTER = /^[\x21-\x7E]$/
-
-/** What an attribution header (`X-Title`) may hold: printable ASCII, spaces included. */
-export const HEADER_CHARACTER = /^[\x20-\x7E]$/
-
-/** The place and code point of a character a header value cannot carry, for a message. */
-export const headerCharacterProblem = (value: string, allowed: RegExp = HEADER_CHARACTER): string | undefined => {
-  const bad = firstOutside(value, allowed)
-  return bad === undefined
-    ? undefined
-    : `has a character that cannot go in an HTTP header at position ${bad.position} (${bad.codePoint})`
-}
 
 /**
  * The key, already trimmed (a trailing newline from `$(cat file)` or an env file is not part of it): refused when

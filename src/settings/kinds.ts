@@ -1,7 +1,7 @@
 import { Schema } from "effect"
 import { FallbackList, ModelId, ModelList } from "../domain/model.js"
 import { ReasoningEffort } from "../domain/modelOptions.js"
-import { headerCharacterProblem } from "./checks.js"
+import { headerCharacterProblem } from "./headerCharacters.js"
 import { ModelEntries, ModelEntry } from "./modelEntries.js"
 
 /**

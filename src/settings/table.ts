@@ -6,8 +6,6 @@ import { runSettings, runTopic } from "./table/run.js"
 import { serveSettings, serveTopic } from "./table/serve.js"
 import { strategySettings, strategyTopic } from "./table/strategy.js"
 
-export { DEFAULT_BASE_URL, DEFAULT_FALLBACK_SYNTHESIZERS, DEFAULT_MODELS, DEFAULT_SYNTHESIZER } from "./table/models.js"
-
 /**
  * Every user-facing setting, declared once (in the files of ./table/, by topic; the order here is
  * the order of `config`, `get_config` and the README). The key is the config-file key; `field` names the

@@ -6,11 +6,13 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { answeredIn, type BatchResult, defaultResultsPath, parseBatchInput, runBatch } from "../../src/programs/runBatch.js"
+import { parseBatchInput } from "../../src/programs/batchInput.js"
+import { answeredIn, type BatchResult, defaultResultsPath } from "../../src/programs/batchResults.js"
+import { runBatch } from "../../src/programs/runBatch.js"
 import { layerCallGate } from "../../src/services/CallGate.js"
 import { layerOpenRouterClient } from "../../src/services/OpenRouterClient.js"
-import { layerRunStore } from "../../src/services/RunStore.js"
-import { layerSettings } from "../../src/services/Settings.js"
+import { RunStore } from "../../src/services/RunStore.js"
+import { Settings } from "../../src/services/Settings.js"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { realHttpClientLayer, waitUntil } from "../support/realHttpClient.js"
 import { cliEntry, freshDirs, repoRoot, runCli, startCli } from "../support/spawnCli.js"
@@ -284,8 +286,8 @@ describe("runBatch in-process: one bound on calls in flight for all runs", () =>
       concurrency: 3,
       retryBaseDelayMs: 10
     })
-    const layer = Layer.mergeAll(layerOpenRouterClient, layerRunStore, layerCallGate(settings.concurrency)).pipe(
-      Layer.provideMerge(Layer.mergeAll(layerSettings(settings), realHttpClientLayer, NodeFileSystem.layer, NodePath.layer)),
+    const layer = Layer.mergeAll(layerOpenRouterClient, RunStore.DefaultWithoutDependencies, layerCallGate(settings.concurrency)).pipe(
+      Layer.provideMerge(Layer.mergeAll(Settings.Test(settings), realHttpClientLayer, NodeFileSystem.layer, NodePath.layer)),
       Layer.merge(Logger.remove(Logger.defaultLogger))
     )
     // The fake is shared with the tests above, which may still be closing connections: count from a quiet start.

@@ -6,7 +6,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, beforeEach } from "vitest"
 import { layerOpenRouterClient, OpenRouterClient } from "../../src/services/OpenRouterClient.js"
-import { layerSettings } from "../../src/services/Settings.js"
+import { Settings } from "../../src/services/Settings.js"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { connectMcp, serverEnv } from "../support/mcpHarness.js"
 import { realHttpClientLayer } from "../support/realHttpClient.js"
@@ -37,7 +37,7 @@ beforeEach(() => {
 const complete = (stream: boolean) =>
   Effect.flatMap(OpenRouterClient, (client) => client.complete({ model: "local/llama", messages: [{ role: "user", content: "hi" }] })).pipe(
     Effect.provide(layerOpenRouterClient.pipe(
-      Layer.provide(Layer.merge(layerSettings(makeTestSettings({ baseUrl: fake.url, apiKey: Option.none(), stream })), realHttpClientLayer))
+      Layer.provide(Layer.merge(Settings.Test(makeTestSettings({ baseUrl: fake.url, apiKey: Option.none(), stream })), realHttpClientLayer))
     ))
   )
 

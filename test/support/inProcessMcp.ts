@@ -22,7 +22,7 @@ export const serverServices = (
   client: Layer.Layer<OpenRouterClient>,
   logging: Layer.Layer<Logging>
 ): Layer.Layer<ToolServices | Logging> =>
-  Layer.mergeAll(RunStore.layer, client, logging, NodeFileSystem.layer, NodePath.layer).pipe(
+  Layer.mergeAll(RunStore.DefaultWithoutDependencies, client, logging, NodeFileSystem.layer, NodePath.layer).pipe(
     Layer.provideMerge(Layer.mergeAll(settings, NodeFileSystem.layer, NodePath.layer))
   )
 

@@ -8,8 +8,9 @@ import * as path from "node:path"
 import type { StrategyName } from "../../src/domain/strategy.js"
 import { layerCallGate } from "../../src/services/CallGate.js"
 import { layerOpenRouterClient } from "../../src/services/OpenRouterClient.js"
-import { layerRunStore, RunStore } from "../../src/services/RunStore.js"
-import { layerSettings, type SettingsValue } from "../../src/services/Settings.js"
+import { RunStore } from "../../src/services/RunStore.js"
+import { Settings } from "../../src/services/Settings.js"
+import type { SettingsValue } from "../../src/settings/values.js"
 import { realHttpClientLayer } from "./realHttpClient.js"
 
 // What the batch and eval resume tests run in-process on: the real client over loopback, the real run store,
@@ -17,8 +18,8 @@ import { realHttpClientLayer } from "./realHttpClient.js"
 
 /** The services of `batch` or `eval` for `settings`, over `fileSystem` (the node one by default). */
 export const resumeLayerFor = (settings: SettingsValue, fileSystem: Layer.Layer<FileSystem.FileSystem> = NodeFileSystem.layer) =>
-  Layer.mergeAll(layerOpenRouterClient, layerRunStore, layerCallGate(settings.concurrency)).pipe(
-    Layer.provideMerge(Layer.mergeAll(layerSettings(settings), realHttpClientLayer, fileSystem, NodePath.layer)),
+  Layer.mergeAll(layerOpenRouterClient, RunStore.DefaultWithoutDependencies, layerCallGate(settings.concurrency)).pipe(
+    Layer.provideMerge(Layer.mergeAll(Settings.Test(settings), realHttpClientLayer, fileSystem, NodePath.layer)),
     Layer.merge(Logger.remove(Logger.defaultLogger))
   )
 

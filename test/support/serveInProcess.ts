@@ -7,10 +7,10 @@ import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Fiber, Layer, Option, type Tracer } from "effect"
 import { PassThrough } from "node:stream"
 import { serveMcp } from "../../src/mcp/server.js"
-import { layerLogging } from "../../src/services/Logging.js"
+import { Logging } from "../../src/services/Logging.js"
 import { OpenRouterClient } from "../../src/services/OpenRouterClient.js"
-import { layerRunStore } from "../../src/services/RunStore.js"
-import { layerSettings } from "../../src/services/Settings.js"
+import { RunStore } from "../../src/services/RunStore.js"
+import { Settings } from "../../src/services/Settings.js"
 import { makeTestSettings } from "./testSettings.js"
 
 // `serve` on stdio in this process, as a long-lived server runs: `serveMcp` itself (its span, its live runs)
@@ -80,8 +80,8 @@ export const serveInProcess = async (calls: number, options: ServeOptions): Prom
     logLevel: "info"
   })
   let logged = 0
-  const layer = Layer.mergeAll(answering, layerRunStore, layerLogging(settings, [], () => void logged++)).pipe(
-    Layer.provideMerge(Layer.mergeAll(layerSettings(settings), NodeFileSystem.layer, NodePath.layer))
+  const layer = Layer.mergeAll(answering, RunStore.DefaultWithoutDependencies, Logging.Test(settings, [], () => void logged++)).pipe(
+    Layer.provideMerge(Layer.mergeAll(Settings.Test(settings), NodeFileSystem.layer, NodePath.layer))
   )
   const stdin = new PassThrough()
   const stdout = new PassThrough()

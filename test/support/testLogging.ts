@@ -1,7 +1,7 @@
 import { Layer, Option } from "effect"
-import { layerLogging, type LogEntry, type Logging } from "../../src/services/Logging.js"
-import type { LogLevelName } from "../../src/services/Settings.js"
+import { type LogEntry, Logging } from "../../src/services/Logging.js"
+import type { LogLevelName } from "../../src/settings/kinds.js"
 
 /** The Logging service's test layer: every line into `entries`, nothing to stderr or a file. */
 export const layerTestLogging = (entries: Array<LogEntry>, logLevel: LogLevelName = "debug"): Layer.Layer<Logging> =>
-  layerLogging({ logLevel, logFile: Option.none() }, [(entry) => entries.push(entry)], () => undefined).pipe(Layer.orDie)
+  Logging.Test({ logLevel, logFile: Option.none() }, [(entry) => entries.push(entry)], () => undefined).pipe(Layer.orDie)

@@ -29,7 +29,7 @@ export const makeTestRunStore = () => {
   })
   const layer = Layer.succeed(
     RunStore,
-    RunStore.of({
+    RunStore.make({
       root: "/memory",
       listRuns: () => Effect.succeed([]),
       readRunFile: (runId, file) => Effect.succeed(files.get(`${runId}/${file}`) ?? ""),

@@ -1,7 +1,8 @@
 import { Layer, Option, Redacted } from "effect"
 import * as os from "node:os"
 import * as path from "node:path"
-import { Settings, type SettingsValue } from "../../src/services/Settings.js"
+import { Settings } from "../../src/services/Settings.js"
+import type { SettingsValue } from "../../src/settings/values.js"
 
 /** Settings for tests and in-process use: defaults plus overrides, no key needed on loopback. */
 export const makeTestSettings = (overrides: Partial<SettingsValue> = {}): SettingsValue => ({
@@ -61,4 +62,4 @@ export const makeTestSettings = (overrides: Partial<SettingsValue> = {}): Settin
 
 /** The Settings service's test layer. */
 export const layerTestSettings = (overrides: Partial<SettingsValue> = {}): Layer.Layer<Settings> =>
-  Settings.layer(makeTestSettings(overrides))
+  Settings.Test(makeTestSettings(overrides))

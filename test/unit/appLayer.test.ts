@@ -15,8 +15,8 @@ describe("AppLayer", () => {
   it.scoped("builds every service from the settings once, for one entry point", () =>
     Effect.gen(function*() {
       const outputDir = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-app-"))
-      const settings = makeTestSettings({ outputDir })
-      const services = yield* Layer.build(appLayer(Settings.layer(settings)))
+      const settings = Settings.make(makeTestSettings({ outputDir }))
+      const services = yield* Layer.build(appLayer(Layer.succeed(Settings, settings)))
       const store = yield* Effect.provide(RunStore, services)
       expect(store.root).toBe(outputDir)
       expect(yield* Effect.provide(Settings, services)).toBe(settings)

@@ -12,8 +12,9 @@ import { resynthesize } from "../../src/programs/resynthesize.js"
 import { runPipeline } from "../../src/programs/runPipeline.js"
 import { layerOpenRouterClient, OpenRouterClient } from "../../src/services/OpenRouterClient.js"
 import { thisHost } from "../../src/services/processProbe.js"
-import { layerRunStore, RunStore } from "../../src/services/RunStore.js"
-import { layerSettings, type SettingsValue } from "../../src/services/Settings.js"
+import { RunStore } from "../../src/services/RunStore.js"
+import { Settings } from "../../src/services/Settings.js"
+import type { SettingsValue } from "../../src/settings/values.js"
 import { type FakeOpenRouter, type RecordedRequest, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { realHttpClientLayer } from "../support/realHttpClient.js"
 import { makeTestSettings } from "../support/testSettings.js"
@@ -71,8 +72,8 @@ const settingsFor = (overrides: Partial<SettingsValue> = {}) =>
   })
 
 const layerFor = (settings: SettingsValue, logs: Array<string>) =>
-  Layer.mergeAll(layerOpenRouterClient, layerRunStore).pipe(
-    Layer.provideMerge(layerSettings(settings)),
+  Layer.mergeAll(layerOpenRouterClient, RunStore.DefaultWithoutDependencies).pipe(
+    Layer.provideMerge(Settings.Test(settings)),
     Layer.provideMerge(Layer.mergeAll(realHttpClientLayer, NodeFileSystem.layer, NodePath.layer)),
     Layer.merge(Logger.replace(Logger.defaultLogger, Logger.make(({ message }) => logs.push([message].flat().join(" ")))))
   )
@@ -236,8 +237,8 @@ describe("attachments (ask --attach, process_prompt files)", () => {
             keptCatalogue: Effect.succeed(Option.none())
           }))
       ).pipe(Layer.provide(layerOpenRouterClient))
-      const layer = Layer.mergeAll(blindClient, layerRunStore).pipe(
-        Layer.provideMerge(layerSettings(settingsFor())),
+      const layer = Layer.mergeAll(blindClient, RunStore.DefaultWithoutDependencies).pipe(
+        Layer.provideMerge(Settings.Test(settingsFor())),
         Layer.provideMerge(Layer.mergeAll(realHttpClientLayer, NodeFileSystem.layer, NodePath.layer)),
         Layer.merge(Logger.replace(Logger.defaultLogger, Logger.make(({ message }) => logs.push([message].flat().join(" ")))))
       )

@@ -10,8 +10,10 @@ import { checkRunRequest } from "../../src/programs/checkRunRequest.js"
 import { runPipeline } from "../../src/programs/runPipeline.js"
 import { isVariable, perMillion } from "../../src/services/openrouter/response.js"
 import { layerOpenRouterClient, type ModelInfo } from "../../src/services/OpenRouterClient.js"
-import { layerRunStore } from "../../src/services/RunStore.js"
-import { layerSettings, loadSettings, type RawSettings, type SettingsValue } from "../../src/services/Settings.js"
+import { RunStore } from "../../src/services/RunStore.js"
+import { Settings } from "../../src/services/Settings.js"
+import { loadSettings } from "../../src/settings/load.js"
+import type { RawSettings, SettingsValue } from "../../src/settings/values.js"
 import { failureOf } from "../support/failureOf.js"
 import { startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { realHttpClientLayer } from "../support/realHttpClient.js"
@@ -143,7 +145,7 @@ const check = (
 ) =>
   Effect.gen(function*() {
     const client = yield* makeScriptedClient({}, { answer: "fine" }, catalogue)
-    const layer = Layer.mergeAll(client.layer, layerSettings(makeTestSettings(overrides)))
+    const layer = Layer.mergeAll(client.layer, Settings.Test(makeTestSettings(overrides)))
     const result = yield* checkRunRequest(request).pipe(Effect.provide(layer), Effect.either)
     return Either.getLeft(result)
   })
@@ -216,8 +218,8 @@ describe("prices: negative or not a number counts as unpriced", () => {
         maxCost: Option.some(0.000001),
         maxTokens: Option.some(100)
       })
-      const layer = Layer.mergeAll(layerOpenRouterClient, layerRunStore).pipe(
-        Layer.provideMerge(layerSettings(settings)),
+      const layer = Layer.mergeAll(layerOpenRouterClient, RunStore.DefaultWithoutDependencies).pipe(
+        Layer.provideMerge(Settings.Test(settings)),
         Layer.provide(Layer.mergeAll(realHttpClientLayer, NodeFileSystem.layer, NodePath.layer)),
         Layer.merge(Logger.remove(Logger.defaultLogger))
       )

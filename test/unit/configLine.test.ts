@@ -3,7 +3,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { loadSettings } from "../../src/services/Settings.js"
+import { loadSettings } from "../../src/settings/load.js"
 import { makeTempDirs } from "../support/tempDirs.js"
 
 // A config file's error names the line to look at: where the text stops being JSON, or the key at fault.

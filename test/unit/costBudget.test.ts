@@ -9,8 +9,9 @@ import { runPipeline } from "../../src/programs/runPipeline.js"
 import { JUDGE_INSTRUCTIONS } from "../../src/programs/strategies/rank.js"
 import { REFINE_INSTRUCTIONS } from "../../src/programs/strategies/refine.js"
 import { layerOpenRouterClient, type ModelInfo } from "../../src/services/OpenRouterClient.js"
-import { layerRunStore } from "../../src/services/RunStore.js"
-import { layerSettings, type SettingsValue } from "../../src/services/Settings.js"
+import { RunStore } from "../../src/services/RunStore.js"
+import { Settings } from "../../src/services/Settings.js"
+import type { SettingsValue } from "../../src/settings/values.js"
 import { startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { realHttpClientLayer } from "../support/realHttpClient.js"
 import { makeScriptedClient } from "../support/scriptedClient.js"
@@ -29,7 +30,7 @@ const run = (overrides: Partial<SettingsValue>, prompt = "x".repeat(3_000)) =>
   Effect.gen(function*() {
     const client = yield* makeScriptedClient({}, { answer: "fine" }, catalogue)
     const store = makeTestRunStore()
-    const layer = Layer.mergeAll(client.layer, store.layer, layerSettings(makeTestSettings(overrides)))
+    const layer = Layer.mergeAll(client.layer, store.layer, Settings.Test(makeTestSettings(overrides)))
     const exit = yield* runPipeline({ prompt }).pipe(Effect.provide(layer), Effect.either)
     return { exit, requests: yield* Ref.get(client.requests), store }
   })
@@ -123,8 +124,8 @@ describe("the checks before a run (--max-cost, --check-models) over the real cli
         maxTokens: Option.some(100),
         checkModels: true
       })
-      const layer = Layer.mergeAll(layerOpenRouterClient, layerRunStore).pipe(
-        Layer.provideMerge(layerSettings(settings)),
+      const layer = Layer.mergeAll(layerOpenRouterClient, RunStore.DefaultWithoutDependencies).pipe(
+        Layer.provideMerge(Settings.Test(settings)),
         Layer.provide(Layer.mergeAll(realHttpClientLayer, NodeFileSystem.layer, NodePath.layer)),
         Layer.merge(Logger.remove(Logger.defaultLogger))
       )

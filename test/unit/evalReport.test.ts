@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
+import type { EvalResult } from "../../src/programs/eval/evalResults.js"
 import { markdownReport, pairedRows, strategyRows } from "../../src/programs/eval/report.js"
-import type { EvalResult } from "../../src/programs/eval/runEval.js"
 
 const result = (id: string, cost: number | null, runDir: string | null = `/runs/${id}`): EvalResult => ({
   id,

@@ -7,8 +7,9 @@ import * as path from "node:path"
 import type { CandidateRecord } from "../../src/domain/manifest.js"
 import { runPipeline } from "../../src/programs/runPipeline.js"
 import { layerOpenRouterClient } from "../../src/services/OpenRouterClient.js"
-import { layerRunStore } from "../../src/services/RunStore.js"
-import { layerSettings, type SettingsValue } from "../../src/services/Settings.js"
+import { RunStore } from "../../src/services/RunStore.js"
+import { Settings } from "../../src/services/Settings.js"
+import type { SettingsValue } from "../../src/settings/values.js"
 import { type Behavior, type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { realHttpClientLayer } from "../support/realHttpClient.js"
 import { makeTempDirs } from "../support/tempDirs.js"
@@ -46,8 +47,8 @@ const runAgainstFake = (faulty: Behavior | Array<Behavior>, overrides: Partial<S
       stream: true,
       ...overrides
     })
-    const layer = Layer.mergeAll(layerOpenRouterClient, layerRunStore).pipe(
-      Layer.provideMerge(layerSettings(settings)),
+    const layer = Layer.mergeAll(layerOpenRouterClient, RunStore.DefaultWithoutDependencies).pipe(
+      Layer.provideMerge(Settings.Test(settings)),
       Layer.provide(Layer.mergeAll(realHttpClientLayer, NodeFileSystem.layer, NodePath.layer)),
       Layer.merge(Logger.remove(Logger.defaultLogger))
     )

@@ -12,7 +12,8 @@ import { runPipeline } from "../../src/programs/runPipeline.js"
 import { continueRun } from "../../src/programs/thread/continueRun.js"
 import { layerOpenRouterClient } from "../../src/services/OpenRouterClient.js"
 import { RunStore } from "../../src/services/RunStore.js"
-import { layerSettings, type SettingsValue } from "../../src/services/Settings.js"
+import { Settings } from "../../src/services/Settings.js"
+import type { SettingsValue } from "../../src/settings/values.js"
 import { failureOf } from "../support/failureOf.js"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { realHttpClientLayer } from "../support/realHttpClient.js"
@@ -48,8 +49,8 @@ beforeEach(() => {
 })
 
 const layerFor = (overrides: Partial<SettingsValue> = {}) =>
-  Layer.mergeAll(layerOpenRouterClient, RunStore.layer).pipe(
-    Layer.provideMerge(layerSettings(makeTestSettings({
+  Layer.mergeAll(layerOpenRouterClient, RunStore.DefaultWithoutDependencies).pipe(
+    Layer.provideMerge(Settings.Test(makeTestSettings({
       baseUrl: fake.url,
       outputDir: freshDir("runs"),
       models: ["f/one", "f/two"],

@@ -10,7 +10,7 @@ import { runPipeline } from "../../src/programs/runPipeline.js"
 import { continueRun } from "../../src/programs/thread/continueRun.js"
 import { layerOpenRouterClient } from "../../src/services/OpenRouterClient.js"
 import { RunStore } from "../../src/services/RunStore.js"
-import { layerSettings } from "../../src/services/Settings.js"
+import { Settings } from "../../src/services/Settings.js"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { realHttpClientLayer } from "../support/realHttpClient.js"
 import { makeTestSettings } from "../support/testSettings.js"
@@ -38,8 +38,8 @@ afterAll(async () => {
 })
 
 const layerFor = () =>
-  Layer.mergeAll(layerOpenRouterClient, RunStore.layer).pipe(
-    Layer.provideMerge(layerSettings(makeTestSettings({
+  Layer.mergeAll(layerOpenRouterClient, RunStore.DefaultWithoutDependencies).pipe(
+    Layer.provideMerge(Settings.Test(makeTestSettings({
       baseUrl: fake.url,
       models: ["vision/model", "text/model"],
       synthesizer: "t/synth",

@@ -7,8 +7,9 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll } from "vitest"
 import { SettingsError } from "../../src/domain/errors.js"
-import { layerSettings, type RawSettings } from "../../src/services/Settings.js"
+import { Settings } from "../../src/services/Settings.js"
 import { type DegradedSettings, loadDegraded, StartupProblems } from "../../src/settings/degraded.js"
+import type { RawSettings } from "../../src/settings/values.js"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { connectInProcess, serverServices } from "../support/inProcessMcp.js"
 import { connectMcp, serverEnv } from "../support/mcpHarness.js"
@@ -44,7 +45,7 @@ const withServer = <A>(
 ) =>
   Effect.gen(function*() {
     const provider = yield* makeScriptedClient({})
-    const services = serverServices(layerSettings(degraded.loaded.settings), provider.layer, layerTestLogging([])).pipe(
+    const services = serverServices(Settings.Test(degraded.loaded.settings), provider.layer, layerTestLogging([])).pipe(
       Layer.merge(Layer.succeed(StartupProblems, degraded.problems))
     )
     const client = yield* connectInProcess.pipe(Effect.provide(services))

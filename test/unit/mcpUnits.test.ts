@@ -1,8 +1,6 @@
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import * as NodePath from "@effect/platform-node/NodePath"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import type { ServerNotification } from "@modelcontextprotocol/sdk/types.js"
-import { Deferred, Effect, Either, Layer, Option, Redacted, TestClock } from "effect"
+import { Deferred, Effect, Either, Option, Redacted, TestClock } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -15,15 +13,15 @@ import { decodeArguments } from "../../src/mcp/tools/arguments.js"
 import { NoArguments } from "../../src/mcp/tools/fields.js"
 import { tools } from "../../src/mcp/tools/index.js"
 import { ProcessPromptInput } from "../../src/mcp/tools/processPrompt.js"
-import type { RunEvent } from "../../src/programs/runPipeline.js"
-import { PROMPT_PREVIEW_CHARS, RunStore } from "../../src/services/RunStore.js"
-import { layerSettings } from "../../src/services/Settings.js"
-import { makeTestSettings } from "../support/testSettings.js"
+
+import { RunStore } from "../../src/services/RunStore.js"
+
+import type { RunEvent } from "../../src/programs/run/request.js"
+import { PROMPT_PREVIEW_CHARS } from "../../src/services/runReader.js"
 
 // The MCP server's parts without a process: schemas, resource URIs, the run store's reading side, progress.
 
-const storeFor = (outputDir: string) =>
-  RunStore.layer.pipe(Layer.provide(Layer.mergeAll(layerSettings(makeTestSettings({ outputDir })), NodeFileSystem.layer, NodePath.layer)))
+const storeFor = (outputDir: string) => RunStore.Test(outputDir)
 
 const made: Array<string> = []
 const tempDir = () => {

@@ -11,7 +11,9 @@ import { Manifest } from "../../src/domain/manifest.js"
 import { withCallSettings } from "../../src/programs/callSettings.js"
 import { worstCaseCost } from "../../src/programs/checkRunRequest.js"
 import { runPipeline } from "../../src/programs/runPipeline.js"
-import { layerSettings, loadSettings, type SettingsValue } from "../../src/services/Settings.js"
+import { Settings } from "../../src/services/Settings.js"
+import { loadSettings } from "../../src/settings/load.js"
+import type { SettingsValue } from "../../src/settings/values.js"
 import { type FakeOpenRouter, type RecordedRequest, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { connectMcp, serverEnv } from "../support/mcpHarness.js"
 import { cliEntry, freshDirs, repoRoot, runCli } from "../support/spawnCli.js"
@@ -48,7 +50,7 @@ const bodyFor = (model: string): Record<string, unknown> => {
 const run = (overrides: Partial<SettingsValue>, web?: boolean) =>
   runPipeline({ prompt: "What is new?" }).pipe(
     withCallSettings({ web }),
-    Effect.provide(appLayer(layerSettings(makeTestSettings({
+    Effect.provide(appLayer(Settings.Test(makeTestSettings({
       baseUrl: fake.url,
       outputDir: freshDir("runs"),
       models: ["test/alpha", "test/beta"],

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, beforeEach } from "vitest"
 import { httpStatusOf, isTransient, type ProviderError } from "../../src/domain/errors.js"
 import { callModel } from "../../src/programs/callModel.js"
 import { runPipeline } from "../../src/programs/runPipeline.js"
-import { layerLogging, type LogEntry } from "../../src/services/Logging.js"
+import { type LogEntry, Logging } from "../../src/services/Logging.js"
 import {
   type CompletionRequest,
   layerOpenRouterClient,
@@ -17,8 +17,9 @@ import {
   OpenRouterClient,
   parseRetryAfter
 } from "../../src/services/OpenRouterClient.js"
-import { layerRunStore } from "../../src/services/RunStore.js"
-import { layerSettings, type SettingsValue } from "../../src/services/Settings.js"
+import { RunStore } from "../../src/services/RunStore.js"
+import { Settings } from "../../src/services/Settings.js"
+import type { SettingsValue } from "../../src/settings/values.js"
 import { type Behavior, type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { realHttpClientLayer, waitUntil } from "../support/realHttpClient.js"
 import { makeTestSettings } from "../support/testSettings.js"
@@ -54,7 +55,7 @@ const settingsFor = (overrides: Partial<SettingsValue> = {}): SettingsValue =>
 
 /** The real client over the real pooled HTTP client, as main.ts composes it. */
 const clientLayer = (overrides: Partial<SettingsValue> = {}) =>
-  layerOpenRouterClient.pipe(Layer.provide(Layer.merge(layerSettings(settingsFor(overrides)), realHttpClientLayer)))
+  layerOpenRouterClient.pipe(Layer.provide(Layer.merge(Settings.Test(settingsFor(overrides)), realHttpClientLayer)))
 
 const ask = (model: string, extra: Partial<CompletionRequest> = {}): CompletionRequest => ({
   model,
@@ -555,7 +556,7 @@ describe("pooled connections", () => {
       const client = yield* makeOpenRouterClient
       const completion = yield* client.complete(ask("direct/model"))
       expect(completion.content).toBe("Answer from direct/model")
-    }).pipe(Effect.provide(Layer.merge(layerSettings(settingsFor()), realHttpClientLayer))))
+    }).pipe(Effect.provide(Layer.merge(Settings.Test(settingsFor()), realHttpClientLayer))))
 })
 
 /** Every file under `dir`, recursively, with its text. */
@@ -590,10 +591,10 @@ describe("the API key is never logged", () => {
       })
       const entries: Array<LogEntry> = []
       const stderrLines: Array<string> = []
-      const services = Layer.mergeAll(layerOpenRouterClient, layerRunStore).pipe(
-        Layer.provideMerge(layerSettings(settings)),
+      const services = Layer.mergeAll(layerOpenRouterClient, RunStore.DefaultWithoutDependencies).pipe(
+        Layer.provideMerge(Settings.Test(settings)),
         Layer.provide(Layer.mergeAll(realHttpClientLayer, NodeFileSystem.layer, NodePath.layer)),
-        Layer.merge(layerLogging(settings, [(entry) => entries.push(entry)], (line) => stderrLines.push(line)))
+        Layer.merge(Logging.Test(settings, [(entry) => entries.push(entry)], (line) => stderrLines.push(line)))
       )
 
       const result = yield* runPipeline({ prompt: "Where does the key go?" }).pipe(Effect.provide(services))

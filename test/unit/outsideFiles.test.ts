@@ -13,8 +13,9 @@ import { MAX_JSON_DEPTH } from "../../src/domain/jsonDepth.js"
 import { makeFileRoots } from "../../src/mcp/roots.js"
 import { decodeArguments } from "../../src/mcp/tools/arguments.js"
 import { collectAttachments, type CollectOptions } from "../../src/programs/attachments/collect.js"
-import { layerSettings, type SettingsValue } from "../../src/services/Settings.js"
+import { Settings } from "../../src/services/Settings.js"
 import { loadSettings } from "../../src/settings/load.js"
+import type { SettingsValue } from "../../src/settings/values.js"
 import { serverEnv, spawnRawServer, waitFor } from "../support/mcpHarness.js"
 import { makeTempDirs } from "../support/tempDirs.js"
 import { makeTestSettings } from "../support/testSettings.js"
@@ -24,7 +25,7 @@ import { makeTestSettings } from "../support/testSettings.js"
 const tempDir = makeTempDirs("pllm-outside-")
 
 const layerFor = (overrides: Partial<SettingsValue>, logs: Array<string>) =>
-  Layer.mergeAll(layerSettings(makeTestSettings(overrides)), NodeFileSystem.layer, NodePath.layer).pipe(
+  Layer.mergeAll(Settings.Test(makeTestSettings(overrides)), NodeFileSystem.layer, NodePath.layer).pipe(
     Layer.merge(Logger.replace(Logger.defaultLogger, Logger.make(({ message }) => logs.push([message].flat().join(" ")))))
   )
 

@@ -7,8 +7,9 @@ import * as path from "node:path"
 import { Manifest } from "../../src/domain/manifest.js"
 import { withCallSettings } from "../../src/programs/callSettings.js"
 import { runPipeline } from "../../src/programs/runPipeline.js"
-import { layerRunStore } from "../../src/services/RunStore.js"
-import { layerSettings, type SettingsValue } from "../../src/services/Settings.js"
+import { RunStore } from "../../src/services/RunStore.js"
+import { Settings } from "../../src/services/Settings.js"
+import type { SettingsValue } from "../../src/settings/values.js"
 import { makeScriptedClient } from "../support/scriptedClient.js"
 import { makeTempDirs } from "../support/tempDirs.js"
 import { makeTestSettings } from "../support/testSettings.js"
@@ -29,9 +30,9 @@ const layerFor = (overrides: Partial<SettingsValue>) =>
     "test/synth": [{ answer: "synthesized" }]
   }).pipe(
     Effect.map((client) =>
-      Layer.mergeAll(client.layer, layerRunStore).pipe(
+      Layer.mergeAll(client.layer, RunStore.DefaultWithoutDependencies).pipe(
         Layer.provideMerge(
-          layerSettings(makeTestSettings({ outputDir: tempDir(), ...overrides }))
+          Settings.Test(makeTestSettings({ outputDir: tempDir(), ...overrides }))
         ),
         Layer.provide(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer)),
         Layer.merge(Logger.remove(Logger.defaultLogger))

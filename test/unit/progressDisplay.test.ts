@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest"
 import { makeProgressDisplay } from "../../src/cli/progressDisplay.js"
 import type { Manifest } from "../../src/domain/manifest.js"
-import type { RunEvent } from "../../src/programs/runPipeline.js"
+import type { RunEvent } from "../../src/programs/run/request.js"
 
 /** A fake terminal that applies the few escape codes the display uses, so the test reads the screen. */
 const fakeTerminal = (columns = 160) => {

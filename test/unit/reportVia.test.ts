@@ -7,8 +7,10 @@ import { pairsOf } from "../../src/programs/eval/evalPairs.js"
 import { scorers } from "../../src/programs/eval/scorers.js"
 import { runPipeline } from "../../src/programs/runPipeline.js"
 import { REPORT_DELIMITER, STRUCTURED_OUTPUT_PARAMETER } from "../../src/programs/synthesisReply.js"
-import { layerRunStore } from "../../src/services/RunStore.js"
-import { layerSettings, type SettingsValue } from "../../src/services/Settings.js"
+import type { SettingsValue } from "../../src/settings/values.js"
+
+import { RunStore } from "../../src/services/RunStore.js"
+import { Settings } from "../../src/services/Settings.js"
 import { makeScriptedClient } from "../support/scriptedClient.js"
 import { makeTempDirs } from "../support/tempDirs.js"
 import { runToEnd } from "../support/testClock.js"
@@ -36,8 +38,8 @@ const runWith = (overrides: Partial<SettingsValue>, reply: string) =>
       [{ id: "test/synth", supportedParameters: [STRUCTURED_OUTPUT_PARAMETER] }]
     )
     const settings = makeTestSettings({ outputDir: tempDir(), models: ["test/alpha", "test/beta"], ...overrides })
-    const layer = Layer.mergeAll(client.layer, layerRunStore).pipe(
-      Layer.provideMerge(layerSettings(settings)),
+    const layer = Layer.mergeAll(client.layer, RunStore.DefaultWithoutDependencies).pipe(
+      Layer.provideMerge(Settings.Test(settings)),
       Layer.provide(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer)),
       Layer.merge(Logger.remove(Logger.defaultLogger))
     )

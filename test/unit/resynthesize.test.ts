@@ -8,7 +8,7 @@ import { BadRequest } from "../../src/domain/errors.js"
 import { resynthesize } from "../../src/programs/resynthesize.js"
 import { runPipeline } from "../../src/programs/runPipeline.js"
 import { RunStore } from "../../src/services/RunStore.js"
-import { layerSettings } from "../../src/services/Settings.js"
+import { Settings } from "../../src/services/Settings.js"
 import { failureOf } from "../support/failureOf.js"
 import { makeScriptedClient } from "../support/scriptedClient.js"
 import { makeTempDirs } from "../support/tempDirs.js"
@@ -25,8 +25,8 @@ const setup = Effect.gen(function*() {
     "test/judge": [{ answer: "second synthesis", cost: 0.02 }]
   })
   const settings = makeTestSettings({ outputDir: tempDir() })
-  const layer = Layer.mergeAll(client.layer, RunStore.layer).pipe(
-    Layer.provideMerge(layerSettings(settings)),
+  const layer = Layer.mergeAll(client.layer, RunStore.DefaultWithoutDependencies).pipe(
+    Layer.provideMerge(Settings.Test(settings)),
     Layer.provide(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer)),
     Layer.merge(Logger.remove(Logger.defaultLogger))
   )

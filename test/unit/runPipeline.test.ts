@@ -10,9 +10,11 @@ import { BadRequest, ProviderFailure, Unauthorized } from "../../src/domain/erro
 import { Manifest } from "../../src/domain/manifest.js"
 import { REPORT_INSTRUCTIONS, SYNTHESIZER_INSTRUCTIONS } from "../../src/programs/buildSynthesisPrompt.js"
 import { withCallSettings } from "../../src/programs/callSettings.js"
-import { type RunEvent, runPipeline } from "../../src/programs/runPipeline.js"
-import { layerRunStore, RunStore, type RunStoreShape } from "../../src/services/RunStore.js"
-import { layerSettings, type SettingsValue } from "../../src/services/Settings.js"
+import type { RunEvent } from "../../src/programs/run/request.js"
+import { runPipeline } from "../../src/programs/runPipeline.js"
+import { RunStore } from "../../src/services/RunStore.js"
+import { Settings } from "../../src/services/Settings.js"
+import type { SettingsValue } from "../../src/settings/values.js"
 import { failureOf } from "../support/failureOf.js"
 import { makeScriptedClient, type Step } from "../support/scriptedClient.js"
 import { makeTempDirs } from "../support/tempDirs.js"
@@ -26,8 +28,8 @@ const setup = (script: Record<string, ReadonlyArray<Step>>, overrides: Partial<S
   Effect.gen(function*() {
     const client = yield* makeScriptedClient(script)
     const settings = makeTestSettings({ outputDir: tempDir(), retryBaseDelayMs: 1, ...overrides })
-    const layer = Layer.mergeAll(client.layer, layerRunStore).pipe(
-      Layer.provideMerge(layerSettings(settings)),
+    const layer = Layer.mergeAll(client.layer, RunStore.DefaultWithoutDependencies).pipe(
+      Layer.provideMerge(Settings.Test(settings)),
       Layer.provide(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer)),
       Layer.merge(Logger.remove(Logger.defaultLogger))
     )
@@ -36,7 +38,7 @@ const setup = (script: Record<string, ReadonlyArray<Step>>, overrides: Partial<S
 
 /** The real run store with `writeResponse` changed: to hold a write back, or make it fail. */
 const storeWithResponses = (
-  writeResponse: (real: RunStoreShape["writeResponse"]) => RunStoreShape["writeResponse"]
+  writeResponse: (real: RunStore["writeResponse"]) => RunStore["writeResponse"]
 ): Layer.Layer<RunStore, never, RunStore> =>
   Layer.effect(RunStore, Effect.map(RunStore, (real) => ({ ...real, writeResponse: writeResponse(real.writeResponse) })))
 
@@ -74,8 +76,8 @@ const layerOnFullDisk = (settings: SettingsValue, full: (file: string) => boolea
             : real.writeFileString(file, data, options)
       }))
     ).pipe(Layer.provide(NodeFileSystem.layer))
-    return Layer.mergeAll(client.layer, layerRunStore).pipe(
-      Layer.provideMerge(layerSettings(settings)),
+    return Layer.mergeAll(client.layer, RunStore.DefaultWithoutDependencies).pipe(
+      Layer.provideMerge(Settings.Test(settings)),
       Layer.provide(Layer.mergeAll(fullDisk, NodePath.layer)),
       Layer.merge(Logger.remove(Logger.defaultLogger))
     )
@@ -401,7 +403,7 @@ describe("runPipeline", () => {
         RunStore,
         Effect.map(RunStore, (real) => ({
           ...real,
-          writeOwner: (...args: Parameters<RunStoreShape["writeOwner"]>) =>
+          writeOwner: (...args: Parameters<RunStore["writeOwner"]>) =>
             Deferred.await(release).pipe(Effect.zipRight(real.writeOwner(...args)))
         }))
       )

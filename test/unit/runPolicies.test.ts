@@ -1,7 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Option, TestClock } from "effect"
 import { runPipeline } from "../../src/programs/runPipeline.js"
-import { layerSettings, type SettingsValue } from "../../src/services/Settings.js"
+import { Settings } from "../../src/services/Settings.js"
+import type { SettingsValue } from "../../src/settings/values.js"
 import { makeScriptedClient, type Step } from "../support/scriptedClient.js"
 import { makeTestRunStore } from "../support/testRunStore.js"
 import { makeTestSettings } from "../support/testSettings.js"
@@ -23,7 +24,7 @@ const runWith = (overrides: Partial<SettingsValue>, script = profile) =>
     const client = yield* makeScriptedClient(script)
     const store = makeTestRunStore()
     const settings = makeTestSettings({ models, synthesizer: "p/synth", ...overrides })
-    const layer = Layer.mergeAll(client.layer, store.layer, layerSettings(settings))
+    const layer = Layer.mergeAll(client.layer, store.layer, Settings.Test(settings))
     const fiber = yield* runPipeline({ prompt: "p" }).pipe(Effect.provide(layer), Effect.fork)
     yield* TestClock.adjust(1_000_000)
     const result = yield* Fiber.join(fiber)

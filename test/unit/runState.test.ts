@@ -1,7 +1,5 @@
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import * as NodePath from "@effect/platform-node/NodePath"
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect } from "effect"
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -10,14 +8,11 @@ import type { Manifest, RunSettings } from "../../src/domain/manifest.js"
 import { decideRunState, FOREIGN_RUN_STALE_MS, type OwnerRecord, UNOWNED_RUN_STALE_MS } from "../../src/domain/runState.js"
 import { readRunWithManifest } from "../../src/programs/recoverRun.js"
 import { RunStore } from "../../src/services/RunStore.js"
-import { layerSettings } from "../../src/services/Settings.js"
-import { makeTestSettings } from "../support/testSettings.js"
 
 // Item 5 of issue 13: each run records its owner while it is live, and readers tell a run whose
 // writer died (`interrupted`) from one still going; nothing is read outside the runs directory.
 
-const storeFor = (outputDir: string) =>
-  RunStore.layer.pipe(Layer.provide(Layer.mergeAll(layerSettings(makeTestSettings({ outputDir })), NodeFileSystem.layer, NodePath.layer)))
+const storeFor = (outputDir: string) => RunStore.Test(outputDir)
 
 const made: Array<string> = []
 const tempDir = () => {

@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { readFileSafely, type SafeReadOptions } from "../../src/services/safeFile.js"
+import { readFileSafely, type SafeReadOptions } from "../../src/domain/safeFile.js"
 import { makeTempDirs } from "../support/tempDirs.js"
 
 // Issue 23, findings 1, 2 and 4: the one reader of files from outside opens once, checks what it opened, and

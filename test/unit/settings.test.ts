@@ -6,20 +6,13 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll } from "vitest"
 import { SettingsError } from "../../src/domain/errors.js"
-import {
-  DEFAULT_BASE_URL,
-  DEFAULT_FALLBACK_SYNTHESIZERS,
-  DEFAULT_MODELS,
-  DEFAULT_SYNTHESIZER,
-  defaultOutputDir,
-  describeSettings,
-  isLoopbackUrl,
-  loadSettings,
-  MAX_CONFIG_FILE_BYTES,
-  type RawSettings,
-  settingsTable
-} from "../../src/services/Settings.js"
+import { describeSettings } from "../../src/settings/describe.js"
+import { loadSettings, MAX_CONFIG_FILE_BYTES } from "../../src/settings/load.js"
+import { defaultOutputDir, isLoopbackUrl } from "../../src/settings/paths.js"
 import { patchSettings, perCallKeys } from "../../src/settings/perCall.js"
+import { settingsTable } from "../../src/settings/table.js"
+import { DEFAULT_BASE_URL, DEFAULT_FALLBACK_SYNTHESIZERS, DEFAULT_MODELS, DEFAULT_SYNTHESIZER } from "../../src/settings/table/models.js"
+import type { RawSettings } from "../../src/settings/values.js"
 import { makeTestSettings } from "../support/testSettings.js"
 
 const KEY = "sk-or-v1-SETTINGS-SECRET-0123456789abcdef"

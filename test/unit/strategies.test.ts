@@ -7,11 +7,13 @@ import { afterAll, beforeAll, beforeEach } from "vitest"
 import { appLayer } from "../../src/AppLayer.js"
 import { Manifest } from "../../src/domain/manifest.js"
 import { withCallSettings } from "../../src/programs/callSettings.js"
-import { type RunEvent, runPipeline, type RunRequest } from "../../src/programs/runPipeline.js"
+import type { RunEvent, RunRequest } from "../../src/programs/run/request.js"
+import { runPipeline } from "../../src/programs/runPipeline.js"
 import { JUDGE_INSTRUCTIONS } from "../../src/programs/strategies/rank.js"
 import { REFINE_INSTRUCTIONS } from "../../src/programs/strategies/refine.js"
-import { Settings, type SettingsValue } from "../../src/services/Settings.js"
+import { Settings } from "../../src/services/Settings.js"
 import type { PerCallValues } from "../../src/settings/perCall.js"
+import type { SettingsValue } from "../../src/settings/values.js"
 import { failureOf } from "../support/failureOf.js"
 import { type FakeOpenRouter, type RecordedRequest, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { waitUntil } from "../support/realHttpClient.js"
@@ -48,7 +50,7 @@ const run = ({ deadline, models, rounds, strategy, ...request }: RunRequest & Pe
   })
   return runPipeline(request).pipe(
     withCallSettings({ deadline, models, rounds, strategy }),
-    Effect.provide(appLayer(Settings.layer(settings))),
+    Effect.provide(appLayer(Settings.Test(settings))),
     Effect.provide(Logger.remove(Logger.defaultLogger))
   )
 }

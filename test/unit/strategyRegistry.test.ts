@@ -5,12 +5,15 @@ import * as path from "node:path"
 import { Manifest } from "../../src/domain/manifest.js"
 import { type StrategyName, strategyNames } from "../../src/domain/strategy.js"
 import { withCallSettings } from "../../src/programs/callSettings.js"
-import { runPipeline, type RunRequest } from "../../src/programs/runPipeline.js"
+import { runPipeline } from "../../src/programs/runPipeline.js"
 import { rank } from "../../src/programs/strategies/rank.js"
 import { refine } from "../../src/programs/strategies/refine.js"
 import { registry } from "../../src/programs/strategies/registry.js"
 import { synthesize } from "../../src/programs/strategies/synthesize.js"
-import { layerSettings, type SettingsValue } from "../../src/services/Settings.js"
+import type { SettingsValue } from "../../src/settings/values.js"
+
+import type { RunRequest } from "../../src/programs/run/request.js"
+import { Settings } from "../../src/services/Settings.js"
 import type { PerCallValues } from "../../src/settings/perCall.js"
 import { makeScriptedClient } from "../support/scriptedClient.js"
 import { recordOf } from "../support/strategyRecord.js"
@@ -98,7 +101,7 @@ const runWith = (request: RunRequest, overrides: Partial<SettingsValue> = {}, ca
     const runSettings = settings({ retryBaseDelayMs: 1, ...overrides })
     const result = yield* runPipeline(request).pipe(
       withCallSettings(call),
-      Effect.provide(Layer.mergeAll(client.layer, store.layer, layerSettings(runSettings)))
+      Effect.provide(Layer.mergeAll(client.layer, store.layer, Settings.Test(runSettings)))
     )
     const asked = (yield* Ref.get(client.requests)).map((r) => r.model)
     return { result, asked, store }

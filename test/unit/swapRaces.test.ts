@@ -11,8 +11,8 @@ import { type Attachment, sha256Of } from "../../src/programs/attachments/attach
 import { collectAttachments } from "../../src/programs/attachments/collect.js"
 import { saveAttachments } from "../../src/programs/attachments/plan.js"
 import { makeRunWrites } from "../../src/programs/run/writes.js"
-import { layerRunStore, RunStore } from "../../src/services/RunStore.js"
-import { layerSettings } from "../../src/services/Settings.js"
+import { RunStore } from "../../src/services/RunStore.js"
+import { Settings } from "../../src/services/Settings.js"
 import { makeTempDirs } from "../support/tempDirs.js"
 import { makeTestSettings } from "../support/testSettings.js"
 
@@ -24,8 +24,8 @@ const tempDir = makeTempDirs("pllm-race-")
 const RUN_ID = "20260101-000000-000-abcdef12"
 
 const layerFor = (outputDir: string) =>
-  Layer.mergeAll(layerRunStore, NodeFileSystem.layer, NodePath.layer).pipe(
-    Layer.provideMerge(Layer.mergeAll(layerSettings(makeTestSettings({ outputDir })), NodeFileSystem.layer, NodePath.layer)),
+  Layer.mergeAll(RunStore.DefaultWithoutDependencies, NodeFileSystem.layer, NodePath.layer).pipe(
+    Layer.provideMerge(Layer.mergeAll(Settings.Test(makeTestSettings({ outputDir })), NodeFileSystem.layer, NodePath.layer)),
     Layer.merge(Logger.remove(Logger.defaultLogger))
   )
 
@@ -157,8 +157,8 @@ describe("bounded writes", () => {
         expect(fs.readdirSync(path.join(run.dir, "attachments"))).toHaveLength(200)
       })).pipe(
         Effect.provide(
-          layerRunStore.pipe(
-            Layer.provideMerge(Layer.mergeAll(layerSettings(makeTestSettings({ outputDir })), counting, NodePath.layer))
+          RunStore.DefaultWithoutDependencies.pipe(
+            Layer.provideMerge(Layer.mergeAll(Settings.Test(makeTestSettings({ outputDir })), counting, NodePath.layer))
           )
         )
       )

@@ -10,8 +10,8 @@ import { withCallSettings } from "../../src/programs/callSettings.js"
 import { listedUnwritten, UNWRITTEN_LISTED } from "../../src/programs/run/writes.js"
 import { runPipeline } from "../../src/programs/runPipeline.js"
 import { layerOpenRouterClient } from "../../src/services/OpenRouterClient.js"
-import { layerRunStore } from "../../src/services/RunStore.js"
-import { layerSettings } from "../../src/services/Settings.js"
+import { RunStore } from "../../src/services/RunStore.js"
+import { Settings } from "../../src/services/Settings.js"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { realHttpClientLayer } from "../support/realHttpClient.js"
 import { recordOf } from "../support/strategyRecord.js"
@@ -80,8 +80,8 @@ describe("a full disk while the judges rank", () => {
       synthesizer: "test/synth",
       retries: 0
     })
-    const layer = Layer.mergeAll(layerOpenRouterClient, layerRunStore).pipe(
-      Layer.provideMerge(layerSettings(settings)),
+    const layer = Layer.mergeAll(layerOpenRouterClient, RunStore.DefaultWithoutDependencies).pipe(
+      Layer.provideMerge(Settings.Test(settings)),
       Layer.provide(Layer.mergeAll(
         realHttpClientLayer,
         failingWrites({ "responses/01-test-alpha.md": 1, "responses/02-test-beta.md": 1, "rankings/02-test-beta.md": 2 }),

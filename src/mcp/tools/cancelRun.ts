@@ -7,7 +7,7 @@ import { defineTool } from "./tool.js"
 
 export const CancelRunInput = Schema.Struct({ runId: RunId })
 
-export const cancelRun = defineTool({
+export const cancelRunTool = defineTool({
   name: "cancel_run",
   title: "Cancel a running run",
   description: "Stops a run: model calls still going are aborted, answers received are kept (resynthesize merges them). " +

@@ -4,7 +4,7 @@ import { continueRun as continueThread } from "../../programs/thread/continueRun
 import { perCallFields } from "../../settings/perCall.js"
 import { Files, Prompt, RunId, Wait } from "./fields.js"
 import { attachmentsOf } from "./processPrompt.js"
-import { runFailure, startRun } from "./runs.js"
+import { runFailure, startToolRun } from "./runs.js"
 import { defineTool } from "./tool.js"
 
 export const ContinueRunInput = Schema.Struct({
@@ -16,7 +16,7 @@ export const ContinueRunInput = Schema.Struct({
   ...perCallFields("preset")
 })
 
-export const continueRun = defineTool({
+export const continueRunTool = defineTool({
   name: "continue_run",
   title: "Ask a follow-up question",
   description: "Asks a finished run a follow-up question; every model sees the conversation so far. Makes a new run; " +
@@ -26,7 +26,7 @@ export const continueRun = defineTool({
   needs: ["settings", "key", "outputDir"],
   tasks: true,
   run: ({ files, prompt, runId, wait, ...settings }, context) =>
-    startRun(
+    startToolRun(
       context,
       wait,
       (onEvent) =>

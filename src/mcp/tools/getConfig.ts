@@ -1,8 +1,8 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Schema } from "effect"
-import { describeSettings, Settings } from "../../services/Settings.js"
+import { Settings } from "../../services/Settings.js"
 import { StartupProblems } from "../../settings/degraded.js"
-import { SettingsDescription } from "../../settings/describe.js"
+import { describeSettings, SettingsDescription } from "../../settings/describe.js"
 import { text } from "../results.js"
 import { NoArguments } from "./fields.js"
 import { defineTool } from "./tool.js"
@@ -13,7 +13,7 @@ export const GetConfigOutput = SettingsDescription.annotations({
 })
 export type GetConfigOutput = typeof GetConfigOutput.Type
 
-export const getConfig = defineTool({
+export const getConfigTool = defineTool({
   name: "get_config",
   title: "Show the effective settings",
   description: "The server's effective settings (never the API key), or what stops it from working.",

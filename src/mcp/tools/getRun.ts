@@ -6,7 +6,7 @@ import { defineTool } from "./tool.js"
 
 export const GetRunInput = Schema.Struct({ runId: RunId, wait: Schema.optionalWith(Wait, { exact: true }) })
 
-export const getRun = defineTool({
+export const getRunTool = defineTool({
   name: "get_run",
   title: "Wait for a run and get its answer",
   description: "Waits up to `wait` seconds for a run, then returns it as process_prompt does (or \"running\" again). " +

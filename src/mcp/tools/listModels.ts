@@ -45,7 +45,7 @@ export const ListModelsOutput = Schema.Struct({
 })
 export type ListModelsOutput = typeof ListModelsOutput.Type
 
-export const listModels = defineTool({
+export const listModelsTool = defineTool({
   name: "list_models",
   title: "List the configured models",
   description: "The configured candidates, synthesizer and fallbacks as the provider lists them (context length, USD per " +

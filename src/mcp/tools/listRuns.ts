@@ -43,7 +43,7 @@ export const ListRunsOutput = Schema.Struct({
 })
 export type ListRunsOutput = typeof ListRunsOutput.Type
 
-export const listRuns = defineTool({
+export const listRunsTool = defineTool({
   name: "list_runs",
   title: "List recent runs",
   description: "Recent runs, newest first: id, status, answered/total, duration, cost, the prompt's start, the answer's resource.",

@@ -5,7 +5,7 @@ import { runPipeline } from "../../programs/runPipeline.js"
 import { perCallFields } from "../../settings/perCall.js"
 import { RunOutput } from "../runOutput.js"
 import { Files, Prompt, Wait } from "./fields.js"
-import { runFailure, startRun } from "./runs.js"
+import { runFailure, startToolRun } from "./runs.js"
 import { defineTool, type ToolContext } from "./tool.js"
 
 export const ProcessPromptInput = Schema.Struct({
@@ -24,7 +24,7 @@ export const attachmentsOf = (files: ReadonlyArray<string> | undefined, context:
     ? Effect.succeed([])
     : Effect.flatMap(context.fileRoots, (roots) => collectAttachments(files, { base: roots.base, allowed: roots.allowed, what: "files" }))
 
-export const processPrompt = defineTool({
+export const processPromptTool = defineTool({
   name: "process_prompt",
   title: "Ask several LLMs and synthesize",
   description: "Asks several LLMs the same prompt at once; returns one synthesized answer and where they disagree. " +
@@ -36,7 +36,7 @@ export const processPrompt = defineTool({
   needs: ["settings", "key", "outputDir"],
   tasks: true,
   run: ({ files, prompt, wait, ...settings }, context) =>
-    startRun(
+    startToolRun(
       context,
       wait,
       (onEvent) =>

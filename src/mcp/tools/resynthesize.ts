@@ -1,8 +1,8 @@
 import { Effect, Schema } from "effect"
-import { resynthesize as resynthesizeRun } from "../../programs/resynthesize.js"
+import { resynthesize } from "../../programs/resynthesize.js"
 import { perCallFields } from "../../settings/perCall.js"
 import { RunId, Wait } from "./fields.js"
-import { runFailure, startRun } from "./runs.js"
+import { runFailure, startToolRun } from "./runs.js"
 import { defineTool } from "./tool.js"
 
 export const ResynthesizeInput = Schema.Struct({
@@ -12,7 +12,7 @@ export const ResynthesizeInput = Schema.Struct({
   wait: Schema.optionalWith(Wait, { exact: true })
 })
 
-export const resynthesize = defineTool({
+export const resynthesizeTool = defineTool({
   name: "resynthesize",
   title: "Synthesize a past run again",
   description: "Merges a past run's stored answers again (even a failed or cancelled one), optionally with another " +
@@ -22,9 +22,9 @@ export const resynthesize = defineTool({
   needs: ["settings", "key", "outputDir"],
   tasks: true,
   run: (input, context) =>
-    startRun(
+    startToolRun(
       context,
       input.wait,
-      (onEvent) => resynthesizeRun({ runId: input.runId, synthesizer: input.synthesizer, onEvent }).pipe(Effect.mapError(runFailure))
+      (onEvent) => resynthesize({ runId: input.runId, synthesizer: input.synthesizer, onEvent }).pipe(Effect.mapError(runFailure))
     )
 })

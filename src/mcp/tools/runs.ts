@@ -2,11 +2,11 @@ import type { CallToolResult, CreateTaskResult, Task } from "@modelcontextprotoc
 import { Clock, Deferred, Duration, Effect, Either } from "effect"
 import type { StoreError } from "../../domain/errors.js"
 import { formatSeconds } from "../../domain/format.js"
-import type { RunEvent, RunResult } from "../../programs/runPipeline.js"
+import type { RunEvent, RunResult } from "../../programs/run/request.js"
 import { Settings } from "../../services/Settings.js"
 import type { LiveRun, RunFailure } from "../liveRuns.js"
 import { errorResult, finishedResult, type ResultOptions, runningResult } from "../results.js"
-import { liveView, readRunView, type RunView, type UnknownRun } from "../runView.js"
+import { liveView, type McpRunView, readRunView, type UnknownRun } from "../runView.js"
 import type { ToolContext, ToolServices } from "./tool.js"
 
 // What the run-shaped tools share: start a run that belongs to the server, wait for it a while, and
@@ -18,7 +18,7 @@ const DISK_POLL = Duration.seconds(1)
 export const resultOptions = Effect.map(Settings, (settings): ResultOptions => ({ resourceLinks: settings.resourceLinks }))
 
 /** The tool result for a run as it stands. */
-export const resultOfView = (view: RunView, options: ResultOptions, nowMs: number): Effect.Effect<CallToolResult> => {
+export const resultOfView = (view: McpRunView, options: ResultOptions, nowMs: number): Effect.Effect<CallToolResult> => {
   switch (view._tag) {
     case "Finished":
       return finishedResult(view, options)
@@ -95,7 +95,7 @@ export const waitMsOf = (wait: number | undefined) =>
  * call) or waits for it. A cancel of the call while it waits cancels the run (the user stopped it);
  * a call that already answered `running` leaves the run alone.
  */
-export const startRun = (
+export const startToolRun = (
   context: ToolContext,
   wait: number | undefined,
   makeRun: (onEvent: (event: RunEvent) => Effect.Effect<void>) => Effect.Effect<RunResult, RunFailure, ToolServices>

@@ -1,8 +1,8 @@
 import type { FileSystem, Path } from "@effect/platform"
 import { Effect } from "effect"
 import ignore, { type Ignore } from "ignore"
+import { isInsidePath as isInside, readTextSafely } from "../../domain/safeFile.js"
 import { stripControl } from "../../domain/text.js"
-import { isInsidePath as isInside, readTextSafely } from "../../services/safeFile.js"
 
 /** A `.gitignore` is a few kilobytes; a larger one is not read (nor one that is a link, as git itself does). */
 const GITIGNORE_MAX_BYTES = 1024 * 1024

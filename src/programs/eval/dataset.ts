@@ -2,7 +2,8 @@ import { Effect, Either, ParseResult, Schema } from "effect"
 import * as crypto from "node:crypto"
 import { fileURLToPath } from "node:url"
 import { UsageError } from "../../domain/errors.js"
-import { readTextSafely, USER_FILE_READ } from "../../services/safeFile.js"
+import { readTextSafely, USER_FILE_READ } from "../../domain/safeFile.js"
+import { oneLine } from "../../domain/text.js"
 import { fromGsm8k, Gsm8kLine } from "./gsm8k.js"
 import { answerProblem, type ScorerName } from "./scorers.js"
 
@@ -56,8 +57,6 @@ export const builtinDatasets: Readonly<
 > = {
   gsm8k: { file: new URL("../../../data/gsm8k-frozen-candidates.jsonl", import.meta.url), format: "gsm8k", scorer: "numeric" }
 }
-
-const oneLine = (text: string) => text.replace(/\s+/g, " ").trim()
 
 const issuesText = (error: ParseResult.ParseError): string =>
   ParseResult.ArrayFormatter.formatErrorSync(error)

@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import * as path from "node:path"
 import type { StrategyName } from "../../domain/strategy.js"
-import type { SettingsValue } from "../../services/Settings.js"
+import type { SettingsValue } from "../../settings/values.js"
 import { modelCallOptions, sentOptions } from "../run/callPlan.js"
 import type { StrategyPlan } from "../run/started.js"
 import { registry } from "../strategies/registry.js"

@@ -1,8 +1,9 @@
 import { Cause, Effect, Option, Schema } from "effect"
 import * as path from "node:path"
 import type { Manifest } from "../../domain/manifest.js"
-import { readTextSafely, RUN_FILE_READ } from "../../services/safeFile.js"
-import type { RunResult } from "../runPipeline.js"
+import { readTextSafely, RUN_FILE_READ } from "../../domain/safeFile.js"
+import { oneLine } from "../../domain/text.js"
+import type { RunResult } from "../run/request.js"
 import type { Scorer, ScorerName } from "./scorers.js"
 
 // The results file of an eval: its lines, how a run becomes one, and how an earlier one is read back.
@@ -54,8 +55,6 @@ export const defaultEvalResultsPath = (datasetFile: string, builtin: string | un
     : datasetFile.endsWith(".jsonl")
     ? `${datasetFile.slice(0, -".jsonl".length)}.eval.jsonl`
     : `${datasetFile}.eval.jsonl`
-
-export const oneLine = (text: string) => text.replace(/\s+/g, " ").trim()
 
 /** Every synthesizer failed and the run fell back to a candidate's answer: that is no answer of the strategy. */
 export const fellBackToCandidate = (manifest: Manifest): boolean => manifest.synthesis?.fallbackToCandidate !== undefined

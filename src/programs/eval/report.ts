@@ -1,7 +1,7 @@
 import { formatUsd, roundUsd } from "../../domain/format.js"
 import { stripControl } from "../../domain/text.js"
 import type { Baselines, perItemBaselines } from "./baselines.js"
-import type { EvalResult } from "./runEval.js"
+import type { EvalResult } from "./evalResults.js"
 import { type Accuracy, accuracyOf, mean, median, type Paired, pairedOf } from "./stats.js"
 
 // The eval's report: one row per baseline and per strategy, as JSON and as a Markdown table.

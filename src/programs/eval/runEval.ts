@@ -1,15 +1,18 @@
 import { Clock, Effect, Exit, Ref } from "effect"
 import { type StoreError, UsageError } from "../../domain/errors.js"
 import { roundUsd } from "../../domain/format.js"
+import { readTextSafely, USER_FILE_READ } from "../../domain/safeFile.js"
 import type { StrategyName } from "../../domain/strategy.js"
-import { readTextSafely, USER_FILE_READ } from "../../services/safeFile.js"
-import { Settings, type SettingsValue } from "../../services/Settings.js"
+import { Settings } from "../../services/Settings.js"
+import type { SettingsValue } from "../../settings/values.js"
 import { openResultsFile } from "../batchResults.js"
 import { checkRunRequest } from "../checkRunRequest.js"
 import { resynthesize } from "../resynthesize.js"
+import type { RunEvent, RunResult } from "../run/request.js"
 import type { BatchProgress } from "../runBatch.js"
-import type { RunEvent, RunResult } from "../runPipeline.js"
+
 import { registry } from "../strategies/registry.js"
+
 import type { EvalItem } from "./dataset.js"
 import { type EvalPair, pairsOf, reuseEarlier, staleRuns } from "./evalPairs.js"
 import { type EvalResult, failureText, keyOf, lastResults, resultOf } from "./evalResults.js"
@@ -19,8 +22,6 @@ import { asksCandidates, evalPlan, runStrategy } from "./strategies.js"
 
 // Runs every selected item through every strategy, a few runs at a time, and appends one result line per
 // run to the results file the moment it ends, so that a second pass pays nothing for what is done.
-
-export { defaultEvalResultsPath, EvalResult, lastResults } from "./evalResults.js"
 
 export type EvalProgress = BatchProgress & { readonly correct: number }
 
@@ -187,7 +188,7 @@ const runPair = (settings: SettingsValue, scorer: Scorer, recorder: Recorder) =>
       const run = interrupted !== undefined
         ? resynthesize({ runId: interrupted, onEvent })
         : runStrategy(pair.strategy, pair.item, settings.models, onEvent)
-      const exit = yield* restore(run.pipe(Effect.provideService(Settings, runSettings))).pipe(Effect.exit)
+      const exit = yield* restore(run.pipe(Effect.provideService(Settings, Settings.make(runSettings)))).pipe(Effect.exit)
       const result: EvalResult = Exit.isSuccess(exit)
         ? resultOf(pair.base, exit.value, scorer)
         : {

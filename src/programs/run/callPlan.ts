@@ -1,7 +1,7 @@
 import { Option } from "effect"
 import type { SentOptions } from "../../domain/modelOptions.js"
 import type { CompletionRequest } from "../../services/OpenRouterClient.js"
-import type { SettingsValue } from "../../services/Settings.js"
+import type { SettingsValue } from "../../settings/values.js"
 import type { AttachmentPlan } from "../attachments/plan.js"
 import { userMessageOf } from "../attachments/plan.js"
 import { type Thread, threadMessages } from "../thread/turns.js"

@@ -18,7 +18,7 @@ import type { CandidateOutcome } from "./fanOut.js"
 // what it cost. Pure, from the run's state.
 
 /** What a run knows while it goes: each candidate's record, the synthesis, the answer. */
-export interface RunState {
+export interface RunTally {
   readonly candidates: ReadonlyArray<CandidateRecord | undefined>
   /** Attempts started per candidate, so a cancelled candidate's record is still truthful. */
   readonly attempts: ReadonlyArray<number>
@@ -32,7 +32,7 @@ export interface RunState {
   readonly report?: Report | undefined
 }
 
-export const initialState = (models: ReadonlyArray<string>, strategy?: StrategyRecord): RunState => ({
+export const initialState = (models: ReadonlyArray<string>, strategy?: StrategyRecord): RunTally => ({
   candidates: models.map(() => undefined),
   attempts: models.map(() => 0),
   synthesis: undefined,
@@ -41,12 +41,12 @@ export const initialState = (models: ReadonlyArray<string>, strategy?: StrategyR
   strategy
 })
 
-export const withOutcome = (outcome: CandidateOutcome) => (s: RunState): RunState => ({
+export const withOutcome = (outcome: CandidateOutcome) => (s: RunTally): RunTally => ({
   ...s,
   candidates: s.candidates.map((c, i) => (i === outcome.index ? outcome.record : c))
 })
 
-export const withAttempt = (index: number, attempt: number) => (s: RunState): RunState => ({
+export const withAttempt = (index: number, attempt: number) => (s: RunTally): RunTally => ({
   ...s,
   attempts: s.attempts.map((n, i) => (i === index ? attempt : n))
 })
@@ -83,7 +83,7 @@ export const sumUsage = (
   }
 }
 
-export const statusOf = (state: RunState, interrupted: boolean): RunStatus => {
+export const statusOf = (state: RunTally, interrupted: boolean): RunStatus => {
   if (state.final === undefined) return interrupted ? "cancelled" : "failed"
   const allAnswered = [...state.candidates, ...strategyCalls(state.strategy)].every((c) => c?.status === "ok")
   const firstSynthesizerAnswered = state.synthesis?.status === "ok" && state.synthesis.failedSynthesizers === undefined
@@ -98,7 +98,7 @@ export const stoppedBy = (cause: Cause.Cause<unknown>): string =>
   })
 
 /** Why a run without an answer has none, in one line. */
-export const failureReason = (state: RunState, status: RunStatus): string | undefined => {
+export const failureReason = (state: RunTally, status: RunStatus): string | undefined => {
   if (status === "cancelled") return "interrupted before the answer"
   if (status !== "failed") return undefined
   if (state.candidates.every((c) => c !== undefined && c.status !== "ok")) return "no candidate answered"

@@ -4,7 +4,7 @@ import type { StrategyName } from "../../domain/strategy.js"
 import type { RunHandle } from "../../services/RunStore.js"
 import type { AttachmentPlan } from "../attachments/plan.js"
 import type { FanOutPolicy } from "./fanOut.js"
-import type { RunState } from "./outcome.js"
+import type { RunTally } from "./outcome.js"
 import type { RunEvent, RunRequest } from "./request.js"
 import type { RunWrites } from "./writes.js"
 
@@ -47,7 +47,7 @@ export interface StartedRun {
   readonly run: RunHandle
   readonly startedMs: number
   readonly writes: RunWrites
-  readonly state: Ref.Ref<RunState>
+  readonly state: Ref.Ref<RunTally>
   readonly emit: (event: RunEvent) => Effect.Effect<void>
   /** The attached files, who is sent what, and the manifest's records of them. */
   readonly attachments: AttachmentPlan

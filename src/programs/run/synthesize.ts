@@ -58,7 +58,7 @@ const followedBy = (first: ModelCall, second: ModelCall): ModelCall => ({
  * Merges the successful candidates into one answer. The synthesizers are tried in order (the first
  * is the configured one, the rest are fallbacks); the outcome says which one answered, or why none did.
  */
-export const synthesize = Effect.fnUntraced(function*(input: {
+const mergeWithSynthesizers = Effect.fnUntraced(function*(input: {
   readonly prompt: string
   readonly candidates: ReadonlyArray<SynthesisInput>
   readonly synthesizers: ReadonlyArray<string>
@@ -179,7 +179,7 @@ export const synthesizeAnswers = Effect.fnUntraced(function*(
   ranking?: string
 ) {
   const settings = yield* Settings
-  const synthesis = yield* synthesize({
+  const synthesis = yield* mergeWithSynthesizers({
     // The question as the candidates were asked it: their attached text files within half the budget.
     prompt: questionAsAsked(request.prompt, attachments.files, Math.floor(settings.synthesisMaxChars / 2), fairShares),
     ranking,

@@ -1,7 +1,7 @@
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { type Effect, Option } from "effect"
 import type { ProviderRouting, ReasoningEffort } from "../../domain/modelOptions.js"
-import type { SettingsValue } from "../Settings.js"
+import type { SettingsValue } from "../../settings/values.js"
 
 /** A piece of a multimodal user message (OpenAI-compatible content parts, as OpenRouter accepts them). */
 export type ContentPart =
