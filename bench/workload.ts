@@ -8,7 +8,7 @@ import { Effect, Layer, ManagedRuntime } from "effect"
 import * as path from "node:path"
 import { runPipeline, type RunRequest } from "../src/programs/runPipeline.js"
 import { layerLogging } from "../src/services/Logging.js"
-import { layerOpenRouterClient } from "../src/services/OpenRouterClient.js"
+import { ModelClient } from "../src/services/modelClient.js"
 import { layerRunStore } from "../src/services/RunStore.js"
 import { layerSettings, loadSettings, type RawSettings, type SettingsValue } from "../src/services/Settings.js"
 import type { Behavior, Script } from "../test/support/fakeOpenRouter.js"
@@ -54,7 +54,7 @@ export const settingsFor = (ctx: BenchContext, fake: Fake, extra: RawSettings = 
 /** The services as `main.ts` composes them (pooled undici client, run store on disk, logger writing nowhere). */
 export const makeRuntime = (settings: SettingsValue) =>
   ManagedRuntime.make(
-    Layer.mergeAll(layerOpenRouterClient, layerRunStore).pipe(
+    Layer.mergeAll(ModelClient.Default, layerRunStore).pipe(
       Layer.provideMerge(layerSettings(settings)),
       Layer.provide(Layer.mergeAll(realHttpClientLayer, NodeFileSystem.layer, NodePath.layer)),
       Layer.merge(layerLogging(settings, [], () => undefined))

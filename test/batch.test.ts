@@ -8,7 +8,7 @@ import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { answeredIn, type BatchResult, defaultResultsPath, parseBatchInput, runBatch } from "../src/programs/runBatch.js"
 import { layerCallGate } from "../src/services/CallGate.js"
-import { layerOpenRouterClient } from "../src/services/OpenRouterClient.js"
+import { ModelClient } from "../src/services/modelClient.js"
 import { layerRunStore } from "../src/services/RunStore.js"
 import { layerSettings } from "../src/services/Settings.js"
 import { type FakeOpenRouter, startFakeOpenRouter } from "./support/fakeOpenRouter.js"
@@ -284,7 +284,7 @@ describe("runBatch in-process: one bound on calls in flight for all runs", () =>
       concurrency: 3,
       retryBaseDelayMs: 10
     })
-    const layer = Layer.mergeAll(layerOpenRouterClient, layerRunStore, layerCallGate(settings.concurrency)).pipe(
+    const layer = Layer.mergeAll(ModelClient.Default, layerRunStore, layerCallGate(settings.concurrency)).pipe(
       Layer.provideMerge(Layer.mergeAll(layerSettings(settings), realHttpClientLayer, NodeFileSystem.layer, NodePath.layer)),
       Layer.merge(Logger.remove(Logger.defaultLogger))
     )

@@ -7,8 +7,8 @@ import * as path from "node:path"
 import { RunRefused, SettingsError } from "../src/domain/errors.js"
 import { checkRunRequest } from "../src/programs/checkRunRequest.js"
 import { runPipeline } from "../src/programs/runPipeline.js"
-import { isVariable, perMillion } from "../src/services/openrouter/response.js"
-import { layerOpenRouterClient, type ModelInfo } from "../src/services/OpenRouterClient.js"
+import { ModelClient, type ModelInfo } from "../src/services/modelClient.js"
+import { isVariable, perMillion } from "../src/services/providers/openaiCompatible/response.js"
 import { layerRunStore } from "../src/services/RunStore.js"
 import { layerSettings, loadSettings, type RawSettings, type SettingsValue } from "../src/services/Settings.js"
 import { failureOf } from "./support/failureOf.js"
@@ -215,7 +215,7 @@ describe("prices: negative or not a number counts as unpriced", () => {
         maxCost: Option.some(0.000001),
         maxTokens: Option.some(100)
       })
-      const layer = Layer.mergeAll(layerOpenRouterClient, layerRunStore).pipe(
+      const layer = Layer.mergeAll(ModelClient.Default, layerRunStore).pipe(
         Layer.provideMerge(layerSettings(settings)),
         Layer.provide(Layer.mergeAll(realHttpClientLayer, NodeFileSystem.layer, NodePath.layer)),
         Layer.merge(Logger.remove(Logger.defaultLogger))

@@ -7,7 +7,7 @@ import { STEP_INSTRUCTION_TOKENS, SYNTHESIS_INSTRUCTION_TOKENS, worstCaseCost } 
 import { runPipeline } from "../src/programs/runPipeline.js"
 import { JUDGE_INSTRUCTIONS } from "../src/programs/strategies/rank.js"
 import { REFINE_INSTRUCTIONS } from "../src/programs/strategies/refine.js"
-import { layerOpenRouterClient, type ModelInfo } from "../src/services/OpenRouterClient.js"
+import { ModelClient, type ModelInfo } from "../src/services/modelClient.js"
 import { layerRunStore } from "../src/services/RunStore.js"
 import { layerSettings, type SettingsValue } from "../src/services/Settings.js"
 import { startFakeOpenRouter } from "./support/fakeOpenRouter.js"
@@ -122,7 +122,7 @@ describe("the checks before a run (--max-cost, --check-models) over the real cli
         maxTokens: Option.some(100),
         checkModels: true
       })
-      const layer = Layer.mergeAll(layerOpenRouterClient, layerRunStore).pipe(
+      const layer = Layer.mergeAll(ModelClient.Default, layerRunStore).pipe(
         Layer.provideMerge(layerSettings(settings)),
         Layer.provide(Layer.mergeAll(realHttpClientLayer, NodeFileSystem.layer, NodePath.layer)),
         Layer.merge(Logger.remove(Logger.defaultLogger))

@@ -6,7 +6,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import type { CandidateRecord } from "../src/domain/manifest.js"
 import { runPipeline } from "../src/programs/runPipeline.js"
-import { layerOpenRouterClient } from "../src/services/OpenRouterClient.js"
+import { ModelClient } from "../src/services/modelClient.js"
 import { layerRunStore } from "../src/services/RunStore.js"
 import { layerSettings, type SettingsValue } from "../src/services/Settings.js"
 import { type Behavior, type FakeOpenRouter, startFakeOpenRouter } from "./support/fakeOpenRouter.js"
@@ -46,7 +46,7 @@ const runAgainstFake = (faulty: Behavior | Array<Behavior>, overrides: Partial<S
       stream: true,
       ...overrides
     })
-    const layer = Layer.mergeAll(layerOpenRouterClient, layerRunStore).pipe(
+    const layer = Layer.mergeAll(ModelClient.Default, layerRunStore).pipe(
       Layer.provideMerge(layerSettings(settings)),
       Layer.provide(Layer.mergeAll(realHttpClientLayer, NodeFileSystem.layer, NodePath.layer)),
       Layer.merge(Logger.remove(Logger.defaultLogger))

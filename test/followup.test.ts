@@ -9,7 +9,7 @@ import { afterAll, beforeAll, beforeEach } from "vitest"
 import { resynthesize } from "../src/programs/resynthesize.js"
 import { runPipeline } from "../src/programs/runPipeline.js"
 import { continueRun } from "../src/programs/thread/continueRun.js"
-import { layerOpenRouterClient } from "../src/services/OpenRouterClient.js"
+import { ModelClient } from "../src/services/modelClient.js"
 import { RunStore } from "../src/services/RunStore.js"
 import { layerSettings, type SettingsValue } from "../src/services/Settings.js"
 import { failureOf } from "./support/failureOf.js"
@@ -47,7 +47,7 @@ beforeEach(() => {
 })
 
 const layerFor = (overrides: Partial<SettingsValue> = {}) =>
-  Layer.mergeAll(layerOpenRouterClient, RunStore.layer).pipe(
+  Layer.mergeAll(ModelClient.Default, RunStore.layer).pipe(
     Layer.provideMerge(layerSettings(makeTestSettings({
       baseUrl: fake.url,
       outputDir: freshDir("runs"),

@@ -4,7 +4,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
-import { Effect, Fiber, Layer, Option } from "effect"
+import { Effect, Fiber, Layer, Stream } from "effect"
 import * as path from "node:path"
 import { PassThrough } from "node:stream"
 import * as v8 from "node:v8"
@@ -12,7 +12,7 @@ import * as vm from "node:vm"
 import { describe, expect, it } from "vitest"
 import { serveMcp } from "../src/mcp/server.js"
 import { layerLogging } from "../src/services/Logging.js"
-import { OpenRouterClient } from "../src/services/OpenRouterClient.js"
+import { ModelClient, type ModelPart } from "../src/services/modelClient.js"
 import { layerRunStore } from "../src/services/RunStore.js"
 import { layerSettings } from "../src/services/Settings.js"
 import { makeTempDirs } from "./support/tempDirs.js"
@@ -55,22 +55,15 @@ class StreamsTransport implements Transport {
 }
 
 /** A provider that answers at once and keeps nothing (the scripted client records every request). */
-const answering = Layer.succeed(
-  OpenRouterClient,
-  OpenRouterClient.make({
-    complete: (request) =>
-      Effect.succeed({
-        content: `an answer from ${request.model}`,
-        servedBy: request.model,
-        usage: { promptTokens: 10, completionTokens: 20 },
-        finishReason: "stop"
-      }),
-    listModels: () => Effect.succeed([]),
-    catalogue: Effect.succeed([]),
-    catalogueNewerThan: () => Effect.succeed([]),
-    keptCatalogue: Effect.succeed(Option.none())
-  })
-)
+const answering = ModelClient.Test({
+  stream: (request) =>
+    Stream.fromIterable<ModelPart>([
+      { _tag: "TextDelta", text: `an answer from ${request.model}` },
+      { _tag: "Usage", usage: { promptTokens: 10, completionTokens: 20 } },
+      { _tag: "Finish", reason: "stop", servedBy: request.model }
+    ]),
+  listModels: () => Effect.succeed([])
+})
 
 v8.setFlagsFromString("--expose-gc")
 const gc = vm.runInNewContext("gc") as () => void

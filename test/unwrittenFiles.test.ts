@@ -8,7 +8,7 @@ import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { listedUnwritten, UNWRITTEN_LISTED } from "../src/programs/run/writes.js"
 import { runPipeline } from "../src/programs/runPipeline.js"
-import { layerOpenRouterClient } from "../src/services/OpenRouterClient.js"
+import { ModelClient } from "../src/services/modelClient.js"
 import { layerRunStore } from "../src/services/RunStore.js"
 import { layerSettings } from "../src/services/Settings.js"
 import { type FakeOpenRouter, startFakeOpenRouter } from "./support/fakeOpenRouter.js"
@@ -78,7 +78,7 @@ describe("a full disk while the judges rank", () => {
       synthesizer: "test/synth",
       retries: 0
     })
-    const layer = Layer.mergeAll(layerOpenRouterClient, layerRunStore).pipe(
+    const layer = Layer.mergeAll(ModelClient.Default, layerRunStore).pipe(
       Layer.provideMerge(layerSettings(settings)),
       Layer.provide(Layer.mergeAll(
         realHttpClientLayer,

@@ -2,7 +2,7 @@ import { Cause, Clock, Effect, Exit, Option, Ref } from "effect"
 import { RunRefused, UsageError } from "../domain/errors.js"
 import { plural, roundUsd } from "../domain/format.js"
 import type { Manifest } from "../domain/manifest.js"
-import { OpenRouterClient } from "../services/OpenRouterClient.js"
+import { ModelClient } from "../services/modelClient.js"
 import { readTextSafely, USER_FILE_READ } from "../services/safeFile.js"
 import { Settings } from "../services/Settings.js"
 import { type BatchItem, duplicateIdsMessage, oneLine, parseBatchInput } from "./batchInput.js"
@@ -218,7 +218,7 @@ const failureText = (exit: Exit.Exit<unknown, { readonly message: string }>): st
 /** `--check-models` once for the whole batch, not once per prompt: every model any line names. */
 const checkModelsOnce = Effect.fn("runBatch.checkModels")(function*(items: ReadonlyArray<BatchItem>) {
   const settings = yield* Settings
-  const client = yield* OpenRouterClient
+  const client = yield* ModelClient
   const wanted = new Set<string>([...settings.models, settings.synthesizer, ...settings.fallbackSynthesizers])
   for (const item of items) {
     for (const model of item.models ?? []) wanted.add(model)

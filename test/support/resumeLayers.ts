@@ -7,7 +7,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import type { StrategyName } from "../../src/domain/strategy.js"
 import { layerCallGate } from "../../src/services/CallGate.js"
-import { layerOpenRouterClient } from "../../src/services/OpenRouterClient.js"
+import { ModelClient } from "../../src/services/modelClient.js"
 import { layerRunStore, RunStore } from "../../src/services/RunStore.js"
 import { layerSettings, type SettingsValue } from "../../src/services/Settings.js"
 import { realHttpClientLayer } from "./realHttpClient.js"
@@ -17,7 +17,7 @@ import { realHttpClientLayer } from "./realHttpClient.js"
 
 /** The services of `batch` or `eval` for `settings`, over `fileSystem` (the node one by default). */
 export const resumeLayerFor = (settings: SettingsValue, fileSystem: Layer.Layer<FileSystem.FileSystem> = NodeFileSystem.layer) =>
-  Layer.mergeAll(layerOpenRouterClient, layerRunStore, layerCallGate(settings.concurrency)).pipe(
+  Layer.mergeAll(ModelClient.Default, layerRunStore, layerCallGate(settings.concurrency)).pipe(
     Layer.provideMerge(Layer.mergeAll(layerSettings(settings), realHttpClientLayer, fileSystem, NodePath.layer)),
     Layer.merge(Logger.remove(Logger.defaultLogger))
   )

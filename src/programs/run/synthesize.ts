@@ -4,7 +4,7 @@ import { describeCall, plural } from "../../domain/format.js"
 import type { SynthesisRecord } from "../../domain/manifest.js"
 import { type Report, type ReportVia, unavailableReport } from "../../domain/report.js"
 import { logsAt } from "../../services/Logging.js"
-import { OpenRouterClient } from "../../services/OpenRouterClient.js"
+import { ModelClient } from "../../services/modelClient.js"
 import { Settings } from "../../services/Settings.js"
 import { questionAsAsked } from "../attachments/message.js"
 import { buildSynthesisPrompt, fairShares, type SynthesisInput, withReportInstructions } from "../buildSynthesisPrompt.js"
@@ -29,7 +29,7 @@ export interface SynthesisOutcome {
  * Structured output where the provider's catalogue says the model supports it; plain text where it does
  * not, or where there is no catalogue to ask (most local servers).
  */
-const reportViaFor = (model: string, waitMs: number): Effect.Effect<ReportVia, never, OpenRouterClient> =>
+const reportViaFor = (model: string, waitMs: number): Effect.Effect<ReportVia, never, ModelClient> =>
   Effect.map(
     catalogueWithin(Duration.min(CATALOGUE_WAIT, Duration.millis(waitMs))),
     (catalogue) =>
@@ -114,10 +114,10 @@ export const synthesize = Effect.fnUntraced(function*(input: {
           model,
           messages: withReportInstructions(built.messages, as),
           ...options,
-          onDelta: input.onDelta,
           ...(as === "structured" ? { responseFormat: SYNTHESIS_REPLY_FORMAT } : {})
         },
-        { ...policy, timeoutMs: ms }
+        { ...policy, timeoutMs: ms },
+        { onDelta: input.onDelta }
       )
     let call = yield* ask(via, yield* timeLeft)
     // A provider that refuses the response format (a 400) gets the same request once more in plain text.

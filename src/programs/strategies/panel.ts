@@ -1,7 +1,7 @@
 import { Clock, Effect, Either, Ref } from "effect"
 import { describeCall } from "../../domain/format.js"
 import type { CandidateRecord, StrategyRecord } from "../../domain/manifest.js"
-import type { ChatMessage } from "../../services/OpenRouterClient.js"
+import type { ChatMessage } from "../../services/modelClient.js"
 import { Settings } from "../../services/Settings.js"
 import { questionAsAsked } from "../attachments/message.js"
 import { answersHeading, cutMarker, fairShares, MIN_SHARE, promptSection } from "../buildSynthesisPrompt.js"
