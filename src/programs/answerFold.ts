@@ -1,4 +1,4 @@
-import { Channel, type Chunk, Effect, Either, Stream } from "effect"
+import { Channel, type Chunk, Duration, Effect, Either, identity, Stream } from "effect"
 import type { ProviderError } from "../domain/errors.js"
 import type { Citation } from "../domain/modelOptions.js"
 import type { Completion, ModelPart, TokenUsage } from "../services/modelClient.js"
@@ -24,8 +24,23 @@ export interface FoldHooks {
   readonly onDelta?: ((text: string) => Effect.Effect<void>) | undefined
 }
 
+/**
+ * How long the rest of a stream may take to end once its `Finish` came. An HTTP provider reads its body
+ * to the end there, so that the connection goes back to the pool; a server that keeps the response open
+ * cannot hold the call longer than this (the connection is then dropped).
+ */
+const END_AFTER_FINISH = Duration.millis(500)
+
+/** The stream's end, when it takes too long after `Finish`: the answer is whole all the same. */
+const streamEnd = Either.left(undefined)
+
+/** The read after `Finish`, bounded: only that read is timed, the everyday read races nothing. */
+const lastRead = <A, E>(read: Effect.Effect<Either.Either<A, unknown>, E>): Effect.Effect<Either.Either<A, unknown>, E> =>
+  Effect.timeoutTo(read, { duration: END_AFTER_FINISH, onTimeout: () => streamEnd, onSuccess: identity })
+
 /** What the parts other than text say of the answer, filled in as they come. */
 interface Ending {
+  finished: boolean
   servedBy: string
   finishReason: string | undefined
   usage: TokenUsage | undefined
@@ -47,6 +62,7 @@ const foldChunk = (ending: Ending, parts: Chunk.Chunk<ModelPart>): string => {
         ending.citations = part.citations
         break
       case "Finish":
+        ending.finished = true
         ending.servedBy = part.servedBy
         ending.finishReason = part.reason
         break
@@ -61,7 +77,8 @@ const foldChunk = (ending: Ending, parts: Chunk.Chunk<ModelPart>): string => {
 /**
  * One attempt's answer: the stream of parts folded once into a {@link Completion}, its text gathered in
  * `hooks.streamed` as it comes (so a failure, a timeout or an interruption leaves it there) and handed to
- * `hooks.onDelta` read by read. A pull loop over the stream's channel rather than `Stream.runFold…`: those
+ * `hooks.onDelta` read by read. Once `Finish` has come the rest of the stream gets {@link END_AFTER_FINISH}
+ * to end. A pull loop over the stream's channel rather than `Stream.runFold…`: those
  * cost a fiber and ~200 more operations per call (see bench/README.md), and a read allocates nothing here
  * but its text.
  */
@@ -75,7 +92,7 @@ export const foldAnswer = (
       const streamed = hooks.streamed ?? streamedText()
       streamed.pieces = []
       const onDelta = hooks.onDelta
-      const ending: Ending = { servedBy: model, finishReason: undefined, usage: undefined, citations: undefined }
+      const ending: Ending = { finished: false, servedBy: model, finishReason: undefined, usage: undefined, citations: undefined }
       const completion = (): Completion => ({
         content: streamed.pieces.join(""),
         servedBy: ending.servedBy,
@@ -87,11 +104,13 @@ export const foldAnswer = (
       const onRead = (read: Either.Either<Chunk.Chunk<ModelPart>, unknown>): Effect.Effect<Completion, ProviderError> => {
         if (Either.isLeft(read)) return Effect.sync(completion)
         const text = foldChunk(ending, read.right)
-        if (text === "") return step
+        const next = ending.finished ? last : step
+        if (text === "") return next
         streamed.pieces.push(text)
-        return onDelta === undefined ? step : Effect.zipRight(onDelta(text), step)
+        return onDelta === undefined ? next : Effect.zipRight(onDelta(text), next)
       }
       const step: Effect.Effect<Completion, ProviderError> = Effect.flatMap(pull, onRead)
+      const last: Effect.Effect<Completion, ProviderError> = Effect.flatMap(lastRead(pull), onRead)
       return step
     })
   )

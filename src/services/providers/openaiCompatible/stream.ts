@@ -1,5 +1,5 @@
 import type { HttpClientError } from "@effect/platform"
-import { Channel, Chunk, Duration, Effect, Either, identity, Scope, Stream } from "effect"
+import { Cause, Channel, Chunk, Either, Stream } from "effect"
 import { InvalidResponse, type ProviderError } from "../../../domain/errors.js"
 import type { Completion, ModelPart } from "../../../domain/modelCall.js"
 import type { Redact, StreamRedact } from "../../redact.js"
@@ -8,9 +8,6 @@ import { byteCap, tooLarge, transportError } from "./body.js"
 import { annotationList, citationsOf } from "./citations.js"
 import { providerErrorOf, snippet, usageOf } from "./response.js"
 import { decodeStreamChunk, type Usage } from "./wire.js"
-
-/** How long the rest of a streamed body may take to end after `[DONE]` before the connection is dropped. */
-const DRAIN_AFTER_DONE = Duration.millis(500)
 
 export interface StreamContext {
   readonly model: string
@@ -50,13 +47,10 @@ export const partsOfCompletion = (completion: Completion): Chunk.Chunk<ModelPart
 
 /**
  * The stages of a streamed answer — the byte cap, bytes to text, text to SSE events, events to decoded
- * chunks, chunks to parts — as plain functions of one network read, called by the loop of
- * {@link streamedParts}: as separate stream stages each would cost a channel step per read, and a token
+ * chunks, chunks to parts — as plain functions of one network read, called by the channel
+ * {@link sseParts}: as separate stream stages each would cost a channel step per read, and a token
  * stream brings one event per read (see bench/README.md). A read gives at most one text delta and one
  * reasoning delta, whatever the number of tokens in it.
- *
- * After `[DONE]` the events are ignored but the body is still read to its end, so that the connection
- * goes back to the pool instead of being torn down.
  */
 const answerStages = (context: StreamContext) => {
   const cap = byteCap(context)
@@ -174,63 +168,56 @@ const answerStages = (context: StreamContext) => {
   }
 }
 
-/** The end of the body, when the rest after `[DONE]` takes too long: the same as its end. */
-const bodyEnd = Either.left(undefined)
-
-/** The read after `[DONE]`, bounded: past {@link DRAIN_AFTER_DONE} it counts as the body's end. */
-const drainRead = <A, E>(read: Effect.Effect<Either.Either<A, unknown>, E>): Effect.Effect<Either.Either<A, unknown>, E> =>
-  Effect.timeoutTo(read, { duration: DRAIN_AFTER_DONE, onTimeout: () => bodyEnd, onSuccess: identity })
-
-type Parts = Channel.Channel<Chunk.Chunk<ModelPart>, unknown, ProviderError, unknown, void, unknown>
+type Parts = Channel.Channel<
+  Chunk.Chunk<ModelPart>,
+  Chunk.Chunk<Uint8Array>,
+  ProviderError,
+  HttpClientError.ResponseError,
+  void,
+  unknown
+>
 
 /**
- * The channel that turns the body's reads into parts: one loop over the body's pull, a chunk of parts
- * written per read. A failure ends it after the parts before it. After `[DONE]` the rest of the body
- * gets a moment to end, no more, so a server that keeps the response open cannot hold the call; only
- * that last read is timed: the everyday read races nothing. The two steps are built once, so a read
- * allocates no channel of the loop's own beyond its write.
+ * The SSE splitter as a channel: the body's reads in, a chunk of parts out per read. At `[DONE]` the
+ * answer's last parts go out at once; the rest of the body is then read and ignored, so that the
+ * connection goes back to the pool (the caller's fold bounds how long it waits for that: answerFold.ts).
+ * A failure ends it after the parts before it. One `readWithCause` loop, its steps built once: a read
+ * costs one read and one write of the channel, and no effect of its own.
  */
-const partsLoop = (
-  context: StreamContext,
-  pull: Effect.Effect<Either.Either<Chunk.Chunk<Uint8Array>, unknown>, HttpClientError.ResponseError>
-): Parts => {
-  const stages = answerStages(context)
-  const answer = stages.answer
-  const emit = (parts: Array<ModelPart>, next: Parts): Parts =>
-    parts.length === 0 ? next : Channel.zipRight(Channel.write(Chunk.unsafeFromArray(parts)), next)
-  const close = (parts: Array<ModelPart>): Parts => {
-    const last = stages.end()
-    const all = parts.length === 0 ? last : parts.concat(last)
-    return emit(all, answer.failure === undefined ? Channel.void : Channel.fail(answer.failure))
-  }
-  const handlers = {
-    onFailure: (error: HttpClientError.ResponseError): Parts => {
-      answer.failure = transportError(context.model, error)
-      return close([])
-    },
-    onSuccess: (read: Either.Either<Chunk.Chunk<Uint8Array>, unknown>): Parts => {
-      if (Either.isLeft(read)) return close([])
-      const parts = stages.read(read.right)
-      if (answer.failure !== undefined) return close(parts)
-      return emit(parts, answer.done ? drainStep : readStep)
+export const sseParts = (context: StreamContext): Parts =>
+  Channel.suspend(() => {
+    const stages = answerStages(context)
+    const answer = stages.answer
+    const emit = (parts: Array<ModelPart>, next: Parts): Parts =>
+      parts.length === 0 ? next : Channel.zipRight(Channel.write(Chunk.unsafeFromArray(parts)), next)
+    /** The answer ends: what was held back and its last parts, or its failure. */
+    const close = (parts: Array<ModelPart>, next: Parts): Parts => {
+      const last = stages.end()
+      return emit(parts.length === 0 ? last : parts.concat(last), answer.failure === undefined ? next : Channel.fail(answer.failure))
     }
-  }
-  const readStep: Parts = Channel.unwrap(Effect.match(pull, handlers))
-  const drainStep: Parts = Channel.unwrap(Effect.match(drainRead(pull), handlers))
-  return readStep
-}
+    const onFailure = (cause: Cause.Cause<HttpClientError.ResponseError>): Parts =>
+      Either.match(Cause.failureOrCause(cause), {
+        onLeft: (error) => {
+          answer.failure = transportError(context.model, error)
+          return answer.done ? Channel.fail(answer.failure) : close([], Channel.void)
+        },
+        onRight: Channel.failCause
+      })
+    const drain: Parts = Channel.readWithCause({ onInput: () => drain, onFailure, onDone: () => Channel.void })
+    const read: Parts = Channel.readWithCause({
+      onInput: (reads: Chunk.Chunk<Uint8Array>) => {
+        const parts = stages.read(reads)
+        if (answer.failure !== undefined || answer.done) return close(parts, drain)
+        return emit(parts, read)
+      },
+      onFailure,
+      onDone: () => close([], Channel.void)
+    })
+    return read
+  })
 
-/**
- * A streamed answer as parts: bytes → capped bytes → text → SSE events → decoded chunks → parts, read
- * by read (see {@link answerStages}). The body is pulled through its own channel in a scope that the
- * parts' channel closes when it ends: no concatenation of channels between a read and its parts.
- */
+/** A streamed answer as parts: bytes → capped bytes → text → SSE events → decoded chunks → parts, read by read. */
 export const streamedParts = (
   context: StreamContext,
   bytes: Stream.Stream<Uint8Array, HttpClientError.ResponseError>
-): Stream.Stream<ModelPart, ProviderError> =>
-  Stream.fromChannel(Channel.unwrap(Effect.map(Scope.make(), (scope) =>
-    Channel.ensuringWith(
-      Channel.unwrap(Effect.map(Channel.toPullIn(Stream.toChannel(bytes), scope), (pull) => partsLoop(context, pull))),
-      (exit) => Scope.close(scope, exit)
-    ))))
+): Stream.Stream<ModelPart, ProviderError> => Stream.pipeThroughChannel(bytes, sseParts(context))
