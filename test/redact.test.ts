@@ -1,5 +1,5 @@
-import { describe, expect, it } from "vitest"
 import { Option, Redacted } from "effect"
+import { describe, expect, it } from "vitest"
 import { makeRedact, makeStreamRedact } from "../src/services/redact.js"
 
 const KEY = "sk-or-v1-SECRET-5f3c9a1e7d2b4c6a8e0f1a2b3c4d5e6f"

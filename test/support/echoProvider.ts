@@ -14,10 +14,10 @@ export const echo: Effect.Effect<ModelProvider> = Effect.succeed({
     // A chunk of parts per word, as a network read would bring them.
     return Stream.fromChunks(
       ...words.map((word) => Chunk.of<ModelPart>({ _tag: "TextDelta", text: word })),
-      Chunk.make<Array<ModelPart>>(
+      Chunk.fromIterable<ModelPart>([
         { _tag: "Usage", usage: { promptTokens: words.length, completionTokens: words.length } },
         { _tag: "Finish", reason: "stop", servedBy: `echo:${request.model}` }
-      )
+      ])
     )
   },
   listModels: () => Effect.succeed([{ id: "echo/any", name: "Echo" }])
