@@ -3,7 +3,7 @@ import { Cause, Channel, Chunk, Either, Stream } from "effect"
 import { InvalidResponse, type ProviderError } from "../../../domain/errors.js"
 import type { Completion, ModelPart } from "../../../domain/modelCall.js"
 import type { Redact, StreamRedact } from "../../redact.js"
-import { makeSseSplitter, type SseEvent } from "../../sseEvents.js"
+import { makeSseSplitter, type SseEvent, type SseSplitter } from "../../sseEvents.js"
 import { byteCap, tooLarge, transportError } from "./body.js"
 import { annotationList, citationsOf } from "./citations.js"
 import { providerErrorOf, snippet, usageOf } from "./response.js"
@@ -47,18 +47,24 @@ export const partsOfCompletion = (completion: Completion): Chunk.Chunk<ModelPart
 
 /**
  * The stages of a streamed answer — the byte cap, bytes to text, text to SSE events, events to decoded
- * chunks, chunks to parts — as plain functions of one network read, called by the channel
- * {@link sseParts}: as separate stream stages each would cost a channel step per read, and a token
+ * chunks, chunks to parts — as plain functions of one network read ({@link readParts}), called by the
+ * channel {@link sseParts}: as separate stream stages each would cost a channel step per read, and a token
  * stream brings one event per read (see bench/README.md). A read gives at most one text delta and one
  * reasoning delta, whatever the number of tokens in it.
  */
-const answerStages = (context: StreamContext) => {
-  const cap = byteCap(context)
-  const decoder = new TextDecoder()
-  const splitter = makeSseSplitter({ maxEventChars: context.maxBytes })
-  const text = context.streamRedact()
-  const reasoning = context.streamRedact()
-  const answer: Answer = {
+interface Reading {
+  readonly context: StreamContext
+  readonly answer: Answer
+  readonly cap: (bytes: Uint8Array) => ProviderError | undefined
+  readonly decoder: InstanceType<typeof TextDecoder>
+  readonly splitter: SseSplitter
+  readonly text: StreamRedact
+  readonly reasoning: StreamRedact
+}
+
+const makeReading = (context: StreamContext): Reading => ({
+  context,
+  answer: {
     servedBy: undefined,
     finishReason: undefined,
     usage: undefined,
@@ -66,106 +72,103 @@ const answerStages = (context: StreamContext) => {
     hasText: false,
     failure: undefined,
     done: false
-  }
+  },
+  cap: byteCap(context),
+  decoder: new TextDecoder(),
+  splitter: makeSseSplitter({ maxEventChars: context.maxBytes }),
+  text: context.streamRedact(),
+  reasoning: context.streamRedact()
+})
 
-  /** A read's text as parts, each cleaned of the key. */
-  const deltas = (content: string, thought: string): Array<ModelPart> => {
-    const parts: Array<ModelPart> = []
-    const r = thought === "" ? "" : reasoning.push(thought)
-    if (r !== "") parts.push({ _tag: "ReasoningDelta", text: r })
-    if (!answer.hasText && content.trim() !== "") answer.hasText = true
-    const t = content === "" ? "" : text.push(content)
-    if (t !== "") parts.push({ _tag: "TextDelta", text: t })
+/** A read's text as parts, each cleaned of the key. */
+const deltas = (r: Reading, content: string, thought: string): Array<ModelPart> => {
+  const parts: Array<ModelPart> = []
+  const reasoning = thought === "" ? "" : r.reasoning.push(thought)
+  if (reasoning !== "") parts.push({ _tag: "ReasoningDelta", text: reasoning })
+  if (!r.answer.hasText && content.trim() !== "") r.answer.hasText = true
+  const text = content === "" ? "" : r.text.push(content)
+  if (text !== "") parts.push({ _tag: "TextDelta", text })
+  return parts
+}
+
+/** Folds the events into the answer; returns the parts they carried (up to a failure, which ends the answer). */
+const foldEvents = (r: Reading, events: ReadonlyArray<SseEvent> | undefined): Array<ModelPart> => {
+  const { answer, context } = r
+  if (events === undefined) {
+    answer.failure = tooLarge(context.model, context.maxBytes)
+    return []
+  }
+  let content = ""
+  let thought = ""
+  for (const event of events) {
+    if (answer.done) break
+    if (event.data === "[DONE]" || event.data.trim() === "[DONE]") {
+      answer.done = true
+      break
+    }
+    const decoded = decodeStreamChunk(event.data)
+    if (Either.isLeft(decoded)) {
+      const message = `Invalid stream chunk: ${snippet(context.redact(event.data))}`
+      answer.failure = new InvalidResponse({ model: context.model, message, httpStatus: context.status })
+      break
+    }
+    const chunk = decoded.right
+    const choice = chunk.choices?.[0]
+    const error = chunk.error ?? choice?.error
+    if (error || choice?.finish_reason === "error") {
+      answer.failure = providerErrorOf(context.model, error, "mid-stream", context.redact, { transientWithoutCode: true })
+      break
+    }
+    if (chunk.model) answer.servedBy = chunk.model
+    if (choice?.finish_reason) answer.finishReason = choice.finish_reason
+    if (chunk.usage) answer.usage = chunk.usage
+    const delta = choice?.delta
+    if (delta?.content) content += delta.content
+    if (delta?.reasoning) thought += delta.reasoning
+    const cited = annotationList(delta?.annotations)
+    if (cited.length > 0) answer.annotations.push(...cited)
+  }
+  return content === "" && thought === "" ? [] : deltas(r, content, thought)
+}
+
+/** One network read (or the few that arrived together): its parts. */
+const readParts = (r: Reading, reads: Chunk.Chunk<Uint8Array>): Array<ModelPart> => {
+  let decoded = ""
+  for (const bytes of reads) {
+    const failure = r.cap(bytes)
+    if (failure !== undefined) {
+      const before = foldEvents(r, r.splitter.push(decoded))
+      r.answer.failure = failure
+      return before
+    }
+    decoded += r.decoder.decode(bytes, { stream: true })
+  }
+  return foldEvents(r, r.splitter.push(decoded))
+}
+
+/** The answer ends (`[DONE]`, the body's end, a failure): what was held back, then the last parts (or the failure). */
+const endParts = (r: Reading): Array<ModelPart> => {
+  const { answer, context } = r
+  const parts: Array<ModelPart> = []
+  if (answer.failure === undefined && !answer.done) {
+    const rest = r.splitter.push(r.decoder.decode())
+    const last = r.splitter.end()
+    parts.push(...foldEvents(r, rest === undefined || last === undefined ? undefined : [...rest, ...last]))
+  }
+  const held = r.text.end()
+  if (held !== "") parts.push({ _tag: "TextDelta", text: held })
+  if (answer.failure !== undefined) return parts
+  if (!answer.hasText) {
+    const message = "Invalid response: the stream carried no content"
+    answer.failure = new InvalidResponse({ model: context.model, message, httpStatus: context.status })
     return parts
   }
-
-  /** Folds the events into the answer; returns the parts they carried (up to a failure, which ends the answer). */
-  const fold = (events: ReadonlyArray<SseEvent> | undefined): Array<ModelPart> => {
-    if (events === undefined) {
-      answer.failure = tooLarge(context.model, context.maxBytes)
-      return []
-    }
-    let content = ""
-    let thought = ""
-    for (const event of events) {
-      if (answer.done) break
-      if (event.data === "[DONE]" || event.data.trim() === "[DONE]") {
-        answer.done = true
-        break
-      }
-      const decoded = decodeStreamChunk(event.data)
-      if (Either.isLeft(decoded)) {
-        answer.failure = new InvalidResponse({
-          model: context.model,
-          message: `Invalid stream chunk: ${snippet(context.redact(event.data))}`,
-          httpStatus: context.status
-        })
-        break
-      }
-      const chunk = decoded.right
-      const choice = chunk.choices?.[0]
-      const error = chunk.error ?? choice?.error
-      if (error || choice?.finish_reason === "error") {
-        answer.failure = providerErrorOf(context.model, error, "mid-stream", context.redact, { transientWithoutCode: true })
-        break
-      }
-      if (chunk.model) answer.servedBy = chunk.model
-      if (choice?.finish_reason) answer.finishReason = choice.finish_reason
-      if (chunk.usage) answer.usage = chunk.usage
-      const delta = choice?.delta
-      if (delta?.content) content += delta.content
-      if (delta?.reasoning) thought += delta.reasoning
-      const cited = annotationList(delta?.annotations)
-      if (cited.length > 0) answer.annotations.push(...cited)
-    }
-    return content === "" && thought === "" ? [] : deltas(content, thought)
-  }
-
-  /** The body has ended: what the splitter and the redactors held back, then the last parts (or the failure). */
-  const end = (): Array<ModelPart> => {
-    const parts: Array<ModelPart> = []
-    if (answer.failure === undefined && !answer.done) {
-      const rest = splitter.push(decoder.decode())
-      const last = splitter.end()
-      parts.push(...fold(rest === undefined || last === undefined ? undefined : [...rest, ...last]))
-    }
-    const held = text.end()
-    if (held !== "") parts.push({ _tag: "TextDelta", text: held })
-    if (answer.failure !== undefined) return parts
-    if (!answer.hasText) {
-      answer.failure = new InvalidResponse({
-        model: context.model,
-        message: "Invalid response: the stream carried no content",
-        httpStatus: context.status
-      })
-      return parts
-    }
-    return parts.concat(lastParts({
-      servedBy: answer.servedBy !== undefined ? context.redact(answer.servedBy) : context.model,
-      usage: usageOf(answer.usage),
-      finishReason: answer.finishReason,
-      citations: citationsOf(answer.annotations, context.redact)
-    }))
-  }
-
-  return {
-    answer,
-    /** One network read (or the few that arrived together): its parts. */
-    read: (reads: Chunk.Chunk<Uint8Array>): Array<ModelPart> => {
-      let decoded = ""
-      for (const bytes of reads) {
-        const failure = cap(bytes)
-        if (failure !== undefined) {
-          const before = fold(splitter.push(decoded))
-          answer.failure = failure
-          return before
-        }
-        decoded += decoder.decode(bytes, { stream: true })
-      }
-      return fold(splitter.push(decoded))
-    },
-    end
-  }
+  return parts.concat(lastParts({
+    servedBy: answer.servedBy !== undefined ? context.redact(answer.servedBy) : context.model,
+    usage: usageOf(answer.usage),
+    finishReason: answer.finishReason,
+    citations: citationsOf(answer.annotations, context.redact)
+  }))
 }
 
 type Parts = Channel.Channel<
@@ -186,13 +189,13 @@ type Parts = Channel.Channel<
  */
 export const sseParts = (context: StreamContext): Parts =>
   Channel.suspend(() => {
-    const stages = answerStages(context)
-    const answer = stages.answer
+    const reading = makeReading(context)
+    const answer = reading.answer
     const emit = (parts: Array<ModelPart>, next: Parts): Parts =>
       parts.length === 0 ? next : Channel.zipRight(Channel.write(Chunk.unsafeFromArray(parts)), next)
     /** The answer ends: what was held back and its last parts, or its failure. */
     const close = (parts: Array<ModelPart>, next: Parts): Parts => {
-      const last = stages.end()
+      const last = endParts(reading)
       return emit(parts.length === 0 ? last : parts.concat(last), answer.failure === undefined ? next : Channel.fail(answer.failure))
     }
     const onFailure = (cause: Cause.Cause<HttpClientError.ResponseError>): Parts =>
@@ -206,7 +209,7 @@ export const sseParts = (context: StreamContext): Parts =>
     const drain: Parts = Channel.readWithCause({ onInput: () => drain, onFailure, onDone: () => Channel.void })
     const read: Parts = Channel.readWithCause({
       onInput: (reads: Chunk.Chunk<Uint8Array>) => {
-        const parts = stages.read(reads)
+        const parts = readParts(reading, reads)
         if (answer.failure !== undefined || answer.done) return close(parts, drain)
         return emit(parts, read)
       },
