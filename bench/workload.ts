@@ -10,7 +10,7 @@ import { withCallSettings } from "../src/programs/callSettings.js"
 import type { RunRequest } from "../src/programs/run/request.js"
 import { runPipeline } from "../src/programs/runPipeline.js"
 import { Logging } from "../src/services/Logging.js"
-import { layerOpenRouterClient } from "../src/services/OpenRouterClient.js"
+import { ModelClient } from "../src/services/modelClient.js"
 import { RunStore } from "../src/services/RunStore.js"
 import { Settings } from "../src/services/Settings.js"
 import { loadSettings } from "../src/settings/load.js"
@@ -59,7 +59,7 @@ export const settingsFor = (ctx: BenchContext, fake: Fake, extra: RawSettings = 
 /** The services as `main.ts` composes them (pooled undici client, run store on disk, logger writing nowhere). */
 export const makeRuntime = (settings: SettingsValue) =>
   ManagedRuntime.make(
-    Layer.mergeAll(layerOpenRouterClient, RunStore.DefaultWithoutDependencies).pipe(
+    Layer.mergeAll(ModelClient.Default, RunStore.DefaultWithoutDependencies).pipe(
       Layer.provideMerge(Settings.Test(settings)),
       Layer.provide(Layer.mergeAll(realHttpClientLayer, NodeFileSystem.layer, NodePath.layer)),
       Layer.merge(Logging.Test(settings, [], () => undefined))

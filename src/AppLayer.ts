@@ -6,7 +6,7 @@ import { cleartextKeyWarning } from "./domain/text.js"
 import { CallGate } from "./services/CallGate.js"
 import { layerPooledHttpClient } from "./services/HttpClientPool.js"
 import { Logging } from "./services/Logging.js"
-import { layerOpenRouterClient, type OpenRouterClient } from "./services/OpenRouterClient.js"
+import { ModelClient } from "./services/modelClient.js"
 import { RunStore } from "./services/RunStore.js"
 import { Settings } from "./services/Settings.js"
 import { type DegradedSettings, StartupProblems } from "./settings/degraded.js"
@@ -23,14 +23,15 @@ const layerStartupWarnings = Layer.effectDiscard(Effect.gen(function*() {
 }))
 
 /** Every service a command or the MCP server may use. */
-export type AppServices = Settings | OpenRouterClient | RunStore | Logging
+export type AppServices = Settings | ModelClient | RunStore | Logging
 
 /**
  * The application's service graph, composed once: everything but the settings, which each entry point
  * builds from its own flags. One HTTP connection pool, closed when the entry point ends.
  */
 export const AppLayer: Layer.Layer<Exclude<AppServices, Settings>, SettingsError, Settings> = Layer.mergeAll(
-  layerOpenRouterClient,
+  // The provider: the OpenAI-compatible HTTP client. Another is `ModelClient.provider(itsMake)` here (docs/extending.md).
+  ModelClient.Default,
   RunStore.Default,
   Logging.Default,
   layerStartupWarnings.pipe(Layer.provide(Logging.Default))

@@ -8,18 +8,14 @@ const common = {
   message: Schema.String
 }
 
-/** Text a streamed answer had produced before it broke off: kept in the run as `NN-<slug>.partial.md`. */
-const partialContent = Schema.optional(Schema.String)
-
 /**
  * 429: slow down; `retryAfterMs` is the server's Retry-After when it sent one. Typed so however the 429
- * arrives: as the HTTP status, in a 200 body, or as an event mid-stream (with the text streamed so far).
+ * arrives: as the HTTP status, in a 200 body, or as an event mid-stream.
  */
 export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", {
   ...common,
   httpStatus: Schema.Number,
-  retryAfterMs: Schema.optional(Schema.Number),
-  partialContent
+  retryAfterMs: Schema.optional(Schema.Number)
 }) {}
 
 /** 401: the API key is missing or wrong. */
@@ -69,21 +65,18 @@ export class InvalidResponse extends Schema.TaggedError<InvalidResponse>()("Inva
 export class ErrorInBody extends Schema.TaggedError<ErrorInBody>()("ErrorInBody", {
   ...common,
   code: Schema.optional(Schema.Union(Schema.Number, Schema.String)),
-  transient: Schema.Boolean,
-  partialContent
+  transient: Schema.Boolean
 }) {}
 
 /** The connection failed or was reset before the answer was complete. */
 export class NetworkError extends Schema.TaggedError<NetworkError>()("NetworkError", {
-  ...common,
-  partialContent
+  ...common
 }) {}
 
 /** The answer passed the size cap; the connection was closed there. Not retried: it would do it again. */
 export class ResponseTooLarge extends Schema.TaggedError<ResponseTooLarge>()("ResponseTooLarge", {
   ...common,
-  limitBytes: Schema.Number,
-  partialContent
+  limitBytes: Schema.Number
 }) {}
 
 /** The model's whole time budget (retries included) ran out. */
@@ -123,10 +116,6 @@ export const isTransient = (error: ProviderError): boolean => {
 /** The delay the server asked for, if any. */
 export const retryAfterOf = (error: ProviderError): number | undefined =>
   error._tag === "RateLimited" || error._tag === "ProviderFailure" ? error.retryAfterMs : undefined
-
-/** The partial text of a streamed answer that broke off, if any. */
-export const partialContentOf = (error: ProviderError): string | undefined =>
-  "partialContent" in error && error.partialContent ? error.partialContent : undefined
 
 /** HTTP statuses worth another attempt: 408, 429, 5xx (which includes Cloudflare's 52x). */
 export const isTransientStatus = (status: number): boolean => status === 408 || status === 429 || status >= 500

@@ -2,7 +2,8 @@ import { Context, Duration, Effect, type Either, Schedule } from "effect"
 import { isTransient, type ProviderError, retryAfterOf, Timeout } from "../domain/errors.js"
 import { formatSeconds } from "../domain/format.js"
 import { CallGate } from "../services/CallGate.js"
-import { type Completion, type CompletionRequest, OpenRouterClient } from "../services/OpenRouterClient.js"
+import { type Completion, ModelClient, type ModelRequest } from "../services/modelClient.js"
+import { foldAnswer, type FoldHooks } from "./answerFold.js"
 
 export interface RetryPolicy {
   /** Retries after the first attempt. */
@@ -41,6 +42,11 @@ const scheduleFor = (policy: RetryPolicy) => {
   return schedule
 }
 
+/** What the caller hears of a call as it goes: each attempt, each read's text, the text so far (see answerFold.ts). */
+export interface CallHooks extends FoldHooks {
+  readonly onAttempt?: ((attempt: number) => Effect.Effect<void>) | undefined
+}
+
 export interface ModelCall {
   readonly result: Either.Either<Completion, ProviderError>
   readonly attempts: number
@@ -49,8 +55,9 @@ export interface ModelCall {
 
 /**
  * One model's whole call: attempts under the retry schedule, all of them bounded by `timeoutMs`
- * so a run's wall time is predictable. Never fails: the outcome is data, so one model's failure
- * cannot cancel the others. Interruption still propagates (and aborts the HTTP request).
+ * so a run's wall time is predictable. Each attempt folds the client's stream of parts once
+ * (answerFold.ts), starting `hooks.streamed` again: after a cut it holds what the last attempt streamed.
+ * Never fails: the outcome is data, so one model's failure cannot cancel the others. Interruption still propagates (and aborts the HTTP request).
  *
  * Each attempt holds a permit of the {@link CallGate} (unbounded unless a batch shares one): the
  * time budget and the latency start when the first request goes out, not while it waits for a
@@ -58,13 +65,13 @@ export interface ModelCall {
  * attempts hold no permit.
  */
 export const callModel = Effect.fnUntraced(function*(
-  request: CompletionRequest,
+  request: ModelRequest,
   policy: RetryPolicy & { readonly timeoutMs: number },
-  onAttempt: (attempt: number) => Effect.Effect<void> = () => Effect.void
+  hooks: CallHooks = {}
 ) {
   // One look at the context and the clock for the whole call.
-  const services = yield* Effect.context<OpenRouterClient>()
-  const client = Context.get(services, OpenRouterClient)
+  const services = yield* Effect.context<ModelClient>()
+  const client = Context.get(services, ModelClient)
   const gate = Context.get(services, CallGate)
   const clock = yield* Effect.clock
   // Local to this call and only touched by its own fibers: plain variables, not Refs.
@@ -76,8 +83,8 @@ export const callModel = Effect.fnUntraced(function*(
     Effect.suspend(() => {
       const n = ++attempts
       sentAt ??= clock.unsafeCurrentTimeMillis()
-      return onAttempt(n).pipe(
-        Effect.zipRight(client.complete(request)),
+      const answer = foldAnswer(request.model, client.stream(request), hooks)
+      return (hooks.onAttempt === undefined ? answer : Effect.zipRight(hooks.onAttempt(n), answer)).pipe(
         Effect.tapError((error) =>
           Effect.logDebug(
             `${request.model}: attempt ${n} failed: ${error.message}${isTransient(error) && n <= policy.retries ? " (will retry)" : ""}`

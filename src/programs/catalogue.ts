@@ -1,6 +1,6 @@
 import { Duration, Effect, Either, Option } from "effect"
 import { CallGate } from "../services/CallGate.js"
-import { type ModelInfo, OpenRouterClient } from "../services/OpenRouterClient.js"
+import { ModelClient, type ModelInfo } from "../services/modelClient.js"
 
 /** Longest wait for the provider's model catalogue before a run decides without it. */
 export const CATALOGUE_WAIT = Duration.seconds(10)
@@ -12,8 +12,8 @@ export const CATALOGUE_WAIT = Duration.seconds(10)
  */
 export const catalogueWithin = (
   wait: Duration.Duration = CATALOGUE_WAIT
-): Effect.Effect<Either.Either<ReadonlyArray<ModelInfo>, { readonly message: string }>, never, OpenRouterClient> =>
-  Effect.flatMap(OpenRouterClient, (client) =>
+): Effect.Effect<Either.Either<ReadonlyArray<ModelInfo>, { readonly message: string }>, never, ModelClient> =>
+  Effect.flatMap(ModelClient, (client) =>
     Effect.flatMap(client.keptCatalogue, (kept) =>
       Option.isSome(kept)
         ? Effect.succeed(Either.right(kept.value))

@@ -2,7 +2,7 @@ import { Duration, Effect, Option, Redacted } from "effect"
 import { RunRefused } from "../domain/errors.js"
 import { formatBudget, plural } from "../domain/format.js"
 import type { ModelOptions } from "../domain/modelOptions.js"
-import { type ModelInfo, OpenRouterClient } from "../services/OpenRouterClient.js"
+import { ModelClient, type ModelInfo } from "../services/modelClient.js"
 import { Settings } from "../services/Settings.js"
 import { duplicateModelMessage, firstDuplicate, isKeyInModelId, keyAsModelMessage } from "../settings/checks.js"
 import type { SettingsValue } from "../settings/values.js"
@@ -195,7 +195,7 @@ export const checkRunRequest = Effect.fnUntraced(function*(request: CheckedReque
     })
   }
   if (!settings.checkModels && Option.isNone(settings.maxCost)) return
-  const client = yield* OpenRouterClient
+  const client = yield* ModelClient
   const unreadable = (e: { readonly message: string }) =>
     new RunRefused({ message: `cannot fetch the provider's model list to check the run: ${e.message}` })
   // The catalogue the client keeps for an hour (a real one is large), not a fetch per run; a refusal is

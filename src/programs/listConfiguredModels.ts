@@ -1,6 +1,6 @@
 import { Effect, Either, Option } from "effect"
 import { editDistance, stripControl } from "../domain/text.js"
-import { OpenRouterClient } from "../services/OpenRouterClient.js"
+import { ModelClient } from "../services/modelClient.js"
 import { Settings } from "../services/Settings.js"
 import { presetPanels } from "../settings/presets.js"
 
@@ -46,7 +46,7 @@ export const nearestIds = (id: string, known: ReadonlyArray<string>): ReadonlyAr
 /** The configured models, and each preset's, checked against the provider's catalogue when it can be reached. */
 export const listConfiguredModels = Effect.fn("listConfiguredModels")(function*() {
   const settings = yield* Settings
-  const client = yield* OpenRouterClient
+  const client = yield* ModelClient
   const catalogue = yield* client.listModels().pipe(
     Effect.mapError((e) => e.message),
     Effect.either

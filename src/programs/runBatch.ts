@@ -4,7 +4,7 @@ import { plural, roundUsd } from "../domain/format.js"
 import type { Manifest } from "../domain/manifest.js"
 import { readTextSafely, USER_FILE_READ } from "../domain/safeFile.js"
 import { oneLine } from "../domain/text.js"
-import { OpenRouterClient } from "../services/OpenRouterClient.js"
+import { ModelClient } from "../services/modelClient.js"
 import { Settings } from "../services/Settings.js"
 import type { SettingsValue } from "../settings/values.js"
 import { type BadLine, type BatchItem, duplicateIdsMessage, parseBatchInput } from "./batchInput.js"
@@ -255,7 +255,7 @@ const failureText = (exit: Exit.Exit<unknown, { readonly message: string }>): st
 /** `--check-models` once for the whole batch, not once per prompt: every model any line names. */
 const checkModelsOnce = Effect.fn("runBatch.checkModels")(function*(items: ReadonlyArray<BatchItem>) {
   const settings = yield* Settings
-  const client = yield* OpenRouterClient
+  const client = yield* ModelClient
   const wanted = new Set<string>([...settings.models, settings.synthesizer, ...settings.fallbackSynthesizers])
   for (const item of items) {
     for (const model of item.models ?? []) wanted.add(model)

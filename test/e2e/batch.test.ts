@@ -10,7 +10,7 @@ import { parseBatchInput } from "../../src/programs/batchInput.js"
 import { answeredIn, type BatchResult, defaultResultsPath } from "../../src/programs/batchResults.js"
 import { runBatch } from "../../src/programs/runBatch.js"
 import { layerCallGate } from "../../src/services/CallGate.js"
-import { layerOpenRouterClient } from "../../src/services/OpenRouterClient.js"
+import { ModelClient } from "../../src/services/modelClient.js"
 import { RunStore } from "../../src/services/RunStore.js"
 import { Settings } from "../../src/services/Settings.js"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
@@ -286,7 +286,7 @@ describe("runBatch in-process: one bound on calls in flight for all runs", () =>
       concurrency: 3,
       retryBaseDelayMs: 10
     })
-    const layer = Layer.mergeAll(layerOpenRouterClient, RunStore.DefaultWithoutDependencies, layerCallGate(settings.concurrency)).pipe(
+    const layer = Layer.mergeAll(ModelClient.Default, RunStore.DefaultWithoutDependencies, layerCallGate(settings.concurrency)).pipe(
       Layer.provideMerge(Layer.mergeAll(Settings.Test(settings), realHttpClientLayer, NodeFileSystem.layer, NodePath.layer)),
       Layer.merge(Logger.remove(Logger.defaultLogger))
     )

@@ -5,7 +5,8 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, beforeEach } from "vitest"
-import { layerOpenRouterClient, OpenRouterClient } from "../../src/services/OpenRouterClient.js"
+import { foldAnswer } from "../../src/programs/answerFold.js"
+import { ModelClient } from "../../src/services/modelClient.js"
 import { Settings } from "../../src/services/Settings.js"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { connectMcp, serverEnv } from "../support/mcpHarness.js"
@@ -35,8 +36,11 @@ beforeEach(() => {
 })
 
 const complete = (stream: boolean) =>
-  Effect.flatMap(OpenRouterClient, (client) => client.complete({ model: "local/llama", messages: [{ role: "user", content: "hi" }] })).pipe(
-    Effect.provide(layerOpenRouterClient.pipe(
+  Effect.flatMap(
+    ModelClient,
+    (client) => foldAnswer("local/llama", client.stream({ model: "local/llama", messages: [{ role: "user", content: "hi" }] }))
+  ).pipe(
+    Effect.provide(ModelClient.Default.pipe(
       Layer.provide(Layer.merge(Settings.Test(makeTestSettings({ baseUrl: fake.url, apiKey: Option.none(), stream })), realHttpClientLayer))
     ))
   )

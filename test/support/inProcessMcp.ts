@@ -8,7 +8,7 @@ import { makeLiveRuns } from "../../src/mcp/liveRuns.js"
 import { makeRedactor } from "../../src/mcp/redact.js"
 import type { ToolServices } from "../../src/mcp/tools/tool.js"
 import type { Logging } from "../../src/services/Logging.js"
-import type { OpenRouterClient } from "../../src/services/OpenRouterClient.js"
+import type { ModelClient } from "../../src/services/modelClient.js"
 import { RunStore } from "../../src/services/RunStore.js"
 import type { Settings } from "../../src/services/Settings.js"
 
@@ -19,7 +19,7 @@ import type { Settings } from "../../src/services/Settings.js"
 /** The services a server connection runs on, from settings and a provider double: a real RunStore on disk. */
 export const serverServices = (
   settings: Layer.Layer<Settings>,
-  client: Layer.Layer<OpenRouterClient>,
+  client: Layer.Layer<ModelClient>,
   logging: Layer.Layer<Logging>
 ): Layer.Layer<ToolServices | Logging> =>
   Layer.mergeAll(RunStore.DefaultWithoutDependencies, client, logging, NodeFileSystem.layer, NodePath.layer).pipe(

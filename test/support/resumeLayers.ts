@@ -7,7 +7,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import type { StrategyName } from "../../src/domain/strategy.js"
 import { layerCallGate } from "../../src/services/CallGate.js"
-import { layerOpenRouterClient } from "../../src/services/OpenRouterClient.js"
+import { ModelClient } from "../../src/services/modelClient.js"
 import { RunStore } from "../../src/services/RunStore.js"
 import { Settings } from "../../src/services/Settings.js"
 import type { SettingsValue } from "../../src/settings/values.js"
@@ -18,7 +18,7 @@ import { realHttpClientLayer } from "./realHttpClient.js"
 
 /** The services of `batch` or `eval` for `settings`, over `fileSystem` (the node one by default). */
 export const resumeLayerFor = (settings: SettingsValue, fileSystem: Layer.Layer<FileSystem.FileSystem> = NodeFileSystem.layer) =>
-  Layer.mergeAll(layerOpenRouterClient, RunStore.DefaultWithoutDependencies, layerCallGate(settings.concurrency)).pipe(
+  Layer.mergeAll(ModelClient.Default, RunStore.DefaultWithoutDependencies, layerCallGate(settings.concurrency)).pipe(
     Layer.provideMerge(Layer.mergeAll(Settings.Test(settings), realHttpClientLayer, fileSystem, NodePath.layer)),
     Layer.merge(Logger.remove(Logger.defaultLogger))
   )

@@ -1,6 +1,6 @@
-import { Effect, Layer, Option, Ref } from "effect"
+import { Chunk, Effect, Layer, Ref, Stream } from "effect"
 import type { ProviderError } from "../../src/domain/errors.js"
-import { type Completion, type CompletionRequest, type ModelInfo, OpenRouterClient } from "../../src/services/OpenRouterClient.js"
+import { ModelClient, type ModelInfo, type ModelPart, type ModelRequest } from "../../src/services/modelClient.js"
 
 /** What one attempt of a scripted model does: answer, fail, or take its time doing either. */
 export type Step =
@@ -9,20 +9,43 @@ export type Step =
   | { readonly hang: true }
   /** Streams these pieces, then hangs: a call that a policy, a timeout or Ctrl-C will cut. */
   | { readonly streamThenHang: ReadonlyArray<string> }
+  /** Streams these pieces (one chunk of parts each, as network reads), then fails: an answer that broke off. */
+  | { readonly streamThenFail: ReadonlyArray<string>; readonly fail: ProviderError }
 
 export interface ScriptedClient {
-  readonly layer: Layer.Layer<OpenRouterClient>
+  readonly layer: Layer.Layer<ModelClient>
   /** Every request, in the order the calls started. */
-  readonly requests: Ref.Ref<ReadonlyArray<CompletionRequest>>
+  readonly requests: Ref.Ref<ReadonlyArray<ModelRequest>>
   /** Calls in flight now. */
   readonly inFlight: Ref.Ref<number>
   /** Most calls that were in flight at the same time. */
   readonly maxInFlight: Ref.Ref<number>
 }
 
+const pieces = (texts: ReadonlyArray<string>): Stream.Stream<ModelPart> =>
+  Stream.fromChunks(...texts.map((text) => Chunk.of<ModelPart>({ _tag: "TextDelta", text })))
+
+/** A whole answer as a provider streams it: its text, usage, then how it finished. */
+const answerParts = (model: string, step: { readonly answer: string; readonly cost?: number }): Stream.Stream<ModelPart> =>
+  Stream.fromIterable<ModelPart>([
+    { _tag: "TextDelta", text: step.answer },
+    { _tag: "Usage", usage: { promptTokens: 10, completionTokens: 20, ...(step.cost !== undefined ? { cost: step.cost } : {}) } },
+    { _tag: "Finish", reason: "stop", servedBy: model }
+  ])
+
+/** One attempt's stream of parts, as the step says. */
+const partsOf = (model: string, step: Step): Stream.Stream<ModelPart, ProviderError> => {
+  if ("hang" in step) return Stream.never
+  if ("streamThenHang" in step) return Stream.concat(pieces(step.streamThenHang), Stream.never)
+  if ("streamThenFail" in step) return Stream.concat(pieces(step.streamThenFail), Stream.fail(step.fail))
+  const delay = step.delayMs ? Stream.drain(Stream.fromEffect(Effect.sleep(step.delayMs))) : Stream.empty
+  return Stream.concat(delay, "fail" in step ? Stream.fail(step.fail) : answerParts(model, step))
+}
+
 /**
- * A test double of the OpenRouter client: each model follows its list of steps, one per attempt
- * (the last repeats). Delays use Effect's clock, so TestClock drives them.
+ * A test double of the model client (a scripted `ModelClient` provider): each model follows its list of
+ * steps, one per attempt (the last repeats), each a stream of parts. Delays use Effect's clock, so
+ * TestClock drives them.
  */
 export const makeScriptedClient = (
   script: Readonly<Record<string, ReadonlyArray<Step>>>,
@@ -30,13 +53,13 @@ export const makeScriptedClient = (
   catalogue: ReadonlyArray<ModelInfo> = []
 ): Effect.Effect<ScriptedClient> =>
   Effect.gen(function*() {
-    const requests = yield* Ref.make<ReadonlyArray<CompletionRequest>>([])
+    const requests = yield* Ref.make<ReadonlyArray<ModelRequest>>([])
     const attempts = yield* Ref.make<Readonly<Record<string, number>>>({})
     const inFlight = yield* Ref.make(0)
     const maxInFlight = yield* Ref.make(0)
 
-    const complete = (request: CompletionRequest): Effect.Effect<Completion, ProviderError> =>
-      Effect.gen(function*() {
+    const stream = (request: ModelRequest): Stream.Stream<ModelPart, ProviderError> =>
+      Stream.unwrap(Effect.gen(function*() {
         yield* Ref.update(requests, (list) => [...list, request])
         const n = yield* Ref.modify(attempts, (m) => {
           const next = (m[request.model] ?? 0) + 1
@@ -46,34 +69,11 @@ export const makeScriptedClient = (
         const step = steps[Math.min(n, steps.length) - 1] ?? fallback
         const now = yield* Ref.updateAndGet(inFlight, (k) => k + 1)
         yield* Ref.update(maxInFlight, (m) => Math.max(m, now))
-        return yield* Effect.gen(function*() {
-          if ("hang" in step) return yield* Effect.never
-          if ("streamThenHang" in step) {
-            for (const piece of step.streamThenHang) if (request.onDelta) yield* request.onDelta(piece)
-            return yield* Effect.never
-          }
-          if (step.delayMs) yield* Effect.sleep(step.delayMs)
-          if ("fail" in step) return yield* Effect.fail(step.fail)
-          return {
-            content: step.answer,
-            servedBy: request.model,
-            usage: { promptTokens: 10, completionTokens: 20, ...(step.cost !== undefined ? { cost: step.cost } : {}) },
-            finishReason: "stop"
-          } satisfies Completion
-        }).pipe(Effect.ensuring(Ref.update(inFlight, (k) => k - 1)))
-      })
+        return partsOf(request.model, step).pipe(Stream.ensuring(Ref.update(inFlight, (k) => k - 1)))
+      }))
 
     return {
-      layer: Layer.succeed(
-        OpenRouterClient,
-        OpenRouterClient.make({
-          complete,
-          listModels: () => Effect.succeed(catalogue),
-          catalogue: Effect.succeed(catalogue),
-          catalogueNewerThan: () => Effect.succeed(catalogue),
-          keptCatalogue: Effect.succeed(Option.none())
-        })
-      ),
+      layer: ModelClient.Test({ stream, listModels: () => Effect.succeed(catalogue) }),
       requests,
       inFlight,
       maxInFlight

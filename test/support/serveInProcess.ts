@@ -4,11 +4,12 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
-import { Effect, Fiber, Layer, Option, type Tracer } from "effect"
+import { Effect, Fiber, Layer, Stream, type Tracer } from "effect"
 import { PassThrough } from "node:stream"
+import type { ModelPart } from "../../src/domain/modelCall.js"
 import { serveMcp } from "../../src/mcp/server.js"
 import { Logging } from "../../src/services/Logging.js"
-import { OpenRouterClient } from "../../src/services/OpenRouterClient.js"
+import { ModelClient } from "../../src/services/modelClient.js"
 import { RunStore } from "../../src/services/RunStore.js"
 import { Settings } from "../../src/services/Settings.js"
 import { makeTestSettings } from "./testSettings.js"
@@ -45,22 +46,15 @@ class StreamsTransport implements Transport {
 }
 
 /** A provider that answers at once and keeps nothing (the scripted client records every request). */
-const answering = Layer.succeed(
-  OpenRouterClient,
-  OpenRouterClient.make({
-    complete: (request) =>
-      Effect.succeed({
-        content: `an answer from ${request.model}`,
-        servedBy: request.model,
-        usage: { promptTokens: 10, completionTokens: 20 },
-        finishReason: "stop"
-      }),
-    listModels: () => Effect.succeed([]),
-    catalogue: Effect.succeed([]),
-    catalogueNewerThan: () => Effect.succeed([]),
-    keptCatalogue: Effect.succeed(Option.none())
-  })
-)
+const answering = ModelClient.Test({
+  stream: (request) =>
+    Stream.fromIterable<ModelPart>([
+      { _tag: "TextDelta", text: `an answer from ${request.model}` },
+      { _tag: "Usage", usage: { promptTokens: 10, completionTokens: 20 } },
+      { _tag: "Finish", reason: "stop", servedBy: request.model }
+    ]),
+  listModels: () => Effect.succeed([])
+})
 
 export interface ServeOptions {
   /** Where the runs go. */

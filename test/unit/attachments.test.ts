@@ -10,7 +10,7 @@ import { ProviderFailure } from "../../src/domain/errors.js"
 import { collectAttachments } from "../../src/programs/attachments/collect.js"
 import { resynthesize } from "../../src/programs/resynthesize.js"
 import { runPipeline } from "../../src/programs/runPipeline.js"
-import { layerOpenRouterClient, OpenRouterClient } from "../../src/services/OpenRouterClient.js"
+import { ModelClient } from "../../src/services/modelClient.js"
 import { thisHost } from "../../src/services/processProbe.js"
 import { RunStore } from "../../src/services/RunStore.js"
 import { Settings } from "../../src/services/Settings.js"
@@ -72,7 +72,7 @@ const settingsFor = (overrides: Partial<SettingsValue> = {}) =>
   })
 
 const layerFor = (settings: SettingsValue, logs: Array<string>) =>
-  Layer.mergeAll(layerOpenRouterClient, RunStore.DefaultWithoutDependencies).pipe(
+  Layer.mergeAll(ModelClient.Default, RunStore.DefaultWithoutDependencies).pipe(
     Layer.provideMerge(Settings.Test(settings)),
     Layer.provideMerge(Layer.mergeAll(realHttpClientLayer, NodeFileSystem.layer, NodePath.layer)),
     Layer.merge(Logger.replace(Logger.defaultLogger, Logger.make(({ message }) => logs.push([message].flat().join(" ")))))
@@ -227,16 +227,16 @@ describe("attachments (ask --attach, process_prompt files)", () => {
       const logs: Array<string> = []
       // The real client, whose /models fails as an unreachable catalogue would.
       const blindClient = Layer.effect(
-        OpenRouterClient,
-        Effect.map(OpenRouterClient, (real) =>
-          OpenRouterClient.make({
-            complete: real.complete,
+        ModelClient,
+        Effect.map(ModelClient, (real) =>
+          ModelClient.make({
+            stream: real.stream,
             listModels: () => Effect.fail(new ProviderFailure({ model: "(models)", message: "HTTP 503", httpStatus: 503 })),
             catalogue: Effect.fail(new ProviderFailure({ model: "(models)", message: "HTTP 503", httpStatus: 503 })),
             catalogueNewerThan: () => Effect.fail(new ProviderFailure({ model: "(models)", message: "HTTP 503", httpStatus: 503 })),
             keptCatalogue: Effect.succeed(Option.none())
           }))
-      ).pipe(Layer.provide(layerOpenRouterClient))
+      ).pipe(Layer.provide(ModelClient.Default))
       const layer = Layer.mergeAll(blindClient, RunStore.DefaultWithoutDependencies).pipe(
         Layer.provideMerge(Settings.Test(settingsFor())),
         Layer.provideMerge(Layer.mergeAll(realHttpClientLayer, NodeFileSystem.layer, NodePath.layer)),

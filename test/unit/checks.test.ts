@@ -8,8 +8,8 @@ import { RunRefused, SettingsError } from "../../src/domain/errors.js"
 import { withCallSettings } from "../../src/programs/callSettings.js"
 import { checkRunRequest } from "../../src/programs/checkRunRequest.js"
 import { runPipeline } from "../../src/programs/runPipeline.js"
-import { isVariable, perMillion } from "../../src/services/openrouter/response.js"
-import { layerOpenRouterClient, type ModelInfo } from "../../src/services/OpenRouterClient.js"
+import { ModelClient, type ModelInfo } from "../../src/services/modelClient.js"
+import { isVariable, perMillion } from "../../src/services/providers/openaiCompatible/response.js"
 import { RunStore } from "../../src/services/RunStore.js"
 import { Settings } from "../../src/services/Settings.js"
 import { loadSettings } from "../../src/settings/load.js"
@@ -218,7 +218,7 @@ describe("prices: negative or not a number counts as unpriced", () => {
         maxCost: Option.some(0.000001),
         maxTokens: Option.some(100)
       })
-      const layer = Layer.mergeAll(layerOpenRouterClient, RunStore.DefaultWithoutDependencies).pipe(
+      const layer = Layer.mergeAll(ModelClient.Default, RunStore.DefaultWithoutDependencies).pipe(
         Layer.provideMerge(Settings.Test(settings)),
         Layer.provide(Layer.mergeAll(realHttpClientLayer, NodeFileSystem.layer, NodePath.layer)),
         Layer.merge(Logger.remove(Logger.defaultLogger))

@@ -8,7 +8,7 @@ import { STEP_INSTRUCTION_TOKENS, SYNTHESIS_INSTRUCTION_TOKENS, worstCaseCost } 
 import { runPipeline } from "../../src/programs/runPipeline.js"
 import { JUDGE_INSTRUCTIONS } from "../../src/programs/strategies/rank.js"
 import { REFINE_INSTRUCTIONS } from "../../src/programs/strategies/refine.js"
-import { layerOpenRouterClient, type ModelInfo } from "../../src/services/OpenRouterClient.js"
+import { ModelClient, type ModelInfo } from "../../src/services/modelClient.js"
 import { RunStore } from "../../src/services/RunStore.js"
 import { Settings } from "../../src/services/Settings.js"
 import type { SettingsValue } from "../../src/settings/values.js"
@@ -124,7 +124,7 @@ describe("the checks before a run (--max-cost, --check-models) over the real cli
         maxTokens: Option.some(100),
         checkModels: true
       })
-      const layer = Layer.mergeAll(layerOpenRouterClient, RunStore.DefaultWithoutDependencies).pipe(
+      const layer = Layer.mergeAll(ModelClient.Default, RunStore.DefaultWithoutDependencies).pipe(
         Layer.provideMerge(Settings.Test(settings)),
         Layer.provide(Layer.mergeAll(realHttpClientLayer, NodeFileSystem.layer, NodePath.layer)),
         Layer.merge(Logger.remove(Logger.defaultLogger))

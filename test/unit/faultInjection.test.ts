@@ -6,7 +6,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import type { CandidateRecord } from "../../src/domain/manifest.js"
 import { runPipeline } from "../../src/programs/runPipeline.js"
-import { layerOpenRouterClient } from "../../src/services/OpenRouterClient.js"
+import { ModelClient } from "../../src/services/modelClient.js"
 import { RunStore } from "../../src/services/RunStore.js"
 import { Settings } from "../../src/services/Settings.js"
 import type { SettingsValue } from "../../src/settings/values.js"
@@ -47,7 +47,7 @@ const runAgainstFake = (faulty: Behavior | Array<Behavior>, overrides: Partial<S
       stream: true,
       ...overrides
     })
-    const layer = Layer.mergeAll(layerOpenRouterClient, RunStore.DefaultWithoutDependencies).pipe(
+    const layer = Layer.mergeAll(ModelClient.Default, RunStore.DefaultWithoutDependencies).pipe(
       Layer.provideMerge(Settings.Test(settings)),
       Layer.provide(Layer.mergeAll(realHttpClientLayer, NodeFileSystem.layer, NodePath.layer)),
       Layer.merge(Logger.remove(Logger.defaultLogger))

@@ -10,7 +10,7 @@ import { withCallSettings } from "../../src/programs/callSettings.js"
 import { resynthesize } from "../../src/programs/resynthesize.js"
 import { runPipeline } from "../../src/programs/runPipeline.js"
 import { continueRun } from "../../src/programs/thread/continueRun.js"
-import { layerOpenRouterClient } from "../../src/services/OpenRouterClient.js"
+import { ModelClient } from "../../src/services/modelClient.js"
 import { RunStore } from "../../src/services/RunStore.js"
 import { Settings } from "../../src/services/Settings.js"
 import type { SettingsValue } from "../../src/settings/values.js"
@@ -49,7 +49,7 @@ beforeEach(() => {
 })
 
 const layerFor = (overrides: Partial<SettingsValue> = {}) =>
-  Layer.mergeAll(layerOpenRouterClient, RunStore.DefaultWithoutDependencies).pipe(
+  Layer.mergeAll(ModelClient.Default, RunStore.Default).pipe(
     Layer.provideMerge(Settings.Test(makeTestSettings({
       baseUrl: fake.url,
       outputDir: freshDir("runs"),

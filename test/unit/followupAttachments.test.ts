@@ -8,7 +8,7 @@ import * as path from "node:path"
 import { collectAttachments } from "../../src/programs/attachments/collect.js"
 import { runPipeline } from "../../src/programs/runPipeline.js"
 import { continueRun } from "../../src/programs/thread/continueRun.js"
-import { layerOpenRouterClient } from "../../src/services/OpenRouterClient.js"
+import { ModelClient } from "../../src/services/modelClient.js"
 import { RunStore } from "../../src/services/RunStore.js"
 import { Settings } from "../../src/services/Settings.js"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
@@ -38,7 +38,7 @@ afterAll(async () => {
 })
 
 const layerFor = () =>
-  Layer.mergeAll(layerOpenRouterClient, RunStore.DefaultWithoutDependencies).pipe(
+  Layer.mergeAll(ModelClient.Default, RunStore.Default).pipe(
     Layer.provideMerge(Settings.Test(makeTestSettings({
       baseUrl: fake.url,
       models: ["vision/model", "text/model"],

@@ -4,13 +4,14 @@ import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Layer, Logger, Option, Schema } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { InvalidResponse, NetworkError } from "../../src/domain/errors.js"
 import { Manifest } from "../../src/domain/manifest.js"
 import { withCallSettings } from "../../src/programs/callSettings.js"
 import { runPipeline } from "../../src/programs/runPipeline.js"
 import { RunStore } from "../../src/services/RunStore.js"
 import { Settings } from "../../src/services/Settings.js"
 import type { SettingsValue } from "../../src/settings/values.js"
-import { makeScriptedClient } from "../support/scriptedClient.js"
+import { makeScriptedClient, type Step } from "../support/scriptedClient.js"
 import { makeTempDirs } from "../support/tempDirs.js"
 import { makeTestSettings } from "../support/testSettings.js"
 
@@ -22,10 +23,10 @@ const tempDir = makeTempDirs("pllm-partial-")
 const pieces = ["Half ", "an ", "answer"]
 const partialFile = "responses/02-test-beta.partial.md"
 
-const layerFor = (overrides: Partial<SettingsValue>) =>
+const layerFor = (overrides: Partial<SettingsValue>, beta: ReadonlyArray<Step> = [{ streamThenHang: pieces }]) =>
   makeScriptedClient({
     "test/alpha": [{ answer: "alpha answers" }],
-    "test/beta": [{ streamThenHang: pieces }],
+    "test/beta": beta,
     "test/gamma": [{ hang: true }],
     "test/synth": [{ answer: "synthesized" }]
   }).pipe(
@@ -94,5 +95,27 @@ describe("text streamed before a call is cut", () => {
       expect(manifest.candidates[1]!.reason).toBe("interrupted")
       expect(manifest.candidates[2]).toMatchObject({ status: "cancelled", reason: "interrupted" })
       expect(manifest.candidates[2]!.partialFile).toBeUndefined()
+    }))
+
+  // The text lives in the one fold of each attempt (src/programs/answerFold.ts): a retry starts it again.
+  it.live("is the last attempt's alone when a retry streamed again", () =>
+    Effect.gen(function*() {
+      const reset = new NetworkError({ model: "test/beta", message: "Network error: reset" })
+      const result = yield* runPipeline({ prompt: "p" }).pipe(
+        Effect.provide(layerFor({ timeoutMs: 500, retries: 1, retryBaseDelayMs: 1 }, [
+          { streamThenFail: ["A first try ", "that broke"], fail: reset },
+          { streamThenHang: pieces }
+        ]))
+      )
+      expect(expectPartialKept(result.runDir, "timeout").candidates[1]!.attempts).toBe(2)
+    }))
+
+  it.live("is kept when the answer breaks off with an error, whatever its type", () =>
+    Effect.gen(function*() {
+      const invalid = new InvalidResponse({ model: "test/beta", message: "Invalid stream chunk: {", httpStatus: 200 })
+      const result = yield* runPipeline({ prompt: "p" }).pipe(
+        Effect.provide(layerFor({ retries: 0, timeoutMs: 300 }, [{ streamThenFail: pieces, fail: invalid }]))
+      )
+      expect(expectPartialKept(result.runDir, "error").candidates[1]!.error?.tag).toBe("InvalidResponse")
     }))
 })

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { withCallSettings } from "../../src/programs/callSettings.js"
 import { listedUnwritten, UNWRITTEN_LISTED } from "../../src/programs/run/writes.js"
 import { runPipeline } from "../../src/programs/runPipeline.js"
-import { layerOpenRouterClient } from "../../src/services/OpenRouterClient.js"
+import { ModelClient } from "../../src/services/modelClient.js"
 import { RunStore } from "../../src/services/RunStore.js"
 import { Settings } from "../../src/services/Settings.js"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
@@ -80,7 +80,7 @@ describe("a full disk while the judges rank", () => {
       synthesizer: "test/synth",
       retries: 0
     })
-    const layer = Layer.mergeAll(layerOpenRouterClient, RunStore.DefaultWithoutDependencies).pipe(
+    const layer = Layer.mergeAll(ModelClient.Default, RunStore.DefaultWithoutDependencies).pipe(
       Layer.provideMerge(Settings.Test(settings)),
       Layer.provide(Layer.mergeAll(
         realHttpClientLayer,

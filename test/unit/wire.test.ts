@@ -1,6 +1,6 @@
 import { Either } from "effect"
 import { describe, expect, it } from "vitest"
-import { decodeStreamChunk, decodeStreamChunkBySchema } from "../../src/services/openrouter/wire.js"
+import { decodeStreamChunk, decodeStreamChunkBySchema } from "../../src/services/providers/openaiCompatible/wire.js"
 
 // The everyday delta chunk skips the Schema: both paths must accept and refuse the same chunks and read
 // the same fields from them.

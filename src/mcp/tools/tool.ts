@@ -1,7 +1,7 @@
 import type { FileSystem, Path } from "@effect/platform"
 import type { CallToolResult, CreateTaskResult, Tool as ToolDefinition, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js"
 import { Cause, Effect, type Schema } from "effect"
-import type { OpenRouterClient } from "../../services/OpenRouterClient.js"
+import type { ModelClient } from "../../services/modelClient.js"
 import type { RunStore } from "../../services/RunStore.js"
 import type { Settings } from "../../services/Settings.js"
 import { type Need, StartupProblems } from "../../settings/degraded.js"
@@ -12,7 +12,7 @@ import type { FileRoots, RootsUnavailable } from "../roots.js"
 import { decodeArguments, objectJsonSchema } from "./arguments.js"
 
 /** What a tool's handler needs from the services of the process (the platform's file system: attached files). */
-export type ToolServices = Settings | RunStore | OpenRouterClient | FileSystem.FileSystem | Path.Path
+export type ToolServices = Settings | RunStore | ModelClient | FileSystem.FileSystem | Path.Path
 
 /** What a tool call carries besides its arguments. */
 export interface ToolContext {

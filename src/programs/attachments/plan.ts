@@ -1,7 +1,7 @@
 import { Effect, Either } from "effect"
 import type { StoreError } from "../../domain/errors.js"
 import type { AttachmentRecord, Manifest } from "../../domain/manifest.js"
-import type { ChatMessage } from "../../services/OpenRouterClient.js"
+import type { ChatMessage } from "../../services/modelClient.js"
 import { ATTACHMENTS_DIR, type InvalidRunPath, type RunFileNotFound } from "../../services/runReader.js"
 import { type RunHandle, RunStore } from "../../services/RunStore.js"
 import { catalogueWithin } from "../catalogue.js"

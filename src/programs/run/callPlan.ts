@@ -1,13 +1,14 @@
 import { Option } from "effect"
 import type { SentOptions } from "../../domain/modelOptions.js"
-import type { CompletionRequest } from "../../services/OpenRouterClient.js"
+import type { ModelRequest } from "../../services/modelClient.js"
 import type { SettingsValue } from "../../settings/values.js"
+
 import type { AttachmentPlan } from "../attachments/plan.js"
 import { userMessageOf } from "../attachments/plan.js"
 import { type Thread, threadMessages } from "../thread/turns.js"
 
-/** What one candidate's call sends, besides the live-progress hook: messages and sampling options. */
-export type CandidateCall = Omit<CompletionRequest, "onDelta">
+/** What one candidate's call sends: messages and sampling options. */
+export type CandidateCall = ModelRequest
 
 /** What a run knows when it plans its candidates' calls. */
 export interface CallPlanInput {
@@ -22,7 +23,7 @@ export interface CallPlanInput {
 export type OptionSettings = Pick<SettingsValue, "temperature" | "maxTokens" | "modelOptions" | "reasoning">
 
 /** The options of a call besides its model and messages. */
-export type ModelCallOptions = Pick<CompletionRequest, "temperature" | "maxTokens" | "reasoning" | "provider" | "fallbacks" | "plugins">
+export type ModelCallOptions = Pick<ModelRequest, "temperature" | "maxTokens" | "reasoning" | "provider" | "fallbacks" | "plugins">
 
 const WEB_PLUGIN = { id: "web" } as const
 

@@ -1,11 +1,12 @@
-import { Cause, Clock, Deferred, Duration, Effect, Either, LogLevel } from "effect"
-import { partialContentOf, type StoreError } from "../../domain/errors.js"
+import { Cause, type Clock, Deferred, Duration, Effect, Either, LogLevel } from "effect"
+import type { StoreError } from "../../domain/errors.js"
 import { describeCall, formatSeconds } from "../../domain/format.js"
 import type { CandidateRecord } from "../../domain/manifest.js"
 import { responseFileName } from "../../domain/model.js"
 import { logsAt } from "../../services/Logging.js"
 import { type RunHandle, RunStore } from "../../services/RunStore.js"
 import { Settings } from "../../services/Settings.js"
+import { type StreamedText, streamedText, textSoFar } from "../answerFold.js"
 import { callModel, type ModelCall } from "../callModel.js"
 import type { CandidateCall } from "./callPlan.js"
 import { answeredRecord, citationsField, failedRecord } from "./records.js"
@@ -59,170 +60,180 @@ export interface FanOutInput {
   readonly save: (write: Effect.Effect<string, StoreError>) => Effect.Effect<void>
 }
 
+/** One fan-out: what every candidate reads, and the one count they share. */
+interface FanOutState {
+  readonly input: FanOutInput
+  readonly store: RunStore
+  readonly retryPolicy: { readonly retries: number; readonly retryBaseDelayMs: number; readonly timeoutMs: number }
+  readonly stop: Deferred.Deferred<StopReason>
+  /** Only a deadline or a quorum can stop a call early: without either, no race (two fibers per call saved). */
+  readonly stoppable: boolean
+  /** Asked once: when info lines are dropped, they are not built (`describeCall` formats figures). */
+  readonly info: boolean
+  /** Read in plain code where a candidate starts, rather than as an effect of its own. */
+  readonly clock: Clock.Clock
+  /** Candidates answered so far: touched only by this fan-out's fibers, in plain code between their effects. */
+  answered: number
+}
+
+/** One candidate's call as it goes: its attempts, and the text its fold is streaming (answerFold.ts). */
+interface Candidate {
+  readonly index: number
+  readonly model: string
+  readonly startedAt: number
+  attempts: number
+  readonly streamed: StreamedText
+}
+
+/** How the call was cut short, if it is: why, and the text streamed by its last attempt. */
+const cutOf = (candidate: Candidate, reason: string): Cut => ({
+  reason,
+  attempts: candidate.attempts,
+  startedAt: candidate.startedAt,
+  partial: textSoFar(candidate.streamed)
+})
+
+const stopAfter = (fan: FanOutState, reason: StopReason, delayMs: number) => {
+  const reached = reason === "deadline" ? "deadline reached" : `quorum of ${fan.input.policy.quorum} reached`
+  return Effect.sleep(Duration.millis(Math.max(0, delayMs))).pipe(
+    Effect.zipRight(Deferred.succeed(fan.stop, reason)),
+    Effect.zipRight(Effect.logInfo(`${reached}: no longer waiting for the other candidates`)),
+    Effect.forkScoped
+  )
+}
+
+/** Text of an answer that broke off, kept as `.partial.md` (it is paid for): the record's field naming it. */
+const keepPartial = (fan: FanOutState, candidate: Candidate, partial: string | undefined) =>
+  partial === undefined
+    ? Effect.succeed({})
+    : fan.input.save(fan.store.writeResponse(fan.input.run, candidate.index, candidate.model, partial, "partial")).pipe(
+      Effect.as({ partialFile: responseFileName(candidate.index, candidate.model, ".partial.md") })
+    )
+
+/** A call cut short by the policy or an interruption: cancelled, with the reason and what it streamed. */
+const cutShort = (fan: FanOutState, candidate: Candidate, cut: Cut) =>
+  Effect.map(keepPartial(fan, candidate, cut.partial), (partialFile): CandidateOutcome => ({
+    index: candidate.index,
+    model: candidate.model,
+    content: undefined,
+    record: {
+      model: candidate.model,
+      status: "cancelled",
+      reason: cut.reason,
+      attempts: cut.attempts,
+      latencyMs: fan.clock.unsafeCurrentTimeMillis() - cut.startedAt,
+      ...partialFile
+    }
+  }))
+
+/** A call that returned: its answer saved, or its failure with the text its last attempt streamed. */
+const recordCall = (fan: FanOutState, candidate: Candidate, call: ModelCall) => {
+  const { index, model } = candidate
+  return Either.match(call.result, {
+    onRight: (completion) =>
+      fan.input.save(fan.store.writeResponse(fan.input.run, index, model, completion.content)).pipe(
+        Effect.as<CandidateOutcome>({
+          index,
+          model,
+          content: completion.content,
+          record: { ...answeredRecord(model, call, completion), file: responseFileName(index, model), ...citationsField(completion) }
+        })
+      ),
+    // A failure after some text (a timeout, an error mid-stream, the size cap) keeps that text.
+    onLeft: (error) =>
+      Effect.map(keepPartial(fan, candidate, textSoFar(candidate.streamed)), (partialFile): CandidateOutcome => ({
+        index,
+        model,
+        content: undefined,
+        record: { ...failedRecord(model, call, error), ...partialFile }
+      }))
+  })
+}
+
+/** What is said of a call that ended, at the level it deserves. */
+const logEnded = (fan: FanOutState, model: string, call: ModelCall) =>
+  Either.isRight(call.result)
+    ? (fan.info ? Effect.logInfo(`${model}: ${describeCall(call)}`) : Effect.void)
+    : Effect.logWarning(`${model}: ${describeCall(call)}`)
+
+/** The answer is paid for: saved and reported even if the run is being interrupted (this runs uninterruptibly). */
+const finish = (fan: FanOutState, candidate: Candidate, ended: Ended) =>
+  Effect.gen(function*() {
+    let outcome: CandidateOutcome
+    if ("stoppedBy" in ended) {
+      outcome = yield* cutShort(fan, candidate, cutOf(candidate, ended.stoppedBy))
+      yield* Effect.logWarning(
+        `${candidate.model}: cancelled by the ${ended.stoppedBy} policy after ${formatSeconds(outcome.record.latencyMs ?? 0)}`
+      )
+    } else {
+      outcome = yield* recordCall(fan, candidate, ended)
+      yield* logEnded(fan, candidate.model, ended)
+    }
+    if (outcome.record.status === "ok" && ++fan.answered === fan.input.policy.quorum) {
+      yield* stopAfter(fan, "quorum", fan.input.policy.graceMs)
+    }
+    yield* fan.input.onFinished(outcome)
+    return outcome
+  })
+
+/** One candidate: its call, raced against the policy's stop when there is one, its outcome recorded whatever happens. */
+const ask = (fan: FanOutState) => (model: string, index: number) =>
+  Effect.suspend(() => {
+    const candidate: Candidate = { index, model, startedAt: fan.clock.unsafeCurrentTimeMillis(), attempts: 0, streamed: streamedText() }
+    const call = callModel(fan.input.callFor(model, index), fan.retryPolicy, {
+      streamed: candidate.streamed,
+      onDelta: (text) => fan.input.onDelta(index, text),
+      onAttempt: (attempt) => {
+        candidate.attempts = attempt
+        return fan.input.onAttempt(index, attempt)
+      }
+    })
+    const ended = fan.stoppable
+      ? Effect.raceFirst(call, Effect.map(Deferred.await(fan.stop), (stoppedBy): Ended => ({ stoppedBy })))
+      : call
+    // One mask for the whole candidate: only the call itself can be interrupted.
+    return Effect.uninterruptibleMask((restore) =>
+      Effect.zipRight(
+        fan.info ? Effect.logInfo(`${model}: asking`) : Effect.void,
+        Effect.matchCauseEffect(restore(ended), {
+          // Ctrl-C or an MCP cancel: what was streamed is paid for, and kept.
+          onFailure: (cause) =>
+            Cause.isInterruptedOnly(cause)
+              ? Effect.zipRight(
+                Effect.flatMap(cutShort(fan, candidate, cutOf(candidate, "interrupted")), fan.input.onInterrupted),
+                Effect.failCause(cause)
+              )
+              : Effect.failCause(cause),
+          onSuccess: (ended) => finish(fan, candidate, ended)
+        })
+      )
+    )
+  })
+
 /**
  * Asks every candidate model, at most `concurrency` at a time. Each answer starts being written to
  * the run directory as soon as it arrives. Every outcome is kept (no fail-fast), in model order. When the
  * deadline or the quorum policy ends the fan-out, calls still running are interrupted (which aborts
- * their HTTP requests) and recorded as cancelled with the reason.
+ * their HTTP requests) and recorded as cancelled with the reason, with the text they had streamed.
  */
 export const fanOut = Effect.fnUntraced(function*(input: FanOutInput) {
   const settings = yield* Settings
-  const store = yield* RunStore
-  const retryPolicy = { retries: settings.retries, retryBaseDelayMs: settings.retryBaseDelayMs, timeoutMs: settings.timeoutMs }
-  const stop = yield* Deferred.make<StopReason>()
-  // Touched only by this fan-out's fibers, in plain code between their effects.
-  let answered = 0
-  const stoppable = input.policy.cutoffAt !== undefined || input.policy.quorum !== undefined
-  // Asked once: when info lines are dropped, they are not built (`describeCall` formats figures).
-  const info = yield* logsAt(LogLevel.Info)
-  // Read in plain code where a candidate starts, rather than as an effect of its own.
-  const clock = yield* Effect.clock
-
-  const stopAfter = (reason: StopReason, delayMs: number) => {
-    const reached = reason === "deadline" ? "deadline reached" : `quorum of ${input.policy.quorum} reached`
-    return Effect.sleep(Duration.millis(Math.max(0, delayMs))).pipe(
-      Effect.zipRight(Deferred.succeed(stop, reason)),
-      Effect.zipRight(Effect.logInfo(`${reached}: no longer waiting for the other candidates`)),
-      Effect.forkScoped
-    )
+  const fan: FanOutState = {
+    input,
+    store: yield* RunStore,
+    retryPolicy: { retries: settings.retries, retryBaseDelayMs: settings.retryBaseDelayMs, timeoutMs: settings.timeoutMs },
+    stop: yield* Deferred.make<StopReason>(),
+    stoppable: input.policy.cutoffAt !== undefined || input.policy.quorum !== undefined,
+    info: yield* logsAt(LogLevel.Info),
+    clock: yield* Effect.clock,
+    answered: 0
   }
-
-  /** Text of an answer that broke off, kept as `.partial.md` (it is paid for): the record's field naming it. */
-  const keepPartial = (index: number, model: string, partial: string | undefined) =>
-    partial === undefined
-      ? Effect.succeed({})
-      : input.save(store.writeResponse(input.run, index, model, partial, "partial")).pipe(
-        Effect.as({ partialFile: responseFileName(index, model, ".partial.md") })
-      )
-
-  /** A call cut short by the policy or an interruption: cancelled, with the reason and what it streamed. */
-  const cutShort = (index: number, model: string, cut: Cut) =>
-    Effect.gen(function*() {
-      const partialFile = yield* keepPartial(index, model, cut.partial)
-      return {
-        index,
-        model,
-        content: undefined,
-        record: {
-          model,
-          status: "cancelled",
-          reason: cut.reason,
-          attempts: cut.attempts,
-          latencyMs: (yield* Clock.currentTimeMillis) - cut.startedAt,
-          ...partialFile
-        }
-      } satisfies CandidateOutcome
-    })
-
-  /** What is said of a call that ended, at the level it deserves. */
-  const logEnded = (model: string, call: ModelCall) =>
-    Either.isRight(call.result)
-      ? (info ? Effect.logInfo(`${model}: ${describeCall(call)}`) : Effect.void)
-      : Effect.logWarning(`${model}: ${describeCall(call)}`)
-
-  /** The answer is paid for: saved and reported even if the run is being interrupted (this runs uninterruptibly). */
-  const finish = (index: number, model: string, ended: Ended, cut: () => Cut) =>
-    Effect.gen(function*() {
-      let outcome: CandidateOutcome
-      if ("stoppedBy" in ended) {
-        outcome = yield* cutShort(index, model, { ...cut(), reason: ended.stoppedBy })
-        yield* Effect.logWarning(
-          `${model}: cancelled by the ${ended.stoppedBy} policy after ${formatSeconds(outcome.record.latencyMs ?? 0)}`
-        )
-      } else {
-        outcome = yield* recordCall(ended, index, model, () => cut().partial)
-        yield* logEnded(model, ended)
-      }
-      if (outcome.record.status === "ok" && ++answered === input.policy.quorum) yield* stopAfter("quorum", input.policy.graceMs)
-      yield* input.onFinished(outcome)
-      return outcome
-    })
-
-  const ask = (model: string, index: number) =>
-    Effect.suspend(() => {
-      const startedAt = clock.unsafeCurrentTimeMillis()
-      let attempts = 0
-      // The text streamed by the current attempt: kept as `.partial.md` if the call is cut (policy, timeout, Ctrl-C).
-      let streamed: Array<string> = []
-      const cut = (): Cut => ({
-        reason: "interrupted",
-        attempts,
-        startedAt,
-        partial: streamed.length > 0 ? streamed.join("") : undefined
-      })
-      const call = callModel(
-        {
-          ...input.callFor(model, index),
-          // Once per network read: one effect, not a chain of them.
-          onDelta: (text) =>
-            Effect.suspend(() => {
-              streamed.push(text)
-              return input.onDelta(index, text)
-            })
-        },
-        retryPolicy,
-        (attempt) =>
-          Effect.suspend(() => {
-            attempts = attempt
-            streamed = []
-            return input.onAttempt(index, attempt)
-          })
-      )
-      // Only a deadline or a quorum can stop a call early: without either, no race (two fibers per call saved).
-      const ended = stoppable
-        ? Effect.raceFirst(call, Effect.map(Deferred.await(stop), (stoppedBy): Ended => ({ stoppedBy })))
-        : call
-      // One mask for the whole candidate: only the call itself can be interrupted.
-      return Effect.uninterruptibleMask((restore) =>
-        Effect.zipRight(
-          info ? Effect.logInfo(`${model}: asking`) : Effect.void,
-          Effect.matchCauseEffect(restore(ended), {
-            // Ctrl-C or an MCP cancel: what was streamed is paid for, and kept.
-            onFailure: (cause) =>
-              Cause.isInterruptedOnly(cause)
-                ? Effect.zipRight(Effect.flatMap(cutShort(index, model, cut()), input.onInterrupted), Effect.failCause(cause))
-                : Effect.failCause(cause),
-            onSuccess: (ended) => finish(index, model, ended, cut)
-          })
-        )
-      )
-    })
-
-  const recordCall = (call: ModelCall, index: number, model: string, streamedSoFar: () => string | undefined) =>
-    Either.match(call.result, {
-      onRight: (completion) =>
-        input.save(store.writeResponse(input.run, index, model, completion.content)).pipe(
-          Effect.as<CandidateOutcome>({
-            index,
-            model,
-            content: completion.content,
-            record: { ...answeredRecord(model, call, completion), file: responseFileName(index, model), ...citationsField(completion) }
-          })
-        ),
-      onLeft: (error) =>
-        Effect.gen(function*() {
-          // A timeout cuts the stream without carrying its text: what was streamed is kept all the same.
-          const partialFile = yield* keepPartial(
-            index,
-            model,
-            partialContentOf(error) ?? (error._tag === "Timeout" ? streamedSoFar() : undefined)
-          )
-          return {
-            index,
-            model,
-            content: undefined,
-            record: { ...failedRecord(model, call, error), ...partialFile }
-          } satisfies CandidateOutcome
-        })
-    })
-
-  const all = Effect.forEach(input.models, ask, { concurrency: settings.concurrency })
+  const all = Effect.forEach(input.models, ask(fan), { concurrency: settings.concurrency })
   // The policy's timers live in a scope of the fan-out's own; a fan-out without a policy needs none.
-  if (!stoppable) return yield* all
-  return yield* Effect.scoped(Effect.gen(function*() {
-    if (input.policy.cutoffAt !== undefined) {
-      yield* stopAfter("deadline", input.policy.cutoffAt - (yield* Clock.currentTimeMillis))
-    }
-    return yield* all
-  }))
+  if (!fan.stoppable) return yield* all
+  const cutoffAt = input.policy.cutoffAt
+  return yield* Effect.scoped(Effect.zipRight(
+    cutoffAt === undefined ? Effect.void : stopAfter(fan, "deadline", cutoffAt - fan.clock.unsafeCurrentTimeMillis()),
+    all
+  ))
 })

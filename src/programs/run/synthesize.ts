@@ -4,7 +4,7 @@ import { describeCall, plural } from "../../domain/format.js"
 import type { SynthesisRecord } from "../../domain/manifest.js"
 import { type Report, type ReportMode, type ReportVia, unavailableReport } from "../../domain/report.js"
 import { logsAt } from "../../services/Logging.js"
-import { OpenRouterClient } from "../../services/OpenRouterClient.js"
+import { ModelClient } from "../../services/modelClient.js"
 import { Settings } from "../../services/Settings.js"
 import { questionAsAsked } from "../attachments/message.js"
 import { buildSynthesisPrompt, fairShares, type SynthesisInput, withReportInstructions } from "../buildSynthesisPrompt.js"
@@ -33,7 +33,7 @@ type AskedVia = ReportVia | "off"
  * supports it, plain text where it does not or where there is no catalogue to ask (most local servers); the
  * catalogue is not even asked otherwise.
  */
-const reportViaFor = (mode: ReportMode, model: string, waitMs: number): Effect.Effect<AskedVia, never, OpenRouterClient> =>
+const reportViaFor = (mode: ReportMode, model: string, waitMs: number): Effect.Effect<AskedVia, never, ModelClient> =>
   mode !== "structured" ? Effect.succeed(mode) : Effect.map(
     catalogueWithin(Duration.min(CATALOGUE_WAIT, Duration.millis(waitMs))),
     (catalogue) =>
@@ -123,10 +123,10 @@ const mergeWithSynthesizers = Effect.fnUntraced(function*(input: {
           model,
           messages: as === "off" ? built.messages : withReportInstructions(built.messages, as),
           ...options,
-          onDelta: input.onDelta,
           ...(as === "structured" ? { responseFormat: SYNTHESIS_REPLY_FORMAT } : {})
         },
-        { ...policy, timeoutMs: ms }
+        { ...policy, timeoutMs: ms },
+        { onDelta: input.onDelta }
       )
     let call = yield* ask(via, yield* timeLeft)
     // A provider that refuses the response format (a 400) gets the same request once more in plain text.

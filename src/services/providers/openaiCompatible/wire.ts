@@ -13,6 +13,8 @@ export type ErrorObject = typeof ErrorObject.Type
 /** A message (whole answers) or a delta (streamed pieces): both carry optional, nullable text (and web citations). */
 const TextContent = Schema.optional(Schema.NullOr(Schema.Struct({
   content: Schema.optional(Schema.NullOr(Schema.String)),
+  /** The model's reasoning, where the server streams it (OpenRouter's `reasoning`). */
+  reasoning: Schema.optional(Schema.NullOr(Schema.String)),
   /**
    * Read apart, each against `UrlCitation`: an annotation of another kind, or a malformed list, is passed
    * over rather than failing the answer it came with.
@@ -125,15 +127,17 @@ const isObject = (value: unknown): value is Json => typeof value === "object" &&
 /** The fields an everyday chunk may have; a chunk with any other (even null) goes through the Schema. */
 const EVERYDAY_TOP = new Set(["id", "object", "created", "model", "provider", "system_fingerprint", "choices"])
 const EVERYDAY_CHOICE = new Set(["index", "delta", "finish_reason", "native_finish_reason", "logprobs"])
-const EVERYDAY_DELTA = new Set(["role", "content"])
+const EVERYDAY_DELTA = new Set(["role", "content", "reasoning"])
 
 const onlyKnown = (json: Json, known: ReadonlySet<string>) => {
   for (const key in json) if (!known.has(key)) return false
   return true
 }
 
+const isTextOrNone = (value: unknown) => value === undefined || value === null || typeof value === "string"
+
 /**
- * The everyday delta chunk: one choice whose delta carries text, no usage, no error, no finish reason,
+ * The everyday delta chunk: one choice whose delta carries text (and perhaps reasoning), no usage, no error, no finish reason,
  * and no field beyond those (annotations, tool calls, usage details… go through the Schema). Checked by
  * hand on the fields the answer reads, which the Schema would accept as they are.
  */
@@ -146,7 +150,8 @@ const isEverydayChunk = (json: unknown): json is StreamChunk => {
   const choice: unknown = choices[0]
   return isObject(choice) && onlyKnown(choice, EVERYDAY_CHOICE) &&
     (choice.finish_reason === undefined || choice.finish_reason === null) &&
-    isObject(choice.delta) && onlyKnown(choice.delta, EVERYDAY_DELTA) && typeof choice.delta.content === "string"
+    isObject(choice.delta) && onlyKnown(choice.delta, EVERYDAY_DELTA) && typeof choice.delta.content === "string" &&
+    isTextOrNone(choice.delta.reasoning)
 }
 
 /** One SSE chunk through the Schema alone (what the fast path must agree with). */

@@ -10,43 +10,11 @@ import {
   ProviderFailure,
   RateLimited,
   Unauthorized
-} from "../../domain/errors.js"
-import type { Citation } from "../../domain/modelOptions.js"
+} from "../../../domain/errors.js"
+import type { Completion, TokenUsage } from "../../../domain/modelCall.js"
+import type { Redact } from "../../redact.js"
 import { annotationList, citationsOf } from "./citations.js"
-import type { Redact } from "./redact.js"
 import { decodeChat, decodeErrorBody, type ErrorObject, type Undecodable, type Usage } from "./wire.js"
-
-export interface Completion {
-  readonly content: string
-  /** The model that really answered (and is billed): OpenRouter may route to another one. */
-  readonly servedBy: string
-  /** Absent when the server reported none: unknown, never 0 tokens. */
-  readonly usage: {
-    readonly promptTokens: number
-    readonly completionTokens: number
-    readonly cost?: number
-    readonly reasoningTokens?: number
-    readonly cachedTokens?: number
-  } | undefined
-  readonly finishReason: string | undefined
-  /** The web pages the answer cites (web search), when it cites any. */
-  readonly citations?: ReadonlyArray<Citation> | undefined
-}
-
-export interface ModelInfo {
-  readonly id: string
-  readonly name?: string | undefined
-  readonly contextLength?: number | undefined
-  /** USD per million tokens; undefined when unpriced (not listed, not a number, or negative). */
-  readonly promptPrice?: number | undefined
-  readonly completionPrice?: number | undefined
-  /** A negative listed price: OpenRouter's mark of a router whose price varies (`openrouter/auto`). Unpriced. */
-  readonly variablePrice?: boolean | undefined
-  /** What the model reads (`text`, `image`, `file`…), when the provider says (OpenRouter's `architecture.input_modalities`). */
-  readonly inputModalities?: ReadonlyArray<string> | undefined
-  /** The request parameters the provider says the model accepts (OpenRouter's `supported_parameters`). */
-  readonly supportedParameters?: ReadonlyArray<string> | undefined
-}
 
 /** A listed per-token price as a number, when it is one: text is read, and what is not a number is no price. */
 const listedPrice = (price: number | string | null | undefined): number | undefined => {
@@ -97,7 +65,7 @@ const isTransientCode = (code: number | string | null | undefined): boolean => {
 const isRateLimitCode = (code: number | string | null | undefined): boolean => code === 429 || code === "429"
 
 /** The server's usage, or none when it reported no token counts (a count it left out is 0). */
-export const usageOf = (usage: Usage | null | undefined): Completion["usage"] =>
+export const usageOf = (usage: Usage | null | undefined): TokenUsage | undefined =>
   usage == null || (usage.prompt_tokens == null && usage.completion_tokens == null)
     ? undefined
     : {
@@ -119,15 +87,14 @@ export const providerErrorOf = (
   error: ErrorObject | null | undefined,
   where: string,
   redact: Redact,
-  options: { readonly partialContent?: string | undefined; readonly transientWithoutCode: boolean }
+  options: { readonly transientWithoutCode: boolean }
 ): RateLimited | ErrorInBody => {
   const code = error?.code ?? undefined
   const text = redact(error?.message ?? "finish_reason error")
   const message = `Provider error ${where}: ${text}${code !== undefined ? ` (code ${code})` : ""}`
-  const partial = options.partialContent ? { partialContent: options.partialContent } : {}
-  if (isRateLimitCode(code)) return new RateLimited({ model, message, httpStatus: 429, ...partial })
+  if (isRateLimitCode(code)) return new RateLimited({ model, message, httpStatus: 429 })
   const transient = code === undefined ? options.transientWithoutCode : isTransientCode(code)
-  return new ErrorInBody({ model, code, message, transient, ...partial })
+  return new ErrorInBody({ model, code, message, transient })
 }
 
 /** Maps an HTTP error status (with its body) to the typed error a caller can act on. */

@@ -1,5 +1,5 @@
 import type { HttpClientError } from "@effect/platform"
-import { NetworkError, type ProviderError, ResponseTooLarge } from "../../domain/errors.js"
+import { NetworkError, type ProviderError, ResponseTooLarge } from "../../../domain/errors.js"
 
 /** What reading a body needs to know to type its failures. */
 export interface BodyContext {
@@ -22,12 +22,11 @@ const describeCause = (cause: unknown): string | undefined => {
   return [cause.message, typeof code === "string" ? code : undefined, describeCause(inner)].filter(Boolean).join(": ")
 }
 
-export const tooLarge = (model: string, maxBytes: number, partialContent?: string) =>
+export const tooLarge = (model: string, maxBytes: number) =>
   new ResponseTooLarge({
     model,
     limitBytes: maxBytes,
-    message: `Response larger than ${maxBytes.toLocaleString("en-US")} bytes (--max-response-bytes): connection closed`,
-    ...(partialContent ? { partialContent } : {})
+    message: `Response larger than ${maxBytes.toLocaleString("en-US")} bytes (--max-response-bytes): connection closed`
   })
 
 /** Counts a body's bytes against the cap: past it, the answer ends and its connection is closed. */

@@ -7,16 +7,13 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, beforeEach } from "vitest"
 import { httpStatusOf, isTransient, type ProviderError } from "../../src/domain/errors.js"
+import { foldAnswer, type FoldHooks, streamedText, textSoFar } from "../../src/programs/answerFold.js"
 import { callModel } from "../../src/programs/callModel.js"
 import { runPipeline } from "../../src/programs/runPipeline.js"
 import { type LogEntry, Logging } from "../../src/services/Logging.js"
-import {
-  type CompletionRequest,
-  layerOpenRouterClient,
-  makeOpenRouterClient,
-  OpenRouterClient,
-  parseRetryAfter
-} from "../../src/services/OpenRouterClient.js"
+import { ModelClient, type ModelRequest } from "../../src/services/modelClient.js"
+import { openAiCompatible } from "../../src/services/providers/openaiCompatible/client.js"
+import { parseRetryAfter } from "../../src/services/providers/openaiCompatible/response.js"
 import { RunStore } from "../../src/services/RunStore.js"
 import { Settings } from "../../src/services/Settings.js"
 import type { SettingsValue } from "../../src/settings/values.js"
@@ -55,15 +52,19 @@ const settingsFor = (overrides: Partial<SettingsValue> = {}): SettingsValue =>
 
 /** The real client over the real pooled HTTP client, as main.ts composes it. */
 const clientLayer = (overrides: Partial<SettingsValue> = {}) =>
-  layerOpenRouterClient.pipe(Layer.provide(Layer.merge(Settings.Test(settingsFor(overrides)), realHttpClientLayer)))
+  ModelClient.Default.pipe(Layer.provide(Layer.merge(Settings.Test(settingsFor(overrides)), realHttpClientLayer)))
 
-const ask = (model: string, extra: Partial<CompletionRequest> = {}): CompletionRequest => ({
+const ask = (model: string, extra: Partial<ModelRequest> = {}): ModelRequest => ({
   model,
   messages: [{ role: "user", content: `Question for ${model}` }],
   ...extra
 })
 
-const complete = (request: CompletionRequest) => Effect.flatMap(OpenRouterClient, (client) => client.complete(request))
+/** One attempt, its stream of parts folded as callModel folds it. */
+const answerOf = (client: ModelClient, request: ModelRequest, hooks: FoldHooks = {}) =>
+  foldAnswer(request.model, client.stream(request), hooks)
+
+const complete = (request: ModelRequest, hooks: FoldHooks = {}) => Effect.flatMap(ModelClient, (client) => answerOf(client, request, hooks))
 
 /** One attempt against `behavior`; the typed error it fails with. */
 const failureOf = (model: string, behavior: Behavior) =>
@@ -74,7 +75,7 @@ const failureOf = (model: string, behavior: Behavior) =>
 
 const chatCount = (model: string) => fake.chatRequests().filter((r) => r.model === model).length
 
-describe("OpenRouterClient.complete: a good answer", () => {
+describe("ModelClient.stream (OpenAI-compatible): a good answer", () => {
   it.live("returns content, servedBy, usage with cost and finishReason, and sends the right request", () =>
     Effect.gen(function*() {
       fake.setScript({
@@ -125,12 +126,13 @@ describe("OpenRouterClient.complete: a good answer", () => {
       expect(body["model"]).toBe("plain/model")
     }))
 
-  it.live("a streamed answer hands each network read's text to onDelta as it arrives: the pieces make up the answer", () =>
+  it.live("a streamed answer hands each network read's text to the fold's onDelta as it arrives: the pieces make up the answer", () =>
     Effect.gen(function*() {
       fake.setScript({ "delta/model": { kind: "trickle", content: "one two three four five six", chunks: 4, chunkDelayMs: 15 } })
       const pieces: Array<string> = []
       const completion = yield* complete(
-        ask("delta/model", { onDelta: (text) => Effect.sync(() => void pieces.push(text)) })
+        ask("delta/model"),
+        { onDelta: (text) => Effect.sync(() => void pieces.push(text)) }
       ).pipe(Effect.provide(clientLayer({ stream: true })))
       expect(completion.content).toBe("one two three four five six")
       // Four writes 15 ms apart: more than one read, whatever the machine's load.
@@ -279,7 +281,7 @@ const failureCases: ReadonlyArray<FailureCase> = [
   }
 ]
 
-describe("OpenRouterClient.complete: each failure maps to its typed error", () => {
+describe("ModelClient.stream (OpenAI-compatible): each failure maps to its typed error", () => {
   failureCases.forEach((c, i) => {
     it.live(c.name, () =>
       Effect.gen(function*() {
@@ -310,11 +312,13 @@ describe("a 429 is typed by the provider's code wherever it arrives", () => {
       Effect.gen(function*() {
         const model = `limited/${where.replace(/\W+/g, "-")}`
         fake.setScript({ [model]: behavior })
-        const error = yield* complete(ask(model)).pipe(Effect.flip, Effect.provide(clientLayer({ stream })))
+        const streamed = streamedText()
+        const error = yield* complete(ask(model), { streamed }).pipe(Effect.flip, Effect.provide(clientLayer({ stream })))
         expect(error._tag).toBe("RateLimited")
         expect(httpStatusOf(error)).toBe(429)
         expect(isTransient(error)).toBe(true)
-        if (behavior.kind === "streamError") expect(error._tag === "RateLimited" && error.partialContent).toBe("The first words")
+        // The text before the error stays with the fold, which keeps it as `.partial.md`.
+        if (behavior.kind === "streamError") expect(textSoFar(streamed)).toBe("The first words")
       }))
   }
 })
@@ -336,14 +340,14 @@ describe("parseRetryAfter", () => {
   })
 })
 
-describe("OpenRouterClient.listModels", () => {
+describe("ModelClient.listModels", () => {
   it.live("reads ids, context lengths and prices (USD per million tokens)", () =>
     Effect.gen(function*() {
       fake.setModels([
         { id: "a/one", name: "A One", context_length: 200_000, pricing: { prompt: "0.000003", completion: "0.000015" } },
         { id: "b/two" }
       ])
-      const models = yield* Effect.flatMap(OpenRouterClient, (c) => c.listModels()).pipe(Effect.provide(clientLayer()))
+      const models = yield* Effect.flatMap(ModelClient, (c) => c.listModels()).pipe(Effect.provide(clientLayer()))
       expect(models.map((m) => m.id)).toEqual(["a/one", "b/two"])
       expect(models[0]!.contextLength).toBe(200_000)
       expect(models[0]!.promptPrice).toBeCloseTo(3, 6)
@@ -485,9 +489,9 @@ const turn = Effect.promise(() => new Promise<void>((resolve) => setImmediate(re
 describe("pooled connections", () => {
   it.live("20 sequential calls through one layer use exactly 1 TCP connection", () =>
     Effect.gen(function*() {
-      const client = yield* OpenRouterClient
+      const client = yield* ModelClient
       for (let i = 0; i < 20; i++) {
-        const completion = yield* client.complete(ask(`pool/seq-${i}`))
+        const completion = yield* answerOf(client, ask(`pool/seq-${i}`))
         expect(completion.content).toBe(`Answer from pool/seq-${i}`)
         yield* turn
       }
@@ -497,9 +501,9 @@ describe("pooled connections", () => {
 
   it.live("20 sequential streamed calls use exactly 1 TCP connection: the body is read to its end after [DONE]", () =>
     Effect.gen(function*() {
-      const client = yield* OpenRouterClient
+      const client = yield* ModelClient
       for (let i = 0; i < 20; i++) {
-        const completion = yield* client.complete(ask(`pool/stream-${i}`))
+        const completion = yield* answerOf(client, ask(`pool/stream-${i}`))
         expect(completion.content).toBe(`Answer from pool/stream-${i}`)
         yield* turn
       }
@@ -509,9 +513,9 @@ describe("pooled connections", () => {
   it.live("a response that ends a moment after [DONE]: waited for, and its connection reused", () =>
     Effect.gen(function*() {
       fake.setDefault({ kind: "ok", endAfterDoneMs: 50 })
-      const client = yield* OpenRouterClient
+      const client = yield* ModelClient
       for (let i = 0; i < 5; i++) {
-        expect((yield* client.complete(ask(`pool/late-end-${i}`))).content).toBe(`Answer from pool/late-end-${i}`)
+        expect((yield* answerOf(client, ask(`pool/late-end-${i}`))).content).toBe(`Answer from pool/late-end-${i}`)
         yield* turn
       }
       expect(fake.connections).toBe(1)
@@ -528,19 +532,19 @@ describe("pooled connections", () => {
 
   it.live("20 sequential calls back to back in one tick still reuse connections (at most 2)", () =>
     Effect.gen(function*() {
-      const client = yield* OpenRouterClient
-      for (let i = 0; i < 20; i++) yield* client.complete(ask(`pool/tight-${i}`))
+      const client = yield* ModelClient
+      for (let i = 0; i < 20; i++) yield* answerOf(client, ask(`pool/tight-${i}`))
       expect(fake.chatRequests()).toHaveLength(20)
       expect(fake.connections).toBeLessThanOrEqual(2)
     }).pipe(Effect.provide(clientLayer())))
 
   it.live("4 rounds of 5 concurrent calls use at most 5 connections", () =>
     Effect.gen(function*() {
-      const client = yield* OpenRouterClient
+      const client = yield* ModelClient
       for (let round = 0; round < 4; round++) {
         const results = yield* Effect.forEach(
           [0, 1, 2, 3, 4],
-          (i) => client.complete(ask(`pool/par-${round}-${i}`)),
+          (i) => answerOf(client, ask(`pool/par-${round}-${i}`)),
           { concurrency: "unbounded" }
         )
         expect(results).toHaveLength(5)
@@ -551,10 +555,10 @@ describe("pooled connections", () => {
       expect(fake.connections).toBeLessThanOrEqual(5)
     }).pipe(Effect.provide(clientLayer())))
 
-  it.live("makeOpenRouterClient can be built directly from Settings and an HttpClient", () =>
+  it.live("the provider can be built directly from Settings and an HttpClient", () =>
     Effect.gen(function*() {
-      const client = yield* makeOpenRouterClient
-      const completion = yield* client.complete(ask("direct/model"))
+      const provider = yield* openAiCompatible
+      const completion = yield* foldAnswer("direct/model", provider.stream(ask("direct/model")))
       expect(completion.content).toBe("Answer from direct/model")
     }).pipe(Effect.provide(Layer.merge(Settings.Test(settingsFor()), realHttpClientLayer))))
 })
@@ -591,7 +595,7 @@ describe("the API key is never logged", () => {
       })
       const entries: Array<LogEntry> = []
       const stderrLines: Array<string> = []
-      const services = Layer.mergeAll(layerOpenRouterClient, RunStore.DefaultWithoutDependencies).pipe(
+      const services = Layer.mergeAll(ModelClient.Default, RunStore.DefaultWithoutDependencies).pipe(
         Layer.provideMerge(Settings.Test(settings)),
         Layer.provide(Layer.mergeAll(realHttpClientLayer, NodeFileSystem.layer, NodePath.layer)),
         Layer.merge(Logging.Test(settings, [(entry) => entries.push(entry)], (line) => stderrLines.push(line)))

@@ -1,36 +1,8 @@
 import { HttpClient, HttpClientRequest } from "@effect/platform"
-import { type Effect, Option } from "effect"
-import type { ProviderRouting, ReasoningEffort } from "../../domain/modelOptions.js"
-import type { SettingsValue } from "../../settings/values.js"
-
-/** A piece of a multimodal user message (OpenAI-compatible content parts, as OpenRouter accepts them). */
-export type ContentPart =
-  | { readonly type: "text"; readonly text: string }
-  | { readonly type: "image_url"; readonly image_url: { readonly url: string } }
-  | { readonly type: "file"; readonly file: { readonly filename: string; readonly file_data: string } }
-
-export interface ChatMessage {
-  readonly role: "system" | "user" | "assistant"
-  readonly content: string | ReadonlyArray<ContentPart>
-}
-
-export interface CompletionRequest {
-  readonly model: string
-  readonly messages: ReadonlyArray<ChatMessage>
-  readonly temperature?: number
-  readonly maxTokens?: number
-  readonly reasoning?: { readonly effort: ReasoningEffort }
-  /** OpenRouter's provider routing. */
-  readonly provider?: ProviderRouting
-  /** Models OpenRouter tries in order when `model` fails: sent as `models: [model, ...fallbacks]`. */
-  readonly fallbacks?: ReadonlyArray<string>
-  /** OpenRouter plugins (`{ id: "web" }`: web search). */
-  readonly plugins?: ReadonlyArray<{ readonly id: string }>
-  /** Called with the text of a streamed answer as it arrives (live progress): each network read's pieces at once. */
-  readonly onDelta?: ((text: string) => Effect.Effect<void>) | undefined
-  /** Structured output: the reply must be JSON matching this schema (sent as a strict `json_schema` response format). */
-  readonly responseFormat?: { readonly name: string; readonly schema: object } | undefined
-}
+import { Option } from "effect"
+import type { ModelRequest } from "../../../domain/modelCall.js"
+import type { ProviderRouting } from "../../../domain/modelOptions.js"
+import type { SettingsValue } from "../../../settings/values.js"
 
 /** Provider routing in OpenRouter's names. */
 const providerBody = (p: ProviderRouting) => ({
@@ -40,7 +12,7 @@ const providerBody = (p: ProviderRouting) => ({
 })
 
 /** The JSON body of `POST /chat/completions`: only what was set, in the provider's names. */
-export const chatBody = (request: CompletionRequest, stream: boolean) => ({
+export const chatBody = (request: ModelRequest, stream: boolean) => ({
   model: request.model,
   messages: request.messages,
   ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
@@ -84,7 +56,7 @@ export const providerRequests = (settings: ClientSettings) => {
   const chatStreamed = toProvider(HttpClientRequest.accept(chat, "text/event-stream"))
   const chatWhole = toProvider(HttpClientRequest.acceptJson(chat))
   return {
-    chat: (request: CompletionRequest, stream: boolean): HttpClientRequest.HttpClientRequest =>
+    chat: (request: ModelRequest, stream: boolean): HttpClientRequest.HttpClientRequest =>
       HttpClientRequest.bodyUnsafeJson(stream ? chatStreamed : chatWhole, chatBody(request, stream)),
     models: toProvider(HttpClientRequest.get("/models").pipe(HttpClientRequest.acceptJson))
   }

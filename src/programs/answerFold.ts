@@ -1,0 +1,116 @@
+import { Channel, type Chunk, Duration, Effect, Either, identity, Stream } from "effect"
+import type { ProviderError } from "../domain/errors.js"
+import type { Citation } from "../domain/modelOptions.js"
+import type { Completion, ModelPart, TokenUsage } from "../services/modelClient.js"
+
+/**
+ * The text of the answer a call is streaming, as its fold gathers it: the one place a streamed answer's
+ * text lives. Whoever must keep what was streamed when the call is cut (a timeout, the quorum, Ctrl-C:
+ * `.partial.md`) holds one and reads it with {@link textSoFar}. Each attempt starts it again.
+ */
+export interface StreamedText {
+  pieces: Array<string>
+}
+
+export const streamedText = (): StreamedText => ({ pieces: [] })
+
+/** What the current attempt has streamed, if anything. */
+export const textSoFar = (streamed: StreamedText): string | undefined => streamed.pieces.length > 0 ? streamed.pieces.join("") : undefined
+
+export interface FoldHooks {
+  /** Where the text goes as it arrives (one is made for the call if none is given). */
+  readonly streamed?: StreamedText | undefined
+  /** Called with each network read's text (live progress): once per chunk of parts, not per token. */
+  readonly onDelta?: ((text: string) => Effect.Effect<void>) | undefined
+}
+
+/**
+ * How long the rest of a stream may take to end once its `Finish` came. An HTTP provider reads its body
+ * to the end there, so that the connection goes back to the pool; a server that keeps the response open
+ * cannot hold the call longer than this (the connection is then dropped).
+ */
+const END_AFTER_FINISH = Duration.millis(500)
+
+/** The stream's end, when it takes too long after `Finish`: the answer is whole all the same. */
+const streamEnd = Either.left(undefined)
+
+/** The read after `Finish`, bounded: only that read is timed, the everyday read races nothing. */
+const lastRead = <A, E>(read: Effect.Effect<Either.Either<A, unknown>, E>): Effect.Effect<Either.Either<A, unknown>, E> =>
+  Effect.timeoutTo(read, { duration: END_AFTER_FINISH, onTimeout: () => streamEnd, onSuccess: identity })
+
+/** What the parts other than text say of the answer, filled in as they come. */
+interface Ending {
+  finished: boolean
+  servedBy: string
+  finishReason: string | undefined
+  usage: TokenUsage | undefined
+  citations: ReadonlyArray<Citation> | undefined
+}
+
+/** Folds one chunk of parts into the ending; returns its text. */
+const foldChunk = (ending: Ending, parts: Chunk.Chunk<ModelPart>): string => {
+  let text = ""
+  for (const part of parts) {
+    switch (part._tag) {
+      case "TextDelta":
+        text += part.text
+        break
+      case "Usage":
+        ending.usage = part.usage
+        break
+      case "Citations":
+        ending.citations = part.citations
+        break
+      case "Finish":
+        ending.finished = true
+        ending.servedBy = part.servedBy
+        ending.finishReason = part.reason
+        break
+      // Reasoning is not part of the answer kept: the usage counts its tokens.
+      case "ReasoningDelta":
+        break
+    }
+  }
+  return text
+}
+
+/**
+ * One attempt's answer: the stream of parts folded once into a {@link Completion}, its text gathered in
+ * `hooks.streamed` as it comes (so a failure, a timeout or an interruption leaves it there) and handed to
+ * `hooks.onDelta` read by read. Once `Finish` has come the rest of the stream gets {@link END_AFTER_FINISH}
+ * to end. A pull loop over the stream's channel rather than `Stream.runFold…`: those
+ * cost a fiber and ~200 more operations per call (see bench/README.md), and a read allocates nothing here
+ * but its text.
+ */
+export const foldAnswer = (
+  model: string,
+  parts: Stream.Stream<ModelPart, ProviderError>,
+  hooks: FoldHooks = {}
+): Effect.Effect<Completion, ProviderError> =>
+  Effect.scopedWith((scope) =>
+    Effect.flatMap(Channel.toPullIn(Stream.toChannel(parts), scope), (pull) => {
+      const streamed = hooks.streamed ?? streamedText()
+      streamed.pieces = []
+      const onDelta = hooks.onDelta
+      const ending: Ending = { finished: false, servedBy: model, finishReason: undefined, usage: undefined, citations: undefined }
+      const completion = (): Completion => ({
+        content: streamed.pieces.join(""),
+        servedBy: ending.servedBy,
+        usage: ending.usage,
+        finishReason: ending.finishReason,
+        ...(ending.citations !== undefined ? { citations: ending.citations } : {})
+      })
+      // Built once: a read allocates no effect of the loop's own beyond its progress report.
+      const onRead = (read: Either.Either<Chunk.Chunk<ModelPart>, unknown>): Effect.Effect<Completion, ProviderError> => {
+        if (Either.isLeft(read)) return Effect.sync(completion)
+        const text = foldChunk(ending, read.right)
+        const next = ending.finished ? last : step
+        if (text === "") return next
+        streamed.pieces.push(text)
+        return onDelta === undefined ? next : Effect.zipRight(onDelta(text), next)
+      }
+      const step: Effect.Effect<Completion, ProviderError> = Effect.flatMap(pull, onRead)
+      const last: Effect.Effect<Completion, ProviderError> = Effect.flatMap(lastRead(pull), onRead)
+      return step
+    })
+  )

@@ -1,0 +1,50 @@
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, Logger } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import type { RunEvent } from "../../src/programs/run/request.js"
+import { runPipeline } from "../../src/programs/runPipeline.js"
+import { ModelClient } from "../../src/services/modelClient.js"
+import { RunStore } from "../../src/services/RunStore.js"
+import { Settings } from "../../src/services/Settings.js"
+
+import { echo } from "../support/echoProvider.js"
+import { makeTempDirs } from "../support/tempDirs.js"
+import { makeTestSettings } from "../support/testSettings.js"
+
+const tempDir = makeTempDirs("parallel-llm-echo-")
+
+// docs/extending.md's worked example: a provider is one file (test/support/echoProvider.ts) plus the one
+// layer line `ModelClient.provider(echo)`; everything else (retries, progress, files, the manifest) is the run's.
+describe("a provider in one file plus one layer line", () => {
+  it.live("a whole run through the echo provider: each answer is its stream of parts folded once", () =>
+    Effect.gen(function*() {
+      const settings = makeTestSettings({ outputDir: tempDir(), models: ["echo/a", "echo/b"], synthesizer: "echo/s" })
+      const layer = Layer.mergeAll(ModelClient.provider(echo), RunStore.DefaultWithoutDependencies).pipe(
+        Layer.provideMerge(Settings.Test(settings)),
+        Layer.provide(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer)),
+        Layer.merge(Logger.remove(Logger.defaultLogger))
+      )
+      const deltas: Array<string> = []
+      const onEvent = (event: RunEvent) =>
+        Effect.sync(() => {
+          if (event._tag === "CandidateDelta" && event.index === 0) deltas.push(event.text)
+        })
+      const result = yield* runPipeline({ prompt: "say it back to me", onEvent }).pipe(Effect.provide(layer))
+
+      expect(result.manifest.status).toBe("ok")
+      expect(fs.readFileSync(path.join(result.runDir, "responses/01-echo-a.md"), "utf8")).toBe("say it back to me")
+      // One progress report per chunk of parts: here a word each.
+      expect(deltas).toEqual(["say ", "it ", "back ", "to ", "me"])
+      expect(result.manifest.candidates.map((c) => [c.servedBy, c.usage?.completionTokens])).toEqual([
+        ["echo:echo/a", 5],
+        ["echo:echo/b", 5]
+      ])
+      expect(result.manifest.synthesis?.servedBy).toBe("echo:echo/s")
+      // The catalogue a run decides from is the provider's list, kept by ModelClient.
+      const listed = yield* Effect.flatMap(ModelClient, (client) => client.catalogue).pipe(Effect.provide(ModelClient.provider(echo)))
+      expect(listed.map((m) => m.id)).toEqual(["echo/any"])
+    }))
+})
