@@ -12,6 +12,7 @@ import { defaultEvalResultsPath, type EvalProgress, type EvalResult, runEval } f
 import { scorers } from "../programs/eval/scorers.js"
 import { StrategyList } from "../programs/eval/strategies.js"
 import { Logging } from "../services/Logging.js"
+import { type OutputStream, ProcessIo } from "../services/processIo.js"
 import { Settings } from "../services/Settings.js"
 import { BATCH_DEFAULT_RUNS, BATCH_DEFAULTS, makeStatusLine, progressText } from "./batchProgress.js"
 import {
@@ -53,7 +54,7 @@ const resultText = (r: EvalResult): string =>
 const statusText = (p: EvalProgress) => `parallel-llm eval: ${progressText(p)} · ${p.correct} correct`
 
 /** Progress on stderr, like batch's: on a terminal one status line redrawn in place, elsewhere one line per run. */
-const makeProgressView = (out: NodeJS.WriteStream) => {
+const makeProgressView = (out: OutputStream) => {
   const line = makeStatusLine(out)
   const startedAt = Date.now()
   let latest: EvalProgress | undefined
@@ -179,7 +180,8 @@ export const evaluate = Effect.fn("eval")(function*(args: EvalArgs) {
     return yield* new UsageError({ message: "--out must not be the dataset file" })
   }
 
-  const view = makeProgressView(process.stderr)
+  const io = yield* ProcessIo
+  const view = makeProgressView(io.stderr)
   const logging = yield* Logging
   const ticker = view.tty ? Effect.sync(() => view.tick()).pipe(Effect.repeat(Schedule.spaced("1 second"))) : Effect.never
   const done = yield* Effect.zipRight(
@@ -192,12 +194,12 @@ export const evaluate = Effect.fn("eval")(function*(args: EvalArgs) {
     Effect.ensuring(Effect.sync(() => view.end())),
     Effect.onInterrupt(() =>
       Effect.sync(() =>
-        process.stderr.write(`parallel-llm: eval interrupted · results so far in ${output}; run the same command again to resume\n`)
+        io.stderr.write(`parallel-llm: eval interrupted · results so far in ${output}; run the same command again to resume\n`)
       )
     ),
     Effect.scoped
   )
-  process.stderr.write(`parallel-llm: eval done: ${progressText(done.progress)} · ${output}\n`)
+  io.stderr.write(`parallel-llm: eval done: ${progressText(done.progress)} · ${output}\n`)
   yield* print(
     report({
       synthesizer: settings.synthesizer,

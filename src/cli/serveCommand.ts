@@ -4,6 +4,7 @@ import { UsageError } from "../domain/errors.js"
 import { serveMcpHttp } from "../mcp/http.js"
 import { serveMcp } from "../mcp/server.js"
 import { tools } from "../mcp/tools/index.js"
+import { ProcessIo } from "../services/processIo.js"
 import { loadDegraded } from "../settings/degraded.js"
 import { defineCommand, integerFlag, type ParsedArgs, switchFlag, textFlag } from "./flags.js"
 import { succeeded } from "./outcome.js"
@@ -42,7 +43,10 @@ export const serveCommand = serveCli.command
  * still stops it at once.
  */
 export const serveServices = (args: SettingsFlags) =>
-  serveLayer(Effect.flatMap(rawFromFlags(args), (raw) => loadDegraded({ ...raw, env: process.env })))
+  serveLayer(
+    Effect.flatMap(Effect.all([rawFromFlags(args), ProcessIo]), ([raw, io]) =>
+      loadDegraded({ ...raw, env: io.env, home: io.home, cwd: io.cwd }))
+  )
 
 /** `serve`: until the client goes away (stdio) or the process is told to stop (HTTP). */
 export const serve = Effect.fn("serve")(function*(args: ParsedArgs<typeof serveCli>) {

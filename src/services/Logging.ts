@@ -2,6 +2,7 @@ import { Cause, Context, Effect, FiberRef, HashMap, Inspectable, Layer, List, Lo
 import * as fs from "node:fs"
 import { plainFsReason, SettingsError } from "../domain/errors.js"
 import { stripControl } from "../domain/text.js"
+import { ProcessIo } from "./processIo.js"
 import { type LogLevelName, Settings, type SettingsValue } from "./Settings.js"
 
 export interface LogEntry {
@@ -77,7 +78,7 @@ export interface LoggingShape {
 export class Logging extends Context.Tag("parallel-llm/Logging")<Logging, LoggingShape>() {
   /** The process's logging, at the level and with the log file the settings name. */
   static readonly layer: Layer.Layer<Logging, SettingsError, Settings> = Layer.unwrapEffect(
-    Effect.map(Settings, (settings) => layerLogging(settings))
+    Effect.map(Effect.all([Settings, ProcessIo]), ([settings, io]) => layerLogging(settings, [], (line) => io.stderr.write(line)))
   )
 }
 
