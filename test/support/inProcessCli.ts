@@ -1,0 +1,65 @@
+import { Cause, Effect, Exit } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { Readable } from "node:stream"
+import { runCli, type ServiceOverrides } from "../../src/cli/runCli.js"
+import { ProcessIo, type ProcessIoShape } from "../../src/services/processIo.js"
+import { type CliResult, repoRoot } from "./spawnCli.js"
+
+// Runs a command line the way `dist/main.js` does (`runCli`, the real command tree and programs), inside the test's
+// own process: no start-up, no bundle. Spawn the built CLI (spawnCli.ts) only where a process is the point.
+
+export interface InProcessOptions {
+  /** The whole environment the command line sees (nothing of the test process's). */
+  readonly env: Readonly<Record<string, string | undefined>>
+  /** Text on stdin, then its end; "ignore" is /dev/null; default: nothing. `tty` makes stdin a terminal. */
+  readonly stdin?: string | "ignore" | "tty"
+  readonly cwd?: string
+  /** Services put over the command's own (a scripted model client, say). */
+  readonly overrides?: ServiceOverrides
+}
+
+const version = (): string => {
+  const pkg: unknown = JSON.parse(fs.readFileSync(path.join(repoRoot, "package.json"), "utf8"))
+  return typeof pkg === "object" && pkg !== null && "version" in pkg && typeof pkg.version === "string" ? pkg.version : "0.0.0"
+}
+
+/** A stream that keeps what is written to it, as a pipe would (no terminal). */
+const captured = () => {
+  let text = ""
+  return {
+    stream: {
+      write: (chunk: string) => {
+        text += chunk
+        return true
+      }
+    },
+    text: () => text
+  }
+}
+
+const stdinOf = (stdin: InProcessOptions["stdin"]): ProcessIoShape["stdin"] =>
+  stdin === "tty"
+    ? Object.assign(Readable.from([]), { isTTY: true })
+    : Readable.from(typeof stdin === "string" && stdin !== "ignore" ? [Buffer.from(stdin)] : [])
+
+/** Runs `parallel-llm ...args` in-process to its exit code (130 when interrupted, as the bin's). */
+export const runCliInProcess = async (args: ReadonlyArray<string>, options: InProcessOptions): Promise<CliResult> => {
+  const stdout = captured()
+  const stderr = captured()
+  const io: ProcessIoShape = {
+    argv: args,
+    env: options.env,
+    cwd: options.cwd ?? repoRoot,
+    home: options.env.HOME ?? os.homedir(),
+    stdin: stdinOf(options.stdin),
+    stdout: stdout.stream,
+    stderr: stderr.stream
+  }
+  const program = runCli({ version: version(), ...(options.overrides ? { overrides: options.overrides } : {}) })
+  const exit = await Effect.runPromiseExit(Effect.provideService(program, ProcessIo, io))
+  const code = Exit.isSuccess(exit) ? exit.value : Cause.isInterruptedOnly(exit.cause) ? 130 : 1
+  if (Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause)) stderr.stream.write(`parallel-llm: ${Cause.pretty(exit.cause)}\n`)
+  return { code, signal: null, stdout: stdout.text(), stderr: stderr.text() }
+}
