@@ -86,7 +86,7 @@ export class Logging extends Context.Tag("parallel-llm/Logging")<Logging, Loggin
  * Appends to the log file, best effort: logging must never stop the work. The first line that cannot be
  * written (a full disk, `/dev/full`) is reported once on stderr; later lines are still tried, silently.
  */
-const bestEffortFile = (fd: number, file: string) => {
+const bestEffortFile = (fd: number, file: string, warn: (text: string) => void) => {
   let warned = false
   return (line: string): void => {
     try {
@@ -94,7 +94,7 @@ const bestEffortFile = (fd: number, file: string) => {
     } catch (error) {
       if (warned) return
       warned = true
-      process.stderr.write(`parallel-llm: warning: cannot write the log file ${file} (${plainFsReason(error)}); going on without it\n`)
+      warn(`cannot write the log file ${file} (${plainFsReason(error)}); going on without it`)
     }
   }
 }
@@ -140,7 +140,10 @@ export const layerLogging = (
               })
           ).pipe(Effect.asVoid)
       }
-      const toFile = fd === undefined ? undefined : bestEffortFile(fd, Option.getOrElse(settings.logFile, () => ""))
+      // Said where log lines go (the display, if one draws them), but never into the file that cannot be written.
+      const warn = (text: string) =>
+        writeStderr(`parallel-llm: warning: ${text}\n`, { level: "warning", date: new Date(), text, context: [] })
+      const toFile = fd === undefined ? undefined : bestEffortFile(fd, Option.getOrElse(settings.logFile, () => ""), warn)
       const logger = Logger.make((options) => {
         const entry = entryOf(options)
         writeStderr(`${formatStderrLine(entry)}\n`, entry)

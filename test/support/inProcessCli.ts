@@ -18,6 +18,8 @@ export interface InProcessOptions {
   readonly cwd?: string
   /** Services put over the command's own (a scripted model client, say). */
   readonly overrides?: ServiceOverrides
+  /** Interrupt the command line after this long (it then ends as Ctrl-C would); generous by default. */
+  readonly timeoutMs?: number
 }
 
 const version = (): string => {
@@ -58,7 +60,9 @@ export const runCliInProcess = async (args: ReadonlyArray<string>, options: InPr
     stderr: stderr.stream
   }
   const program = runCli({ version: version(), ...(options.overrides ? { overrides: options.overrides } : {}) })
-  const exit = await Effect.runPromiseExit(Effect.provideService(program, ProcessIo, io))
+  const exit = await Effect.runPromiseExit(Effect.provideService(program, ProcessIo, io), {
+    signal: AbortSignal.timeout(options.timeoutMs ?? 45_000)
+  })
   const code = Exit.isSuccess(exit) ? exit.value : Cause.isInterruptedOnly(exit.cause) ? 130 : 1
   if (Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause)) stderr.stream.write(`parallel-llm: ${Cause.pretty(exit.cause)}\n`)
   return { code, signal: null, stdout: stdout.text(), stderr: stderr.text() }
