@@ -46,24 +46,35 @@ const stdinOf = (stdin: InProcessOptions["stdin"]): ProcessIoShape["stdin"] =>
     ? Object.assign(Readable.from([]), { isTTY: true })
     : Readable.from(typeof stdin === "string" && stdin !== "ignore" ? [Buffer.from(stdin)] : [])
 
-/** Runs `parallel-llm ...args` in-process to its exit code (130 when interrupted, as the bin's). */
-export const runCliInProcess = async (args: ReadonlyArray<string>, options: InProcessOptions): Promise<CliResult> => {
-  const stdout = captured()
-  const stderr = captured()
-  const io: ProcessIoShape = {
-    argv: args,
-    env: options.env,
-    cwd: options.cwd ?? repoRoot,
-    home: options.env.HOME ?? os.homedir(),
-    stdin: stdinOf(options.stdin),
-    stdout: stdout.stream,
-    stderr: stderr.stream
-  }
-  const program = runCli({ version: version(), ...(options.overrides ? { overrides: options.overrides } : {}) })
-  const exit = await Effect.runPromiseExit(Effect.provideService(program, ProcessIo, io), {
-    signal: AbortSignal.timeout(options.timeoutMs ?? 45_000)
+/**
+ * `parallel-llm ...args` as an Effect, to its exit code (130 when interrupted, as the bin's): for tests that
+ * drive it with TestClock or run it beside other fibers.
+ */
+export const cliEffect = (args: ReadonlyArray<string>, options: InProcessOptions): Effect.Effect<CliResult> =>
+  Effect.suspend(() => {
+    const stdout = captured()
+    const stderr = captured()
+    const io: ProcessIoShape = {
+      argv: args,
+      env: options.env,
+      cwd: options.cwd ?? repoRoot,
+      home: options.env.HOME ?? os.homedir(),
+      stdin: stdinOf(options.stdin),
+      stdout: stdout.stream,
+      stderr: stderr.stream
+    }
+    const program = runCli({ version: version(), ...(options.overrides ? { overrides: options.overrides } : {}) })
+    // Past its time the command line is interrupted from inside, so it still ends with what it printed (as a killed process does).
+    const limited = options.timeoutMs === undefined
+      ? program
+      : Effect.raceFirst(program, Effect.zipRight(Effect.sleep(options.timeoutMs), Effect.interrupt))
+    return Effect.exit(Effect.provideService(limited, ProcessIo, io)).pipe(Effect.map((exit): CliResult => {
+      const code = Exit.isSuccess(exit) ? exit.value : Cause.isInterruptedOnly(exit.cause) ? 130 : 1
+      if (Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause)) stderr.stream.write(`parallel-llm: ${Cause.pretty(exit.cause)}\n`)
+      return { code, signal: null, stdout: stdout.text(), stderr: stderr.text() }
+    }))
   })
-  const code = Exit.isSuccess(exit) ? exit.value : Cause.isInterruptedOnly(exit.cause) ? 130 : 1
-  if (Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause)) stderr.stream.write(`parallel-llm: ${Cause.pretty(exit.cause)}\n`)
-  return { code, signal: null, stdout: stdout.text(), stderr: stderr.text() }
-}
+
+/** Runs `parallel-llm ...args` in-process to its end; `timeoutMs` interrupts it (exit 130, as Ctrl-C). */
+export const runCliInProcess = (args: ReadonlyArray<string>, options: InProcessOptions): Promise<CliResult> =>
+  Effect.runPromise(cliEffect(args, { ...options, timeoutMs: options.timeoutMs ?? 45_000 }))
