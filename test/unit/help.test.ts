@@ -7,15 +7,15 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll } from "vitest"
-import type { CommandHelp } from "../src/cli/flags.js"
-import { commandHelp, commandOf, optionProblem, rootHelp } from "../src/cli/help.js"
-import { runsCli } from "../src/cli/runsCommand.js"
-import { settingsFromFlags } from "../src/cli/settingsOptions.js"
-import { DESCRIPTION, helpTree } from "../src/cli/tree.js"
-import { runCliInProcess } from "./support/inProcessCli.js"
+import type { CommandHelp } from "../../src/cli/flags.js"
+import { commandHelp, commandOf, optionProblem, rootHelp } from "../../src/cli/help.js"
+import { runsCli } from "../../src/cli/runsCommand.js"
+import { settingsFromFlags } from "../../src/cli/settingsOptions.js"
+import { DESCRIPTION, helpTree } from "../../src/cli/tree.js"
+import { runCliInProcess } from "../support/inProcessCli.js"
 
-// `--help` is rendered from the declarations (help.ts); these check it in-process at an 80-column width, and
-// spawn the built CLI only where the process's own output and exit code are the point.
+// `--help` is rendered from the declarations (help.ts); these check it at an 80-column width, and run whole
+// command lines in-process (runCli) for what a user sees on stdout and stderr and the exit code.
 
 const lines = (text: string) => text.replace(/\n$/, "").split("\n")
 const root = rootHelp(helpTree, { version: "9.9.9", description: DESCRIPTION }, 80)

@@ -2,11 +2,11 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type FakeOpenRouter, startFakeOpenRouter } from "./support/fakeOpenRouter.js"
-import { runCliInProcess } from "./support/inProcessCli.js"
-import { freshDirs } from "./support/spawnCli.js"
+import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
+import { runCliInProcess } from "../support/inProcessCli.js"
+import { freshDirs } from "../support/spawnCli.js"
 
-// Issue 22 items 4 and 6, issue 23 findings 11 and 14, with the built CLI: what a user sees, the exit code,
+// Issue 22 items 4 and 6, issue 23 findings 11 and 14, with the CLI (in-process): what a user sees, the exit code,
 // and that nothing reached the provider when the values could never work.
 
 const KEY = "sk-or-v1-CLI-CHECKS-SECRET-0123456789abcdef"

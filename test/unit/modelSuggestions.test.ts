@@ -2,9 +2,9 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { nearestIds } from "../src/programs/listConfiguredModels.js"
-import { type FakeOpenRouter, startFakeOpenRouter } from "./support/fakeOpenRouter.js"
-import { runCliInProcess } from "./support/inProcessCli.js"
+import { nearestIds } from "../../src/programs/listConfiguredModels.js"
+import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
+import { runCliInProcess } from "../support/inProcessCli.js"
 
 // "Did you mean": only an id that is actually close, in `models` and in `--check-models`; and, on a server
 // that has none of the configured ids (a local one with the default panel), what it does have.

@@ -1,8 +1,8 @@
 import { execFileSync } from "node:child_process"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
-import { runCliInProcess } from "./support/inProcessCli.js"
-import { makeTempDirs } from "./support/tempDirs.js"
+import { runCliInProcess } from "../support/inProcessCli.js"
+import { makeTempDirs } from "../support/tempDirs.js"
 
 // The files a command reads besides its settings (a batch's prompts and results, an eval dataset) come from the
 // user: opened once and checked as opened, so a FIFO or a device in their place is refused at once, not waited on.
