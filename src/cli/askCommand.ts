@@ -10,6 +10,7 @@ import { runPipeline } from "../programs/runPipeline.js"
 import { registry } from "../programs/strategies/registry.js"
 import { continueRun } from "../programs/thread/continueRun.js"
 import { Logging } from "../services/Logging.js"
+import { ProcessIo } from "../services/processIo.js"
 import { Settings } from "../services/Settings.js"
 import { defineCommand, optionalArgument, type ParsedArgs, repeatedFlag, switchFlag, textFlag } from "./flags.js"
 import { type Outcome, outcomeIf } from "./outcome.js"
@@ -24,18 +25,19 @@ const readPrompt = Effect.fn("readPrompt")(function*(argument: Option.Option<str
   if (Option.isSome(argument) && Option.isSome(file)) {
     return yield* new UsageError({ message: "give the prompt as an argument or with --file, not both" })
   }
+  const stdin = (yield* ProcessIo).stdin
   const prompt = Option.isSome(argument)
     ? argument.value
     : Option.isSome(file)
     ? yield* readTextSafely(file.value, PROMPT_FILE_READ).pipe(
       Effect.mapError((e) => new UsageError({ message: `--file: cannot read ${e.message}` }))
     )
-    : process.stdin.isTTY
+    : stdin.isTTY
     ? yield* new UsageError({
       message: "no prompt: pass it as an argument, with --file PATH, or on standard input (see parallel-llm ask --help)"
     })
     : yield* Effect.tryPromise({
-      try: () => readAll(process.stdin),
+      try: () => readAll(stdin),
       catch: (e) => new UsageError({ message: `cannot read the prompt from standard input: ${String(e)}` })
     })
   if (prompt.trim() === "") return yield* new UsageError({ message: "the prompt is empty" })
@@ -76,16 +78,17 @@ export const askCommand = askCli.command
 export const ask = Effect.fn("ask")(function*(args: ParsedArgs<typeof askCli>) {
   const settings = yield* Settings
   const logging = yield* Logging
+  const io = yield* ProcessIo
   const prompt = yield* readPrompt(args.prompt, args.file)
-  const attachments = yield* collectAttachments(args.attach, { base: process.cwd(), what: "--attach" })
+  const attachments = yield* collectAttachments(args.attach, { base: io.cwd, what: "--attach" })
   // On a terminal, a live line per model; elsewhere (pipes, CI, files) plain log lines.
-  const display = process.stderr.isTTY ? makeProgressDisplay(process.stderr) : undefined
+  const display = io.stderr.isTTY ? makeProgressDisplay(io.stderr) : undefined
   const onEvent = (event: RunEvent) =>
     Effect.sync(() => {
       display?.onEvent(event)
       if (event._tag === "RunFinished") {
         display?.close()
-        process.stderr.write(`${summaryLine(event.manifest, event.runDir)}\n`)
+        io.stderr.write(`${summaryLine(event.manifest, event.runDir)}\n`)
       }
     })
   // Spinners and elapsed times move between events too; the ticker ends with the run.

@@ -10,6 +10,7 @@ import { type BatchProgress, remainingOf, runBatch } from "../programs/runBatch.
 import { registry } from "../programs/strategies/registry.js"
 
 import { Logging } from "../services/Logging.js"
+import { type OutputStream, ProcessIo } from "../services/processIo.js"
 import { Settings } from "../services/Settings.js"
 import { BATCH_DEFAULT_CONCURRENCY, BATCH_DEFAULT_RUNS, makeStatusLine, progressText } from "./batchProgress.js"
 import { argument, defineCommand, integerFlagOr, type ParsedArgs, switchFlag, textFlag } from "./flags.js"
@@ -26,7 +27,7 @@ const resultText = (r: BatchResult): string =>
  * Progress on stderr. On a terminal: one status line redrawn in place (every second and after each
  * prompt), failures and log lines printed above it. Otherwise: one line per finished prompt.
  */
-const makeProgressView = (out: NodeJS.WriteStream) => {
+const makeProgressView = (out: OutputStream) => {
   const line = makeStatusLine(out)
   const startedAt = Date.now()
   let latest: BatchProgress | undefined
@@ -95,7 +96,8 @@ export const batch = Effect.fn("batch")(function*(args: ParsedArgs<typeof batchC
     return yield* new UsageError({ message: "--out must not be the input file" })
   }
 
-  const view = makeProgressView(process.stderr)
+  const io = yield* ProcessIo
+  const view = makeProgressView(io.stderr)
   const logging = yield* Logging
   // Models named with -m, as in ask: `self` says once which of them it does not ask (a line's own models, per run).
   const settings = yield* Settings
@@ -123,7 +125,7 @@ export const batch = Effect.fn("batch")(function*(args: ParsedArgs<typeof batchC
     Effect.onInterrupt(() =>
       Effect.sync(() => {
         const p = view.latest()
-        process.stderr.write(
+        io.stderr.write(
           `parallel-llm: batch interrupted${
             p ? `: ${progressText(p)}` : ""
           } · results so far in ${output}; run the same command again to resume\n`
@@ -132,6 +134,6 @@ export const batch = Effect.fn("batch")(function*(args: ParsedArgs<typeof batchC
     ),
     Effect.scoped
   )
-  process.stderr.write(`parallel-llm: batch ${remainingOf(final) === 0 ? "done" : "stopped"}: ${progressText(final)} · ${output}\n`)
+  io.stderr.write(`parallel-llm: batch ${remainingOf(final) === 0 ? "done" : "stopped"}: ${progressText(final)} · ${output}\n`)
   return outcomeIf(final.failed === 0 && final.cancelled === 0)
 })

@@ -1,5 +1,7 @@
 import { formatUsd } from "../domain/format.js"
 import { type BatchProgress, remainingOf } from "../programs/runBatch.js"
+import type { OutputStream } from "../services/processIo.js"
+
 import type { RawSettings } from "../settings/values.js"
 
 // What batch and eval (which runs its items as batch runs them) share: their defaults and the progress line.
@@ -51,7 +53,7 @@ export const progressText = (p: BatchProgress): string => {
  * One status line on stderr: on a terminal redrawn in place, with other lines written above it; elsewhere
  * nothing is redrawn (the caller writes one line per finished item instead).
  */
-export const makeStatusLine = (out: NodeJS.WriteStream) => {
+export const makeStatusLine = (out: OutputStream) => {
   const tty = out.isTTY === true
   let status = ""
   // A pseudo-terminal without a size reports 0 columns.

@@ -1,4 +1,5 @@
 import { Effect, Option } from "effect"
+import { ProcessIo } from "../services/processIo.js"
 import { configRows } from "../settings/describe.js"
 import { defineCommand, type ParsedArgs, switchFlag } from "./flags.js"
 import { succeeded } from "./outcome.js"
@@ -26,7 +27,7 @@ export const config = Effect.fn("config")(function*(args: ParsedArgs<typeof conf
     ? "-"
     : configFlag !== undefined
     ? "flag --config"
-    : process.env.PARALLEL_LLM_CONFIG
+    : (yield* ProcessIo).env.PARALLEL_LLM_CONFIG
     ? "env PARALLEL_LLM_CONFIG"
     : "default location"
   const rows = configRows(settings, sources, configFileSource)

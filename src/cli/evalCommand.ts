@@ -14,6 +14,7 @@ import { type EvalOptions, type EvalProgress, runEval } from "../programs/eval/r
 import { scorers } from "../programs/eval/scorers.js"
 import { StrategyList } from "../programs/eval/strategies.js"
 import { Logging } from "../services/Logging.js"
+import { type OutputStream, ProcessIo } from "../services/processIo.js"
 import { Settings } from "../services/Settings.js"
 import { BATCH_DEFAULT_RUNS, BATCH_DEFAULTS, makeStatusLine, progressText } from "./batchProgress.js"
 import {
@@ -55,7 +56,7 @@ const resultText = (r: EvalResult): string =>
 const statusText = (p: EvalProgress) => `parallel-llm eval: ${progressText(p)} · ${p.correct} correct`
 
 /** Progress on stderr, like batch's: on a terminal one status line redrawn in place, elsewhere one line per run. */
-const makeProgressView = (out: NodeJS.WriteStream) => {
+const makeProgressView = (out: OutputStream) => {
   const line = makeStatusLine(out)
   const startedAt = Date.now()
   let latest: EvalProgress | undefined
@@ -206,7 +207,8 @@ export const evaluate = Effect.fn("eval")(function*(args: EvalArgs) {
   }
 
   const done = yield* runWithProgress({ items, strategies, scorer, output, runs }, args.waitLock)
-  process.stderr.write(`parallel-llm: eval done: ${progressText(done.progress)} · ${output}\n`)
+  const io = yield* ProcessIo
+  io.stderr.write(`parallel-llm: eval done: ${progressText(done.progress)} · ${output}\n`)
   yield* print(
     report({
       synthesizer: settings.synthesizer,
@@ -220,7 +222,8 @@ export const evaluate = Effect.fn("eval")(function*(args: EvalArgs) {
 
 /** The eval with its progress on stderr (live on a terminal), one process per results file, as in batch. */
 const runWithProgress = Effect.fnUntraced(function*(options: Omit<EvalOptions, "onProgress">, waitLock: boolean) {
-  const view = makeProgressView(process.stderr)
+  const io = yield* ProcessIo
+  const view = makeProgressView(io.stderr)
   const logging = yield* Logging
   const ticker = view.tty ? Effect.sync(() => view.tick()).pipe(Effect.repeat(Schedule.spaced("1 second"))) : Effect.never
   return yield* Effect.zipRight(
@@ -233,7 +236,7 @@ const runWithProgress = Effect.fnUntraced(function*(options: Omit<EvalOptions, "
     Effect.ensuring(Effect.sync(() => view.end())),
     Effect.onInterrupt(() =>
       Effect.sync(() =>
-        process.stderr.write(`parallel-llm: eval interrupted · results so far in ${options.output}; run the same command again to resume\n`)
+        io.stderr.write(`parallel-llm: eval interrupted · results so far in ${options.output}; run the same command again to resume\n`)
       )
     ),
     Effect.scoped

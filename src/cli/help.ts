@@ -13,9 +13,8 @@ import { configFlagHelp, settingFlagHelp, settingKeysOf } from "./settingsOption
 
 const BIN = "parallel-llm"
 
-/** The help's width: the terminal's (or $COLUMNS), between 60 and 100 columns; 80 when neither is known. */
-const helpWidth = (columns: number | undefined) =>
-  Math.min(100, Math.max(60, columns ?? process.stdout.columns ?? (Number(process.env.COLUMNS) || 80)))
+/** The help's width: the terminal's (or $COLUMNS, as the caller finds them), between 60 and 100 columns; 80 when unknown. */
+const helpWidth = (columns: number | undefined) => Math.min(100, Math.max(60, columns ?? 80))
 
 /** `text` in lines of at most `width` columns: the first after `first`, the others indented by `indent`. */
 const wrap = (text: string, width: number, indent: number, first = ""): ReadonlyArray<string> => {

@@ -3,7 +3,7 @@ import { listConfiguredModels } from "../programs/listConfiguredModels.js"
 import { Settings } from "../services/Settings.js"
 import { defineCommand, type ParsedArgs, switchFlag } from "./flags.js"
 import { outcomeIf } from "./outcome.js"
-import { writeStdout } from "./output.js"
+import { writeStderr, writeStdout } from "./output.js"
 
 const price = (usdPerMillion: number | undefined, variable: boolean | undefined) =>
   usdPerMillion !== undefined ? `$${usdPerMillion.toFixed(2)}` : variable === true ? "variable" : "-"
@@ -52,13 +52,13 @@ export const models = Effect.fn("models")(function*(args: ParsedArgs<typeof mode
   yield* writeStdout([line(header), ...rows.map(line)].join("\n"))
   if (listing.offered !== undefined && Either.isRight(listing.catalogue)) {
     const more = listing.catalogue.right - listing.offered.length
-    process.stderr.write(
+    yield* writeStderr(
       `parallel-llm: ${settings.baseUrl} lists none of these; it has ${listing.offered.join(", ")}` +
         `${more > 0 ? ` and ${more} more` : ""} (choose with --model and --synthesizer)\n`
     )
   }
   if (Either.isLeft(listing.catalogue)) {
-    process.stderr.write(`parallel-llm: could not check against ${settings.baseUrl}/models: ${listing.catalogue.left}\n`)
+    yield* writeStderr(`parallel-llm: could not check against ${settings.baseUrl}/models: ${listing.catalogue.left}\n`)
   }
   return outcome
 })

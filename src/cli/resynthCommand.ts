@@ -5,7 +5,7 @@ import { resynthesize } from "../programs/resynthesize.js"
 import type { RunEvent } from "../programs/run/request.js"
 import { argument, defineCommand, type ParsedArgs, switchFlag } from "./flags.js"
 import { outcomeIf } from "./outcome.js"
-import { writeStdout } from "./output.js"
+import { writeStderr, writeStdout } from "./output.js"
 
 export const resynthCli = defineCommand("resynth", {
   summary: "Synthesize a past run's answers again",
@@ -27,7 +27,7 @@ export const resynthCommand = resynthCli.command
 export const resynth = Effect.fn("resynth")(function*(args: ParsedArgs<typeof resynthCli>) {
   const onEvent = (event: RunEvent) =>
     event._tag === "RunFinished"
-      ? Effect.sync(() => process.stderr.write(`${summaryLine(event.manifest, event.runDir)}\n`))
+      ? writeStderr(`${summaryLine(event.manifest, event.runDir)}\n`)
       : Effect.void
   // The source run's synthesizer unless one is named here (on the command line: not the configured default).
   const synthesizer = Option.getOrUndefined(

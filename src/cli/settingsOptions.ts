@@ -2,6 +2,7 @@ import { Options } from "@effect/cli"
 import type { FileSystem } from "@effect/platform"
 import { Effect, Layer, Option } from "effect"
 import { SettingsError } from "../domain/errors.js"
+import { ProcessIo } from "../services/processIo.js"
 import { Settings } from "../services/Settings.js"
 import { type LoadInput, loadSettings } from "../settings/load.js"
 import { defaultText, envText, helpText, valueName } from "../settings/readme.js"
@@ -107,14 +108,15 @@ const givenEmpty = (argv: ReadonlyArray<string>, s: AnySetting): boolean => {
 /** The flags the user gave, as raw text for the loader. An empty value is refused, never dropped. */
 export const rawFromFlags = Effect.fn("rawFromFlags")(function*(parsed: SettingsFlags) {
   const flags: RawSettings = {}
-  const logLevel = logLevelFromArgv(process.argv)
+  const { argv } = yield* ProcessIo
+  const logLevel = logLevelFromArgv(argv)
   if (logLevel !== undefined) flags.logLevel = logLevel
   for (const key of flagKeys) {
     const entry = settingsTable[key]
     const value = parsed[key]
     // A setting the command takes no flag for comes from the environment or the config file only.
     if (value === undefined) continue
-    if (entry.kind.flag === "list" && givenEmpty(process.argv, entry)) {
+    if (entry.kind.flag === "list" && givenEmpty(argv, entry)) {
       return yield* new SettingsError({ setting: `--${entry.flag}`, message: `--${entry.flag}: must not be empty` })
     }
     if (Option.isNone(value)) continue
@@ -141,8 +143,11 @@ export interface SettingsOptions {
 /** A command's settings, their sources and the raw flags, from its parsed options, the environment and the config file. */
 export const settingsFromFlags = (parsed: SettingsFlags, options: SettingsOptions = {}) =>
   Effect.flatMap(
-    rawFromFlags(parsed),
-    (raw) => loadSettings({ ...raw, env: process.env, ...options }).pipe(Effect.map((loaded) => ({ ...loaded, ...raw })))
+    Effect.all([rawFromFlags(parsed), ProcessIo]),
+    ([raw, io]) =>
+      loadSettings({ ...raw, env: io.env, home: io.home, cwd: io.cwd, ...options }).pipe(
+        Effect.map((loaded) => ({ ...loaded, ...raw }))
+      )
   )
 
 /** The Settings service of a command, built from its parsed flags: what `main.ts` provides to it. */
@@ -150,7 +155,10 @@ export const settingsLayer = (
   parsed: SettingsFlags,
   options: SettingsOptions = {}
 ): Layer.Layer<Settings, SettingsError, FileSystem.FileSystem> =>
-  Layer.unwrapEffect(Effect.map(rawFromFlags(parsed), (raw) => Settings.Default({ ...raw, env: process.env, ...options })))
+  Layer.unwrapEffect(
+    Effect.map(Effect.all([rawFromFlags(parsed), ProcessIo]), ([raw, io]) =>
+      Settings.Default({ ...raw, env: io.env, home: io.home, cwd: io.cwd, ...options }))
+  )
 
 /** Whether `-m`/`--model` was given on the command line: the models named there are the run's own (as an MCP call's are). */
 export const modelsGiven = (flags: { readonly [key: string]: FlagValue | undefined }): boolean => {

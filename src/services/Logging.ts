@@ -4,6 +4,7 @@ import { plainFsReason, SettingsError } from "../domain/errors.js"
 import { stripControl } from "../domain/text.js"
 import type { LogLevelName } from "../settings/kinds.js"
 import type { SettingsValue } from "../settings/values.js"
+import { ProcessIo } from "./processIo.js"
 import { Settings } from "./Settings.js"
 
 export interface LogEntry {
@@ -80,7 +81,7 @@ interface LoggingShape {
  * Appends to the log file, best effort: logging must never stop the work. The first line that cannot be
  * written (a full disk, `/dev/full`) is reported once on stderr; later lines are still tried, silently.
  */
-const bestEffortFile = (fd: number, file: string) => {
+const bestEffortFile = (fd: number, file: string, warn: (text: string) => void) => {
   let warned = false
   return (line: string): void => {
     try {
@@ -88,7 +89,7 @@ const bestEffortFile = (fd: number, file: string) => {
     } catch (error) {
       if (warned) return
       warned = true
-      process.stderr.write(`parallel-llm: warning: cannot write the log file ${file} (${plainFsReason(error)}); going on without it\n`)
+      warn(`cannot write the log file ${file} (${plainFsReason(error)}); going on without it`)
     }
   }
 }
@@ -132,7 +133,9 @@ const installLogging = Effect.fnUntraced(function*(
           })
       ).pipe(Effect.asVoid)
   }
-  const toFile = fd === undefined ? undefined : bestEffortFile(fd, Option.getOrElse(settings.logFile, () => ""))
+  // Said where log lines go (the display, if one draws them), but never into the file that cannot be written.
+  const warn = (text: string) => writeStderr(`parallel-llm: warning: ${text}\n`, { level: "warning", date: new Date(), text, context: [] })
+  const toFile = fd === undefined ? undefined : bestEffortFile(fd, Option.getOrElse(settings.logFile, () => ""), warn)
   const logger = Logger.make((options) => {
     const entry = entryOf(options)
     writeStderr(`${formatStderrLine(entry)}\n`, entry)
@@ -155,7 +158,11 @@ const installLogging = Effect.fnUntraced(function*(
 
 /** Where log lines go; the logger itself is installed by the same layer, at the level and with the log file the settings name. */
 export class Logging extends Effect.Service<Logging>()("parallel-llm/Logging", {
-  scoped: Effect.flatMap(Settings, (settings) => installLogging(settings))
+  // The stderr lines go to the command line's own stderr (a test runs a command line in-process).
+  scoped: Effect.flatMap(
+    Effect.all([Settings, ProcessIo]),
+    ([settings, io]) => installLogging(settings, [], (line) => io.stderr.write(line))
+  )
 }) {
   /** Logging at a level and log file given, to extra sinks, its stderr lines to `stderr` (tests, the bench). */
   static readonly Test = (

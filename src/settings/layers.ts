@@ -20,6 +20,8 @@ export interface Layers {
   readonly configFile: string | undefined
   readonly environment: Readonly<Record<string, string | undefined>>
   readonly home: string
+  /** Where relative paths given by flag or environment start from. */
+  readonly cwd: string
 }
 
 /** Where a setting's value was written, as the user wrote it: the flag, the variable, or the key in the config file. */
@@ -63,7 +65,7 @@ export const settle = (layers: Layers) => {
       : "default"
   }
   const describe = (key: string): string => key in settingsTable ? whereSet(key as SettingKey, sources[key as SettingKey], layers) : key
-  const fileDir = layers.configFile === undefined ? process.cwd() : path.dirname(layers.configFile)
+  const fileDir = layers.configFile === undefined ? layers.cwd : path.dirname(layers.configFile)
   return {
     sources,
     describe,
@@ -71,7 +73,7 @@ export const settle = (layers: Layers) => {
     contextOf: (key: SettingKey): SettingContext => ({
       env: layers.environment,
       home: layers.home,
-      baseDir: sources[key] === "file" || sources[key] === "preset" ? fileDir : process.cwd()
+      baseDir: sources[key] === "file" || sources[key] === "preset" ? fileDir : layers.cwd
     }),
     provider: toProvider(layers.flags).pipe(
       ConfigProvider.orElse(() => toProvider(layers.env, layers.apiKey ? { apiKey: layers.apiKey } : {})),

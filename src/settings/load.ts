@@ -132,6 +132,9 @@ export interface LoadInput {
   readonly defaults?: RawSettings
   /** Reads no config file at all (serve's fallback when the file is what is wrong: see degraded.ts). */
   readonly withoutConfigFile?: boolean
+  /** `~` and the directory relative paths start from: the process's own unless the command line runs elsewhere. */
+  readonly home?: string
+  readonly cwd?: string
 }
 
 /**
@@ -139,7 +142,8 @@ export interface LoadInput {
  * A bad value fails with a SettingsError naming the flag, variable or file key it came from.
  */
 export const loadSettings = Effect.fn("Settings.load")(function*(input: LoadInput) {
-  const home = os.homedir()
+  const home = input.home ?? os.homedir()
+  const cwd = input.cwd ?? process.cwd()
   const configFile = yield* configFileOf(input, home)
   const file = configFile === undefined ? { raw: {}, presets: {}, modelOptions: noOptions } : yield* readConfigFile(configFile)
   const presets = configFile === undefined
@@ -155,7 +159,8 @@ export const loadSettings = Effect.fn("Settings.load")(function*(input: LoadInpu
     presetName: undefined,
     configFile,
     environment: input.env,
-    home
+    home,
+    cwd
   }
 
   // The preset's name first (flag > environment > file): its values then sit between the environment and the file.
@@ -201,10 +206,13 @@ const configFileOf = Effect.fnUntraced(function*(input: LoadInput, home: string)
   if (input.withoutConfigFile === true) return undefined
   const configPath = input.configFlag ?? (input.env.PARALLEL_LLM_CONFIG || undefined)
   if (configPath !== undefined) {
-    return path.resolve(configPath === "~" || configPath.startsWith("~/") ? path.join(home, configPath.slice(1)) : configPath)
+    return path.resolve(
+      input.cwd ?? process.cwd(),
+      configPath === "~" || configPath.startsWith("~/") ? path.join(home, configPath.slice(1)) : configPath
+    )
   }
   const fs = yield* FileSystem.FileSystem
-  const defaultFile = defaultConfigFile(input.env)
+  const defaultFile = defaultConfigFile(input.env, process.platform, home)
   return (yield* fs.exists(defaultFile).pipe(Effect.orElseSucceed(() => false))) ? defaultFile : undefined
 })
 

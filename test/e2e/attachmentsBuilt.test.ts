@@ -7,8 +7,8 @@ import * as path from "node:path"
 import { pathToFileURL } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
+import { runCliInProcess } from "../support/inProcessCli.js"
 import { connectMcp, ensureBuilt, repoRoot, serverEntry, serverEnv } from "../support/mcpHarness.js"
-import { runCli } from "../support/spawnCli.js"
 
 // Issue 14 parts 1 and 2 with the built CLI, and the built server behind the SDK's client: MCP `files` are
 // read only inside the client's roots plus --allow-dir (a client without roots: only --allow-dir, never the
@@ -88,7 +88,7 @@ describe("ask --attach (the built CLI)", () => {
 
   it("attaches a directory's text files and an image, copies them into the run, and lists them with --json", async () => {
     fake.reset()
-    const result = await runCli(["ask", "Review it.", "--attach", "src", "--attach", "shot.png", "--json"], {
+    const result = await runCliInProcess(["ask", "Review it.", "--attach", "src", "--attach", "shot.png", "--json"], {
       env: cliEnv(),
       cwd: path.join(tmp, "cli")
     })
@@ -105,7 +105,10 @@ describe("ask --attach (the built CLI)", () => {
 
   it("refuses a binary file with exit 2 and one line naming it, before any call", async () => {
     fake.reset()
-    const result = await runCli(["ask", "q", "--attach", "src", "--attach", "blob.bin"], { env: cliEnv(), cwd: path.join(tmp, "cli") })
+    const result = await runCliInProcess(["ask", "q", "--attach", "src", "--attach", "blob.bin"], {
+      env: cliEnv(),
+      cwd: path.join(tmp, "cli")
+    })
     expect(result.code).toBe(2)
     expect(result.stderr.trim().split("\n").at(-1)).toBe(
       "parallel-llm: --attach: blob.bin is a binary file (only text, PNG, JPEG, WebP, GIF and PDF files can be attached)"

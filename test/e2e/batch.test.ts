@@ -14,8 +14,9 @@ import { ModelClient } from "../../src/services/modelClient.js"
 import { RunStore } from "../../src/services/RunStore.js"
 import { Settings } from "../../src/services/Settings.js"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
+import { runCliInProcess } from "../support/inProcessCli.js"
 import { realHttpClientLayer, waitUntil } from "../support/realHttpClient.js"
-import { cliEntry, freshDirs, repoRoot, runCli, startCli } from "../support/spawnCli.js"
+import { cliEntry, freshDirs, repoRoot, startCli } from "../support/spawnCli.js"
 import { makeTestSettings } from "../support/testSettings.js"
 
 // `batch`: the built CLI against the loopback fake for what a user sees (results file, resume, a bad
@@ -128,7 +129,7 @@ describe("parallel-llm batch (the built CLI)", () => {
         { id: "all-fail", prompt: "Nobody answers this", models: ["res/down", "res/down2"] }
       ])
     )
-    const result = await runCli(
+    const result = await runCliInProcess(
       ["batch", input, "-m", "res/one", "-m", "res/two", "-s", "res/synth", "--concurrency", "4", "--runs", "2"],
       { env: envFor(path.join(dir, "runs")), timeoutMs: 120_000 }
     )
@@ -172,7 +173,7 @@ describe("parallel-llm batch (the built CLI)", () => {
     const args = ["batch", input, "--out", out, "-m", "res/one", "-s", "res/synth", "--retries", "0"]
     const env = envFor(path.join(dir, "runs"))
 
-    const first = await runCli(args, { env, timeoutMs: 120_000 })
+    const first = await runCliInProcess(args, { env, timeoutMs: 120_000 })
     expect(first.code, first.stderr).toBe(1)
     const afterFirst = readResults(out)
     expect(afterFirst.map((r) => [r.id, r.status])).toEqual(expect.arrayContaining([["steady", "ok"], ["flaky", "failed"]]))
@@ -180,7 +181,7 @@ describe("parallel-llm batch (the built CLI)", () => {
     const steadyDir = lastById(afterFirst).get("steady")!.runDir
 
     const requestsBefore = fake.chatRequests().filter((r) => r.model === "res/one").length
-    const second = await runCli(args, { env, timeoutMs: 120_000 })
+    const second = await runCliInProcess(args, { env, timeoutMs: 120_000 })
     expect(second.code, second.stderr).toBe(0)
     expect(second.stderr).toContain("1 skipped")
     const afterSecond = readResults(out)
@@ -193,7 +194,7 @@ describe("parallel-llm batch (the built CLI)", () => {
     expect(fs.readdirSync(path.join(dir, "runs"))).toHaveLength(3)
 
     // A third pass has nothing left to do.
-    const third = await runCli(args, { env, timeoutMs: 120_000 })
+    const third = await runCliInProcess(args, { env, timeoutMs: 120_000 })
     expect(third.code, third.stderr).toBe(0)
     expect(readResults(out)).toHaveLength(3)
     expect(third.stderr).toContain("2 skipped")
@@ -241,7 +242,7 @@ describe("parallel-llm batch (the built CLI)", () => {
     }
 
     // Resume with a model that answers: all three run now (cancelled ones are retried, c was never started).
-    const resumed = await runCli(["batch", input, "-m", "int/fast", "-s", "res/synth"], { env, timeoutMs: 120_000 })
+    const resumed = await runCliInProcess(["batch", input, "-m", "int/fast", "-s", "res/synth"], { env, timeoutMs: 120_000 })
     expect(resumed.code, resumed.stderr).toBe(0)
     const last = lastById(readResults(path.join(dir, "slow.results.jsonl")))
     expect([...last.values()].map((r) => [r.id, r.status]).sort()).toEqual([["a", "ok"], ["b", "ok"], ["c", "ok"]])
@@ -253,7 +254,7 @@ describe("parallel-llm batch (the built CLI)", () => {
     fs.writeFileSync(input, jsonl([{ prompt: "a" }, { prompt: "b" }]))
     fake.reset()
     const args = ["batch", input, "-m", "res/one", "-m", "res/two", "-s", "res/synth", "--strategy", "self", "--samples", "2"]
-    const r = await runCli(args, { env: envFor(dir) })
+    const r = await runCliInProcess(args, { env: envFor(dir) })
     expect(r.code, r.stderr).toBe(0)
     expect(fake.chatRequests().filter((q) => q.model === "res/two")).toHaveLength(0)
     expect(r.stderr.split("strategy self samples res/one only: res/two not asked")).toHaveLength(2)
@@ -261,11 +262,11 @@ describe("parallel-llm batch (the built CLI)", () => {
 
   it("refuses bad usage before any call: a missing input file, --runs 0", async () => {
     const dir = freshDir("usage")
-    const missing = await runCli(["batch", path.join(dir, "nope.jsonl")], { env: envFor(dir) })
+    const missing = await runCliInProcess(["batch", path.join(dir, "nope.jsonl")], { env: envFor(dir) })
     expect(missing.code).toBe(2)
     expect(missing.stderr).toMatch(/cannot read .*nope\.jsonl/)
     fs.writeFileSync(path.join(dir, "one.jsonl"), jsonl([{ prompt: "hi" }]))
-    const zero = await runCli(["batch", path.join(dir, "one.jsonl"), "--runs", "0"], { env: envFor(dir) })
+    const zero = await runCliInProcess(["batch", path.join(dir, "one.jsonl"), "--runs", "0"], { env: envFor(dir) })
     expect(zero.code).toBe(2)
     expect(zero.stderr).toContain("--runs must be a whole number")
     expect(fs.existsSync(path.join(dir, "one.results.jsonl"))).toBe(false)

@@ -4,8 +4,9 @@ import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { BatchResult } from "../../src/programs/batchResults.js"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
+import { runCliInProcess } from "../support/inProcessCli.js"
 import { waitUntil } from "../support/realHttpClient.js"
-import { cliEntry, freshDirs, runCli, startCli } from "../support/spawnCli.js"
+import { cliEntry, freshDirs, startCli } from "../support/spawnCli.js"
 
 // Issue 13 with two real `batch` processes (item 3) and the batch bullets of items 8 and 10: --out by
 // inode, a duplicate id refused at load, the exit code, and a cost the provider did not report.
@@ -55,7 +56,7 @@ describe("two batch processes on one results file", () => {
     const first = startCli(args, { env: envFor(dir) })
     await waitUntil(() => requestsFor("lock/hang") > before, "the first batch asking", 30_000)
 
-    const second = await runCli(args, { env: envFor(dir) })
+    const second = await runCliInProcess(args, { env: envFor(dir) })
     expect(second.code).toBe(2)
     expect(second.stderr).toContain(`in use by batch process ${first.child.pid}`)
     expect(second.stderr).toContain("--wait-lock")
@@ -96,7 +97,9 @@ describe("batch --out", () => {
     fs.symlinkSync(input, path.join(dir, "soft.jsonl"))
     fs.linkSync(input, path.join(dir, "hard.jsonl"))
     for (const out of ["soft.jsonl", "hard.jsonl"]) {
-      const result = await runCli(["batch", input, "--out", path.join(dir, out), "-m", "ok/one", "-s", "ok/synth"], { env: envFor(dir) })
+      const result = await runCliInProcess(["batch", input, "--out", path.join(dir, out), "-m", "ok/one", "-s", "ok/synth"], {
+        env: envFor(dir)
+      })
       expect(result.code, out).toBe(2)
       expect(result.stderr).toContain("--out must not be the input file")
     }
@@ -112,21 +115,21 @@ describe("batch results across passes", () => {
     fs.writeFileSync(input, lines.join("\n") + "\n")
     const args = ["batch", input, "-m", "ok/one", "-s", "ok/synth"]
     const out = path.join(dir, "in.results.jsonl")
-    const first = await runCli(args, { env: envFor(dir) })
+    const first = await runCliInProcess(args, { env: envFor(dir) })
     expect(first.code).toBe(1)
     const afterFirst = readResults(out)
     expect(afterFirst.filter((r) => r.id === "x").at(-1)).toMatchObject({ status: "ok" })
 
     fs.writeFileSync(input, [...lines, JSON.stringify({ id: "x", prompt: "again" })].join("\n") + "\n")
     const calls = requestsFor("ok/one")
-    const duplicate = await runCli(args, { env: envFor(dir) })
+    const duplicate = await runCliInProcess(args, { env: envFor(dir) })
     expect(duplicate.code).toBe(2)
     expect(duplicate.stderr).toContain(`duplicate id "x" on lines 1 and 3`)
     expect(requestsFor("ok/one")).toBe(calls)
     expect(readResults(out)).toEqual(afterFirst)
 
     fs.writeFileSync(input, lines.join("\n") + "\n")
-    const again = await runCli(args, { env: envFor(dir) })
+    const again = await runCliInProcess(args, { env: envFor(dir) })
     expect(again.code).toBe(1)
     expect(readResults(out)).toEqual(afterFirst)
   })
@@ -135,7 +138,7 @@ describe("batch results across passes", () => {
     const dir = freshDir("cost")
     const input = path.join(dir, "in.jsonl")
     fs.writeFileSync(input, `${JSON.stringify({ id: "f", prompt: "free" })}\n`)
-    const result = await runCli(["batch", input, "-m", "free/one", "-s", "free/synth"], { env: envFor(dir) })
+    const result = await runCliInProcess(["batch", input, "-m", "free/one", "-s", "free/synth"], { env: envFor(dir) })
     expect(result.code, result.stderr).toBe(0)
     expect(result.stderr).toContain("cost unknown")
     expect(result.stderr).not.toContain("$0.0000")

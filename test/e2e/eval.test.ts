@@ -4,7 +4,8 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
-import { cliEntry, freshDirs, repoRoot, runCli, startCli } from "../support/spawnCli.js"
+import { runCliInProcess } from "../support/inProcessCli.js"
+import { cliEntry, freshDirs, repoRoot, startCli } from "../support/spawnCli.js"
 
 // `eval` through the built CLI: the GSM8K baselines against a count made here by hand (from the file's own
 // `is_correct` flags, not from eval's scorer), and a paid eval against the loopback fake that a second pass
@@ -72,7 +73,7 @@ describe("parallel-llm eval --baselines-only", () => {
 
     const dir = freshDir("baselines")
     fake.reset()
-    const result = await runCli(["eval", "--dataset", "gsm8k", "--baselines-only", "--limit", "20", "--json"], {
+    const result = await runCliInProcess(["eval", "--dataset", "gsm8k", "--baselines-only", "--limit", "20", "--json"], {
       env: { PATH: process.env.PATH, HOME: tmp, OPENROUTER_BASE_URL: "https://openrouter.ai/api/v1", PARALLEL_LLM_OUTPUT_DIR: dir }
     })
     expect(result.code, result.stderr).toBe(0)
@@ -101,7 +102,7 @@ describe("parallel-llm eval --baselines-only", () => {
 
   it("prints the baselines as a Markdown table, and refuses an unknown strategy naming the known ones", async () => {
     const env = { PATH: process.env.PATH, HOME: tmp }
-    const table = await runCli(["eval", "--dataset", "gsm8k", "--baselines-only", "--limit", "20"], { env })
+    const table = await runCliInProcess(["eval", "--dataset", "gsm8k", "--baselines-only", "--limit", "20"], { env })
     expect(table.code, table.stderr).toBe(0)
     expect(table.stdout).toMatch(/^\| best single \(\S+\) \| \d+\.\d % \| \d+\.\d–\d+\.\d % \| \d+\/20 \|/m)
     expect(table.stdout).toMatch(/^\| majority vote \(tie → best single's answer\) \| \d+\.\d % \|/m)
@@ -109,7 +110,9 @@ describe("parallel-llm eval --baselines-only", () => {
     expect(table.stdout).toMatch(/^Tied votes: \d+ of 20 items \(there the tie policy decides the vote\)\.$/m)
     expect(table.stdout).toMatch(/^\| oracle \(any candidate right\) \|/m)
 
-    const unknown = await runCli(["eval", "--dataset", "gsm8k", "--strategies", "synthesize,borda"], { env: envFor(freshDir("unknown")) })
+    const unknown = await runCliInProcess(["eval", "--dataset", "gsm8k", "--strategies", "synthesize,borda"], {
+      env: envFor(freshDir("unknown"))
+    })
     expect(unknown.code).toBe(2)
     expect(unknown.stderr).toBe(`parallel-llm: --strategies: unknown strategy "borda" (known: synthesize, rank, refine, self)\n`)
   })
@@ -128,8 +131,8 @@ describe("parallel-llm eval --baselines-only", () => {
 
     const env = { PATH: process.env.PATH, HOME: tmp }
     const [fromFile, builtin] = await Promise.all([
-      runCli(["eval", converted, "--baselines-only", "--json"], { env }),
-      runCli(["eval", "--dataset", "gsm8k", "--limit", "20", "--baselines-only", "--json"], { env })
+      runCliInProcess(["eval", converted, "--baselines-only", "--json"], { env }),
+      runCliInProcess(["eval", "--dataset", "gsm8k", "--limit", "20", "--baselines-only", "--json"], { env })
     ])
     expect(fromFile.code, fromFile.stderr).toBe(0)
     expect(JSON.parse(fromFile.stdout).baselines).toEqual(JSON.parse(builtin.stdout).baselines)
@@ -139,7 +142,7 @@ describe("parallel-llm eval --baselines-only", () => {
     const dir = freshDir("bad")
     const file = path.join(dir, "bad.jsonl")
     fs.writeFileSync(file, `{"question": "1+1?", "answer": "2"}\n{"question": "2+2?", "candidates": {"a": "4"}}\n{"question": "x"}\n`)
-    const result = await runCli(["eval", file], { env: envFor(path.join(dir, "runs")) })
+    const result = await runCliInProcess(["eval", file], { env: envFor(path.join(dir, "runs")) })
     expect(result.code).toBe(2)
     expect(result.stderr).toBe(`parallel-llm: ${file} line 2: answer: is missing (and 1 more bad line)\n`)
     expect(fs.existsSync(path.join(dir, "runs"))).toBe(false)
@@ -163,7 +166,7 @@ describe("parallel-llm eval (paid, against the loopback fake)", () => {
     const count = (model: string) => fake.chatRequests().filter((r) => r.model === model).length
     const before = { synth: count("ev/synth"), one: count("ev/one"), two: count("ev/two") }
 
-    const first = await runCli(args, { env: envFor(runs) })
+    const first = await runCliInProcess(args, { env: envFor(runs) })
     expect(first.code, first.stderr).toBe(0)
     // Two frozen items: one synthesis each. The third: both candidates, then its synthesis.
     expect(count("ev/synth") - before.synth).toBe(3)
@@ -189,7 +192,7 @@ describe("parallel-llm eval (paid, against the loopback fake)", () => {
       usage: { promptTokens: 100, completionTokens: 10 }
     })
 
-    const second = await runCli(args, { env: envFor(runs) })
+    const second = await runCliInProcess(args, { env: envFor(runs) })
     expect(second.code, second.stderr).toBe(0)
     expect([count("ev/synth"), count("ev/one"), count("ev/two")]).toEqual([before.synth + 3, before.one + 1, before.two + 1])
     expect(second.stderr).toContain("3 skipped")
@@ -199,7 +202,7 @@ describe("parallel-llm eval (paid, against the loopback fake)", () => {
 
     // A corrected answer rescores the earlier run from its final.md, still without a call.
     fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace(`"answer":"18"`, `"answer":"26"`))
-    const third = await runCli(args, { env: envFor(runs) })
+    const third = await runCliInProcess(args, { env: envFor(runs) })
     expect(third.code, third.stderr).toBe(0)
     expect([count("ev/synth"), count("ev/one"), count("ev/two")]).toEqual([before.synth + 3, before.one + 1, before.two + 1])
     expect((JSON.parse(third.stdout) as Report).strategies[0]).toMatchObject({ correct: 1, n: 3 })
@@ -237,7 +240,7 @@ describe("parallel-llm eval (paid, against the loopback fake)", () => {
     const args = ["eval", file, "-m", "ev/one", "-s", "ev/synth"]
     const runs = path.join(dir, "runs")
 
-    const json = await runCli([...args, "--json"], { env: envFor(runs) })
+    const json = await runCliInProcess([...args, "--json"], { env: envFor(runs) })
     expect(json.code, json.stderr).toBe(0)
     const report = JSON.parse(json.stdout) as {
       strategies: ReadonlyArray<Row & { costPerCorrect: number }>
@@ -255,7 +258,7 @@ describe("parallel-llm eval (paid, against the loopback fake)", () => {
 
     // The table, from the results file without a call: 0.1796875 and 0.2890625 to four decimals; $0.00275 per
     // correct answer (0.0027499… in floating point).
-    const table = await runCli(args, { env: envFor(runs) })
+    const table = await runCliInProcess(args, { env: envFor(runs) })
     expect(table.code, table.stderr).toBe(0)
     expect(table.stdout).toContain("| paired | vs best single (m1) W/L/T | p | vs majority vote W/L/T | p |")
     expect(table.stdout).toContain("| synthesize | 7/2/2 | 0.1797 | 6/2/3 | 0.2891 |")
@@ -268,7 +271,7 @@ describe("parallel-llm eval (paid, against the loopback fake)", () => {
     const line = (id: number) => JSON.stringify({ question: `q${id}`, answer: "1", candidates: { a: "A: 1" } })
     fs.writeFileSync(file, `${[1, 2, 3].map(line).join("\n")}\n`)
     fake.reset()
-    const result = await runCli(["eval", file, "-s", "nope/synth", "--check-models"], { env: envFor(path.join(dir, "runs")) })
+    const result = await runCliInProcess(["eval", file, "-s", "nope/synth", "--check-models"], { env: envFor(path.join(dir, "runs")) })
     expect(result.code).toBe(2)
     expect(result.stderr).toContain("unknown model at")
     expect(result.stderr).toContain("nope/synth")
@@ -280,14 +283,14 @@ describe("parallel-llm eval (paid, against the loopback fake)", () => {
     const file = path.join(dir, "one.jsonl")
     fs.writeFileSync(file, `${JSON.stringify({ question: "q", answer: "1", candidates: { a: "A: 1" } })}\n`)
     const args = ["eval", file, "-s", "ev/down", "--json"]
-    const first = await runCli(args, { env: envFor(path.join(dir, "runs")) })
+    const first = await runCliInProcess(args, { env: envFor(path.join(dir, "runs")) })
     expect(first.code, first.stderr).toBe(1)
     expect(JSON.parse(first.stdout).strategies[0]).toMatchObject({ correct: 0, n: 1, runs: { ok: 0, partial: 0, failed: 1 } })
     const [result] = fs.readFileSync(path.join(dir, "one.eval.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l))
     expect(result).toMatchObject({ status: "failed", correct: false })
     expect(result.error).toMatch(/^the synthesis failed \(.*\): not scored$/)
     const asked = fake.chatRequests().filter((r) => r.model === "ev/down").length
-    const second = await runCli(args, { env: envFor(path.join(dir, "runs")) })
+    const second = await runCliInProcess(args, { env: envFor(path.join(dir, "runs")) })
     expect(second.code).toBe(1)
     expect(fake.chatRequests().filter((r) => r.model === "ev/down").length).toBe(asked + 1)
   })
@@ -301,7 +304,7 @@ describe("parallel-llm eval (paid, against the loopback fake)", () => {
     const first = startCli(args, { env })
     const lock = path.join(dir, "one.eval.jsonl.lock")
     await vi.waitFor(() => expect(fs.existsSync(lock)).toBe(true), { timeout: 30_000, interval: 50 })
-    const second = await runCli(args, { env })
+    const second = await runCliInProcess(args, { env })
     expect(second.code).toBe(2)
     expect(second.stderr).toContain(`${path.join(dir, "one.eval.jsonl")} is in use by`)
     first.child.kill("SIGINT")

@@ -8,8 +8,9 @@ import type { EvalItem } from "../../src/programs/eval/dataset.js"
 import { runEval } from "../../src/programs/eval/runEval.js"
 import { scorers } from "../../src/programs/eval/scorers.js"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
+import { runCliInProcess } from "../support/inProcessCli.js"
 import { fullDiskFor, interruptedRun, resumeLayerFor } from "../support/resumeLayers.js"
-import { cliEntry, repoRoot, runCli, startCli } from "../support/spawnCli.js"
+import { cliEntry, repoRoot, startCli } from "../support/spawnCli.js"
 import { makeTempDirs } from "../support/tempDirs.js"
 import { makeTestSettings } from "../support/testSettings.js"
 
@@ -226,7 +227,7 @@ describe("an eval killed during a synthesis (the built CLI)", () => {
     await first.done
     expect(callsTo("er/one") + callsTo("er/two")).toBe(2)
 
-    const second = await runCli(args, { env })
+    const second = await runCliInProcess(args, { env })
     expect(second.code, second.stderr).toBe(0)
     expect(callsTo("er/one") + callsTo("er/two")).toBe(2)
     expect(callsTo("er/slow")).toBe(2)

@@ -1,12 +1,12 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
-import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
+import { runCliInProcess } from "../support/inProcessCli.js"
 import { connectMcp, readManifest, serverEnv } from "../support/mcpHarness.js"
-import { cliEntry, freshDirs, repoRoot, runCli } from "../support/spawnCli.js"
+import { freshDirs, repoRoot } from "../support/spawnCli.js"
 
 // Follow-up questions through the built CLI (`ask --continue`, `runs show`) and the MCP server (`continue_run`).
 
@@ -16,7 +16,6 @@ const freshDir = freshDirs(tmp)
 const API_KEY = "sk-or-v1-FOLLOWUP-00112233445566778899aabbccddeeff"
 
 beforeAll(async () => {
-  if (!fs.existsSync(cliEntry)) execFileSync("npm", ["run", "build"], { cwd: repoRoot, stdio: "ignore" })
   fake = await startFakeOpenRouter({
     script: {
       // A provider's text that tries to drive the terminal: `runs show` must not pass it on.
@@ -51,14 +50,16 @@ describe("ask --continue, through the built CLI", () => {
   const panel = ["-m", "c/one", "-m", "c/two", "-s", "c/synth"]
 
   it("asks a follow-up with the conversation, names the parent, and runs show prints the thread", async () => {
-    const first = await runCli(["ask", "What is 2+2?", "--json", ...panel], { env: env() })
+    const first = await runCliInProcess(["ask", "What is 2+2?", "--json", ...panel], { env: env() })
     expect(first.code, first.stderr).toBe(0)
     const firstId = (JSON.parse(first.stdout) as { id: string }).id
     const since = fake.chatRequests().length
 
     const notes = path.join(tmp, "notes.md")
     fs.writeFileSync(notes, "three\n")
-    const second = await runCli(["ask", "--continue", firstId, "And times 3?", "--attach", notes, "--json", ...panel], { env: env() })
+    const second = await runCliInProcess(["ask", "--continue", firstId, "And times 3?", "--attach", notes, "--json", ...panel], {
+      env: env()
+    })
     expect(second.code, second.stderr).toBe(0)
     const manifest = JSON.parse(second.stdout) as { id: string; parent: string; final: string }
     expect(manifest).toMatchObject({ parent: firstId, final: "Twelve." })
@@ -68,7 +69,7 @@ describe("ask --continue, through the built CLI", () => {
       { role: "user", content: `File: ${notes}\n\`\`\`md\nthree\n\`\`\`\n\nAnd times 3?` }
     ]])
 
-    const shown = await runCli(["runs", "show", manifest.id], { env: env() })
+    const shown = await runCliInProcess(["runs", "show", manifest.id], { env: env() })
     expect(shown.code, shown.stderr).toBe(0)
     expect(shown.stdout).toContain(`follow-up of run ${firstId}`)
     const thread = shown.stdout.slice(shown.stdout.indexOf(`── turn 1 · run ${firstId}`))
@@ -92,10 +93,10 @@ describe("ask --continue, through the built CLI", () => {
   })
 
   it("refuses a run id that is not one, and a run that does not exist, with exit 2", async () => {
-    const bad = await runCli(["ask", "--continue", "../x", "more?", ...panel], { env: env() })
+    const bad = await runCliInProcess(["ask", "--continue", "../x", "more?", ...panel], { env: env() })
     expect(bad.code).toBe(2)
     expect(bad.stderr).toContain(`parallel-llm: cannot continue run ../x: "../x" is not a run id`)
-    const missing = await runCli(["ask", "--continue", "20200101-000000-000-00000000", "more?", ...panel], { env: env() })
+    const missing = await runCliInProcess(["ask", "--continue", "20200101-000000-000-00000000", "more?", ...panel], { env: env() })
     expect(missing.code).toBe(2)
     expect(missing.stderr).toContain("cannot continue run 20200101-000000-000-00000000: no run 20200101-000000-000-00000000")
   })

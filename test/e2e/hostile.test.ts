@@ -5,8 +5,9 @@ import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { cleartextKeyWarning, stripControl } from "../../src/domain/text.js"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
+import { runCliInProcess } from "../support/inProcessCli.js"
 import { connectMcp } from "../support/mcpHarness.js"
-import { cliEntry, freshDirs, listTree, runCli } from "../support/spawnCli.js"
+import { cliEntry, freshDirs, listTree } from "../support/spawnCli.js"
 
 // Issue 13, items 2, 8 and 10 with the built CLI: a log file that cannot be written, a gateway that
 // answers with escape codes, a reader that closes the pipe early, and what the run directory lets others read.
@@ -70,7 +71,18 @@ describe("a gateway that answers with escape codes", () => {
   it("reaches neither the terminal, nor the log, nor the manifest", async () => {
     const outputDir = freshDir("escapes")
     const logFile = path.join(tmp, "escapes.log")
-    const result = await runCli(["ask", `my ${ESC}[2J prompt`, "-m", "h/good", "-m", "h/bad", "-s", "h/synth", "--log-file", logFile], {
+    const result = await runCliInProcess([
+      "ask",
+      `my ${ESC}[2J prompt`,
+      "-m",
+      "h/good",
+      "-m",
+      "h/bad",
+      "-s",
+      "h/synth",
+      "--log-file",
+      logFile
+    ], {
       env: envFor(outputDir)
     })
     expect(result.code).toBe(0)
@@ -86,10 +98,10 @@ describe("a gateway that answers with escape codes", () => {
     expect(JSON.parse(strings).candidates[1].error.message).not.toMatch(CONTROL)
     expect(manifest.candidates[0].servedBy).not.toMatch(CONTROL)
 
-    const shown = await runCli(["runs", "show", runId!], { env: envFor(outputDir) })
+    const shown = await runCliInProcess(["runs", "show", runId!], { env: envFor(outputDir) })
     expect(shown.stdout).toContain("bad ]0;owned")
     expect(shown.stdout).not.toMatch(CONTROL)
-    const listed = await runCli(["runs"], { env: envFor(outputDir) })
+    const listed = await runCliInProcess(["runs"], { env: envFor(outputDir) })
     expect(listed.stdout).toContain("my [2J prompt")
     expect(listed.stdout).not.toMatch(CONTROL)
   })
@@ -97,7 +109,7 @@ describe("a gateway that answers with escape codes", () => {
 
 describe("a log file that cannot be written", () => {
   it("ask warns once on stderr and answers", async () => {
-    const result = await runCli(["ask", "hello", "-m", "h/good", "-s", "h/synth", "--log-file", "/dev/full"], {
+    const result = await runCliInProcess(["ask", "hello", "-m", "h/good", "-s", "h/synth", "--log-file", "/dev/full"], {
       env: envFor(freshDir("devfull"))
     })
     expect(result.code).toBe(0)
@@ -145,7 +157,7 @@ describe("a reader that closes the pipe early (ask … | head)", () => {
 describe("the run directory", () => {
   it("is readable by its owner only (directories 0700, files 0600)", async () => {
     const outputDir = path.join(freshDir("modes"), "runs")
-    const result = await runCli(["ask", "private code", "-m", "h/good", "-s", "h/synth"], { env: envFor(outputDir) })
+    const result = await runCliInProcess(["ask", "private code", "-m", "h/good", "-s", "h/synth"], { env: envFor(outputDir) })
     expect(result.code).toBe(0)
     const [runId] = fs.readdirSync(outputDir)
     const runDir = path.join(outputDir, runId!)
@@ -159,16 +171,18 @@ describe("the run directory", () => {
 describe("warnings before money is spent", () => {
   it("a plain http base URL off this machine with a key: warned once", async () => {
     const env = { ...envFor(freshDir("cleartext")), OPENROUTER_API_KEY: "sk-or-test", OPENROUTER_BASE_URL: "http://10.1.2.3/api/v1" }
-    const remote = await runCli(["runs"], { env })
+    const remote = await runCliInProcess(["runs"], { env })
     expect(remote.code).toBe(0)
     expect(remote.stderr.match(/sent in clear/g)).toHaveLength(1)
-    const loopback = await runCli(["runs"], { env: { ...env, OPENROUTER_BASE_URL: fake.url } })
+    const loopback = await runCliInProcess(["runs"], { env: { ...env, OPENROUTER_BASE_URL: fake.url } })
     expect(loopback.stderr).not.toContain("sent in clear")
   })
 
   it("a model named twice in one run: refused before any call (each mention would be paid)", async () => {
     const before = fake.chatRequests().length
-    const result = await runCli(["ask", "hello", "-m", "h/good", "-m", "h/good", "-s", "h/synth"], { env: envFor(freshDir("twice")) })
+    const result = await runCliInProcess(["ask", "hello", "-m", "h/good", "-m", "h/good", "-s", "h/synth"], {
+      env: envFor(freshDir("twice"))
+    })
     expect(result.code).toBe(2)
     expect(result.stderr).toContain("--model: h/good is named twice; name each model once")
     expect(fake.chatRequests().length).toBe(before)

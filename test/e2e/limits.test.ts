@@ -3,8 +3,9 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
+import { runCliInProcess } from "../support/inProcessCli.js"
 import { connectMcp } from "../support/mcpHarness.js"
-import { cliEntry, freshDirs, runCli } from "../support/spawnCli.js"
+import { freshDirs } from "../support/spawnCli.js"
 
 // Issue 13, items 4 and 9 with the built CLI and the MCP server: the bound on models in one run, from
 // every source, before any call; and one bound on upstream calls in flight for the whole `serve` process.
@@ -14,7 +15,6 @@ const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-limits-"))
 const freshDir = freshDirs(tmp)
 
 beforeAll(async () => {
-  if (!fs.existsSync(cliEntry)) throw new Error("run npm run build first")
   // Every model answers after a pause, so that calls overlap.
   fake = await startFakeOpenRouter({ default: { kind: "ok", content: "an answer", delayMs: 150 } })
 })
@@ -40,10 +40,10 @@ describe("the bound on models in one run (maxModels, default 16)", () => {
     fs.writeFileSync(configFile, JSON.stringify({ models: many(17) }))
     fake.reset()
     const attempts = [
-      await runCli(["ask", "hi", ...many(17).flatMap((m) => ["-m", m]), "-s", "many/synth"], { env: envFor(dir) }),
-      await runCli(["ask", "hi", "-s", "many/synth"], { env: envFor(dir, { PARALLEL_LLM_MODELS: many(17).join(",") }) }),
-      await runCli(["ask", "hi", "-s", "many/synth", "--config", configFile], { env: envFor(dir) }),
-      await runCli(["ask", "hi", "-m", "a/one", "-m", "a/two", "-m", "a/three", "-s", "many/synth"], {
+      await runCliInProcess(["ask", "hi", ...many(17).flatMap((m) => ["-m", m]), "-s", "many/synth"], { env: envFor(dir) }),
+      await runCliInProcess(["ask", "hi", "-s", "many/synth"], { env: envFor(dir, { PARALLEL_LLM_MODELS: many(17).join(",") }) }),
+      await runCliInProcess(["ask", "hi", "-s", "many/synth", "--config", configFile], { env: envFor(dir) }),
+      await runCliInProcess(["ask", "hi", "-m", "a/one", "-m", "a/two", "-m", "a/three", "-s", "many/synth"], {
         env: envFor(dir, { PARALLEL_LLM_MAX_MODELS: "2" })
       })
     ]
@@ -55,7 +55,7 @@ describe("the bound on models in one run (maxModels, default 16)", () => {
   })
 
   it("allows more when raised", async () => {
-    const result = await runCli(["ask", "hi", ...many(17).flatMap((m) => ["-m", m]), "-s", "many/synth", "--max-models", "17"], {
+    const result = await runCliInProcess(["ask", "hi", ...many(17).flatMap((m) => ["-m", m]), "-s", "many/synth", "--max-models", "17"], {
       env: envFor(freshDir("raised"))
     })
     expect(result.code, result.stderr).toBe(0)

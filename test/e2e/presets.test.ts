@@ -9,8 +9,8 @@ import { SettingsError } from "../../src/domain/errors.js"
 import { loadSettings } from "../../src/settings/load.js"
 import type { RawSettings } from "../../src/settings/values.js"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
+import { runCliInProcess } from "../support/inProcessCli.js"
 import { connectMcp, type McpConnection, serverEnv } from "../support/mcpHarness.js"
-import { runCli } from "../support/spawnCli.js"
 
 // Presets: named panels in the config file. Through the real loader (temp files), the built CLI, and the
 // built MCP server against the loopback fake.
@@ -140,7 +140,7 @@ describe("presets in the built CLI and the MCP server", () => {
   })
 
   it("config: --preset beats PARALLEL_LLM_PRESET, and the preset's values show their source", async () => {
-    const result = await runCli(["config", "--json", "--config", file, "--preset", "deep"], {
+    const result = await runCliInProcess(["config", "--json", "--config", file, "--preset", "deep"], {
       env: env({ PARALLEL_LLM_PRESET: "fast" })
     })
     expect(result.stderr).toBe("")
@@ -152,7 +152,7 @@ describe("presets in the built CLI and the MCP server", () => {
   })
 
   it("models: lists each preset's models, checked, with a suggestion only for a close id", async () => {
-    const result = await runCli(["models", "--config", file, "--preset", "fast"], { env: env() })
+    const result = await runCliInProcess(["models", "--config", file, "--preset", "fast"], { env: env() })
     expect(result.stdout).toMatch(/^preset fast \(active\)\s+fast\/a\s+found/m)
     expect(result.stdout).toMatch(/^preset deep\s+deep\/z\s+found/m)
     expect(result.stdout).toMatch(/^preset odd\s+fast\/aa\s+NOT FOUND \(did you mean fast\/a\?\)/m)

@@ -1,5 +1,4 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
-import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -7,8 +6,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import type { Manifest } from "../../src/domain/manifest.js"
 import { REPORT_DELIMITER, SYNTHESIS_REPLY_FORMAT } from "../../src/programs/synthesisReply.js"
 import { type FakeOpenRouter, type ModelSpec, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
+import { runCliInProcess } from "../support/inProcessCli.js"
 import { connectMcp, serverEnv } from "../support/mcpHarness.js"
-import { cliEntry, freshDirs, repoRoot, runCli } from "../support/spawnCli.js"
+import { freshDirs } from "../support/spawnCli.js"
 
 // The disagreement report end to end, over loopback HTTP: the built CLI and the MCP server ask the
 // synthesizer for its answer and report in one call (structured output where `/models` says the model
@@ -43,7 +43,7 @@ const env = (out: string) => ({
   PARALLEL_LLM_REPORT_VIA: "structured"
 })
 const ask = (out: string, ...extra: Array<string>) =>
-  runCli(["ask", "What is 2+2?", ...MODELS.flatMap((m) => ["-m", m]), "-s", SYNTH, ...extra], { env: env(out) })
+  runCliInProcess(["ask", "What is 2+2?", ...MODELS.flatMap((m) => ["-m", m]), "-s", SYNTH, ...extra], { env: env(out) })
 const manifestIn = (out: string): Manifest => {
   const [runId] = fs.readdirSync(out)
   return JSON.parse(fs.readFileSync(path.join(out, runId!, "run.json"), "utf8")) as Manifest
@@ -52,7 +52,6 @@ const synthBodies = () => fake.chatRequests().filter((r) => r.model === SYNTH).m
 const systemOf = (body: Record<string, unknown>) => (body["messages"] as Array<{ role: string; content: string }>)[0]!.content
 
 beforeAll(async () => {
-  if (!fs.existsSync(cliEntry)) execFileSync("npm", ["run", "build"], { cwd: repoRoot, stdio: "ignore" })
   fake = await startFakeOpenRouter()
 })
 afterAll(async () => {
@@ -101,10 +100,10 @@ describe("the disagreement report from the CLI", () => {
     expect(r.stdout).not.toMatch(/[\u0000-\u0008\u000B-\u001F\u007F-\u009F]/)
 
     // The same report for a re-synthesis, and `runs show --report` prints the one on disk.
-    const again = await runCli(["resynth", manifest.id, "--report"], { env: env(out) })
+    const again = await runCliInProcess(["resynth", manifest.id, "--report"], { env: env(out) })
     expect(again.code, again.stderr).toBe(0)
     expect(again.stdout).toContain("## Disagreement report\n\nConfidence: medium.")
-    const shown = await runCli(["runs", "show", manifest.id, "--report"], { env: env(out) })
+    const shown = await runCliInProcess(["runs", "show", manifest.id, "--report"], { env: env(out) })
     expect(shown.stdout).toContain(`${ANSWER}\n\n## Disagreement report\n\nConfidence: medium.`)
   })
 

@@ -1,12 +1,12 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
-import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
+import { runCliInProcess } from "../support/inProcessCli.js"
 import { connectMcp, readManifest, serverEnv } from "../support/mcpHarness.js"
-import { cliEntry, freshDirs, repoRoot, runCli } from "../support/spawnCli.js"
+import { freshDirs } from "../support/spawnCli.js"
 
 // The strategies from the outside: `ask --strategy` through the built CLI, `strategy` of process_prompt over
 // MCP, and `eval --strategies` over frozen answers, where only the aggregation is paid for.
@@ -16,7 +16,6 @@ const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-strategies-cli-"))
 const freshDir = freshDirs(tmp)
 
 beforeAll(async () => {
-  if (!fs.existsSync(cliEntry)) execFileSync("npm", ["run", "build"], { cwd: repoRoot, stdio: "ignore" })
   fake = await startFakeOpenRouter({
     // Every model answers, and ends with a ranking a judge could give: each call may be a candidate's, a judge's or a refinement.
     default: { kind: "ok", content: "It is 18.\nRANKING: B > A" },
@@ -42,7 +41,19 @@ describe("ask --strategy", () => {
   it("rank: the candidates judge each other, the manifest keeps the rankings, the answer is the synthesis", async () => {
     const out = freshDir("ask")
     fake.reset()
-    const r = await runCli(["ask", "What is 9+9?", "-m", "st/one", "-m", "st/two", "-s", "st/synth", "--strategy", "rank", "--json"], {
+    const r = await runCliInProcess([
+      "ask",
+      "What is 9+9?",
+      "-m",
+      "st/one",
+      "-m",
+      "st/two",
+      "-s",
+      "st/synth",
+      "--strategy",
+      "rank",
+      "--json"
+    ], {
       env: envFor(out)
     })
     expect(r.code, r.stderr).toBe(0)
@@ -64,12 +75,12 @@ describe("ask --strategy", () => {
   it("self with two -m models samples the first and says the second is not asked, as over MCP", async () => {
     fake.reset()
     const args = ["ask", "What is 9+9?", "-m", "st/one", "-m", "st/two", "-s", "st/synth", "--strategy", "self", "--samples", "2"]
-    const r = await runCli(args, { env: envFor(freshDir("self-two")) })
+    const r = await runCliInProcess(args, { env: envFor(freshDir("self-two")) })
     expect(r.code, r.stderr).toBe(0)
     expect([count("st/one"), count("st/two"), count("st/synth")]).toEqual([2, 0, 1])
     expect(r.stderr).toContain("strategy self samples st/one only: st/two not asked")
     // One model named, or the configured ones: nothing to warn about.
-    const one = await runCli(["ask", "What is 9+9?", "-m", "st/one", "-s", "st/synth", "--strategy", "self", "--samples", "2"], {
+    const one = await runCliInProcess(["ask", "What is 9+9?", "-m", "st/one", "-s", "st/synth", "--strategy", "self", "--samples", "2"], {
       env: envFor(freshDir("self-one"))
     })
     expect(one.code, one.stderr).toBe(0)
@@ -84,7 +95,9 @@ describe("ask --strategy", () => {
       JSON.stringify({ presets: { ranked: { models: ["st/one", "st/two"], strategy: "rank", judge: ["st/judge"] } } })
     )
     fake.reset()
-    const r = await runCli(["ask", "What is 9+9?", "-s", "st/synth", "--config", config, "--preset", "ranked"], { env: envFor(dir) })
+    const r = await runCliInProcess(["ask", "What is 9+9?", "-s", "st/synth", "--config", config, "--preset", "ranked"], {
+      env: envFor(dir)
+    })
     expect(r.code, r.stderr).toBe(0)
     expect([count("st/one"), count("st/two"), count("st/judge"), count("st/synth")]).toEqual([1, 1, 1, 1])
     expect(r.stderr).toContain("rank: 1/1 rankings counted")
@@ -92,7 +105,7 @@ describe("ask --strategy", () => {
 
   it("refuses an unknown strategy before any call, naming the known ones", async () => {
     fake.reset()
-    const r = await runCli(["ask", "hi", "--strategy", "vote"], { env: envFor(freshDir("bad")) })
+    const r = await runCliInProcess(["ask", "hi", "--strategy", "vote"], { env: envFor(freshDir("bad")) })
     expect(r.code).toBe(2)
     expect(r.stderr).toContain(`unknown strategy "vote" (known: synthesize, rank, refine, self)`)
     expect(fake.chatRequests()).toHaveLength(0)
@@ -152,7 +165,7 @@ describe("eval --strategies", () => {
     )
     const args = ["eval", file, "-m", "st/one", "-m", "st/two", "-s", "st/synth", "--strategies", "rank,refine"]
     fake.reset()
-    const first = await runCli(args, { env: envFor(path.join(dir, "runs")) })
+    const first = await runCliInProcess(args, { env: envFor(path.join(dir, "runs")) })
     expect(first.code, first.stderr).toBe(0)
     // Per row: rank asks 2 judges and the synthesizer; refine asks 2 refinements and the synthesizer.
     expect([count("st/one"), count("st/two"), count("st/synth")]).toEqual([4, 4, 4])
@@ -181,14 +194,14 @@ describe("eval --strategies", () => {
       strategy: { name: "refine", rounds: [{ round: 2, answers: [{ model: "st/one" }, { model: "st/two" }] }] }
     })
 
-    const second = await runCli(args, { env: envFor(path.join(dir, "runs")) })
+    const second = await runCliInProcess(args, { env: envFor(path.join(dir, "runs")) })
     expect(second.code, second.stderr).toBe(0)
     expect(fake.chatRequests()).toHaveLength(12)
     expect(second.stderr).toContain("4 skipped")
 
     // self has no use for answers from several systems: it samples the first configured model, and says so.
     fake.reset()
-    const self = await runCli([...args.slice(0, -1), "self", "--samples", "2"], { env: envFor(path.join(dir, "runs")) })
+    const self = await runCliInProcess([...args.slice(0, -1), "self", "--samples", "2"], { env: envFor(path.join(dir, "runs")) })
     expect(self.code, self.stderr).toBe(0)
     expect(self.stderr).toContain("self does not use the frozen candidates: it asks st/one 2 times per question")
     expect([count("st/one"), count("st/two"), count("st/synth")]).toEqual([4, 0, 2])

@@ -1,6 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
-import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -9,9 +8,10 @@ import { foldAnswer } from "../../src/programs/answerFold.js"
 import { ModelClient } from "../../src/services/modelClient.js"
 import { Settings } from "../../src/services/Settings.js"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
+import { runCliInProcess } from "../support/inProcessCli.js"
 import { connectMcp, serverEnv } from "../support/mcpHarness.js"
 import { realHttpClientLayer } from "../support/realHttpClient.js"
-import { cliEntry, freshDirs, repoRoot, runCli } from "../support/spawnCli.js"
+import { freshDirs } from "../support/spawnCli.js"
 import { makeTestSettings } from "../support/testSettings.js"
 
 // An OpenAI-compatible server that reports no usage (many local servers): streams ask for it, and what
@@ -22,7 +22,6 @@ const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-usage-"))
 const freshDir = freshDirs(tmp)
 
 beforeAll(async () => {
-  if (!fs.existsSync(cliEntry)) execFileSync("npm", ["run", "build"], { cwd: repoRoot, stdio: "ignore" })
   fake = await startFakeOpenRouter()
 })
 afterAll(async () => {
@@ -67,7 +66,7 @@ describe("a server that reports no usage", () => {
       PARALLEL_LLM_OUTPUT_DIR: out,
       PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none"
     }
-    const r = await runCli(["ask", "hello", "-m", "local/a", "-m", "local/b", "-s", "local/synth"], { env })
+    const r = await runCliInProcess(["ask", "hello", "-m", "local/a", "-m", "local/b", "-s", "local/synth"], { env })
     expect(r.code, r.stderr).toBe(0)
     expect(r.stderr).toMatch(/· tokens unknown ·/)
     expect(r.stderr).not.toMatch(/\b0 tokens/)

@@ -1,7 +1,6 @@
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Option, Schema } from "effect"
-import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -15,8 +14,9 @@ import { Settings } from "../../src/services/Settings.js"
 import { loadSettings } from "../../src/settings/load.js"
 import type { SettingsValue } from "../../src/settings/values.js"
 import { type FakeOpenRouter, type RecordedRequest, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
+import { runCliInProcess } from "../support/inProcessCli.js"
 import { connectMcp, serverEnv } from "../support/mcpHarness.js"
-import { cliEntry, freshDirs, repoRoot, runCli } from "../support/spawnCli.js"
+import { freshDirs } from "../support/spawnCli.js"
 import { makeTestSettings } from "../support/testSettings.js"
 
 // Per-model options (model objects in the config file), the run's reasoning effort, and web search with
@@ -27,7 +27,6 @@ const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-modelopts-"))
 const freshDir = freshDirs(tmp)
 
 beforeAll(async () => {
-  if (!fs.existsSync(cliEntry)) execFileSync("npm", ["run", "build"], { cwd: repoRoot, stdio: "ignore" })
   fake = await startFakeOpenRouter()
 })
 afterAll(async () => {
@@ -300,13 +299,13 @@ describe("over the built CLI and MCP", () => {
     const config = path.join(freshDir("cli"), "config.json")
     fs.writeFileSync(config, JSON.stringify({ models: [{ id: "local/a", reasoning: { effort: "high" }, temperature: 0.3 }, "local/b"] }))
     const out = freshDir("ask")
-    const r = await runCli(["ask", "hello", "--config", config, "--reasoning", "medium", "-s", "local/synth"], { env: env(out) })
+    const r = await runCliInProcess(["ask", "hello", "--config", config, "--reasoning", "medium", "-s", "local/synth"], { env: env(out) })
     expect(r.code, r.stderr).toBe(0)
     expect(bodyFor("local/a")).toMatchObject({ reasoning: { effort: "medium" }, temperature: 0.3 })
     expect(bodyFor("local/b")).toMatchObject({ reasoning: { effort: "medium" }, temperature: 0.7 })
     expect(bodyFor("local/synth")).toMatchObject({ reasoning: { effort: "medium" } })
 
-    const bad = await runCli(["ask", "hello", "--reasoning", "max"], { env: env(freshDir("bad")) })
+    const bad = await runCliInProcess(["ask", "hello", "--reasoning", "max"], { env: env(freshDir("bad")) })
     expect(bad.code).not.toBe(0)
     expect(bad.stderr).toMatch(/--reasoning: .*"low".*"medium".*"high"/)
   })

@@ -3,7 +3,6 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
-import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -13,10 +12,10 @@ import { commandHelp, commandOf, optionProblem, rootHelp } from "../../src/cli/h
 import { runsCli } from "../../src/cli/runsCommand.js"
 import { settingsFromFlags } from "../../src/cli/settingsOptions.js"
 import { DESCRIPTION, helpTree } from "../../src/cli/tree.js"
-import { cliEntry, repoRoot, runCli } from "../support/spawnCli.js"
+import { runCliInProcess } from "../support/inProcessCli.js"
 
-// `--help` is rendered from the declarations (help.ts); these check it in-process at an 80-column width, and
-// spawn the built CLI only where the process's own output and exit code are the point.
+// `--help` is rendered from the declarations (help.ts); these check it at an 80-column width, and run whole
+// command lines in-process (runCli) for what a user sees on stdout and stderr and the exit code.
 
 const lines = (text: string) => text.replace(/\n$/, "").split("\n")
 const root = rootHelp(helpTree, { version: "9.9.9", description: DESCRIPTION }, 80)
@@ -152,28 +151,27 @@ describe("the built CLI", () => {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-help-"))
   const env = { PATH: process.env.PATH, HOME: tmp, PARALLEL_LLM_OUTPUT_DIR: path.join(tmp, "runs"), COLUMNS: "80" }
   beforeAll(() => {
-    if (!fs.existsSync(cliEntry)) execFileSync("npm", ["run", "build"], { cwd: repoRoot, stdio: "ignore" })
   })
   afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }))
 
   it("ask --help on stdout at 80 columns, exit 0", async () => {
-    const r = await runCli(["ask", "--help"], { env })
+    const r = await runCliInProcess(["ask", "--help"], { env })
     expect(r.code, r.stderr).toBe(0)
     expect(r.stdout).toBe(helpOf("ask"))
   })
 
   it("ask --bogus hello: one line naming --bogus, exit 2", async () => {
-    const r = await runCli(["ask", "--bogus", "hello"], { env })
+    const r = await runCliInProcess(["ask", "--bogus", "hello"], { env })
     expect(r.code).toBe(2)
     expect(r.stdout).toBe("")
     expect(r.stderr).toBe("parallel-llm: ask: unknown option --bogus (see parallel-llm ask --help)\n")
   })
 
   it("an @effect/cli validation error is one line with a pointer to --help, exit 2", async () => {
-    const r = await runCli(["runs", "--limit", "x"], { env })
+    const r = await runCliInProcess(["runs", "--limit", "x"], { env })
     expect(r.code).toBe(2)
     expect(r.stderr).toMatch(/^parallel-llm: .*'x'.* \(see parallel-llm runs --help\)\n$/)
-    const missing = await runCli(["runs", "show"], { env })
+    const missing = await runCliInProcess(["runs", "show"], { env })
     expect(missing.code).toBe(2)
     expect(missing.stderr).toBe("parallel-llm: Missing argument <run-id> (see parallel-llm runs show --help)\n")
   })

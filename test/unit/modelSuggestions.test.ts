@@ -4,7 +4,7 @@ import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { nearestIds } from "../../src/programs/listConfiguredModels.js"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
-import { runCli } from "../support/spawnCli.js"
+import { runCliInProcess } from "../support/inProcessCli.js"
 
 // "Did you mean": only an id that is actually close, in `models` and in `--check-models`; and, on a server
 // that has none of the configured ids (a local one with the default panel), what it does have.
@@ -47,7 +47,7 @@ describe("suggestions from the built CLI against a server of local model ids", (
   })
 
   it("models: the default panel is not there, nothing is suggested, and the server's own ids are named", async () => {
-    const result = await runCli(["models"], { env: env() })
+    const result = await runCliInProcess(["models"], { env: env() })
     expect(result.code).toBe(1)
     expect(result.stdout).toMatch(/^candidate\s+openai\/\S+\s+NOT FOUND\s/m)
     expect(result.stdout).not.toContain("did you mean")
@@ -56,7 +56,9 @@ describe("suggestions from the built CLI against a server of local model ids", (
 
   it("ask --check-models: refused before any call, with the close id suggested", async () => {
     fake.reset()
-    const result = await runCli(["ask", "--check-models", "-m", "llama3.2", "-m", "qwen2.5:7b", "-s", "qwen2.5:7b", "hi"], { env: env() })
+    const result = await runCliInProcess(["ask", "--check-models", "-m", "llama3.2", "-m", "qwen2.5:7b", "-s", "qwen2.5:7b", "hi"], {
+      env: env()
+    })
     expect(result.code).toBe(2)
     expect(result.stderr).toContain(`unknown model at ${fake.url}: llama3.2 (did you mean llama3.2:3b?)`)
     expect(fake.chatRequests()).toHaveLength(0)

@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
-import { runCli } from "../support/spawnCli.js"
+import { runCliInProcess } from "../support/inProcessCli.js"
 import { makeTempDirs } from "../support/tempDirs.js"
 
 // The files a command reads besides its settings (a batch's prompts and results, an eval dataset) come from the
@@ -22,7 +22,7 @@ describe("input files that are not regular files", () => {
     const dir = tempDir()
     const fifo = path.join(dir, "prompts.jsonl")
     execFileSync("mkfifo", [fifo])
-    const input = await runCli(["batch", fifo], { env: envFor(dir), timeoutMs: 20_000 })
+    const input = await runCliInProcess(["batch", fifo], { env: envFor(dir), timeoutMs: 20_000 })
     expect(input.code).toBe(2)
     expect(input.stderr).toContain(`cannot read ${fifo}: not a regular file`)
 
@@ -30,7 +30,7 @@ describe("input files that are not regular files", () => {
     execFileSync("sh", ["-c", `printf '{"prompt":"hi"}\\n' > ${prompts}`])
     const results = path.join(dir, "results.jsonl")
     execFileSync("mkfifo", [results])
-    const output = await runCli(["batch", prompts, "--out", results], { env: envFor(dir), timeoutMs: 20_000 })
+    const output = await runCliInProcess(["batch", prompts, "--out", results], { env: envFor(dir), timeoutMs: 20_000 })
     expect(output.code).toBe(2)
     expect(output.stderr).toContain(`cannot read the results file ${results}: not a regular file`)
   })
@@ -39,7 +39,7 @@ describe("input files that are not regular files", () => {
     const dir = tempDir()
     const fifo = path.join(dir, "prompt.txt")
     execFileSync("mkfifo", [fifo])
-    const result = await runCli(["ask", "--file", fifo], { env: envFor(dir), timeoutMs: 20_000 })
+    const result = await runCliInProcess(["ask", "--file", fifo], { env: envFor(dir), timeoutMs: 20_000 })
     expect(result.code).toBe(2)
     expect(result.stderr).toContain(`--file: cannot read ${fifo}: not a regular file`)
   })
@@ -48,10 +48,13 @@ describe("input files that are not regular files", () => {
     const dir = tempDir()
     const fifo = path.join(dir, "data.jsonl")
     execFileSync("mkfifo", [fifo])
-    const fromFifo = await runCli(["eval", "--dataset", fifo, "--baselines-only"], { env: envFor(dir), timeoutMs: 20_000 })
+    const fromFifo = await runCliInProcess(["eval", "--dataset", fifo, "--baselines-only"], { env: envFor(dir), timeoutMs: 20_000 })
     expect(fromFifo.code).toBe(2)
     expect(fromFifo.stderr).toContain(`cannot read the dataset ${fifo}: not a regular file`)
-    const fromDevice = await runCli(["eval", "--dataset", "/dev/zero", "--baselines-only"], { env: envFor(dir), timeoutMs: 20_000 })
+    const fromDevice = await runCliInProcess(["eval", "--dataset", "/dev/zero", "--baselines-only"], {
+      env: envFor(dir),
+      timeoutMs: 20_000
+    })
     expect(fromDevice.code).toBe(2)
     expect(fromDevice.stderr).toContain("cannot read the dataset /dev/zero: not a regular file")
 
@@ -59,7 +62,7 @@ describe("input files that are not regular files", () => {
     execFileSync("sh", ["-c", `printf '{"id":"a","question":"2+2?","answer":"4"}\\n' > ${dataset}`])
     const results = path.join(dir, "q.eval.jsonl")
     execFileSync("mkfifo", [results])
-    const toFifo = await runCli(["eval", dataset, "-m", "a/one", "-s", "a/s"], { env: envFor(dir), timeoutMs: 20_000 })
+    const toFifo = await runCliInProcess(["eval", dataset, "-m", "a/one", "-s", "a/s"], { env: envFor(dir), timeoutMs: 20_000 })
     expect(toFifo.code).toBe(2)
     expect(toFifo.stderr).toContain(`cannot read the results file ${results}: not a regular file`)
   })

@@ -1,0 +1,162 @@
+import { Command, ValidationError } from "@effect/cli"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import { Cause, Console, Effect, Layer, Logger, Ref } from "effect"
+import { format } from "node:util"
+import { appLayer, type AppServices, batchLayer, serveLayer } from "./AppLayer.js"
+import { ask, askCommand } from "./cli/askCommand.js"
+import { batch, batchCommand } from "./cli/batchCommand.js"
+import { BATCH_DEFAULTS } from "./cli/batchProgress.js"
+import { config, configCommand } from "./cli/configCommand.js"
+import { evalCommand, evalSettings, evaluate } from "./cli/evalCommand.js"
+import { asksForHelp, commandHelp, commandOf, docText, optionProblem, rootHelp } from "./cli/help.js"
+import { models, modelsCommand } from "./cli/modelsCommand.js"
+import type { Outcome } from "./cli/outcome.js"
+import { resynth, resynthCommand } from "./cli/resynthCommand.js"
+import { runs, runsCommand, show, showCommand } from "./cli/runsCommand.js"
+import { serve, serveCommand } from "./cli/serveCommand.js"
+import { rawFromFlags, type SettingsFlags, settingsLayer } from "./cli/settingsOptions.js"
+import { DESCRIPTION, helpTree } from "./cli/tree.js"
+import type { CallGate } from "./services/CallGate.js"
+import { ProcessIo, type ProcessIoShape } from "./services/processIo.js"
+import { loadDegraded } from "./settings/degraded.js"
+
+/** Services put over a command's own (a scripted model client, another run store), built from them. */
+export type ServiceOverrides = Layer.Layer<never, never, AppServices | CallGate | NodeContext.NodeContext>
+
+export interface RunCliOptions {
+  /** What `--version` prints and the help's heading shows. */
+  readonly version: string
+  /** Put over the services of `ask`, `batch`, `models`, `runs`, `resynth` and `eval`; none by default. */
+  readonly overrides?: ServiceOverrides
+}
+
+/**
+ * `serve`'s services: it starts even when its settings cannot work (no key, a broken config file, an
+ * output directory it cannot make), and says why in every call that needs what is missing. A bad flag
+ * still stops it at once.
+ */
+const serveServices = (args: SettingsFlags) =>
+  serveLayer(
+    Effect.flatMap(Effect.all([rawFromFlags(args), ProcessIo]), ([raw, io]) =>
+      loadDegraded({ ...raw, env: io.env, home: io.home, cwd: io.cwd }))
+  )
+
+/**
+ * The command tree; each command's outcome goes to `exitCode`, the one place that turns it into the exit code.
+ * The handlers print through `console` (`serve --http` prints its URL with it).
+ */
+const commands = (exitCode: Ref.Ref<number>, console: Console.Console, overrides: ServiceOverrides) => {
+  const record = <A, E, R>(run: (args: A) => Effect.Effect<Outcome, E, R>) => (args: A) =>
+    Effect.flatMap(run(args), (outcome) => Ref.set(exitCode, outcome.exitCode)).pipe(Effect.withConsole(console))
+  // Each command's services, for settings built from its own flags: the graph of AppLayer.ts, provided once.
+  const withOverrides = <A, E, R>(base: Layer.Layer<A | AppServices | CallGate, E, R>) => Layer.merge(base, Layer.provide(overrides, base))
+  const provide =
+    <LA, LE, LR>(layerOf: (flags: SettingsFlags) => Layer.Layer<LA, LE, LR>) =>
+    <Name extends string, R, E, A extends { readonly settings: SettingsFlags }>(command: Command.Command<Name, R, E, A>) =>
+      Command.provide(command, (args: A) => layerOf(args.settings))
+  const app = (flags: SettingsFlags) => withOverrides(appLayer(settingsLayer(flags)))
+  // Commands that make no paid call work without a key.
+  const appWithoutKey = (flags: SettingsFlags) => withOverrides(appLayer(settingsLayer(flags, { requireApiKey: false })))
+  return Command.make("parallel-llm").pipe(
+    Command.withDescription(DESCRIPTION),
+    Command.withSubcommands([
+      askCommand.pipe(Command.withHandler(record(ask)), provide(app)),
+      batchCommand.pipe(
+        Command.withHandler(record(batch)),
+        provide((flags) => withOverrides(batchLayer(settingsLayer(flags, { defaults: BATCH_DEFAULTS }))))
+      ),
+      serveCommand.pipe(Command.withHandler(record(serve)), provide(serveServices)),
+      modelsCommand.pipe(Command.withHandler(record(models)), provide(appWithoutKey)),
+      runsCommand.pipe(
+        Command.withHandler(record(runs)),
+        provide(appWithoutKey),
+        Command.withSubcommands([showCommand.pipe(Command.withHandler(record(show)), provide(appWithoutKey))])
+      ),
+      resynthCommand.pipe(Command.withHandler(record(resynth)), provide(app)),
+      evalCommand.pipe(
+        Command.withHandler(record(evaluate)),
+        Command.provide((args) => withOverrides(batchLayer(evalSettings(args))))
+      ),
+      configCommand.pipe(Command.withHandler(record(config)))
+    ])
+  )
+}
+
+/** Effect's console over the command line's own streams: @effect/cli prints `--version` with it. */
+const consoleOf = (io: ProcessIoShape, base: Console.Console): Console.Console => {
+  const out = (...args: ReadonlyArray<unknown>) => void io.stdout.write(`${format(...args)}\n`)
+  const err = (...args: ReadonlyArray<unknown>) => void io.stderr.write(`${format(...args)}\n`)
+  return {
+    ...base,
+    log: (...args) => Effect.sync(() => out(...args)),
+    info: (...args) => Effect.sync(() => out(...args)),
+    error: (...args) => Effect.sync(() => err(...args)),
+    warn: (...args) => Effect.sync(() => err(...args)),
+    unsafe: { ...base.unsafe, log: out, info: out, error: err, warn: err }
+  }
+}
+
+/**
+ * @effect/cli prints its validation errors as multi-line help documents through Effect's `Console`: silenced
+ * around the parsing (the handlers get `console` back), they are printed as one line instead.
+ */
+const withoutCliErrors = (console: Console.Console): Console.Console => ({
+  ...console,
+  error: () => Effect.void,
+  unsafe: { ...console.unsafe, error: () => undefined }
+})
+
+/**
+ * `--log-level` is @effect/cli's built-in flag, which it fails to strip in some positions; the settings
+ * loader reads it from the command line itself, so the parser never needs to see it.
+ */
+const withoutLogLevel = (argv: ReadonlyArray<string>): Array<string> =>
+  argv.filter((arg, i) => arg !== "--log-level" && argv[i - 1] !== "--log-level" && !arg.startsWith("--log-level="))
+
+/**
+ * Runs the command line of `ProcessIo` (the process's own unless another is provided) to its exit code:
+ * usage errors are 2, other failures 1, each said on one line of its stderr.
+ */
+export const runCli = (options: RunCliOptions): Effect.Effect<number> =>
+  Effect.gen(function*() {
+    const io = yield* ProcessIo
+    const console = consoleOf(io, yield* Effect.console)
+    const fail = (code: number, message: string) =>
+      Effect.sync(() => {
+        io.stderr.write(`parallel-llm: ${message}\n`)
+        return code
+      })
+    const words = withoutLogLevel(io.argv)
+    const target = commandOf(helpTree, words)
+    const helpPath = `parallel-llm${target.help === undefined ? "" : ` ${target.help.path}`} --help`
+    const columns = io.stdout.columns ?? (Number(io.env.COLUMNS) || undefined)
+    // `--help` is rendered here from the declarations; an option the command does not take is refused before parsing.
+    if (words.length === 0 || asksForHelp(words)) {
+      io.stdout.write(
+        target.help === undefined
+          ? rootHelp(helpTree, { version: options.version, description: DESCRIPTION }, columns)
+          : commandHelp(target.help, columns)
+      )
+      return 0
+    }
+    const problem = optionProblem(target.help, target.rest)
+    if (problem !== undefined) return yield* fail(2, problem)
+    const exitCode = yield* Ref.make(0)
+    const tree = commands(exitCode, console, options.overrides ?? Layer.empty)
+    return yield* Command.run(tree, { name: "parallel-llm", version: options.version })(["node", "parallel-llm", ...words]).pipe(
+      Effect.withConsole(withoutCliErrors(console)),
+      Effect.zipRight(Ref.get(exitCode)),
+      Effect.catchTags({
+        SettingsError: (e) => fail(2, e.message),
+        UsageError: (e) => fail(2, e.message),
+        RunRefused: (e) => fail(2, e.message),
+        StoreError: (e) => fail(1, e.message)
+      }),
+      // What was wrong with the command line, on one line.
+      Effect.catchIf(
+        ValidationError.isValidationError,
+        (e) => fail(2, `${"error" in e ? docText(e.error).trim().replace(/\s+/g, " ") : "invalid command line"} (see ${helpPath})`)
+      ),
+      Effect.catchAllDefect((defect) => fail(1, `internal error: ${Cause.pretty(Cause.die(defect))}`))
+    )
+  }).pipe(Effect.provide(Layer.merge(NodeContext.layer, Logger.remove(Logger.defaultLogger))))
