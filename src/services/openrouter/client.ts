@@ -1,6 +1,6 @@
 import { HttpClient, HttpClientResponse } from "@effect/platform"
 import { Clock, Duration, Effect, Either, Option, Stream } from "effect"
-import { InvalidResponse, type ProviderError } from "../../domain/errors.js"
+import { httpStatusOf, InvalidResponse, type ProviderError } from "../../domain/errors.js"
 import { Settings } from "../Settings.js"
 import { byteCap, transportError } from "./body.js"
 import { makeRedact } from "./redact.js"
@@ -10,6 +10,8 @@ import { readStreamedAnswer } from "./stream.js"
 import { decodeModels } from "./wire.js"
 
 const CATALOGUE_TTL = Duration.hours(1)
+/** The statuses by which a server says it has no `GET /models` at all, rather than that it failed this time. */
+const NO_CATALOGUE: ReadonlySet<number> = new Set([404, 405])
 
 const headerRecord = (response: HttpClientResponse.HttpClientResponse): Readonly<Record<string, string | undefined>> => response.headers
 
@@ -92,7 +94,7 @@ const make = Effect.gen(function*() {
   })
 
   // The catalogue for decisions made per run (structured output or not): fetched once, kept a while; a
-  // failure is not kept, so the next run asks again.
+  // failure is not kept, so the next run asks again (except a server saying it has none: NO_CATALOGUE).
   let fetchedAt = Number.NEGATIVE_INFINITY
   let kept: ReadonlyArray<ModelInfo> | undefined
   const [cachedCatalogue, forgetCatalogue] = yield* Effect.cachedInvalidateWithTTL(
@@ -107,7 +109,11 @@ const make = Effect.gen(function*() {
     Clock.currentTimeMillis,
     (now) => (kept !== undefined && now - fetchedAt < Duration.toMillis(CATALOGUE_TTL) ? Option.some(kept) : Option.none())
   )
-  const catalogue: Effect.Effect<ReadonlyArray<ModelInfo>, ProviderError> = cachedCatalogue.pipe(Effect.tapError(() => forgetCatalogue))
+  // A server that has no catalogue (404, 405: many local servers) keeps that answer as long as a catalogue is
+  // kept; asked again on every run, it cost each run one more HTTP request than its calls (bench/README.md).
+  const catalogue: Effect.Effect<ReadonlyArray<ModelInfo>, ProviderError> = cachedCatalogue.pipe(
+    Effect.tapError((e) => (NO_CATALOGUE.has(httpStatusOf(e) ?? 0) ? Effect.void : forgetCatalogue))
+  )
   const catalogueNewerThan = (age: Duration.DurationInput) =>
     Effect.flatMap(
       Clock.currentTimeMillis,
