@@ -1,5 +1,5 @@
 import { Clock, Duration, Effect, Layer, Option, type Stream } from "effect"
-import type { ProviderError } from "../domain/errors.js"
+import { httpStatusOf, type ProviderError } from "../domain/errors.js"
 import type { ModelInfo, ModelPart, ModelProvider, ModelRequest } from "../domain/modelCall.js"
 import { openAiCompatible } from "./providers/openaiCompatible/client.js"
 
@@ -15,10 +15,14 @@ export type {
 } from "../domain/modelCall.js"
 
 const CATALOGUE_TTL = Duration.hours(1)
+/** The statuses by which a server says it has no `GET /models` at all, rather than that it failed this time. */
+const NO_CATALOGUE: ReadonlySet<number> = new Set([404, 405])
 
 /**
  * A provider with the catalogue every run decides from (structured output or not, who reads images):
- * fetched once, kept an hour; a failure is not kept, so the next run asks again.
+ * fetched once, kept an hour; a failure is not kept, so the next run asks again, except a server saying it has
+ * none (404, 405: many local servers), which is kept as long: asked again on every run, it cost each run one
+ * more HTTP request than its calls (bench/README.md).
  */
 const withCatalogue = Effect.fnUntraced(function*(provider: ModelProvider) {
   let fetchedAt = Number.NEGATIVE_INFINITY
@@ -31,7 +35,9 @@ const withCatalogue = Effect.fnUntraced(function*(provider: ModelProvider) {
       })),
     CATALOGUE_TTL
   )
-  const catalogue: Effect.Effect<ReadonlyArray<ModelInfo>, ProviderError> = cachedCatalogue.pipe(Effect.tapError(() => forgetCatalogue))
+  const catalogue: Effect.Effect<ReadonlyArray<ModelInfo>, ProviderError> = cachedCatalogue.pipe(
+    Effect.tapError((e) => (NO_CATALOGUE.has(httpStatusOf(e) ?? 0) ? Effect.void : forgetCatalogue))
+  )
   return {
     /** One attempt at a call, as a stream of parts: retries and the time budget belong to the caller (`callModel`). */
     stream: (request: ModelRequest): Stream.Stream<ModelPart, ProviderError> => provider.stream(request),
