@@ -3,6 +3,7 @@ import * as NodePath from "@effect/platform-node/NodePath"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
 import { Context, Effect, Exit, Layer, Option, Scope } from "effect"
+import { layerStartupWarnings } from "../../src/AppLayer.js"
 import { openConnection } from "../../src/mcp/connection.js"
 import { makeLiveRuns } from "../../src/mcp/liveRuns.js"
 import { makeRedactor } from "../../src/mcp/redact.js"
@@ -52,18 +53,20 @@ export interface InProcessConnection {
 
 /**
  * The server `serve` starts from this environment (see mcpHarness's `serverEnv`), in this process: settings
- * loaded as serve loads them (degraded when they are wrong), the real HTTP client and call gate, the real run
- * store; log lines are kept for `stderr()` instead of printed. For tests where the process is not the point.
+ * loaded as serve loads them (degraded when they are wrong, each problem logged once), the real HTTP client and
+ * call gate, the real run store; log lines are kept for `stderr()` instead of printed. For tests where the process is not the point.
  */
 export const connectMcpInProcess = async (env: Readonly<Record<string, string>>): Promise<InProcessConnection> => {
   const lines: Array<string> = []
   const services = Layer.unwrapEffect(Effect.map(loadDegraded({ flags: {}, env }), ({ loaded, problems }) => {
     const settings = Layer.succeedContext(Context.make(Settings, loaded.settings).pipe(Context.add(StartupProblems, problems)))
+    const logging = layerLogging(loaded.settings, [], (line) => void lines.push(line))
     return Layer.mergeAll(
       layerOpenRouterClient,
       RunStore.layer,
       CallGate.fromMaxInFlight,
-      layerLogging(loaded.settings, [], (line) => void lines.push(line))
+      logging,
+      layerStartupWarnings.pipe(Layer.provide(logging))
     ).pipe(
       Layer.provide(Layer.mergeAll(layerPooledHttpClient, NodeFileSystem.layer, NodePath.layer)),
       Layer.provideMerge(Layer.mergeAll(settings, NodeFileSystem.layer, NodePath.layer))
