@@ -15,7 +15,7 @@ import { type DegradedSettings, StartupProblems } from "./settings/degraded.js"
  * Once per entry point, when the services are built: an API key about to travel in clear, and what a
  * server started without (its tools say it again to the client, call by call).
  */
-const layerStartupWarnings = Layer.effectDiscard(Effect.gen(function*() {
+export const layerStartupWarnings = Layer.effectDiscard(Effect.gen(function*() {
   const settings = yield* Settings
   const warning = cleartextKeyWarning(settings.baseUrl, Option.isSome(settings.apiKey))
   if (warning !== undefined) yield* Effect.logWarning(warning)

@@ -1,6 +1,5 @@
 import { type CallToolResult, CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js"
 import * as fs from "node:fs"
-import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -12,6 +11,7 @@ import {
   type HttpServer,
   initializeBody,
   mcpPostHeaders,
+  rawPost,
   startHttpServer,
   waitUntil
 } from "../support/httpHarness.js"
@@ -56,18 +56,6 @@ afterAll(async () => {
   await fake?.close()
   fs.rmSync(tmp, { recursive: true, force: true })
 })
-
-/** A raw HTTP request, for the headers fetch will not let a test set (Host). */
-const rawPost = (url: string, headers: Record<string, string>, body: string) =>
-  new Promise<{ status: number; body: string }>((resolve, reject) => {
-    const request = http.request(url, { method: "POST", headers }, (response) => {
-      let text = ""
-      response.setEncoding("utf8").on("data", (chunk: string) => (text += chunk))
-      response.on("end", () => resolve({ status: response.statusCode ?? 0, body: text }))
-    })
-    request.on("error", reject)
-    request.end(body)
-  })
 
 describe("serve --http", () => {
   let server: HttpServer

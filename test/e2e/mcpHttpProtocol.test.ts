@@ -1,11 +1,19 @@
 import { type CallToolResult, CallToolResultSchema, LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
 import * as fs from "node:fs"
-import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
-import { bearer, connectHttp, health, type HttpServer, initializeBody, mcpPostHeaders, startHttpServer } from "../support/httpHarness.js"
+import {
+  bearer,
+  connectHttp,
+  health,
+  type HttpServer,
+  initializeBody,
+  mcpPostHeaders,
+  rawPost,
+  startHttpServer
+} from "../support/httpHarness.js"
 import { serverEnv, waitFor } from "../support/mcpHarness.js"
 import { linesOf, runCli } from "../support/spawnCli.js"
 
@@ -37,18 +45,6 @@ afterAll(async () => {
   await fake?.close()
   fs.rmSync(tmp, { recursive: true, force: true })
 })
-
-/** A raw HTTP request, for the headers fetch will not let a test set (Host). */
-const rawPost = (url: string, headers: Record<string, string>, body: string) =>
-  new Promise<{ status: number; body: string }>((resolve, reject) => {
-    const request = http.request(url, { method: "POST", headers }, (response) => {
-      let text = ""
-      response.setEncoding("utf8").on("data", (chunk: string) => (text += chunk))
-      response.on("end", () => resolve({ status: response.statusCode ?? 0, body: text }))
-    })
-    request.on("error", reject)
-    request.end(body)
-  })
 
 interface JsonRpcError {
   readonly jsonrpc: string

@@ -1,5 +1,6 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import * as http from "node:http"
 import { ensureBuilt, waitFor } from "./mcpHarness.js"
 import { type RunningCli, startCli } from "./spawnCli.js"
 
@@ -94,3 +95,15 @@ export const waitUntil = async (what: string, check: () => Promise<boolean>, tim
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
 }
+
+/** A raw HTTP request, for the headers fetch will not let a test set (Host). */
+export const rawPost = (url: string, headers: Record<string, string>, body: string) =>
+  new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const request = http.request(url, { method: "POST", headers }, (response) => {
+      let text = ""
+      response.setEncoding("utf8").on("data", (chunk: string) => (text += chunk))
+      response.on("end", () => resolve({ status: response.statusCode ?? 0, body: text }))
+    })
+    request.on("error", reject)
+    request.end(body)
+  })

@@ -2,15 +2,19 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
-import { Effect, Layer, Option, type Scope } from "effect"
+import { Context, Effect, Exit, Layer, Option, Scope } from "effect"
+import { layerStartupWarnings } from "../../src/AppLayer.js"
 import { openConnection } from "../../src/mcp/connection.js"
 import { makeLiveRuns } from "../../src/mcp/liveRuns.js"
 import { makeRedactor } from "../../src/mcp/redact.js"
 import type { ToolServices } from "../../src/mcp/tools/tool.js"
-import type { Logging } from "../../src/services/Logging.js"
-import type { ModelClient } from "../../src/services/modelClient.js"
+import { CallGate } from "../../src/services/CallGate.js"
+import { layerPooledHttpClient } from "../../src/services/HttpClientPool.js"
+import { Logging } from "../../src/services/Logging.js"
+import { ModelClient } from "../../src/services/modelClient.js"
 import { RunStore } from "../../src/services/RunStore.js"
-import type { Settings } from "../../src/services/Settings.js"
+import { Settings } from "../../src/services/Settings.js"
+import { loadDegraded, StartupProblems } from "../../src/settings/degraded.js"
 
 // The MCP server in this process, as a client sees it: the SDK's own Client over the SDK's in-memory
 // transport, connected to one real connection (openConnection) over the layers a test picks. The
@@ -37,3 +41,50 @@ export const connectInProcess: Effect.Effect<Client, never, Scope.Scope | ToolSe
   yield* Effect.promise(() => client.listTools())
   return client
 })
+
+/** A connection to a server in this process, shaped like mcpHarness's `McpConnection` (no transport). */
+export interface InProcessConnection {
+  readonly client: Client
+  /** Every line the server logged so far, as `serve` writes them on stderr. */
+  readonly stderr: () => string
+  /** Closes the client, then the server: every run still going is interrupted and awaited, as `serve` does. */
+  readonly close: () => Promise<void>
+}
+
+/**
+ * The server `serve` starts from this environment (see mcpHarness's `serverEnv`), in this process: settings
+ * loaded as serve loads them (degraded when they are wrong, each problem logged once), the real HTTP client and
+ * call gate, the real run store; log lines are kept for `stderr()` instead of printed. For tests where the process is not the point.
+ */
+export const connectMcpInProcess = async (env: Readonly<Record<string, string>>): Promise<InProcessConnection> => {
+  const lines: Array<string> = []
+  const services = Layer.unwrapEffect(Effect.map(loadDegraded({ flags: {}, env }), ({ loaded, problems }) => {
+    const settings = Layer.succeedContext(
+      Context.make(Settings, Settings.make(loaded.settings)).pipe(Context.add(StartupProblems, problems))
+    )
+    const logging = Logging.Test(loaded.settings, [], (line) => void lines.push(line))
+    return Layer.mergeAll(
+      ModelClient.Default,
+      RunStore.DefaultWithoutDependencies,
+      CallGate.fromMaxInFlight,
+      logging,
+      layerStartupWarnings.pipe(Layer.provide(logging))
+    ).pipe(
+      Layer.provide(Layer.mergeAll(layerPooledHttpClient, NodeFileSystem.layer, NodePath.layer)),
+      Layer.provideMerge(Layer.mergeAll(settings, NodeFileSystem.layer, NodePath.layer))
+    )
+  })).pipe(Layer.provide(NodeFileSystem.layer))
+  const scope = Effect.runSync(Scope.make())
+  // The services live in the connection's scope, not only while connecting.
+  const client = await Effect.runPromise(
+    Effect.gen(function*() {
+      const context = yield* Layer.buildWithScope(services, scope)
+      return yield* connectInProcess.pipe(Effect.provide(context), Scope.extend(scope))
+    }).pipe(Effect.orDie)
+  )
+  return {
+    client,
+    stderr: () => lines.join(""),
+    close: () => Effect.runPromise(Scope.close(scope, Exit.void))
+  }
+}

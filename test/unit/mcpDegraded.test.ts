@@ -11,8 +11,8 @@ import { Settings } from "../../src/services/Settings.js"
 import { type DegradedSettings, loadDegraded, StartupProblems } from "../../src/settings/degraded.js"
 import type { RawSettings } from "../../src/settings/values.js"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
-import { connectInProcess, serverServices } from "../support/inProcessMcp.js"
-import { connectMcp, serverEnv } from "../support/mcpHarness.js"
+import { connectInProcess, connectMcpInProcess, serverServices } from "../support/inProcessMcp.js"
+import { serverEnv } from "../support/mcpHarness.js"
 import { makeScriptedClient } from "../support/scriptedClient.js"
 import { makeTempDirs } from "../support/tempDirs.js"
 import { layerTestLogging } from "../support/testLogging.js"
@@ -150,7 +150,7 @@ describe("serve without what it needs (in process, SDK client)", () => {
     }))
 })
 
-describe("serve without what it needs (the built process)", () => {
+describe("serve without what it needs (from the environment serve reads)", () => {
   let fake: FakeOpenRouter
   beforeAll(async () => {
     fake = await startFakeOpenRouter({ script: {} })
@@ -171,7 +171,7 @@ describe("serve without what it needs (the built process)", () => {
       synthesizer: "a/s",
       extra: { ...hermetic(), PARALLEL_LLM_CONFIG: file }
     })
-    const mcp = await connectMcp(env)
+    const mcp = await connectMcpInProcess(env)
     try {
       const { tools } = await mcp.client.listTools()
       expect(tools.map((t) => t.name)).toContain("process_prompt")
@@ -202,7 +202,7 @@ describe("serve without what it needs (the built process)", () => {
       synthesizer: "a/s",
       extra: hermetic()
     })
-    const mcp = await connectMcp(env)
+    const mcp = await connectMcpInProcess(env)
     try {
       expect((await mcp.client.listTools()).tools).toHaveLength(8)
       const result = (await mcp.client.callTool({ name: "process_prompt", arguments: { prompt: "hi" } })) as CallToolResult

@@ -15,7 +15,8 @@ import { loadSettings } from "../../src/settings/load.js"
 import type { SettingsValue } from "../../src/settings/values.js"
 import { type FakeOpenRouter, type RecordedRequest, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { runCliInProcess } from "../support/inProcessCli.js"
-import { connectMcp, serverEnv } from "../support/mcpHarness.js"
+import { connectMcpInProcess } from "../support/inProcessMcp.js"
+import { serverEnv } from "../support/mcpHarness.js"
 import { freshDirs } from "../support/spawnCli.js"
 import { makeTestSettings } from "../support/testSettings.js"
 
@@ -313,7 +314,7 @@ describe("over the built CLI and MCP", () => {
   it("process_prompt web: true sends the web plugin; get_config shows the model objects' options", async () => {
     const config = path.join(freshDir("mcp-config"), "config.json")
     fs.writeFileSync(config, JSON.stringify({ synthesizer: { id: "local/s", temperature: 0.1 } }))
-    const mcp = await connectMcp(serverEnv({
+    const mcp = await connectMcpInProcess(serverEnv({
       baseUrl: fake.url,
       outputDir: freshDir("mcp"),
       apiKey: "",

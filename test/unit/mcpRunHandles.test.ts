@@ -5,12 +5,13 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
-import { connectMcp, type McpConnection, readManifest, serverEnv, waitFor } from "../support/mcpHarness.js"
-import { startCli } from "../support/spawnCli.js"
+import { connectMcpInProcess, type InProcessConnection } from "../support/inProcessMcp.js"
+import { readManifest, serverEnv, waitFor } from "../support/mcpHarness.js"
 
 // Runs that outlive the request that started them: `wait`, get_run, cancel_run, MCP Tasks, and results
 // that every client accepts. Every call goes through a STRICT client that, like the Codex app, fails on
-// any content block that is not text.
+// any content block that is not text. The server runs in this process over the SDK's in-memory transport
+// (the stdio process is e2e/mcp.test.ts's); a run of another process is e2e/mcpForeignRuns.test.ts's.
 
 const API_KEY = "sk-or-v1-HANDLES-0f1e2d3c4b5a69788796a5b4c3d2e1f0"
 const SYNTH_ANSWER = "# Merged\n\nThe answer is **4**."
@@ -41,7 +42,7 @@ afterAll(async () => {
 })
 
 const connect = (outputDir: string, models: ReadonlyArray<string>, synthesizer: string, extra: Record<string, string> = {}) =>
-  connectMcp(serverEnv({ baseUrl: fake.url, outputDir, apiKey: API_KEY, models, synthesizer, extra }))
+  connectMcpInProcess(serverEnv({ baseUrl: fake.url, outputDir, apiKey: API_KEY, models, synthesizer, extra }))
 
 interface RunOutput {
   readonly final: string | null
@@ -73,7 +74,7 @@ const outputOf = (result: CallToolResult) => result.structuredContent as unknown
 const textOf = (result: CallToolResult) => result.content.map((b) => (b.type === "text" ? b.text : "")).join("\n")
 
 describe("a run outlives the request that started it", () => {
-  let mcp: McpConnection
+  let mcp: InProcessConnection
   const outputDir = freshDir()
   beforeAll(async () => {
     mcp = await connect(outputDir, ["slow/one", "slow/two"], "slow/synth")
@@ -128,7 +129,7 @@ describe("a run outlives the request that started it", () => {
 })
 
 describe("get_run and cancel_run", () => {
-  let mcp: McpConnection
+  let mcp: InProcessConnection
   const outputDir = freshDir()
   beforeAll(async () => {
     mcp = await connect(outputDir, ["fast/one", "stuck/one", "stuck/two"], "fast/synth")
@@ -179,41 +180,6 @@ describe("get_run and cancel_run", () => {
     expect(textOf(again)).toMatch(/not running: it already ended \(cancelled\)/)
     const shown = await call(mcp.client, "get_run", { runId: running.runId })
     expect(outputOf(shown).status).toBe("cancelled")
-  })
-
-  it("read runs of other processes from disk: a CLI run is running, then interrupted once killed; resynthesize recovers it", async () => {
-    const env = serverEnv({ baseUrl: fake.url, outputDir, apiKey: API_KEY, models: ["fast/one", "stuck/one"], synthesizer: "fast/synth" })
-    const before = new Set(fs.existsSync(outputDir) ? fs.readdirSync(outputDir) : [])
-    const cli = startCli(["ask", "A question from the terminal"], { env })
-    const runDir = await waitFor(
-      "the CLI's first answer on disk",
-      () =>
-        (fs.existsSync(outputDir) ? fs.readdirSync(outputDir) : []).filter((id) => !before.has(id)).map((id) => path.join(outputDir, id))
-          .find((dir) => fs.existsSync(path.join(dir, "responses", "01-fast-one.md")))
-    )
-    const runId = path.basename(runDir)
-
-    const live = await call(mcp.client, "get_run", { runId, wait: 0 })
-    expect(live.isError, textOf(live)).toBeFalsy()
-    expect(outputOf(live)).toMatchObject({ runId, status: "running", final: null })
-    expect(outputOf(live).summary).toContain(`(in process ${cli.child.pid} on ${os.hostname()})`)
-    expect(outputOf(live).candidates.map((c) => c.status)).toEqual(["ok", "waiting"])
-    const refused = await call(mcp.client, "cancel_run", { runId })
-    expect(refused.isError).toBe(true)
-    expect(textOf(refused)).toContain(`belongs to process ${cli.child.pid}`)
-
-    cli.child.kill("SIGKILL")
-    await cli.done
-    const dead = await call(mcp.client, "get_run", { runId, wait: 0 })
-    expect(dead.isError).toBe(true)
-    const interrupted = outputOf(dead)
-    expect(interrupted).toMatchObject({ runId, status: "interrupted", final: null })
-    expect(interrupted.candidates.map((c) => c.status)).toEqual(["ok", "cancelled"])
-    expect(interrupted.next).toContain(`resynthesize with {"runId": "${runId}"}`)
-    expect(textOf(dead)).toContain(`resynthesize with {"runId": "${runId}"}`)
-
-    const recovered = outputOf(await call(mcp.client, "resynthesize", { runId }))
-    expect(recovered).toMatchObject({ status: "partial", final: SYNTH_ANSWER, source: runId })
   })
 
   it("refuse more models than --max-models before any call, naming the setting", async () => {
@@ -279,7 +245,7 @@ describe("MCP Tasks: a task is a run", () => {
       await mcp.close()
     }
 
-    // A new server process on the same runs: the task is read from the run's files.
+    // A new server on the same runs: the task is read from the run's files.
     mcp = await connect(outputDir, ["fast/one"], "fast/synth")
     try {
       const task = await mcp.client.experimental.tasks.getTask(taskId)
