@@ -12,10 +12,12 @@ export default defineConfig({
     maxWorkers: Math.max(2, availableParallelism() - 1),
     // The JSON report lets CI print a plain "N passed, N failed" closing line (both tiers in one file).
     reporters: ["default", ["json", { outputFile: ".tmp/vitest-results.json" }]],
-    // Two tiers: `npx vitest run --project unit` runs the in-process tests alone; `vitest run` runs both.
+    // Tiers: `npx vitest run --project unit` runs the in-process tests alone; `vitest run` runs them all.
     projects: [
       { extends: true, test: { name: "unit", include: ["test/unit/**/*.test.ts"] } },
-      { extends: true, test: { name: "e2e", include: ["test/e2e/**/*.test.ts"] } }
+      { extends: true, test: { name: "e2e", include: ["test/e2e/**/*.test.ts"] } },
+      // A real browser (Debian's chromium) on the built CLI; the tests skip, saying why, where it is missing.
+      { extends: true, test: { name: "browser", include: ["test/browser/**/*.test.ts"] } }
     ]
   }
 })
