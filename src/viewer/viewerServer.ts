@@ -18,11 +18,11 @@ const HOST = "127.0.0.1"
 const SESSION_MAX_AGE = Duration.hours(1)
 
 /** `runs open` serves runs read-only: an action runs in the process that owns the run (an MCP host's server). */
-const READ_ONLY: Readonly<Record<ActionName, Availability>> = {
+const readOnly = (runId: string): Readonly<Record<ActionName, Availability>> => ({
   cancel: { available: false, why: "Only the process running a run can cancel it; runs open only shows runs." },
-  resynthesize: { available: false, why: "Read-only here: run parallel-llm resynth ID --synthesizer MODEL, or use an MCP client." },
-  followUp: { available: false, why: "Read-only here: run parallel-llm ask --continue ID, or use an MCP client." }
-}
+  resynthesize: { available: false, why: `Read-only here: parallel-llm resynth ${runId} --synthesizer MODEL does it.` },
+  followUp: { available: false, why: `Read-only here: parallel-llm ask --continue ${runId} "QUESTION" does it.` }
+})
 
 /** The page's own script may run, nothing else: its hash in the content security policy. */
 const pagePolicy = (page: string): string => {
@@ -97,7 +97,12 @@ const guard = (origin: string) =>
 
 const UNAUTHORIZED = "Unauthorized: open the URL that parallel-llm runs open printed (its token works once)"
 
-const routes = <R>(access: Access, page: string, data: Effect.Effect<HttpEnvelope, { readonly message: string }, R>) => {
+const routes = <R>(
+  access: Access,
+  page: string,
+  data: Effect.Effect<HttpEnvelope, { readonly message: string }, R>,
+  offered: Readonly<Record<ActionName, Availability>>
+) => {
   const policy = pagePolicy(page)
   const home = Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
@@ -123,7 +128,7 @@ const routes = <R>(access: Access, page: string, data: Effect.Effect<HttpEnvelop
     const request = yield* HttpServerRequest.HttpServerRequest
     if (!access.signedIn(request)) return refuse(401, UNAUTHORIZED)
     const name = ACTION_NAMES.find((n) => request.url === `/actions/${n}`)
-    return name === undefined ? refuse(404, "Not Found") : refuse(409, READ_ONLY[name].available ? "" : READ_ONLY[name].why)
+    return name === undefined ? refuse(404, "Not Found") : refuse(409, offered[name].available ? "" : offered[name].why)
   })
   return HttpRouter.empty.pipe(
     HttpRouter.get("/", home),
@@ -138,16 +143,17 @@ const routes = <R>(access: Access, page: string, data: Effect.Effect<HttpEnvelop
  */
 export const serveViewer = Effect.fn("serveViewer")(function*(runId: string, page: string) {
   const runs = yield* makeLiveRuns
-  const data = readViewerData(runs, runId).pipe(
-    Effect.map((d): HttpEnvelope => ({ data: d, actions: READ_ONLY }))
-  )
+  const offered = readOnly(runId)
+  const data = readViewerData(runs, runId).pipe(Effect.map((d): HttpEnvelope => ({ data: d, actions: offered })))
   yield* data
   const server = yield* NodeHttpServer.make(() => http.createServer(), { host: HOST, port: 0 }).pipe(
-    Effect.mapError((e) => new UsageError({ message: `cannot listen on ${HOST}: ${e.cause instanceof Error ? e.cause.message : "failed"}` }))
+    Effect.mapError((e) =>
+      new UsageError({ message: `cannot listen on ${HOST}: ${e.cause instanceof Error ? e.cause.message : "failed"}` })
+    )
   )
   const port = server.address._tag === "TcpAddress" ? server.address.port : 0
   const access = makeAccess(port)
-  yield* server.serve(routes(access, page, data), guard(access.session.origin))
+  yield* server.serve(routes(access, page, data, offered), guard(access.session.origin))
   yield* Console.log(`${access.session.origin}/?token=${Redacted.value(access.session.token)}`)
   yield* Console.error(`parallel-llm: the viewer for run ${runId} is served at the URL above (once); Ctrl-C stops it`)
   return yield* Effect.never

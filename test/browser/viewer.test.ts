@@ -3,6 +3,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { type Browser, chromium, type Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import type { Manifest } from "../../src/domain/manifest.js"
 import { REPORT_DELIMITER } from "../../src/programs/synthesisReply.js"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { cliEntry, repoRoot, runCli, type RunningCli, startCli } from "../support/spawnCli.js"
@@ -71,11 +72,12 @@ beforeAll(async () => {
   fake = await startFakeOpenRouter({
     script: {
       "view/hostile": { kind: "ok", content: HOSTILE },
-      "view/plain": { kind: "ok", content: "It is 4 apples." },
-      "view/slow": { kind: "trickle", content: "Slowly: it is 4.", chunkDelayMs: 700, chunks: 8 },
+      "view/plain": { kind: "ok", content: "The answer is 4 apples." },
+      "view/slow": { kind: "trickle", content: "Slowly: it is 4.", chunkDelayMs: 1000, chunks: 20 },
       "view/synth": { kind: "ok", content: `${ANSWER}\n\n${REPORT_DELIMITER}\n${JSON.stringify(FINDINGS)}` }
     }
   })
+  // Each launch gets a fresh, temporary --user-data-dir from playwright itself (it refuses one passed in args).
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: [
@@ -86,8 +88,7 @@ beforeAll(async () => {
       "--no-first-run",
       "--disable-background-networking",
       "--disable-component-update",
-      "--disable-sync",
-      `--user-data-dir=${tempDir()}`
+      "--disable-sync"
     ]
   })
 })
@@ -113,12 +114,15 @@ describe.skipIf(!hasChromium)("runs open", () => {
     const panels = page.locator(".panel")
     expect(await panels.count()).toBe(2)
     expect(await panels.nth(0).locator("h3").textContent()).toBe("view/hostile")
-    expect(await panels.nth(1).locator(".answer").textContent()).toBe("It is 4 apples.")
+    expect(await panels.nth(1).locator(".answer").textContent()).toBe("The answer is 4 apples.")
     // The word the final answer lacks is marked.
     expect(await panels.nth(1).locator("mark").allTextContents()).toEqual(["apples"])
     const report = page.locator("#report")
     expect(await report.textContent()).toContain("2 + 2 = 4")
-    expect(await report.textContent()).toContain("B (view/plain): apples are red")
+    // Labels are dealt at random: who B is, run.json says.
+    const manifest = JSON.parse(fs.readFileSync(path.join(out, runId, "run.json"), "utf8")) as Manifest
+    const b = manifest.synthesis?.labels?.find((l) => l.label === "B")?.model
+    expect(await report.textContent()).toContain(`B (${b}): apples are red`)
     expect(await report.textContent()).toContain("Confidence: medium")
     // The hostile answer is shown as the text it is: no element made from it, no script run.
     const hostile = panels.nth(0).locator(".answer")
@@ -129,6 +133,9 @@ describe.skipIf(!hasChromium)("runs open", () => {
     expect(await page.locator("#action-cancel").isDisabled()).toBe(true)
     expect(await page.locator("#why-cancel").textContent()).toContain("Only the process running a run can cancel it")
     await shot(page, "finished")
+    // The top of the page at a documentation size (docs/viewer.png is a copy of it).
+    await page.setViewportSize({ width: 960, height: 760 })
+    await page.screenshot({ path: path.join(SHOTS, "finished-top.png") })
 
     // A narrow frame: tabs, moved with the arrow keys; and the dark scheme.
     await page.setViewportSize({ width: 520, height: 900 })
@@ -170,7 +177,8 @@ describe.skipIf(!hasChromium)("runs open", () => {
   it("follows a live run of another process to its end", async () => {
     const out = path.join(tempDir(), "runs")
     const asking = startCli(["ask", "What is 2+2?", "-m", "view/slow", "-m", "view/plain", "-s", "view/synth"], { env: env(out) })
-    await fake.waitForRequests(1)
+    servers.push(asking)
+    await fake.waitForRequests(1, 60_000)
     while (runIdIn(out) === undefined) await new Promise((r) => setTimeout(r, 50))
     const url = await openRun(out, runIdIn(out) ?? "")
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })

@@ -27,7 +27,10 @@ const usd = (cost: number | undefined) => (cost === undefined ? "–" : `$${cost
 
 const body = (data: ViewerData, index: number, finalWords: ReadonlySet<string> | undefined): HTMLElement => {
   const record = data.manifest?.candidates[index]
-  const file = record?.file ?? record?.partialFile
+  // Before run.json, an answer is known by its place: responses/NN-<model>.md, NN counted from 01.
+  const place = `responses/${String(index + 1).padStart(2, "0")}-`
+  const file = record?.file ?? record?.partialFile ??
+    Object.keys(data.texts).find((name) => name.startsWith(place) && !name.endsWith(".partial.md"))
   const text = file !== undefined ? data.texts[file] : undefined
   if (text === undefined) return h("p", { class: "muted" }, file === undefined ? "No answer saved." : `${file} could not be read.`)
   if (finalWords === undefined) return pre(text, { class: "answer" })

@@ -22,8 +22,9 @@ export const piecesOf = (text: string, final: ReadonlySet<string>): { pieces: Ar
   let last = 0
   const push = (piece: Piece) => {
     const previous = pieces[pieces.length - 1]
-    if (previous !== undefined && previous.added === piece.added) pieces[pieces.length - 1] = { ...previous, text: previous.text + piece.text }
-    else if (piece.text !== "") pieces.push(piece)
+    if (previous !== undefined && previous.added === piece.added) {
+      pieces[pieces.length - 1] = { ...previous, text: previous.text + piece.text }
+    } else if (piece.text !== "") pieces.push(piece)
   }
   for (const match of text.matchAll(WORD)) {
     const index = match.index ?? 0

@@ -63,13 +63,13 @@ export const renderRun = (
     {},
     header(data),
     progress(data),
-    actionsSection(availability, host),
     prompt !== undefined && section("prompt", "Prompt", pre(prompt, { class: "prompt" })),
     finalSection(data),
     candidates.element,
     reportSection(data, candidates.select),
     strategySection(data),
     threadSection(data),
+    actionsSection(availability, host),
     filesSection(data)
   )
 }

@@ -33,9 +33,11 @@ export const reportSection = (data: ViewerData, select: (index: number) => void)
     report.agreements.length > 0 ? list(report.agreements) : h("p", { class: "muted" }, "None listed."),
     h("h3", {}, "Contradictions"),
     report.contradictions.length > 0
-      ? list(report.contradictions.map((c) =>
-        h("div", {}, h("strong", {}, c.topic), list(c.positions.map((p) => h("span", {}, joined(p.candidates), ": ", p.claim))))
-      ))
+      ? list(
+        report.contradictions.map((c) =>
+          h("div", {}, h("strong", {}, c.topic), list(c.positions.map((p) => h("span", {}, joined(p.candidates), ": ", p.claim))))
+        )
+      )
       : h("p", { class: "muted" }, "None."),
     h("h3", {}, "Lone claims"),
     report.uniqueClaims.length > 0
@@ -59,7 +61,12 @@ export const strategySection = (data: ViewerData): HTMLElement | undefined => {
     )
   )
   const judges = (strategy.judges ?? []).map((judge) =>
-    h("li", {}, `${judge.model}: `, judge.ranking !== undefined ? judge.ranking.join(" > ") : `not counted (${judge.unparsed ?? judge.status})`)
+    h(
+      "li",
+      {},
+      `${judge.model}: `,
+      judge.ranking !== undefined ? judge.ranking.join(" > ") : `not counted (${judge.unparsed ?? judge.status})`
+    )
   )
   const rounds = (strategy.rounds ?? []).map((round) =>
     h(
