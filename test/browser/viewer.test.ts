@@ -172,6 +172,11 @@ describe.skipIf(!hasChromium)("runs open", () => {
     await shot(await other.newPage().then(async (p) => (await p.goto(url), p)), "unauthorized")
     await other.close()
     await page.close()
+    // Ctrl-C stops it: the process ends as interrupted, and nothing listens any more.
+    const cli = servers[servers.length - 1]!
+    cli.child.kill("SIGINT")
+    expect((await cli.done).code).toBe(130)
+    await expect(fetch(`${origin}/`)).rejects.toThrow()
   })
 
   it("follows a live run of another process to its end", async () => {
