@@ -179,6 +179,22 @@ describe.skipIf(!hasChromium)("runs open", () => {
     await expect(fetch(`${origin}/`)).rejects.toThrow()
   })
 
+  it("shows a follow-up's thread: the earlier turn's prompt and answer", async () => {
+    const { out, runId } = await askedRun(["view/plain"])
+    const next = await runCli(["ask", "--continue", runId, "And in pears?", "-m", "view/plain", "-s", "view/synth"], { env: env(out) })
+    expect(next.code, next.stderr).toBe(0)
+    const followUp = fs.readdirSync(out).find((id) => id !== runId) ?? ""
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
+    await page.goto(await openRun(out, followUp))
+    const thread = page.locator("#thread")
+    await thread.waitFor()
+    expect(await thread.locator("h3").allTextContents()).toEqual([`Turn 1 · run ${runId}`])
+    expect(await thread.locator("pre").allTextContents()).toEqual(["What is 2+2?", ANSWER])
+    expect(await page.locator("#prompt pre").textContent()).toBe("And in pears?")
+    await shot(page, "follow-up")
+    await page.close()
+  })
+
   it("follows a live run of another process to its end", async () => {
     const out = path.join(tempDir(), "runs")
     const asking = startCli(["ask", "What is 2+2?", "-m", "view/slow", "-m", "view/plain", "-s", "view/synth"], { env: env(out) })
