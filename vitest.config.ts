@@ -12,13 +12,15 @@ export default defineConfig({
     maxWorkers: Math.max(2, availableParallelism() - 1),
     // The JSON report lets CI print a plain "N passed, N failed" closing line (both tiers in one file).
     reporters: ["default", ["json", { outputFile: ".tmp/vitest-results.json" }]],
-    // Two tiers: `npx vitest run --project unit` runs the in-process tests alone; `vitest run` runs both.
+    // Tiers: `npx vitest run --project unit` runs the in-process tests alone; `vitest run` runs them all.
     projects: [
       // In-process tests share their worker's modules (Effect, the SDK) instead of importing them again for
       // every file: most of a unit file's time was that import. A unit test leaves no global state behind
       // (the tier passes with --sequence.shuffle).
       { extends: true, test: { name: "unit", include: ["test/unit/**/*.test.ts"], isolate: false } },
-      { extends: true, test: { name: "e2e", include: ["test/e2e/**/*.test.ts"] } }
+      { extends: true, test: { name: "e2e", include: ["test/e2e/**/*.test.ts"] } },
+      // A real browser (Debian's chromium) on the built CLI; the tests skip, saying why, where it is missing.
+      { extends: true, test: { name: "browser", include: ["test/browser/**/*.test.ts"] } }
     ]
   }
 })

@@ -141,6 +141,35 @@ const plot = await esbuild.build({
   plugins: [noCanvas]
 })
 
+// The run viewer (`runs open`): one self-contained HTML page, its script and style inline (no network, no
+// eval, no inline handlers: within the MCP Apps default content security policy). Read only by `runs open`,
+// so the CLI's start-up does not pay for it.
+const viewerScript = await esbuild.build({
+  absWorkingDir: root,
+  entryPoints: ["src/viewer/page/main.ts"],
+  bundle: true,
+  platform: "browser",
+  format: "iife",
+  target: "es2020",
+  minify: true,
+  legalComments: "none",
+  write: false,
+  logLevel: "warning"
+})
+const viewerStyle = await esbuild.transform(fs.readFileSync(path.join(root, "src/viewer/page/style.css"), "utf8"), {
+  loader: "css",
+  minify: true
+})
+const viewerHtml = [
+  `<!doctype html>`,
+  `<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">`,
+  `<title>parallel-llm run</title><style>${viewerStyle.code.trim()}</style></head>`,
+  `<body><div id="app"><main><p>Loading the run…</p></main></div>`,
+  // A "</script" inside the code would end the element early.
+  `<script>${viewerScript.outputFiles[0].text.trim().replaceAll("</script", "<\\/script")}</script></body></html>`,
+  ""
+].join("\n")
+
 const bundle = result.outputFiles[0]
 if (bundle === undefined) throw new Error("esbuild produced no output")
 const code = bundle.text.replace(/^#!.*\n/, "\n")
@@ -223,6 +252,7 @@ for (const name of fs.readdirSync(dist)) {
 fs.rmSync(path.join(dist, "main.js.map"), { force: true })
 writeAtomic(path.join(dist, BUNDLE), code)
 writeAtomic(path.join(dist, PLOT), plot.outputFiles[0].text)
+writeAtomic(path.join(dist, "viewer.html"), viewerHtml)
 writeAtomic(path.join(dist, "main.js"), loader)
 fs.chmodSync(path.join(dist, "main.js"), 0o755)
 process.stdout.write(`bundle: dist/${BUNDLE} ${(fs.statSync(path.join(dist, BUNDLE)).size / 1024).toFixed(0)} KB\n`)

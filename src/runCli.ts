@@ -13,6 +13,7 @@ import { models, modelsCommand } from "./cli/modelsCommand.js"
 import type { Outcome } from "./cli/outcome.js"
 import { resynth, resynthCommand } from "./cli/resynthCommand.js"
 import { runs, runsCommand, show, showCommand } from "./cli/runsCommand.js"
+import { open, openCommand } from "./cli/runsOpenCommand.js"
 import { serve, serveCommand } from "./cli/serveCommand.js"
 import { rawFromFlags, type SettingsFlags, settingsLayer } from "./cli/settingsOptions.js"
 import { DESCRIPTION, helpTree } from "./cli/tree.js"
@@ -70,7 +71,10 @@ const commands = (exitCode: Ref.Ref<number>, console: Console.Console, overrides
       runsCommand.pipe(
         Command.withHandler(record(runs)),
         provide(appWithoutKey),
-        Command.withSubcommands([showCommand.pipe(Command.withHandler(record(show)), provide(appWithoutKey))])
+        Command.withSubcommands([
+          showCommand.pipe(Command.withHandler(record(show)), provide(appWithoutKey)),
+          openCommand.pipe(Command.withHandler(record(open)), provide(appWithoutKey))
+        ])
       ),
       resynthCommand.pipe(Command.withHandler(record(resynth)), provide(app)),
       evalCommand.pipe(

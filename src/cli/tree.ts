@@ -6,6 +6,7 @@ import type { CommandHelp } from "./flags.js"
 import { modelsCli } from "./modelsCommand.js"
 import { resynthCli } from "./resynthCommand.js"
 import { runsCli, showCli } from "./runsCommand.js"
+import { openCli } from "./runsOpenCommand.js"
 import { serveCli } from "./serveCommand.js"
 
 export const DESCRIPTION =
@@ -17,7 +18,7 @@ export const helpTree: ReadonlyArray<CommandHelp> = [
   batchCli.help,
   serveCli.help,
   modelsCli.help,
-  { ...runsCli.help, subcommands: [showCli.help] },
+  { ...runsCli.help, subcommands: [showCli.help, openCli.help] },
   resynthCli.help,
   evalCli.help,
   configCli.help

@@ -64,18 +64,24 @@ export const originAllowed = (origin: string | undefined, allowed: ReadonlyArray
 
 const digest = (text: string): Buffer => crypto.createHash("sha256").update(text, "utf8").digest()
 
+/** Whether a secret given matches the one expected, in a time that says nothing about either (both hashed first). */
+export const secretMatches = (expected: Redacted.Redacted<string>) => {
+  const hashed = digest(Redacted.value(expected))
+  return (given: string): boolean => crypto.timingSafeEqual(digest(given), hashed)
+}
+
 /**
  * The bearer-token check: "missing" when the request carries no `Authorization: Bearer <token>`,
  * "mismatch" when it carries another token. Both sides are hashed first, so that `timingSafeEqual`
  * compares buffers of equal length and the time taken says nothing about the token, not even its length.
  */
 export const makeTokenCheck = (token: Redacted.Redacted<string>) => {
-  const expected = digest(Redacted.value(token))
+  const matches = secretMatches(token)
   return (authorization: string | undefined): "ok" | "missing" | "mismatch" => {
     const given = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization ?? "")?.[1]
     // Whether the header is well formed says nothing about the token.
     if (given === undefined) return "missing"
-    return crypto.timingSafeEqual(digest(given), expected) ? "ok" : "mismatch"
+    return matches(given) ? "ok" : "mismatch"
   }
 }
 

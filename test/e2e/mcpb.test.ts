@@ -113,6 +113,7 @@ describe("the MCP Bundle (manifest.json, npm run bundle:mcpb)", () => {
       "dist/main.js",
       "dist/parallel-llm.cjs",
       "dist/plot.cjs",
+      "dist/viewer.html",
       "manifest.json",
       "package.json"
     ])

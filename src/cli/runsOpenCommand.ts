@@ -1,0 +1,39 @@
+import { FileSystem } from "@effect/platform"
+import { Effect } from "effect"
+import { fileURLToPath } from "node:url"
+import { RunRefused, StoreError } from "../domain/errors.js"
+import { serveViewer } from "../viewer/viewerServer.js"
+import { argument, defineCommand, type ParsedArgs } from "./flags.js"
+import { succeeded } from "./outcome.js"
+
+export const openCli = defineCommand("open", {
+  path: "runs open",
+  summary: "Show a run in the browser: a viewer on loopback, until Ctrl-C",
+  details: "Prints a one-time URL for this machine's browser; a running run is followed to its end.",
+  args: {
+    runId: argument("run-id", "The run's id, as `parallel-llm runs` lists it.")
+  },
+  flags: {},
+  // The same settings as `runs show`: where the runs are.
+  settings: "runs show"
+})
+
+export const openCommand = openCli.command
+
+/** The page, built by `npm run build` beside the bundle (dist/viewer.html); read only by this command. */
+const PAGE = new URL("../viewer.html", import.meta.url)
+
+/** `runs open ID`: an unknown run is refused (exit 2); otherwise it serves until interrupted. */
+export const open = (args: ParsedArgs<typeof openCli>) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const file = fileURLToPath(PAGE)
+    const page = yield* fs.readFileString(file).pipe(
+      Effect.mapError(() => new StoreError({ path: file, message: `cannot read the viewer page ${file}: run npm run build` }))
+    )
+    yield* serveViewer(args.runId, page).pipe(
+      Effect.catchTag("UnknownRun", (e) => new RunRefused({ message: e.message.replace(" (see list_runs)", " (see parallel-llm runs)") })),
+      Effect.scoped
+    )
+    return succeeded
+  })

@@ -1,0 +1,35 @@
+import { POLL_INTERVAL_MS, type ViewerData, type ViewerHost } from "../viewerData.js"
+import type { TabState } from "./candidates.js"
+import { h } from "./dom.js"
+import { httpHost } from "./httpHost.js"
+import { renderRun } from "./render.js"
+
+// The viewer's entry: load the run, show it, and while it is running ask again, no faster than every 2 s.
+// The host is chosen here: loopback HTTP now; an MCP Apps host (postMessage) plugs in beside it.
+
+const root = document.getElementById("app")
+const tabs: TabState = { selected: 0 }
+
+const show = (node: HTMLElement) => root?.replaceChildren(node)
+
+const follow = async (host: ViewerHost) => {
+  let last = ""
+  for (;;) {
+    let data: ViewerData
+    try {
+      data = await host.load()
+    } catch (error) {
+      show(h("main", {}, h("h1", {}, "The run could not be loaded"), h("p", { role: "alert" }, String(error))))
+      return
+    }
+    const text = JSON.stringify(data)
+    // Built again only when the run changed, so that focus and scrolling stay put between polls.
+    if (text !== last) show(renderRun(data, host.availability(data), host, tabs))
+    last = text
+    document.title = `${data.view.status} · run ${data.view.runId}`
+    if (data.view.status !== "running") return
+    await new Promise((resolve) => setTimeout(resolve, POLL_INTERVAL_MS))
+  }
+}
+
+void follow(httpHost(location.pathname.endsWith("/") ? location.pathname : `${location.pathname}/`))
