@@ -2,7 +2,7 @@ import { Command, ValidationError } from "@effect/cli"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Cause, Console, Effect, Layer, Logger, Ref } from "effect"
 import { format } from "node:util"
-import { appLayer, type AppServices, batchLayer, serveLayer } from "./AppLayer.js"
+import { appLayer, type AppServices, batchLayer, serveLayer } from "./appLayer.js"
 import { ask, askCommand } from "./cli/askCommand.js"
 import { batch, batchCommand } from "./cli/batchCommand.js"
 import { BATCH_DEFAULTS } from "./cli/batchProgress.js"
@@ -17,7 +17,7 @@ import { open, openCommand } from "./cli/runsOpenCommand.js"
 import { serve, serveCommand } from "./cli/serveCommand.js"
 import { rawFromFlags, type SettingsFlags, settingsLayer } from "./cli/settingsOptions.js"
 import { DESCRIPTION, helpTree } from "./cli/tree.js"
-import type { CallGate } from "./services/CallGate.js"
+import type { CallGate } from "./services/callGate.js"
 import { ProcessIo, type ProcessIoShape } from "./services/processIo.js"
 import { loadDegraded } from "./settings/degraded.js"
 
@@ -49,7 +49,7 @@ const serveServices = (args: SettingsFlags) =>
 const commands = (exitCode: Ref.Ref<number>, console: Console.Console, overrides: ServiceOverrides) => {
   const record = <A, E, R>(run: (args: A) => Effect.Effect<Outcome, E, R>) => (args: A) =>
     Effect.flatMap(run(args), (outcome) => Ref.set(exitCode, outcome.exitCode)).pipe(Effect.withConsole(console))
-  // Each command's services, for settings built from its own flags: the graph of AppLayer.ts, provided once.
+  // Each command's services, for settings built from its own flags: the graph of appLayer.ts, provided once.
   const withOverrides = <A, E, R>(base: Layer.Layer<A | AppServices | CallGate, E, R>) => Layer.merge(base, Layer.provide(overrides, base))
   const provide =
     <LA, LE, LR>(layerOf: (flags: SettingsFlags) => Layer.Layer<LA, LE, LR>) =>

@@ -9,9 +9,9 @@ import { type BatchResult, defaultResultsPath } from "../programs/batchResults.j
 import { type BatchProgress, remainingOf, runBatch } from "../programs/runBatch.js"
 import { registry } from "../programs/strategies/registry.js"
 
-import { Logging } from "../services/Logging.js"
+import { Logging } from "../services/logging.js"
 import { type OutputStream, ProcessIo } from "../services/processIo.js"
-import { Settings } from "../services/Settings.js"
+import { Settings } from "../services/settings.js"
 import { BATCH_DEFAULT_CONCURRENCY, BATCH_DEFAULT_RUNS, makeStatusLine, progressText } from "./batchProgress.js"
 import { argument, defineCommand, integerFlagOr, type ParsedArgs, switchFlag, textFlag } from "./flags.js"
 import { outcomeIf } from "./outcome.js"

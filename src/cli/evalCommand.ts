@@ -13,9 +13,9 @@ import { type EvalReport, markdownReport, pairedRows, strategyRows } from "../pr
 import { type EvalOptions, type EvalProgress, runEval } from "../programs/eval/runEval.js"
 import { scorers } from "../programs/eval/scorers.js"
 import { StrategyList } from "../programs/eval/strategies.js"
-import { Logging } from "../services/Logging.js"
+import { Logging } from "../services/logging.js"
 import { type OutputStream, ProcessIo } from "../services/processIo.js"
-import { Settings } from "../services/Settings.js"
+import { Settings } from "../services/settings.js"
 import { BATCH_DEFAULT_RUNS, BATCH_DEFAULTS, makeStatusLine, progressText } from "./batchProgress.js"
 import {
   choiceFlag,

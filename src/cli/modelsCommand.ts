@@ -1,6 +1,6 @@
 import { Effect, Either } from "effect"
 import { listConfiguredModels } from "../programs/listConfiguredModels.js"
-import { Settings } from "../services/Settings.js"
+import { Settings } from "../services/settings.js"
 import { defineCommand, type ParsedArgs, switchFlag } from "./flags.js"
 import { outcomeIf } from "./outcome.js"
 import { writeStderr, writeStdout } from "./output.js"

@@ -1,7 +1,7 @@
 import { Effect, Either } from "effect"
 import type { Manifest } from "../domain/manifest.js"
 import { readThread } from "../programs/thread/readThread.js"
-import { RunStore } from "../services/RunStore.js"
+import { RunStore } from "../services/runStore.js"
 
 /**
  * For `runs show` of a follow-up: the thread it belongs to, oldest turn first, each with its run id, prompt

@@ -6,7 +6,7 @@ import { Cause, Config, Console, Effect, Either, Option, Predicate, Redacted } f
 import * as http from "node:http"
 import { SettingsError, UsageError } from "../domain/errors.js"
 import { stripControl } from "../domain/text.js"
-import { Settings } from "../services/Settings.js"
+import { Settings } from "../services/settings.js"
 import type { SettingsValue } from "../settings/values.js"
 import { logShutdown, packageVersion } from "./connection.js"
 import { checkHost, generateToken, hostInUrl, isLoopbackHost, makeTokenCheck, originAllowed, tokenProblem } from "./httpGuard.js"

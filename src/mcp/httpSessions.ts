@@ -2,7 +2,7 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/sdk/types.js"
 import { Clock, type Context, Effect, ExecutionStrategy, Exit, Runtime, Schedule, Scope } from "effect"
 import * as crypto from "node:crypto"
-import type { Logging } from "../services/Logging.js"
+import type { Logging } from "../services/logging.js"
 import { type ConnectionOptions, openConnection } from "./connection.js"
 import { readableErrors } from "./protocolErrors.js"
 import type { ToolServices } from "./tools/tool.js"

@@ -1,6 +1,6 @@
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { Effect } from "effect"
-import type { LogSink } from "../services/Logging.js"
+import type { LogSink } from "../services/logging.js"
 
 /** Marks the log lines about the server itself (refused HTTP requests): stderr and the log file only. */
 export const serverOnly = Effect.annotateLogs("audience", "server")

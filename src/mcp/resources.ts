@@ -2,7 +2,7 @@ import { UriTemplate } from "@modelcontextprotocol/sdk/shared/uriTemplate.js"
 import type { ListResourcesResult, ReadResourceResult, ResourceTemplate } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Either, Schema } from "effect"
 import { InvalidRunPath, type RunSummary } from "../services/runReader.js"
-import { RunStore } from "../services/RunStore.js"
+import { RunStore } from "../services/runStore.js"
 
 // Every run's files as MCP resources: `parallel-llm://runs/{runId}/{file}`, `file` relative to the run
 // directory. `{file}` is a simple RFC 6570 variable, so the slash of `responses/NN-<slug>.md` is

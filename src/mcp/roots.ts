@@ -3,7 +3,7 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { RootsListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
 import { Array as Arr, Effect, Either, Option, Schema } from "effect"
 import { fileURLToPath } from "node:url"
-import { Settings } from "../services/Settings.js"
+import { Settings } from "../services/settings.js"
 
 /** Where a tool call may read attached files from. */
 export interface FileRoots {

@@ -6,7 +6,7 @@ import { runIdTime } from "../domain/runState.js"
 import { readRunWithManifest } from "../programs/recoverRun.js"
 import type { RunResult } from "../programs/run/request.js"
 import type { RunView } from "../services/runReader.js"
-import { RunStore } from "../services/RunStore.js"
+import { RunStore } from "../services/runStore.js"
 import type { LiveRun, LiveRuns, LiveSnapshot } from "./liveRuns.js"
 
 // Where a run stands, whoever ran it: this server (live, in memory), or any process before (from its

@@ -1,6 +1,6 @@
 import { Deferred, Effect, Exit } from "effect"
 import type { Readable, Writable } from "node:stream"
-import { Settings } from "../services/Settings.js"
+import { Settings } from "../services/settings.js"
 import { logShutdown, openConnection, packageVersion } from "./connection.js"
 import { makeLiveRuns } from "./liveRuns.js"
 import { makeRedactor } from "./redact.js"

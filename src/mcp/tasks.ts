@@ -2,7 +2,7 @@ import type { TaskStore } from "@modelcontextprotocol/sdk/experimental/tasks/int
 import { ErrorCode, McpError, type Result, type Task } from "@modelcontextprotocol/sdk/types.js"
 import { Clock, Effect, Runtime } from "effect"
 import { stripControl } from "../domain/text.js"
-import { RunStore } from "../services/RunStore.js"
+import { RunStore } from "../services/runStore.js"
 import type { LiveRuns } from "./liveRuns.js"
 import { progressLine } from "./results.js"
 import { type McpRunView, readRunView } from "./runView.js"

@@ -1,7 +1,7 @@
 import { Channel, type Chunk, Duration, Effect, Either, identity, Stream } from "effect"
 import type { ProviderError } from "../domain/errors.js"
+import type { Completion, ModelPart, TokenUsage } from "../domain/modelCall.js"
 import type { Citation } from "../domain/modelOptions.js"
-import type { Completion, ModelPart, TokenUsage } from "../services/modelClient.js"
 
 /**
  * The text of the answer a call is streaming, as its fold gathers it: the one place a streamed answer's

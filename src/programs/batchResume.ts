@@ -4,8 +4,8 @@ import * as crypto from "node:crypto"
 import type { Manifest, RunSettings, StrategyRecord } from "../domain/manifest.js"
 import { runIdTime } from "../domain/runState.js"
 import { RUN_ID_PATTERN, type RunView } from "../services/runReader.js"
-import { RunStore } from "../services/RunStore.js"
-import { Settings } from "../services/Settings.js"
+import { RunStore } from "../services/runStore.js"
+import { Settings } from "../services/settings.js"
 import type { BatchItem } from "./batchInput.js"
 
 // What an earlier pass of a batch left in the runs directory without a result line: runs that finished while

@@ -1,7 +1,7 @@
 import { Chunk, Effect, Random } from "effect"
 import { plural } from "../domain/format.js"
+import type { ChatMessage } from "../domain/modelCall.js"
 import type { ReportVia } from "../domain/report.js"
-import type { ChatMessage } from "../services/modelClient.js"
 import { REPORT_DELIMITER, REPORT_JSON_SCHEMA } from "./synthesisReply.js"
 
 export const SYNTHESIZER_INSTRUCTIONS =

@@ -1,8 +1,9 @@
 import { Context, Duration, Effect, type Either, Schedule } from "effect"
 import { isTransient, type ProviderError, retryAfterOf, Timeout } from "../domain/errors.js"
 import { formatSeconds } from "../domain/format.js"
-import { CallGate } from "../services/CallGate.js"
-import { type Completion, ModelClient, type ModelRequest } from "../services/modelClient.js"
+import type { Completion, ModelRequest } from "../domain/modelCall.js"
+import { CallGate } from "../services/callGate.js"
+import { ModelClient } from "../services/modelClient.js"
 import { foldAnswer, type FoldHooks } from "./answerFold.js"
 
 export interface RetryPolicy {

@@ -1,6 +1,6 @@
 import { Effect, Either } from "effect"
 import { RunRefused } from "../domain/errors.js"
-import { Settings } from "../services/Settings.js"
+import { Settings } from "../services/settings.js"
 import { patchSettings, type PerCallValues } from "../settings/perCall.js"
 import { registry } from "./strategies/registry.js"
 

@@ -1,6 +1,7 @@
 import { Duration, Effect, Either, Option } from "effect"
-import { CallGate } from "../services/CallGate.js"
-import { ModelClient, type ModelInfo } from "../services/modelClient.js"
+import type { ModelInfo } from "../domain/modelCall.js"
+import { CallGate } from "../services/callGate.js"
+import { ModelClient } from "../services/modelClient.js"
 
 /** Longest wait for the provider's model catalogue before a run decides without it. */
 export const CATALOGUE_WAIT = Duration.seconds(10)

@@ -1,7 +1,7 @@
 import { Effect, Either, Option } from "effect"
 import { editDistance, stripControl } from "../domain/text.js"
 import { ModelClient } from "../services/modelClient.js"
-import { Settings } from "../services/Settings.js"
+import { Settings } from "../services/settings.js"
 import { presetPanels } from "../settings/presets.js"
 
 export interface ConfiguredModel {

@@ -3,7 +3,7 @@ import * as crypto from "node:crypto"
 import type { CandidateRecord, Manifest } from "../domain/manifest.js"
 import { responseFileName } from "../domain/model.js"
 import type { RunView } from "../services/runReader.js"
-import { RunStore } from "../services/RunStore.js"
+import { RunStore } from "../services/runStore.js"
 import { sumUsage } from "./run/outcome.js"
 
 /** Why an interrupted run has no manifest of its own. */

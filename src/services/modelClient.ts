@@ -3,17 +3,6 @@ import { httpStatusOf, type ProviderError } from "../domain/errors.js"
 import type { ModelInfo, ModelPart, ModelProvider, ModelRequest } from "../domain/modelCall.js"
 import { openAiCompatible } from "./providers/openaiCompatible/client.js"
 
-export type {
-  ChatMessage,
-  Completion,
-  ContentPart,
-  ModelInfo,
-  ModelPart,
-  ModelProvider,
-  ModelRequest,
-  TokenUsage
-} from "../domain/modelCall.js"
-
 const CATALOGUE_TTL = Duration.hours(1)
 /** The statuses by which a server says it has no `GET /models` at all, rather than that it failed this time. */
 const NO_CATALOGUE: ReadonlySet<number> = new Set([404, 405])

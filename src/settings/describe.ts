@@ -1,6 +1,6 @@
 import { Option, Schema } from "effect"
 import { ModelOptions } from "../domain/modelOptions.js"
-import { makeRedact, type Redact } from "../services/redact.js"
+import { makeRedact, type Redact } from "../domain/redact.js"
 import { type SettingKey, settingKeys, settingsTable } from "./table.js"
 import type { SettingSource, SettingsValue } from "./values.js"
 

@@ -5,7 +5,7 @@ import { finishedResult, runningResult } from "../mcp/results.js"
 import { RunOutput } from "../mcp/runOutput.js"
 import { readRunView } from "../mcp/runView.js"
 import { readThread } from "../programs/thread/readThread.js"
-import { RunStore } from "../services/RunStore.js"
+import { RunStore } from "../services/runStore.js"
 import { type ThreadTurn, VIEWER_TEXT_MAX_CHARS, type ViewerData } from "./viewerData.js"
 
 // The run as the viewer page is given it: get_run's structured result (built by the same code), the

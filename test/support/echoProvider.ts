@@ -1,5 +1,5 @@
 import { Chunk, Effect, Stream } from "effect"
-import type { ModelPart, ModelProvider } from "../../src/services/modelClient.js"
+import type { ModelPart, ModelProvider } from "../../src/domain/modelCall.js"
 
 /**
  * The worked example of docs/extending.md ("A provider"), kept as a test fixture. A provider in one file:

@@ -1,6 +1,7 @@
 import { Chunk, Effect, Layer, Ref, Stream } from "effect"
 import type { ProviderError } from "../../src/domain/errors.js"
-import { ModelClient, type ModelInfo, type ModelPart, type ModelRequest } from "../../src/services/modelClient.js"
+import type { ModelInfo, ModelPart, ModelRequest } from "../../src/domain/modelCall.js"
+import { ModelClient } from "../../src/services/modelClient.js"
 
 /** What one attempt of a scripted model does: answer, fail, or take its time doing either. */
 export type Step =

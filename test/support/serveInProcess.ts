@@ -8,10 +8,10 @@ import { Effect, Fiber, Layer, Stream, type Tracer } from "effect"
 import { PassThrough } from "node:stream"
 import type { ModelPart } from "../../src/domain/modelCall.js"
 import { serveMcp } from "../../src/mcp/server.js"
-import { Logging } from "../../src/services/Logging.js"
+import { Logging } from "../../src/services/logging.js"
 import { ModelClient } from "../../src/services/modelClient.js"
-import { RunStore } from "../../src/services/RunStore.js"
-import { Settings } from "../../src/services/Settings.js"
+import { RunStore } from "../../src/services/runStore.js"
+import { Settings } from "../../src/services/settings.js"
 import { makeTestSettings } from "./testSettings.js"
 
 // `serve` on stdio in this process, as a long-lived server runs: `serveMcp` itself (its span, its live runs)

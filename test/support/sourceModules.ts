@@ -5,7 +5,7 @@ import * as path from "node:path"
 
 export const SRC = path.resolve(import.meta.dirname, "../../src")
 
-/** Every TypeScript file under `src/`, as a path relative to it with `/` separators (`services/RunStore.ts`). */
+/** Every TypeScript file under `src/`, as a path relative to it with `/` separators (`services/runStore.ts`). */
 export const sourceFiles = (): ReadonlyArray<string> =>
   fs.readdirSync(SRC, { recursive: true, encoding: "utf8" })
     .filter((file) => file.endsWith(".ts"))

@@ -1,5 +1,5 @@
 import { Layer, Option } from "effect"
-import { type LogEntry, Logging } from "../../src/services/Logging.js"
+import { type LogEntry, Logging } from "../../src/services/logging.js"
 import type { LogLevelName } from "../../src/settings/kinds.js"
 
 /** The Logging service's test layer: every line into `entries`, nothing to stderr or a file. */

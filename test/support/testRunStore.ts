@@ -1,7 +1,7 @@
 import { Effect, Layer } from "effect"
 import type { Manifest } from "../../src/domain/manifest.js"
 import { responseFileName } from "../../src/domain/model.js"
-import { type RunHandle, RunStore } from "../../src/services/RunStore.js"
+import { type RunHandle, RunStore } from "../../src/services/runStore.js"
 
 /**
  * The RunStore service's test layer: runs in memory, for tests that drive time with TestClock and want no

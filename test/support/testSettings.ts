@@ -1,7 +1,7 @@
 import { Layer, Option, Redacted } from "effect"
 import * as os from "node:os"
 import * as path from "node:path"
-import { Settings } from "../../src/services/Settings.js"
+import { Settings } from "../../src/services/settings.js"
 import type { SettingsValue } from "../../src/settings/values.js"
 
 /** Settings for tests and in-process use: defaults plus overrides, no key needed on loopback. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber } from "effect"
-import { makeCallGate } from "../../src/services/CallGate.js"
+import { makeCallGate } from "../../src/services/callGate.js"
 
 describe("CallGate", () => {
   it.live("lets `permits` calls in at once, serves the waiters in order, and an interrupted waiter takes no permit away", () =>

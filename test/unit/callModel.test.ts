@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Cause, Clock, Effect, Either, Exit, Fiber, Option, Random, Ref, TestClock } from "effect"
 import { ProviderFailure, RateLimited, Unauthorized } from "../../src/domain/errors.js"
 import { callModel } from "../../src/programs/callModel.js"
-import { CallGate, makeCallGate } from "../../src/services/CallGate.js"
+import { CallGate, makeCallGate } from "../../src/services/callGate.js"
 import { makeScriptedClient, type Step } from "../support/scriptedClient.js"
 
 const request = { model: "m/x", messages: [{ role: "user" as const, content: "hi" }] }

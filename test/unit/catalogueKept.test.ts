@@ -3,7 +3,7 @@ import { Effect, Layer } from "effect"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { ModelClient } from "../../src/services/modelClient.js"
-import { Settings } from "../../src/services/Settings.js"
+import { Settings } from "../../src/services/settings.js"
 import { realHttpClientLayer } from "../support/realHttpClient.js"
 import { makeTestSettings } from "../support/testSettings.js"
 

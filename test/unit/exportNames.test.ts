@@ -4,13 +4,6 @@ import { exportedNamesOf, readSource, sourceFiles } from "../support/sourceModul
 // One name, one thing: no two modules of src/ export the same name (a re-export counts: it is a second door to
 // the same thing, and an import under an alias is how two same-named things meet).
 
-/**
- * Files whose names are another helper's to change this round: `services/openrouter/` and its facade
- * `services/OpenRouterClient.ts` become the provider-neutral ModelClient (the `client` helper). The lead removes
- * these entries after merging that work.
- */
-const ALLOWED: ReadonlyArray<string> = ["services/OpenRouterClient.ts", "services/openrouter/wire.ts"]
-
 const exportersByName = (files: ReadonlyArray<string>): Map<string, Array<string>> => {
   const byName = new Map<string, Array<string>>()
   for (const file of files) {
@@ -41,10 +34,10 @@ describe("exported names", () => {
   })
 
   it("no two modules of src/ export the same name", () => {
-    const files = sourceFiles().filter((file) => !ALLOWED.includes(file))
+    const files = sourceFiles()
     const byName = exportersByName(files)
     // The walk saw the tree: the services and programs every entry point uses are among the names.
-    expect(byName.get("Settings")).toEqual(["services/Settings.ts"])
+    expect(byName.get("Settings")).toEqual(["services/settings.ts"])
     expect(byName.get("runPipeline")).toEqual(["programs/runPipeline.ts"])
     const duplicates = [...byName].filter(([, exporters]) => exporters.length > 1).map(([name, exporters]) =>
       `${name}: ${exporters.join(", ")}`

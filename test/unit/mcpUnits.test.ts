@@ -14,7 +14,7 @@ import { NoArguments } from "../../src/mcp/tools/fields.js"
 import { tools } from "../../src/mcp/tools/index.js"
 import { ProcessPromptInput } from "../../src/mcp/tools/processPrompt.js"
 
-import { RunStore } from "../../src/services/RunStore.js"
+import { RunStore } from "../../src/services/runStore.js"
 
 import type { RunEvent } from "../../src/programs/run/request.js"
 import { PROMPT_PREVIEW_CHARS } from "../../src/services/runReader.js"

@@ -1,6 +1,6 @@
 import { Option, Redacted } from "effect"
 import { describe, expect, it } from "vitest"
-import { makeRedact, makeStreamRedact } from "../../src/services/redact.js"
+import { makeRedact, makeStreamRedact } from "../../src/domain/redact.js"
 
 const KEY = "sk-or-v1-SECRET-5f3c9a1e7d2b4c6a8e0f1a2b3c4d5e6f"
 const key = Option.some(Redacted.make(KEY))

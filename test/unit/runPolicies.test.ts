@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Option, TestClock } from "effect"
 import { runPipeline } from "../../src/programs/runPipeline.js"
-import { Settings } from "../../src/services/Settings.js"
+import { Settings } from "../../src/services/settings.js"
 import type { SettingsValue } from "../../src/settings/values.js"
 import { makeScriptedClient, type Step } from "../support/scriptedClient.js"
 import { makeTestRunStore } from "../support/testRunStore.js"

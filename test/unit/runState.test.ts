@@ -7,7 +7,7 @@ import * as path from "node:path"
 import type { Manifest, RunSettings } from "../../src/domain/manifest.js"
 import { decideRunState, FOREIGN_RUN_STALE_MS, type OwnerRecord, UNOWNED_RUN_STALE_MS } from "../../src/domain/runState.js"
 import { readRunWithManifest } from "../../src/programs/recoverRun.js"
-import { RunStore } from "../../src/services/RunStore.js"
+import { RunStore } from "../../src/services/runStore.js"
 
 // Item 5 of issue 13: each run records its owner while it is live, and readers tell a run whose
 // writer died (`interrupted`) from one still going; nothing is read outside the runs directory.

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Option, Stream } from "effect"
+import { makeRedact, makeStreamRedact } from "../../src/domain/redact.js"
 import { sseParts, type StreamContext } from "../../src/services/providers/openaiCompatible/stream.js"
-import { makeRedact, makeStreamRedact } from "../../src/services/redact.js"
 
 const context: StreamContext = {
   model: "m/x",

@@ -13,7 +13,7 @@ import { synthesize } from "../../src/programs/strategies/synthesize.js"
 import type { SettingsValue } from "../../src/settings/values.js"
 
 import type { RunRequest } from "../../src/programs/run/request.js"
-import { Settings } from "../../src/services/Settings.js"
+import { Settings } from "../../src/services/settings.js"
 import type { PerCallValues } from "../../src/settings/perCall.js"
 import { makeScriptedClient } from "../support/scriptedClient.js"
 import { recordOf } from "../support/strategyRecord.js"

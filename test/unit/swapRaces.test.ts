@@ -11,8 +11,8 @@ import { type Attachment, sha256Of } from "../../src/programs/attachments/attach
 import { collectAttachments } from "../../src/programs/attachments/collect.js"
 import { saveAttachments } from "../../src/programs/attachments/plan.js"
 import { makeRunWrites } from "../../src/programs/run/writes.js"
-import { RunStore } from "../../src/services/RunStore.js"
-import { Settings } from "../../src/services/Settings.js"
+import { RunStore } from "../../src/services/runStore.js"
+import { Settings } from "../../src/services/settings.js"
 import { makeTempDirs } from "../support/tempDirs.js"
 import { makeTestSettings } from "../support/testSettings.js"
 

@@ -1,6 +1,6 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Schema } from "effect"
-import { Settings } from "../../services/Settings.js"
+import { Settings } from "../../services/settings.js"
 import { StartupProblems } from "../../settings/degraded.js"
 import { describeSettings, SettingsDescription } from "../../settings/describe.js"
 import { text } from "../results.js"

@@ -1,7 +1,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Either, Option, Schema } from "effect"
 import { listConfiguredModels } from "../../programs/listConfiguredModels.js"
-import { Settings } from "../../services/Settings.js"
+import { Settings } from "../../services/settings.js"
 import { presetPanels } from "../../settings/presets.js"
 import { text } from "../results.js"
 import { NoArguments } from "./fields.js"

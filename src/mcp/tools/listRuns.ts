@@ -1,7 +1,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Schema } from "effect"
 import { formatSeconds, formatUsd } from "../../domain/format.js"
-import { RunStore } from "../../services/RunStore.js"
+import { RunStore } from "../../services/runStore.js"
 import { runResourceUri } from "../resources.js"
 import { errorResult, text } from "../results.js"
 import { RunOutputStatus } from "../runOutput.js"

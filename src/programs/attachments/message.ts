@@ -1,4 +1,4 @@
-import type { ContentPart } from "../../services/modelClient.js"
+import type { ContentPart } from "../../domain/modelCall.js"
 import type { Attachment } from "./attachment.js"
 
 /** A fence longer than any run of backticks in the text, so the text cannot close it. */

@@ -1,6 +1,6 @@
 import { Option } from "effect"
+import type { ModelRequest } from "../../domain/modelCall.js"
 import type { SentOptions } from "../../domain/modelOptions.js"
-import type { ModelRequest } from "../../services/modelClient.js"
 import type { SettingsValue } from "../../settings/values.js"
 
 import type { AttachmentPlan } from "../attachments/plan.js"

@@ -1,8 +1,8 @@
 import { httpStatusOf, type ProviderError } from "../../domain/errors.js"
 import type { ErrorInfo, Usage } from "../../domain/manifest.js"
+import type { Completion } from "../../domain/modelCall.js"
 import type { Citation } from "../../domain/modelOptions.js"
 import { stripControl } from "../../domain/text.js"
-import type { Completion } from "../../services/modelClient.js"
 import type { ModelCall } from "../callModel.js"
 
 // What a manifest records of a model call, candidate or synthesis alike.

@@ -1,6 +1,6 @@
 import type { Effect } from "effect"
 import type { Manifest } from "../../domain/manifest.js"
-import type { RunHandle } from "../../services/RunStore.js"
+import type { RunHandle } from "../../services/runStore.js"
 import type { Attachment } from "../attachments/attachment.js"
 import type { Thread } from "../thread/turns.js"
 import type { CandidateOutcome } from "./fanOut.js"

@@ -1,7 +1,7 @@
 import type { Effect, Ref } from "effect"
 import type { RunSettings } from "../../domain/manifest.js"
 import type { StrategyName } from "../../domain/strategy.js"
-import type { RunHandle } from "../../services/RunStore.js"
+import type { RunHandle } from "../../services/runStore.js"
 import type { AttachmentPlan } from "../attachments/plan.js"
 import type { FanOutPolicy } from "./fanOut.js"
 import type { RunTally } from "./outcome.js"

@@ -1,7 +1,7 @@
 import { Effect, Fiber, type Scope } from "effect"
 import type { StoreError } from "../../domain/errors.js"
 import type { StrategyRecord } from "../../domain/manifest.js"
-import type { RunHandle } from "../../services/RunStore.js"
+import type { RunHandle } from "../../services/runStore.js"
 
 /** A file of the run that could not be written, relative to the run directory, and why. */
 export interface Unwritten {

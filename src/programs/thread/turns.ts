@@ -1,5 +1,5 @@
 import { Array as Arr } from "effect"
-import type { ChatMessage } from "../../services/modelClient.js"
+import type { ChatMessage } from "../../domain/modelCall.js"
 import type { Attachment } from "../attachments/attachment.js"
 import { userMessageOf } from "../attachments/plan.js"
 

@@ -1,7 +1,7 @@
 import { Option, Schema } from "effect"
 import type { Citation } from "../../../domain/modelOptions.js"
+import type { Redact } from "../../../domain/redact.js"
 import { stripControl } from "../../../domain/text.js"
-import type { Redact } from "../../redact.js"
 import { UrlCitation } from "./wire.js"
 
 /** A cited page's text is context, not the answer: the manifest keeps its start. */

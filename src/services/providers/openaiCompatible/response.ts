@@ -12,9 +12,9 @@ import {
   Unauthorized
 } from "../../../domain/errors.js"
 import type { Completion, TokenUsage } from "../../../domain/modelCall.js"
-import type { Redact } from "../../redact.js"
+import type { Redact } from "../../../domain/redact.js"
 import { annotationList, citationsOf } from "./citations.js"
-import { decodeChat, decodeErrorBody, type ErrorObject, type Undecodable, type Usage } from "./wire.js"
+import { decodeChat, decodeErrorBody, type ErrorObject, type Undecodable, type WireUsage } from "./wire.js"
 
 /** A listed per-token price as a number, when it is one: text is read, and what is not a number is no price. */
 const listedPrice = (price: number | string | null | undefined): number | undefined => {
@@ -65,7 +65,7 @@ const isTransientCode = (code: number | string | null | undefined): boolean => {
 const isRateLimitCode = (code: number | string | null | undefined): boolean => code === 429 || code === "429"
 
 /** The server's usage, or none when it reported no token counts (a count it left out is 0). */
-export const usageOf = (usage: Usage | null | undefined): TokenUsage | undefined =>
+export const usageOf = (usage: WireUsage | null | undefined): TokenUsage | undefined =>
   usage == null || (usage.prompt_tokens == null && usage.completion_tokens == null)
     ? undefined
     : {

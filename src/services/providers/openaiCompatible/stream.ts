@@ -2,12 +2,12 @@ import type { HttpClientError } from "@effect/platform"
 import { Cause, Channel, Chunk, Either, Stream } from "effect"
 import { InvalidResponse, type ProviderError } from "../../../domain/errors.js"
 import type { Completion, ModelPart } from "../../../domain/modelCall.js"
-import type { Redact, StreamRedact } from "../../redact.js"
+import type { Redact, StreamRedact } from "../../../domain/redact.js"
 import { makeSseSplitter, type SseEvent, type SseSplitter } from "../../sseEvents.js"
 import { byteCap, tooLarge, transportError } from "./body.js"
 import { annotationList, citationsOf } from "./citations.js"
 import { providerErrorOf, snippet, usageOf } from "./response.js"
-import { decodeStreamChunk, type Usage } from "./wire.js"
+import { decodeStreamChunk, type WireUsage } from "./wire.js"
 
 export interface StreamContext {
   readonly model: string
@@ -22,7 +22,7 @@ export interface StreamContext {
 interface Answer {
   servedBy: string | undefined
   finishReason: string | undefined
-  usage: Usage | undefined
+  usage: WireUsage | undefined
   annotations: Array<unknown>
   /** Some text that is not blank came: an answer that ends without any is no answer. */
   hasText: boolean

@@ -51,7 +51,7 @@ const UsageObject = Schema.Struct({
     cached_tokens: Schema.optional(Schema.NullOr(Schema.Number))
   })))
 })
-export type Usage = typeof UsageObject.Type
+export type WireUsage = typeof UsageObject.Type
 const Usage = Schema.optional(Schema.NullOr(UsageObject))
 
 const ChatResponse = Schema.Struct({

@@ -1,5 +1,5 @@
 import { Context, Effect, Layer, Queue } from "effect"
-import { Settings } from "./Settings.js"
+import { Settings } from "./settings.js"
 
 export interface CallGateShape {
   /** Runs `effect` holding one permit: at most `permits` of them run at once, across every run that shares the gate. */

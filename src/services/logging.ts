@@ -5,7 +5,7 @@ import { stripControl } from "../domain/text.js"
 import type { LogLevelName } from "../settings/kinds.js"
 import type { SettingsValue } from "../settings/values.js"
 import { ProcessIo } from "./processIo.js"
-import { Settings } from "./Settings.js"
+import { Settings } from "./settings.js"
 
 export interface LogEntry {
   readonly level: LogLevelName

@@ -6,11 +6,11 @@ import * as crypto from "node:crypto"
 import { fsFailure, StoreError } from "../domain/errors.js"
 import { type AttachmentRecord, Manifest, type RunSettings } from "../domain/manifest.js"
 import { responseFileName } from "../domain/model.js"
+import { makeRedact } from "../domain/redact.js"
 import { OWNER_FILE, OwnerRecord } from "../domain/runState.js"
 import { thisHost, thisProcessStartedAt } from "./processProbe.js"
-import { makeRedact } from "./redact.js"
 import { ATTACHMENTS_DIR, type InvalidRunPath, makeRunReader, type RunFileNotFound, type RunSummary, type RunView } from "./runReader.js"
-import { Settings } from "./Settings.js"
+import { Settings } from "./settings.js"
 
 export interface RunHandle {
   readonly id: string
