@@ -176,7 +176,11 @@ describe("the disagreement report over MCP", () => {
   it("structuredContent: final, then report (with the label → model map), then summary; /models asked once", async () => {
     const out = freshDir("mcp")
     const connection = await connectMcp(
-      serverEnv({ baseUrl: fake.url, outputDir: out, apiKey: "sk-or-report-test", models: MODELS, synthesizer: SYNTH })
+      // Structured output is asked for, as in the CLI tests above (the default is text: test/unit/reportVia.test.ts).
+      {
+        ...serverEnv({ baseUrl: fake.url, outputDir: out, apiKey: "sk-or-report-test", models: MODELS, synthesizer: SYNTH }),
+        PARALLEL_LLM_REPORT_VIA: "structured"
+      }
     )
     try {
       const tools = await connection.client.listTools()
