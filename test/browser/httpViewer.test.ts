@@ -35,7 +35,13 @@ let out: string
 let printedUrl: string
 
 const env = () =>
-  serverEnv({ baseUrl: fake.url, outputDir: out, apiKey: "sk-or-http-viewer-test", models: ["hv/plain", "hv/two"], synthesizer: "hv/synth" })
+  serverEnv({
+    baseUrl: fake.url,
+    outputDir: out,
+    apiKey: "sk-or-http-viewer-test",
+    models: ["hv/plain", "hv/two"],
+    synthesizer: "hv/synth"
+  })
 
 const shot = (page: Page, name: string) => page.screenshot({ path: path.join(SHOTS, `http-${name}.png`), fullPage: true })
 

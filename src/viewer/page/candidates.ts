@@ -36,7 +36,9 @@ const body = (data: ViewerData, index: number, finalWords: ReadonlySet<string> |
   const file = record?.file ?? record?.partialFile ??
     Object.keys(data.texts).find((name) => name.startsWith(place) && !name.endsWith(".partial.md"))
   const text = file !== undefined ? data.texts[file] : undefined
-  if (text === undefined) return h("p", { class: "muted" }, file === undefined ? "No answer saved." : `${file} could not be read.`)
+  const status = data.view.candidates[index]?.status
+  const pending = status === "running" || status === "waiting" ? "Not answered yet." : "No answer saved."
+  if (text === undefined) return h("p", { class: "muted" }, file === undefined ? pending : `${file} could not be read.`)
   if (finalWords === undefined) return pre(text, { class: "answer" })
   const { pieces, share } = piecesOf(text, finalWords)
   const answer = h("pre", { class: "answer" }, ...pieces.map((p) => (p.added ? h("mark", {}, p.text) : p.text)))
