@@ -79,6 +79,7 @@ beforeAll(async () => {
     default: { kind: "ok", content: PLAIN },
     script: {
       "hv/hostile": { kind: "ok", content: HOSTILE },
+      "hv/bad": { kind: "status", status: 400, body: { error: { code: 400, message: "No such <b>model</b>" } } },
       "hv/synth": { kind: "ok", content: `${ANSWER}\n\n${REPORT_DELIMITER}\n${JSON.stringify(FINDINGS)}` },
       "hv/slow": { kind: "trickle", content: "Slowly, slowly: it is 4, as anyone can see.", chunkDelayMs: 400, chunks: 200 }
     }
@@ -157,8 +158,8 @@ describe.skipIf(!hasChromium)("serve --http: the run viewer", () => {
     await context.close()
   })
 
-  it("shows a hostile candidate answer as text: visible, no element made of it, no script run", async () => {
-    const runId = await ask("What is 2+2?", "-m", "hv/hostile", "-m", "hv/plain")
+  it("shows a hostile candidate answer as text: visible, no element made of it, no script run; a failed one says why", async () => {
+    const runId = await ask("What is 2+2?", "-m", "hv/hostile", "-m", "hv/plain", "-m", "hv/bad")
     const context = await signedIn()
     const page = await context.newPage()
     await page.goto(`${server.base}/runs/${runId}`)
@@ -168,6 +169,8 @@ describe.skipIf(!hasChromium)("serve --http: the run viewer", () => {
     expect(await hostile.isVisible()).toBe(true)
     expect(await hostile.locator("script, img, b, a").count()).toBe(0)
     expect(await pwned(page)).toBeUndefined()
+    expect(await page.locator("#progress-2").textContent()).toMatch(/^hv\/bad failed \(.*No such <b>model<\/b>.*\)$/)
+    expect(await page.locator("#progress-2 b").count()).toBe(0)
     await shot(page, "hostile")
     await context.close()
   })
