@@ -246,7 +246,16 @@ const guard = (access: Access, allowedOrigins: ReadonlyArray<string>, logRefusal
       if (host === "malformed") return yield* refused(400, "Bad Request: the Host header must be host[:port]")
       if (host === "foreign") return yield* refused(403, "Forbidden: this Host is not allowed")
       // The viewer checks its own: the same origin only, and the cookie, a one-time token or the bearer token.
-      if (isViewerPath(request.url)) return yield* app.pipe(Effect.tapErrorCause((cause) => logServerError(request, cause)))
+      if (isViewerPath(request.url)) {
+        return yield* app.pipe(
+          Effect.tap((response) =>
+            response.status === 401 || response.status === 403
+              ? logRefusal(request, response.status, `run viewer: refused (${response.status})`, "viewer")
+              : Effect.void
+          ),
+          Effect.tapErrorCause((cause) => logServerError(request, cause))
+        )
+      }
       const origin = request.headers.origin
       if (!originAllowed(origin, allowedOrigins)) return yield* refused(403, "Forbidden: this Origin is not allowed")
       const cors = corsHeaders(origin)
