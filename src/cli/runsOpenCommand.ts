@@ -1,7 +1,6 @@
-import { FileSystem } from "@effect/platform"
 import { Effect } from "effect"
-import { fileURLToPath } from "node:url"
-import { RunRefused, StoreError } from "../domain/errors.js"
+import { RunRefused } from "../domain/errors.js"
+import { readViewerPage } from "../viewer/viewerPage.js"
 import { serveViewer } from "../viewer/viewerServer.js"
 import { argument, defineCommand, type ParsedArgs } from "./flags.js"
 import { succeeded } from "./outcome.js"
@@ -20,17 +19,10 @@ export const openCli = defineCommand("open", {
 
 export const openCommand = openCli.command
 
-/** The page, built by `npm run build` beside the bundle (dist/viewer.html); read only by this command. */
-const PAGE = new URL("../viewer.html", import.meta.url)
-
 /** `runs open ID`: an unknown run is refused (exit 2); otherwise it serves until interrupted. */
 export const open = (args: ParsedArgs<typeof openCli>) =>
   Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const file = fileURLToPath(PAGE)
-    const page = yield* fs.readFileString(file).pipe(
-      Effect.mapError(() => new StoreError({ path: file, message: `cannot read the viewer page ${file}: run npm run build` }))
-    )
+    const page = yield* readViewerPage
     yield* serveViewer(args.runId, page).pipe(
       Effect.catchTag("UnknownRun", (e) => new RunRefused({ message: e.message.replace(" (see list_runs)", " (see parallel-llm runs)") })),
       Effect.scoped

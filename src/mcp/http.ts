@@ -2,17 +2,20 @@ import { HttpApp, HttpMiddleware, HttpRouter, HttpServerRequest, HttpServerRespo
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import type { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
-import { Cause, Config, Console, Effect, Either, Option, Predicate, Redacted } from "effect"
+import { Cause, Clock, Config, Console, Duration, Effect, Either, Option, Predicate, Redacted } from "effect"
 import * as http from "node:http"
 import { SettingsError, UsageError } from "../domain/errors.js"
 import { stripControl } from "../domain/text.js"
 import { Settings } from "../services/settings.js"
 import type { SettingsValue } from "../settings/values.js"
+import { makeViewerAccess, VIEWER_LOGIN_TTL, VIEWER_PATH, VIEWER_SESSION_TTL } from "../viewer/viewerAccess.js"
+import { readViewerPage } from "../viewer/viewerPage.js"
+import { viewerRouter, type ViewerSite } from "../viewer/viewerRoutes.js"
 import { logShutdown, packageVersion } from "./connection.js"
 import { checkHost, generateToken, hostInUrl, isLoopbackHost, makeTokenCheck, originAllowed, tokenProblem } from "./httpGuard.js"
 import { makeBodyCheck, makeRefusalLog, type RefusalLog, refuse, remoteOf } from "./httpRefusals.js"
 import { makeSessions, type Sessions } from "./httpSessions.js"
-import { makeLiveRuns } from "./liveRuns.js"
+import { type LiveRuns, makeLiveRuns } from "./liveRuns.js"
 import { serverOnly } from "./logSink.js"
 import { makeRedactor } from "./redact.js"
 
@@ -118,7 +121,7 @@ const unauthorized = (access: Access, credentials: "missing" | "mismatch") =>
 const serve = (options: HttpServeOptions, settings: SettingsValue, version: string, access: Access) =>
   Effect.gen(function*() {
     const refusals = makeRefusalLog()
-    const { nodeServer, server, url } = yield* listen(options)
+    const { nodeServer, server, url, port } = yield* listen(options)
     // Released after the sessions: whatever run a request started meanwhile is cancelled too.
     const runs = yield* makeLiveRuns
     // Released before the runs' set: every session closed, each request still waiting interrupted.
@@ -130,8 +133,9 @@ const serve = (options: HttpServeOptions, settings: SettingsValue, version: stri
       Effect.map((counts) => HttpServerResponse.unsafeJson({ status: "ok", ...counts }))
     )
     const mcp = mcpRoute(sessions, makeBodyCheck(settings.httpMaxBodyBytes, refusals.log), settings.httpMaxSessions)
+    const viewer = yield* viewerSite(access, runs, port)
     yield* server.serve(
-      HttpRouter.empty.pipe(HttpRouter.get("/healthz", health), HttpRouter.all("/mcp", mcp)),
+      HttpRouter.empty.pipe(HttpRouter.get("/healthz", health), HttpRouter.all("/mcp", mcp), HttpRouter.concat(viewerRouter(viewer))),
       guard(access, settings.httpAllowedOrigins, refusals.log)
     )
     // Released first: no new connection or request, then the runs in flight cancelled and awaited, and
@@ -153,6 +157,11 @@ const serve = (options: HttpServeOptions, settings: SettingsValue, version: stri
             Redacted.value(access.token)
           }" (a token for this process only; set ${TOKEN_ENV} to choose one)`)
     )
+    const login = viewer.access.issueLogin(yield* Clock.currentTimeMillis)
+    yield* Console.error(
+      `parallel-llm: runs in a browser at ${url.replace(/\/mcp$/, VIEWER_PATH)}?token=${Redacted.value(login)} (works once, ` +
+        `within ${Duration.format(VIEWER_LOGIN_TTL)}; POST ${VIEWER_PATH}/login with the bearer token gives another)`
+    )
     yield* Effect.logInfo(`MCP server ready on ${url}; runs go to ${settings.outputDir}`)
     return yield* Effect.never.pipe(Effect.onInterrupt(() => logShutdown(runs, "interrupted")))
   })
@@ -171,7 +180,33 @@ const listen = (options: HttpServeOptions) =>
       )
     )
     const port = server.address._tag === "TcpAddress" ? server.address.port : options.port
-    return { nodeServer, server, url: `http://${hostInUrl(options.host, port)}/mcp` }
+    return { nodeServer, server, port, url: `http://${hostInUrl(options.host, port)}/mcp` }
+  })
+
+/**
+ * The run viewer under /runs (the routes `runs open` mounts too): the bearer token works for scripts; a
+ * browser trades a printed one-time URL for a session cookie. Without the built page, /runs/ID answers 503.
+ */
+const viewerSite = (access: Access, runs: LiveRuns, port: number) =>
+  Effect.gen(function*() {
+    const page = yield* readViewerPage.pipe(
+      Effect.tapError((e) => Effect.logWarning(`the run viewer is off: ${e.message}`)),
+      Effect.option
+    )
+    return {
+      page: Option.getOrUndefined(page),
+      access: makeViewerAccess({
+        cookieName: `pllm_runs_${port}`,
+        sessionMs: Duration.toMillis(VIEWER_SESSION_TTL),
+        loginMs: Duration.toMillis(VIEWER_LOGIN_TTL),
+        maxPending: 32
+      }),
+      bearer: access.authorized,
+      runs,
+      only: undefined,
+      unauthorized: `Unauthorized: open the one-time URL serve --http printed (or POST ${VIEWER_PATH}/login with the bearer token ` +
+        "for another), or send Authorization: Bearer <token>"
+    } satisfies ViewerSite
   })
 
 /** `/mcp`: the request handed to its session's transport, or the answer for a request without one. */
@@ -210,6 +245,17 @@ const guard = (access: Access, allowedOrigins: ReadonlyArray<string>, logRefusal
       const host = checkHost(request.headers.host, access.onLoopback)
       if (host === "malformed") return yield* refused(400, "Bad Request: the Host header must be host[:port]")
       if (host === "foreign") return yield* refused(403, "Forbidden: this Host is not allowed")
+      // The viewer checks its own: the same origin only, and the cookie, a one-time token or the bearer token.
+      if (isViewerPath(request.url)) {
+        return yield* app.pipe(
+          Effect.tap((response) =>
+            response.status === 401 || response.status === 403
+              ? logRefusal(request, response.status, `run viewer: refused (${response.status})`, "viewer")
+              : Effect.void
+          ),
+          Effect.tapErrorCause((cause) => logServerError(request, cause))
+        )
+      }
       const origin = request.headers.origin
       if (!originAllowed(origin, allowedOrigins)) return yield* refused(403, "Forbidden: this Origin is not allowed")
       const cors = corsHeaders(origin)
@@ -221,6 +267,11 @@ const guard = (access: Access, allowedOrigins: ReadonlyArray<string>, logRefusal
       return yield* app.pipe(Effect.tapErrorCause((cause) => logServerError(request, cause)))
     })
   )
+
+const isViewerPath = (url: string): boolean => {
+  const path = url.split("?")[0] ?? ""
+  return path === VIEWER_PATH || path.startsWith(`${VIEWER_PATH}/`)
+}
 
 /**
  * Whatever still fails behind the guard (but an unknown path, 404) is answered 500 by the platform: said, by

@@ -50,11 +50,15 @@ export const readViewerData = Effect.fn("readViewerData")(function*(runs: LiveRu
   const output = yield* decodeOutput(result.structuredContent).pipe(Effect.orDie)
   const manifest = view._tag === "Finished" ? view.result.manifest : null
   const files = Object.keys(output.files).filter((file) => file.endsWith(".md") && file !== "final.md")
+  const live = view._tag === "Running" && view.streamed !== undefined
+    ? { streamed: view.streamed, ...(view.stage !== undefined ? { stage: stripControl(view.stage) } : {}) }
+    : undefined
   const data: ViewerData = {
     view: output,
     manifest,
     texts: yield* textsOf(runId, files),
-    thread: yield* threadOf(manifest?.parent)
+    thread: yield* threadOf(manifest?.parent),
+    ...(live !== undefined ? { live } : {})
   }
   return data
 })

@@ -22,6 +22,16 @@ export interface ViewerData {
   readonly texts: Readonly<Record<string, string>>
   /** For a follow-up: the turns before this run. */
   readonly thread: ReadonlyArray<ThreadTurn>
+  /** While a run of the serving process goes: what it has streamed so far, and what its strategy is doing. */
+  readonly live?: LiveProgress
+}
+
+/** Known only for a run of the process that serves the page (another process's run tells only its files). */
+export interface LiveProgress {
+  /** Tokens streamed so far per candidate, in order, and the synthesis last. */
+  readonly streamed: ReadonlyArray<number>
+  /** What the strategy's step is doing (judges ranking, a refinement round), once it started. */
+  readonly stage?: string
 }
 
 export const ACTION_NAMES = ["cancel", "resynthesize", "followUp"] as const

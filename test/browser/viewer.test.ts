@@ -49,7 +49,7 @@ const openRun = async (out: string, runId: string): Promise<string> => {
   const cli = startCli(["runs", "open", runId], { env: env(out) })
   servers.push(cli)
   for (;;) {
-    const url = /^http:\/\/127\.0\.0\.1:\d+\/\?token=\S+$/m.exec(cli.stdout())?.[0]
+    const url = /^http:\/\/127\.0\.0\.1:\d+\/runs\/[\w-]+\?token=\S+$/m.exec(cli.stdout())?.[0]
     if (url !== undefined) return url
     const exited = await Promise.race([cli.done.then(() => true), new Promise((r) => setTimeout(() => r(false), 100))])
     if (exited) throw new Error(`runs open ended: ${cli.stderr()}`)
@@ -153,9 +153,10 @@ describe.skipIf(!hasChromium)("runs open", () => {
     const { out, runId } = await askedRun(["view/plain"])
     const url = await openRun(out, runId)
     const origin = new URL(url).origin
-    expect((await fetch(`${origin}/view.json`)).status).toBe(401)
-    expect((await fetch(`${origin}/`)).status).toBe(401)
-    expect((await fetch(`${origin}/?token=not-the-token`, { redirect: "manual" })).status).toBe(401)
+    const home = `${origin}/runs/${runId}`
+    expect((await fetch(`${home}/view.json`)).status).toBe(401)
+    expect((await fetch(home)).status).toBe(401)
+    expect((await fetch(`${home}?token=not-the-token`, { redirect: "manual" })).status).toBe(401)
     const page = await browser.newPage()
     const first = await page.goto(url)
     expect(first?.status()).toBe(200)
@@ -163,8 +164,11 @@ describe.skipIf(!hasChromium)("runs open", () => {
     expect(cookies).toHaveLength(1)
     expect(cookies[0]).toMatchObject({ httpOnly: true, sameSite: "Strict" })
     const cookie = `${cookies[0]!.name}=${cookies[0]!.value}`
-    expect((await fetch(`${origin}/view.json`, { headers: { cookie } })).status).toBe(200)
-    expect((await fetch(`${origin}/view.json`, { headers: { cookie, origin: "http://evil.example" } })).status).toBe(403)
+    expect((await fetch(`${home}/view.json`, { headers: { cookie } })).status).toBe(200)
+    expect((await fetch(`${home}/view.json`, { headers: { cookie, origin: "http://evil.example" } })).status).toBe(403)
+    // runs open shows its one run: another id is not found, the list leads to it.
+    expect((await fetch(`${origin}/runs/20000101-000000-000-00000000/view.json`, { headers: { cookie } })).status).toBe(404)
+    expect((await fetch(`${origin}/runs`, { headers: { cookie }, redirect: "manual" })).headers.get("location")).toBe(`/runs/${runId}`)
     // The printed URL works once: a second browser cannot use it.
     const other = await browser.newContext()
     const again = await (await other.newPage()).goto(url)
@@ -176,7 +180,7 @@ describe.skipIf(!hasChromium)("runs open", () => {
     const cli = servers[servers.length - 1]!
     cli.child.kill("SIGINT")
     expect((await cli.done).code).toBe(130)
-    await expect(fetch(`${origin}/`)).rejects.toThrow()
+    await expect(fetch(home)).rejects.toThrow()
   })
 
   it("shows a follow-up's thread: the earlier turn's prompt and answer", async () => {

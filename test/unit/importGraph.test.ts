@@ -15,12 +15,13 @@ const folderOf = (file: string): string => (file.includes("/") ? file.split("/")
 /**
  * `serve` is the CLI's way to start the MCP server, `runs open` its way to start the viewer: each command imports
  * that entry point. The viewer shows a run as the MCP tools give it (the same view, the same results), so it reads
- * the run through mcp's modules instead of a copy of them.
+ * the run through mcp's modules instead of a copy of them; `serve --http` mounts the viewer's routes beside /mcp.
  */
 const SIDEWAYS_ALLOWED = (from: string, to: string): boolean =>
   (from === "cli/serveCommand.ts" && folderOf(to) === "mcp") ||
   (from === "cli/runsOpenCommand.ts" && folderOf(to) === "viewer") ||
-  (folderOf(from) === "viewer" && folderOf(to) === "mcp")
+  (folderOf(from) === "viewer" && folderOf(to) === "mcp") ||
+  (from === "mcp/http.ts" && folderOf(to) === "viewer")
 
 type Graph = ReadonlyMap<string, ReadonlyArray<string>>
 

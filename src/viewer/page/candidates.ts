@@ -7,8 +7,12 @@ import { h, pre, section } from "./dom.js"
 
 type Candidate = ViewerData["view"]["candidates"][number]
 
-/** How a candidate stands, in a few words: answered, failed (why), cut (why), running, waiting. */
-export const stateOf = (c: Candidate): string => {
+/** "streaming, ~120 tokens so far" once a running call has streamed something. */
+const streaming = (tokens: number | undefined): string | undefined =>
+  tokens !== undefined && tokens > 0 ? `streaming, ~${tokens} token${tokens === 1 ? "" : "s"} so far` : undefined
+
+/** How a candidate stands, in a few words: answered, failed (why), cut (why), streaming (tokens so far), running, waiting. */
+export const stateOf = (c: Candidate, streamed?: number): string => {
   switch (c.status) {
     case "ok":
       return "answered"
@@ -16,7 +20,7 @@ export const stateOf = (c: Candidate): string => {
       return `cut${c.reason !== undefined ? ` (${c.reason})` : ""}`
     case "running":
     case "waiting":
-      return c.status
+      return streaming(streamed) ?? c.status
     default:
       return `failed (${c.error?.message ?? c.status})`
   }
@@ -32,7 +36,9 @@ const body = (data: ViewerData, index: number, finalWords: ReadonlySet<string> |
   const file = record?.file ?? record?.partialFile ??
     Object.keys(data.texts).find((name) => name.startsWith(place) && !name.endsWith(".partial.md"))
   const text = file !== undefined ? data.texts[file] : undefined
-  if (text === undefined) return h("p", { class: "muted" }, file === undefined ? "No answer saved." : `${file} could not be read.`)
+  const status = data.view.candidates[index]?.status
+  const pending = status === "running" || status === "waiting" ? "Not answered yet." : "No answer saved."
+  if (text === undefined) return h("p", { class: "muted" }, file === undefined ? pending : `${file} could not be read.`)
   if (finalWords === undefined) return pre(text, { class: "answer" })
   const { pieces, share } = piecesOf(text, finalWords)
   const answer = h("pre", { class: "answer" }, ...pieces.map((p) => (p.added ? h("mark", {}, p.text) : p.text)))
@@ -93,7 +99,7 @@ export const candidatesSection = (data: ViewerData, state: TabState): { element:
         "dl",
         { class: "meta" },
         h("dt", {}, "state"),
-        h("dd", { class: `state-${c.status}` }, stateOf(c)),
+        h("dd", { class: `state-${c.status}` }, stateOf(c, data.live?.streamed[i])),
         h("dt", {}, "latency"),
         h("dd", {}, seconds(c.latencyMs)),
         h("dt", {}, "tokens"),

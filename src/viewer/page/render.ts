@@ -28,16 +28,26 @@ const header = (data: ViewerData): HTMLElement => {
 
 const progress = (data: ViewerData): HTMLElement => {
   const { candidates, synthesis } = data.view
+  const streamed = data.live?.streamed ?? []
+  const synthesizing = synthesis?.status === "running" ? streamed[candidates.length] ?? 0 : 0
   return section(
     "progress",
     "Progress",
     h(
       "ul",
       { class: "progress" },
-      ...candidates.map((c) => h("li", { class: `state-${c.status}` }, h("strong", {}, c.model), ` ${stateOf(c)}`)),
+      ...candidates.map((c, i) =>
+        h("li", { class: `state-${c.status}`, id: `progress-${i}` }, h("strong", {}, c.model), ` ${stateOf(c, streamed[i])}`)
+      ),
       synthesis !== undefined &&
-        h("li", { class: `state-${synthesis.status}` }, h("strong", {}, synthesis.model), ` synthesizer: ${synthesis.status}`)
-    )
+        h(
+          "li",
+          { class: `state-${synthesis.status}`, id: "progress-synthesis" },
+          h("strong", {}, synthesis.model),
+          ` synthesizer: ${synthesis.status}${synthesizing > 0 ? `, ~${synthesizing} tokens so far` : ""}`
+        )
+    ),
+    data.live?.stage !== undefined && h("p", { class: "muted", id: "stage" }, data.live.stage)
   )
 }
 

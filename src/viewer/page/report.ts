@@ -46,48 +46,79 @@ export const reportSection = (data: ViewerData, select: (index: number) => void)
   )
 }
 
-export const strategySection = (data: ViewerData): HTMLElement | undefined => {
-  const strategy = data.manifest?.strategy
-  if (strategy === undefined) return undefined
-  // What each strategy's record holds (a union tagged by name): rank's ranking, refine's rounds.
-  const aggregateRows = "aggregate" in strategy ? strategy.aggregate : undefined
-  const judgeRecords = "judges" in strategy ? strategy.judges : undefined
-  const roundRecords = "rounds" in strategy ? strategy.rounds : undefined
-  if (aggregateRows === undefined && judgeRecords === undefined && roundRecords === undefined) return undefined
-  const aggregate = aggregateRows === undefined ? undefined : h(
+type Strategy = NonNullable<NonNullable<ViewerData["manifest"]>["strategy"]>
+type Rank = Extract<Strategy, { name: "rank" }>
+type Refine = Extract<Strategy, { name: "refine" }>
+type Call = NonNullable<Refine["rounds"]>[number]["answers"][number]
+
+const usageOf = (call: Call): string => {
+  const u = call.usage
+  const tokens = u !== undefined ? ` · ${u.promptTokens} in · ${u.completionTokens} out` : ""
+  return `${call.status}${call.latencyMs !== undefined ? ` · ${(call.latencyMs / 1000).toFixed(1)} s` : ""}${tokens}`
+}
+
+/** A call's saved answer, folded: the file's text, or why there is none. */
+const answerOf = (data: ViewerData, call: Call, title: string): HTMLElement => {
+  const text = call.file !== undefined ? data.texts[call.file] : undefined
+  return h(
+    "details",
+    { class: "call" },
+    h("summary", {}, h("strong", {}, title), ` · ${usageOf(call)}`),
+    text !== undefined ? pre(text) : h("p", { class: "muted" }, call.error?.message ?? "No answer saved.")
+  )
+}
+
+/** rank: the aggregate (best first), then each judge's ranking with the models behind its labels, and its reply. */
+const rankParts = (data: ViewerData, rank: Rank): ReadonlyArray<HTMLElement> => {
+  const modelOf = new Map((rank.labels ?? []).map((l) => [l.label, l.model]))
+  const named = (label: string) => (modelOf.has(label) ? `${label} (${modelOf.get(label)})` : label)
+  const aggregate = rank.aggregate === undefined ? [] : [h(
     "table",
-    {},
-    h("caption", {}, "Aggregate ranking (Borda points, 1 best)"),
+    { id: "aggregate" },
+    h("caption", {}, "Aggregate ranking, best first (Borda points: 1 best, 0 worst)"),
     h("tr", {}, h("th", {}, "#"), h("th", {}, "label"), h("th", {}, "model"), h("th", {}, "points")),
-    ...aggregateRows.map((row, i) =>
+    ...rank.aggregate.map((row, i) =>
       h("tr", {}, h("td", {}, String(i + 1)), h("td", {}, row.label), h("td", {}, row.model), h("td", {}, row.points.toFixed(2)))
     )
-  )
-  const judges = (judgeRecords ?? []).map((judge) =>
+  )]
+  const judges = (rank.judges ?? []).map((judge) => {
+    const ties = (judge.tied ?? []).map((group) => group.join(" = ")).join(", ")
+    const ranking = judge.ranking !== undefined
+      ? `${judge.ranking.map(named).join(" > ")}${ties !== "" ? ` (level: ${ties})` : ""}`
+      : `not counted: ${judge.unparsed ?? judge.status}`
+    const own = judge.ownLabels !== undefined && judge.ownLabels.length > 0 ? ` · its own ${judge.ownLabels.join(", ")} left out` : ""
+    return h("li", { class: "judge" }, h("strong", {}, judge.model), `: ${ranking}${own}`, answerOf(data, judge, "Its reply"))
+  })
+  return [
+    ...aggregate,
+    ...(judges.length > 0 ? [h("h3", {}, "Each judge's ranking"), h("ul", { id: "judges" }, ...judges)] : [])
+  ]
+}
+
+/** refine: round 1 is the candidates above; each later round, every refined answer. */
+const refineParts = (data: ViewerData, refine: Refine): ReadonlyArray<HTMLElement> =>
+  (refine.rounds ?? []).map((round) =>
     h(
-      "li",
-      {},
-      `${judge.model}: `,
-      judge.ranking !== undefined ? judge.ranking.join(" > ") : `not counted (${judge.unparsed ?? judge.status})`
+      "div",
+      { class: "round", id: `round-${round.round}` },
+      h("h3", {}, `Round ${round.round}: ${round.answers.length} answers`),
+      ...round.answers.map((answer) => answerOf(data, answer, answer.model))
     )
   )
-  const rounds = (roundRecords ?? []).map((round) =>
-    h(
-      "details",
-      {},
-      h("summary", {}, `Round ${round.round}: ${round.answers.length} answers`),
-      ...round.answers.map((answer) =>
-        h("div", {}, h("h4", {}, `${answer.model} · ${answer.status}`), pre(answer.file !== undefined ? data.texts[answer.file] ?? "" : ""))
-      )
-    )
-  )
+
+export const strategySection = (data: ViewerData): HTMLElement | undefined => {
+  const strategy = data.manifest?.strategy
+  if (strategy === undefined || strategy.name === "synthesize") return undefined
+  const parts = strategy.name === "rank"
+    ? rankParts(data, strategy)
+    : strategy.name === "refine"
+    ? [h("p", { class: "muted" }, "Round 1 is the candidates' answers above."), ...refineParts(data, strategy)]
+    : [h("p", {}, `${strategy.model ?? "One model"} sampled ${strategy.samples ?? "several"} times.`)]
   return section(
     "strategy",
     `Strategy: ${strategy.name}`,
     strategy.note !== undefined ? h("p", { class: "muted" }, strategy.note) : undefined,
-    aggregate,
-    judges.length > 0 ? h("div", {}, h("h3", {}, "Each judge's ranking"), h("ul", {}, ...judges)) : undefined,
-    ...rounds
+    ...parts
   )
 }
 
