@@ -1,6 +1,7 @@
 import { Duration, Effect, Option, Redacted } from "effect"
 import { RunRefused } from "../domain/errors.js"
 import { formatBudget, plural } from "../domain/format.js"
+import { isLatestSlug } from "../domain/model.js"
 import type { ModelInfo } from "../domain/modelCall.js"
 import type { ModelOptions } from "../domain/modelOptions.js"
 import { ModelClient } from "../services/modelClient.js"
@@ -107,7 +108,8 @@ const verdict = (
   if (settings.checkModels) {
     const named = [...request.models, ...request.synthesizers, ...(request.readers ?? [])]
     const withFallbacks = named.flatMap((m) => [m, ...(settings.modelOptions[m]?.fallbacks ?? [])])
-    const unknown = [...new Set(withFallbacks)].filter((m) => !catalogue.has(m))
+    // A `~…-latest` slug the list leaves out is still OpenRouter's to resolve at the call: not refused.
+    const unknown = [...new Set(withFallbacks)].filter((m) => !catalogue.has(m) && !isLatestSlug(m))
     const withSuggestion = (id: string) => {
       const near = nearestIds(id, [...catalogue.keys()])
       return near.length > 0 ? `${id} (did you mean ${near.join(", ")}?)` : id

@@ -1,4 +1,5 @@
 import { Effect, Either, Option } from "effect"
+import { isLatestSlug } from "../domain/model.js"
 import { editDistance, stripControl } from "../domain/text.js"
 import { ModelClient } from "../services/modelClient.js"
 import { Settings } from "../services/settings.js"
@@ -7,8 +8,15 @@ import { presetPanels } from "../settings/presets.js"
 export interface ConfiguredModel {
   readonly role: "candidate" | "synthesizer" | "fallback"
   readonly id: string
-  /** Whether the provider lists it; undefined when the list could not be fetched. */
+  /**
+   * Whether the provider lists it; undefined when the list could not be fetched, or for a `~…-latest` slug it
+   * leaves out (resolved at each call, not unknown).
+   */
   readonly found: boolean | undefined
+  /** A `~…-latest` slug: the model it resolves to now, when the list says (else only a call's `servedBy` tells). */
+  readonly resolvesTo?: string | undefined
+  /** A `~…-latest` slug: OpenRouter picks the family's newest model at each call. */
+  readonly latest?: boolean | undefined
   readonly contextLength?: number | undefined
   /** USD per million tokens. */
   readonly promptPrice?: number | undefined
@@ -54,11 +62,14 @@ export const listConfiguredModels = Effect.fn("listConfiguredModels")(function*(
   const byId = new Map(Either.isRight(catalogue) ? catalogue.right.map((m) => [m.id, m] as const) : [])
   const entry = (role: ConfiguredModel["role"], id: string): ConfiguredModel => {
     const info = byId.get(id)
-    const notFound = Either.isRight(catalogue) && info === undefined
+    const latest = isLatestSlug(id)
+    const notFound = Either.isRight(catalogue) && info === undefined && !latest
     return {
       role,
       id,
-      found: Either.isRight(catalogue) ? info !== undefined : undefined,
+      found: Either.isRight(catalogue) && (info !== undefined || !latest) ? info !== undefined : undefined,
+      ...(latest ? { latest: true } : {}),
+      ...(info?.resolvesTo !== undefined ? { resolvesTo: stripControl(info.resolvesTo) } : {}),
       contextLength: info?.contextLength,
       promptPrice: info?.promptPrice,
       completionPrice: info?.completionPrice,

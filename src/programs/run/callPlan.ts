@@ -22,7 +22,15 @@ export interface CallPlanInput {
 /** The settings a model's options are drawn from. */
 export type OptionSettings = Pick<
   SettingsValue,
-  "temperature" | "maxTokens" | "modelOptions" | "reasoning" | "webMaxResults" | "webMaxUses" | "webEngine" | "webDomains" | "webExcludeDomains"
+  | "temperature"
+  | "maxTokens"
+  | "modelOptions"
+  | "reasoning"
+  | "webMaxResults"
+  | "webMaxUses"
+  | "webEngine"
+  | "webDomains"
+  | "webExcludeDomains"
 >
 
 /** The options of a call besides its model and messages. */

@@ -234,10 +234,13 @@ export const runSettings = {
     kind: integerIn(0, 86_400),
     flag: "cache",
     bare: "300",
+    // Reruns over the same calls (`eval`, `resynth`, a batch, a server's repeated questions) gain the most; `ask
+    // --help` is held to 120 lines, so `ask` reads it from the environment or the config file.
+    commands: ["batch", "serve", "resynth", "eval"],
     env: "PARALLEL_LLM_CACHE",
-    doc: "OpenRouter's response cache: an identical call within this many seconds is answered again free (0: off)",
+    doc: "OpenRouter's response cache: seconds an identical call is answered again, free (0: off; `--cache` alone: 300)",
     default: 0,
-    defaultDoc: "0 (off; `--cache` alone: 300)"
+    defaultDoc: "0"
   }),
   maxCost: optional({
     field: "maxCost",

@@ -4,14 +4,16 @@ import { optional, type Topic } from "../setting.js"
 
 /**
  * Web search's limits (`--web` turns it on: run.ts). Only asking the candidates searches. Not per call: an
- * MCP call's `web` searches with the server's limits.
+ * MCP call's `web` searches with the server's limits. Their flags are `batch`'s, `serve`'s and `eval`'s (and
+ * `config`'s): `ask --help` is held to 120 lines, so `ask` reads them from the environment, the config
+ * file or a preset.
  */
-export const webTopic: Topic = { title: "Web search", commands: ["ask", "batch", "serve", "eval"] }
+export const webTopic: Topic = { title: "Web search", commands: ["batch", "serve", "eval"] }
 
 /** The engines of OpenRouter's `openrouter:web_search` tool. */
 const WebEngine = Schema.Literal("auto", "native", "exa", "firecrawl", "parallel")
 
-const provider = "unset (the provider's default)"
+const provider = "the provider's"
 
 export const webSettings = {
   webMaxResults: optional({
@@ -20,7 +22,7 @@ export const webSettings = {
     kind: integerIn(1, 100),
     flag: "web-max-results",
     env: "PARALLEL_LLM_WEB_MAX_RESULTS",
-    doc: "Web search: results per search",
+    doc: "Results per web search",
     defaultDoc: provider
   }),
   webMaxUses: optional({
@@ -29,7 +31,7 @@ export const webSettings = {
     kind: integerIn(1, 100),
     flag: "web-max-uses",
     env: "PARALLEL_LLM_WEB_MAX_USES",
-    doc: "Web search: searches a model may make in one call",
+    doc: "Web searches per call at most",
     defaultDoc: provider
   }),
   webEngine: optional({
@@ -47,7 +49,7 @@ export const webSettings = {
     kind: domainList,
     flag: "web-domain",
     env: "PARALLEL_LLM_WEB_DOMAINS",
-    doc: "Web search: only these domains (not with `--web-exclude-domain`)",
+    doc: "Search only these domains",
     defaultDoc: "any"
   }),
   webExcludeDomains: optional({
@@ -56,7 +58,7 @@ export const webSettings = {
     kind: domainList,
     flag: "web-exclude-domain",
     env: "PARALLEL_LLM_WEB_EXCLUDE_DOMAINS",
-    doc: "Web search: never these domains",
+    doc: "Never search these domains",
     defaultDoc: "none"
   })
 }
