@@ -27,7 +27,7 @@ export const modelsCommand = modelsCli.command
  */
 const statusOf = (m: ConfiguredModel, checked: boolean): string => {
   if (!checked) return "?"
-  if (m.latest === true) {
+  if (m.latest === true || m.resolvesTo !== undefined) {
     const now = m.resolvesTo !== undefined ? `→ ${m.resolvesTo}` : "resolved at each call (servedBy in run.json)"
     return `${m.found === true ? "found" : "not listed"} ${now}`
   }

@@ -3,6 +3,7 @@ import { isLatestSlug } from "../domain/model.js"
 import { editDistance, stripControl } from "../domain/text.js"
 import { ModelClient } from "../services/modelClient.js"
 import { Settings } from "../services/settings.js"
+import { isOpenRouterUrl } from "../settings/paths.js"
 import { presetPanels } from "../settings/presets.js"
 
 export interface ConfiguredModel {
@@ -26,6 +27,12 @@ export interface ConfiguredModel {
   /** For an id the provider does not list: the nearest ids it does. */
   readonly suggestions?: ReadonlyArray<string> | undefined
 }
+
+/**
+ * A `~vendor/family-latest` slug on OpenRouter: resolved at each call, so not unknown when the model list leaves
+ * it out. Another server has no such slugs: there it is an id like any other.
+ */
+export const resolvedAtCall = (id: string, baseUrl: string): boolean => isLatestSlug(id) && isOpenRouterUrl(baseUrl)
 
 /** How many of a server's ids `models` names when none of the configured ones is among them. */
 const OFFERED_SHOWN = 20
@@ -62,7 +69,7 @@ export const listConfiguredModels = Effect.fn("listConfiguredModels")(function*(
   const byId = new Map(Either.isRight(catalogue) ? catalogue.right.map((m) => [m.id, m] as const) : [])
   const entry = (role: ConfiguredModel["role"], id: string): ConfiguredModel => {
     const info = byId.get(id)
-    const latest = isLatestSlug(id)
+    const latest = resolvedAtCall(id, settings.baseUrl)
     const notFound = Either.isRight(catalogue) && info === undefined && !latest
     return {
       role,

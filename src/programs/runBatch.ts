@@ -2,7 +2,6 @@ import { Cause, Clock, Effect, Exit, Option, Ref } from "effect"
 import { RunRefused, type StoreError, UsageError } from "../domain/errors.js"
 import { plural, roundUsd } from "../domain/format.js"
 import type { Manifest } from "../domain/manifest.js"
-import { isLatestSlug } from "../domain/model.js"
 import { readTextSafely, USER_FILE_READ } from "../domain/safeFile.js"
 import { oneLine } from "../domain/text.js"
 import { ModelClient } from "../services/modelClient.js"
@@ -12,6 +11,7 @@ import { type BadLine, type BatchItem, duplicateIdsMessage, parseBatchInput } fr
 import { answeredIn, type BatchResult, openResultsFile, reportedBadLines } from "./batchResults.js"
 import { type FoundRun, previousRunsFor } from "./batchResume.js"
 import { withCallSettings } from "./callSettings.js"
+import { resolvedAtCall } from "./listConfiguredModels.js"
 import { resynthesize } from "./resynthesize.js"
 import type { RunEvent } from "./run/request.js"
 import { runPipeline } from "./runPipeline.js"
@@ -266,7 +266,7 @@ const checkModelsOnce = Effect.fn("runBatch.checkModels")(function*(items: Reado
     Effect.mapError((e) => new RunRefused({ message: `cannot check the models (--check-models): ${e.message}` }))
   )
   const ids = new Set(known.map((m) => m.id))
-  const unknown = [...wanted].filter((m) => !ids.has(m) && !isLatestSlug(m))
+  const unknown = [...wanted].filter((m) => !ids.has(m) && !resolvedAtCall(m, settings.baseUrl))
   if (unknown.length > 0) {
     return yield* new RunRefused({
       message: `unknown model${unknown.length === 1 ? "" : "s"} at ${settings.baseUrl}: ${unknown.join(", ")} (see parallel-llm models)`

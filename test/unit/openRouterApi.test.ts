@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Option, Redacted, Schema } from "effect"
+import { Effect, Either, Layer, Option, Redacted, Schema } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -10,6 +10,8 @@ import { Manifest } from "../../src/domain/manifest.js"
 import { ModelId, responseFileName } from "../../src/domain/model.js"
 import type { ModelRequest } from "../../src/domain/modelCall.js"
 import { withCallSettings } from "../../src/programs/callSettings.js"
+import { checkRunRequest } from "../../src/programs/checkRunRequest.js"
+import { listConfiguredModels } from "../../src/programs/listConfiguredModels.js"
 import { runPipeline } from "../../src/programs/runPipeline.js"
 import { chatBody, providerRequests } from "../../src/services/providers/openaiCompatible/request.js"
 import { Settings } from "../../src/services/settings.js"
@@ -17,7 +19,9 @@ import { DEFAULT_FALLBACK_SYNTHESIZERS, DEFAULT_MODELS, DEFAULT_SYNTHESIZER } fr
 import type { SettingsValue } from "../../src/settings/values.js"
 import { type Behavior, type FakeOpenRouter, type RecordedRequest, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { runCliInProcess } from "../support/inProcessCli.js"
+import { makeScriptedClient } from "../support/scriptedClient.js"
 import { freshDirs } from "../support/spawnCli.js"
+import { makeTestRunStore } from "../support/testRunStore.js"
 import { makeTestSettings } from "../support/testSettings.js"
 
 // What OpenRouter's newer API asks of a call (issue 27): web search as a server tool, the response cache,
@@ -252,28 +256,54 @@ describe("~vendor/family-latest slugs", () => {
     expect(responseFileName(0, "~anthropic/claude-opus-latest")).toBe("responses/01-anthropic-claude-opus-latest.md")
   })
 
-  it("models shows what a slug resolves to when the list says, and that a call resolves one it leaves out", async () => {
+  it("models shows what a slug resolves to when the list says", async () => {
     fake.setModels([
       { id: "test/alpha-2" },
       { id: "~test/alpha-latest", alias_target: { slug: "test/alpha-2" } },
       { id: "test/synth" }
     ])
     const env = { PATH: process.env.PATH ?? "", HOME: tmp, XDG_CONFIG_HOME: tmp, OPENROUTER_BASE_URL: fake.url }
-    const args = ["models", "-m", "~test/alpha-latest", "-m", "~test/beta-latest", "-s", "test/synth", "--fallback-synthesizer", "none"]
+    const args = ["models", "-m", "~test/alpha-latest", "-s", "test/synth", "--fallback-synthesizer", "none"]
     const result = await runCliInProcess(args, { env })
     expect(result.code).toBe(0)
     expect(result.stdout).toMatch(/~test\/alpha-latest +found → test\/alpha-2/)
-    expect(result.stdout).toMatch(/~test\/beta-latest +not listed resolved at each call \(servedBy in run\.json\)/)
     const json = await runCliInProcess([...args, "--json"], { env })
     const listed = JSON.parse(json.stdout) as { models: ReadonlyArray<Record<string, unknown>> }
-    expect(listed.models[0]).toMatchObject({ id: "~test/alpha-latest", found: true, latest: true, resolvesTo: "test/alpha-2" })
+    expect(listed.models[0]).toMatchObject({ id: "~test/alpha-latest", found: true, resolvesTo: "test/alpha-2" })
   })
 
-  it.live("--check-models accepts a latest slug the list leaves out; the run records who served it", () =>
+  /** The models and the check against a catalogue that leaves `~test/alpha-latest` out, at `baseUrl`. */
+  const checkedAt = (baseUrl: string) =>
     Effect.gen(function*() {
-      fake.setModels([{ id: "test/beta" }, { id: "test/synth" }])
+      const client = yield* makeScriptedClient({}, { answer: "fine" }, [{ id: "test/beta" }, { id: "test/synth" }])
+      const settings = makeTestSettings({ baseUrl, models: ["~test/alpha-latest", "test/beta"], checkModels: true })
+      const layer = Layer.mergeAll(client.layer, makeTestRunStore().layer, Settings.Test(settings))
+      const listing = yield* listConfiguredModels().pipe(Effect.provide(layer))
+      const checked = yield* checkRunRequest({ prompt: "hi", models: settings.models, synthesizers: ["test/synth"] }).pipe(
+        Effect.provide(layer),
+        Effect.either
+      )
+      return { alpha: listing.models[0], checked }
+    })
+
+  it.effect("on OpenRouter a latest slug the list leaves out is resolved at the call: not unknown to models or --check-models", () =>
+    Effect.gen(function*() {
+      const { alpha, checked } = yield* checkedAt("https://openrouter.ai/api/v1")
+      expect(alpha).toMatchObject({ id: "~test/alpha-latest", latest: true, found: undefined })
+      expect(Either.isRight(checked)).toBe(true)
+      // Another server has no such slugs: there it is unknown like any other id.
+      const elsewhere = yield* checkedAt("http://127.0.0.1:9/v1")
+      expect(elsewhere.alpha).toMatchObject({ found: false })
+      expect(Either.isLeft(elsewhere.checked) && elsewhere.checked.left.message).toContain(
+        "unknown model at http://127.0.0.1:9/v1: ~test/alpha-latest"
+      )
+    }))
+
+  it.live("a run records the model that served a latest slug", () =>
+    Effect.gen(function*() {
       fake.setScript({ "~test/alpha-latest": { kind: "ok", servedBy: "test/alpha-7" } })
-      const manifest = yield* run({ models: ["~test/alpha-latest", "test/beta"], checkModels: true })
+      const manifest = yield* run({ models: ["~test/alpha-latest", "test/beta"] })
       expect(manifest.candidates[0]).toMatchObject({ model: "~test/alpha-latest", servedBy: "test/alpha-7", status: "ok" })
+      expect(manifest.candidates[0]!.file).toBe("responses/01-test-alpha-latest.md")
     }))
 })
