@@ -148,6 +148,18 @@ describe("the response cache (--cache)", () => {
       }))
   }
 
+  it.live("with it on, the same answers make the same synthesis request (their order is drawn from them), so a rerun can hit", () =>
+    Effect.gen(function*() {
+      const models = ["test/a1", "test/a2", "test/a3", "test/a4", "test/a5"]
+      const synthBody = () => JSON.stringify(fake.chatRequests().find((r) => r.model === "test/synth")?.body)
+      yield* run({ cacheTtl: 300, models })
+      const first = synthBody()
+      fake.reset()
+      yield* run({ cacheTtl: 300, models })
+      // One chance in 120 that five answers shuffled at random come out in the same order.
+      expect(synthBody()).toBe(first)
+    }))
+
   it("--cache alone stands for 300 seconds; a whole number after it is its TTL; a prompt after it stays the prompt", () => {
     expect(withBareValues(["ask", "--cache", "a prompt"])).toEqual(["ask", "--cache=300", "a prompt"])
     expect(withBareValues(["eval", "f.jsonl", "--cache"])).toEqual(["eval", "f.jsonl", "--cache=300"])
