@@ -113,6 +113,16 @@ describe("web search: OpenRouter's server tool", () => {
       expect(requestsFor("test/beta")).toHaveLength(1)
       expect(manifest.candidates[1]).toMatchObject({ status: "error", error: { httpStatus: 400 } })
     }))
+
+  it("web search's domain lists: one or the other, refused together naming both", async () => {
+    const env = { PATH: process.env.PATH ?? "", HOME: tmp, XDG_CONFIG_HOME: tmp, OPENROUTER_BASE_URL: fake.url }
+    const both = await runCliInProcess(["config", "--web-domain", "a.org", "--web-exclude-domain", "b.org"], { env })
+    expect(both.code).toBe(2)
+    expect(both.stderr).toContain("--web-exclude-domain: not with --web-domain")
+    const bad = await runCliInProcess(["config"], { env: { ...env, PARALLEL_LLM_WEB_DOMAINS: "a.org, not a domain" } })
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toContain("PARALLEL_LLM_WEB_DOMAINS")
+  })
 })
 
 describe("the response cache (--cache)", () => {
