@@ -15,7 +15,7 @@ import { resynth, resynthCommand } from "./cli/resynthCommand.js"
 import { runs, runsCommand, show, showCommand } from "./cli/runsCommand.js"
 import { open, openCommand } from "./cli/runsOpenCommand.js"
 import { serve, serveCommand } from "./cli/serveCommand.js"
-import { rawFromFlags, type SettingsFlags, settingsLayer } from "./cli/settingsOptions.js"
+import { rawFromFlags, type SettingsFlags, settingsLayer, withBareValues } from "./cli/settingsOptions.js"
 import { DESCRIPTION, helpTree } from "./cli/tree.js"
 import type { CallGate } from "./services/callGate.js"
 import { ProcessIo, type ProcessIoShape } from "./services/processIo.js"
@@ -130,7 +130,7 @@ export const runCli = (options: RunCliOptions): Effect.Effect<number> =>
         io.stderr.write(`parallel-llm: ${message}\n`)
         return code
       })
-    const words = withoutLogLevel(io.argv)
+    const words = withBareValues(withoutLogLevel(io.argv))
     const target = commandOf(helpTree, words)
     const helpPath = `parallel-llm${target.help === undefined ? "" : ` ${target.help.path}`} --help`
     const columns = io.stdout.columns ?? (Number(io.env.COLUMNS) || undefined)

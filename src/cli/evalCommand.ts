@@ -81,7 +81,7 @@ export const evalCli = defineCommand("eval", {
   summary: "Score strategies on a dataset with known answers",
   details: "With frozen candidate answers only the aggregation is paid for, and the baselines (best single candidate, " +
     "majority vote, oracle) cost nothing. Every run is a normal run directory; results are appended to a results " +
-    "file, so running again resumes.",
+    "file, so running again resumes. On OpenRouter, --cache makes a rerun's identical calls free within its TTL.",
   args: {
     file: optionalArgument(
       "FILE.jsonl",

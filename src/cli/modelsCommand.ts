@@ -1,5 +1,5 @@
 import { Effect, Either } from "effect"
-import { listConfiguredModels } from "../programs/listConfiguredModels.js"
+import { type ConfiguredModel, listConfiguredModels } from "../programs/listConfiguredModels.js"
 import { Settings } from "../services/settings.js"
 import { defineCommand, type ParsedArgs, switchFlag } from "./flags.js"
 import { outcomeIf } from "./outcome.js"
@@ -11,7 +11,7 @@ const price = (usdPerMillion: number | undefined, variable: boolean | undefined)
 export const modelsCli = defineCommand("models", {
   summary: "Check the configured models against the provider",
   details: "The candidate models and synthesizers, and each preset's models, against the provider's model list: found " +
-    "or not, context length, prices.",
+    "or not, context length, prices; for a ~vendor/family-latest slug, the model it resolves to now where the list says.",
   args: {},
   flags: {
     json: switchFlag({ name: "json", doc: "Print the list as JSON." })
@@ -20,6 +20,20 @@ export const modelsCli = defineCommand("models", {
 })
 
 export const modelsCommand = modelsCli.command
+
+/**
+ * A model's status: found or not, or `?` when the list could not be fetched. A `~…-latest` slug says what it
+ * resolves to now, when the list says; else that each call resolves it (a run's `servedBy` then tells).
+ */
+const statusOf = (m: ConfiguredModel, checked: boolean): string => {
+  if (!checked) return "?"
+  if (m.latest === true || m.resolvesTo !== undefined) {
+    const now = m.resolvesTo !== undefined ? `→ ${m.resolvesTo}` : "resolved at each call (servedBy in run.json)"
+    return `${m.found === true ? "found" : "not listed"} ${now}`
+  }
+  if (m.found === true) return "found"
+  return `NOT FOUND${m.suggestions?.length ? ` (did you mean ${m.suggestions.join(", ")}?)` : ""}`
+}
 
 /** `models`: exit code 1 when the provider does not list a configured model. */
 export const models = Effect.fn("models")(function*(args: ParsedArgs<typeof modelsCli>) {
@@ -37,11 +51,7 @@ export const models = Effect.fn("models")(function*(args: ParsedArgs<typeof mode
   ].map(([role, m]) => [
     role,
     m.id,
-    m.found === undefined
-      ? "?"
-      : m.found
-      ? "found"
-      : `NOT FOUND${m.suggestions?.length ? ` (did you mean ${m.suggestions.join(", ")}?)` : ""}`,
+    statusOf(m, Either.isRight(listing.catalogue)),
     m.contextLength?.toLocaleString("en-US") ?? "-",
     price(m.promptPrice, m.variablePrice),
     price(m.completionPrice, m.variablePrice)

@@ -10,7 +10,8 @@ import { writeStderr, writeStdout } from "./output.js"
 export const resynthCli = defineCommand("resynth", {
   summary: "Synthesize a past run's answers again",
   details: "Without asking the candidates again: a new run that names its source, synthesized by the source run's " +
-    "synthesizer unless --synthesizer names another.",
+    "synthesizer unless --synthesizer names another. On OpenRouter, --cache makes a re-synthesis of the same " +
+    "answers with the same synthesizer free within its TTL.",
   args: {
     runId: argument("run-id", "The run whose answers to synthesize again.")
   },

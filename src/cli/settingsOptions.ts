@@ -58,9 +58,10 @@ export const configFlagHelp: FlagHelp = {
 /** A settings flag as `--help` shows it. */
 export const settingFlagHelp = (s: AnySetting): FlagHelp => {
   const value = valueName(s)
+  const shown = value === undefined ? "" : `<${value}>${s.kind.flag === "list" ? "..." : ""}`
   return {
     names: [...(s.alias === undefined ? [] : [`-${s.alias}`]), `--${s.flag}`].join(", "),
-    value: value === undefined ? "" : `<${value}>${s.kind.flag === "list" ? "..." : ""}`,
+    value: s.bare === undefined ? shown : `[${shown}]`,
     doc: s.doc,
     notes: [...(s.kind.flag === "list" ? ["repeatable"] : []), `${defaultText(s)}; ${envText(s)}`],
     takesValue: value !== undefined
@@ -91,6 +92,28 @@ export const logLevelFromArgv = (argv: ReadonlyArray<string>): string | undefine
     else if (arg.startsWith("--log-level=")) found = arg.slice("--log-level=".length)
   })
   return found
+}
+
+/** The flags that may be given without their value (`--cache`), with the value each then stands for. */
+const bareValues = new Map<string, string>(
+  settingKeys.flatMap((key) => {
+    const s: AnySetting = settingsTable[key]
+    return s.bare === undefined ? [] : [[`--${s.flag}`, s.bare] as const]
+  })
+)
+
+/**
+ * The command line with each flag that may go without its value given one (`--cache` → `--cache=300`):
+ * @effect/cli has no option whose value is optional. A flag's value is the next word only when that is a
+ * whole number (`--cache 600`), so that `ask --cache "a prompt"` keeps its prompt. Words after `--` are kept.
+ */
+export const withBareValues = (words: ReadonlyArray<string>): Array<string> => {
+  const end = words.indexOf("--")
+  return words.map((word, i) => {
+    const value = bareValues.get(word)
+    if (value === undefined || (end !== -1 && i > end)) return word
+    return /^\d+$/.test(words[i + 1] ?? "") ? word : `${word}=${value}`
+  })
 }
 
 /**

@@ -11,7 +11,13 @@ export const Usage = Schema.Struct({
   /** Of the completion tokens, those spent reasoning (when the server says). */
   reasoningTokens: Schema.optional(Schema.Number),
   /** Of the prompt tokens, those read from the provider's cache (when the server says). */
-  cachedTokens: Schema.optional(Schema.Number)
+  cachedTokens: Schema.optional(Schema.Number),
+  /** What the upstream provider charged, in USD, where the router says (OpenRouter's `cost_details`). */
+  costDetails: Schema.optional(Schema.Struct({
+    upstreamInferenceCost: Schema.optional(Schema.Number),
+    upstreamPromptCost: Schema.optional(Schema.Number),
+    upstreamCompletionCost: Schema.optional(Schema.Number)
+  }))
 })
 export type Usage = typeof Usage.Type
 
@@ -61,7 +67,11 @@ const callFields = {
   /** The answer arrived but its file could not be written (a full disk): why. The record then names no file. */
   writeError: Schema.optional(Schema.String),
   /** What the model was sent besides the prompt: its effective options (temperature, reasoning, routing, web…). */
-  options: Schema.optional(SentOptions)
+  options: Schema.optional(SentOptions),
+  /** OpenRouter's response cache (`--cache`): a hit was answered from it, free. */
+  cache: Schema.optional(Schema.Literal("hit", "miss")),
+  /** A hit's age: seconds since the cached answer was made. */
+  cacheAgeSeconds: Schema.optional(Schema.Number)
 }
 
 export const CandidateRecord = Schema.Struct({

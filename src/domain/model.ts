@@ -1,8 +1,12 @@
 import { Schema } from "effect"
 
-// OpenRouter ids look like `vendor/name[:variant]`; local servers (Ollama) use `name:tag`. Checking the
-// shape before any call turns a typo into a clear refusal instead of five paid 400s.
-const MODEL_ID = /^[A-Za-z0-9][A-Za-z0-9._\-/:@+]{0,199}$/
+// OpenRouter ids look like `vendor/name[:variant]`, or `~vendor/family-latest` for the newest of a family;
+// local servers (Ollama) use `name:tag`. Checking the shape before any call turns a typo into a clear
+// refusal instead of five paid 400s.
+const MODEL_ID = /^~?[A-Za-z0-9][A-Za-z0-9._\-/:@+]{0,199}$/
+
+/** A `~vendor/family-latest` slug: OpenRouter resolves it to the family's newest model at each call. */
+export const isLatestSlug = (model: string): boolean => model.startsWith("~")
 
 /** A model id, trimmed and checked for shape. */
 export const ModelId = Schema.Trim.pipe(
@@ -34,8 +38,8 @@ export const FallbackList = Schema.transform(
   }
 )
 
-/** The file-name form of a model id: every character outside [A-Za-z0-9._-] becomes `-`. */
-export const slugOf = (model: string): string => model.replace(/[^A-Za-z0-9._-]/g, "-")
+/** The file-name form of a model id: a leading `~` dropped, then every character outside [A-Za-z0-9._-] becomes `-`. */
+export const slugOf = (model: string): string => model.replace(/^~/, "").replace(/[^A-Za-z0-9._-]/g, "-")
 
 /** `responses/NN-<slug>.md`, NN the 1-based position in the configured list. */
 export const responseFileName = (index: number, model: string, suffix = ".md"): string =>

@@ -27,10 +27,26 @@ export interface ModelRequest {
   readonly provider?: ProviderRouting
   /** Models to try in order when `model` fails (OpenRouter's `models`). */
   readonly fallbacks?: ReadonlyArray<string>
-  /** Server-side plugins (OpenRouter's `{ id: "web" }`: web search). */
-  readonly plugins?: ReadonlyArray<{ readonly id: string }>
+  /** Web search on the server (OpenRouter's `openrouter:web_search` tool), with its limits. */
+  readonly web?: WebSearch | undefined
   /** Structured output: the reply must be JSON matching this schema. */
   readonly responseFormat?: { readonly name: string; readonly schema: object } | undefined
+}
+
+/** Web search's limits; each one unset is the server's default (not sent). */
+export interface WebSearch {
+  readonly maxResults?: number | undefined
+  readonly maxUses?: number | undefined
+  readonly engine?: string | undefined
+  readonly allowedDomains?: ReadonlyArray<string> | undefined
+  readonly excludedDomains?: ReadonlyArray<string> | undefined
+}
+
+/** What the upstream provider charged, where the router says (OpenRouter's `cost_details`, USD). */
+export interface CostDetails {
+  readonly upstreamInferenceCost?: number
+  readonly upstreamPromptCost?: number
+  readonly upstreamCompletionCost?: number
 }
 
 /** Token counts as the server reported them (a count it left out is 0). */
@@ -40,6 +56,14 @@ export interface TokenUsage {
   readonly cost?: number
   readonly reasoningTokens?: number
   readonly cachedTokens?: number
+  readonly costDetails?: CostDetails
+}
+
+/** What the router's response cache did with the call (OpenRouter's `X-OpenRouter-Cache-Status`, `-Age`). */
+export interface CacheOutcome {
+  readonly status: "hit" | "miss"
+  /** How old the cached answer was, in seconds (a hit). */
+  readonly ageSeconds?: number | undefined
 }
 
 /** A whole answer, as the caller's fold builds it from the parts (src/programs/answerFold.ts). */
@@ -52,6 +76,8 @@ export interface Completion {
   readonly finishReason: string | undefined
   /** The web pages the answer cites (web search), when it cites any. */
   readonly citations?: ReadonlyArray<Citation> | undefined
+  /** The response cache's verdict, when the server gave one. */
+  readonly cache?: CacheOutcome | undefined
 }
 
 /**
@@ -64,7 +90,12 @@ export type ModelPart =
   | { readonly _tag: "ReasoningDelta"; readonly text: string }
   | { readonly _tag: "Citations"; readonly citations: ReadonlyArray<Citation> }
   | { readonly _tag: "Usage"; readonly usage: TokenUsage }
-  | { readonly _tag: "Finish"; readonly reason: string | undefined; readonly servedBy: string }
+  | {
+    readonly _tag: "Finish"
+    readonly reason: string | undefined
+    readonly servedBy: string
+    readonly cache?: CacheOutcome | undefined
+  }
 
 export interface ModelInfo {
   readonly id: string
@@ -79,6 +110,8 @@ export interface ModelInfo {
   readonly inputModalities?: ReadonlyArray<string> | undefined
   /** The request parameters the provider says the model accepts. */
   readonly supportedParameters?: ReadonlyArray<string> | undefined
+  /** A `~vendor/family-latest` slug: the model it resolves to now, when the list says. */
+  readonly resolvesTo?: string | undefined
 }
 
 /**

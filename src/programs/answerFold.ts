@@ -1,6 +1,6 @@
 import { Channel, type Chunk, Duration, Effect, Either, identity, Stream } from "effect"
 import type { ProviderError } from "../domain/errors.js"
-import type { Completion, ModelPart, TokenUsage } from "../domain/modelCall.js"
+import type { CacheOutcome, Completion, ModelPart, TokenUsage } from "../domain/modelCall.js"
 import type { Citation } from "../domain/modelOptions.js"
 
 /**
@@ -45,6 +45,7 @@ interface Ending {
   finishReason: string | undefined
   usage: TokenUsage | undefined
   citations: ReadonlyArray<Citation> | undefined
+  cache: CacheOutcome | undefined
 }
 
 /** Folds one chunk of parts into the ending; returns its text. */
@@ -65,6 +66,7 @@ const foldChunk = (ending: Ending, parts: Chunk.Chunk<ModelPart>): string => {
         ending.finished = true
         ending.servedBy = part.servedBy
         ending.finishReason = part.reason
+        ending.cache = part.cache
         break
       // Reasoning is not part of the answer kept: the usage counts its tokens.
       case "ReasoningDelta":
@@ -92,13 +94,21 @@ export const foldAnswer = (
       const streamed = hooks.streamed ?? streamedText()
       streamed.pieces = []
       const onDelta = hooks.onDelta
-      const ending: Ending = { finished: false, servedBy: model, finishReason: undefined, usage: undefined, citations: undefined }
+      const ending: Ending = {
+        finished: false,
+        servedBy: model,
+        finishReason: undefined,
+        usage: undefined,
+        citations: undefined,
+        cache: undefined
+      }
       const completion = (): Completion => ({
         content: streamed.pieces.join(""),
         servedBy: ending.servedBy,
         usage: ending.usage,
         finishReason: ending.finishReason,
-        ...(ending.citations !== undefined ? { citations: ending.citations } : {})
+        ...(ending.citations !== undefined ? { citations: ending.citations } : {}),
+        ...(ending.cache !== undefined ? { cache: ending.cache } : {})
       })
       // Built once: a read allocates no effect of the loop's own beyond its progress report.
       const onRead = (read: Either.Either<Chunk.Chunk<ModelPart>, unknown>): Effect.Effect<Completion, ProviderError> => {

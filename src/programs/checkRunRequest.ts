@@ -8,7 +8,7 @@ import { Settings } from "../services/settings.js"
 import { duplicateModelMessage, firstDuplicate, isKeyInModelId, keyAsModelMessage } from "../settings/checks.js"
 import type { SettingsValue } from "../settings/values.js"
 import { REPORT_INSTRUCTIONS, SYNTHESIZER_INSTRUCTIONS } from "./buildSynthesisPrompt.js"
-import { nearestIds } from "./listConfiguredModels.js"
+import { nearestIds, resolvedAtCall } from "./listConfiguredModels.js"
 import { registry } from "./strategies/registry.js"
 
 /** How old the kept model list may be for a refusal to rest on it. */
@@ -107,7 +107,8 @@ const verdict = (
   if (settings.checkModels) {
     const named = [...request.models, ...request.synthesizers, ...(request.readers ?? [])]
     const withFallbacks = named.flatMap((m) => [m, ...(settings.modelOptions[m]?.fallbacks ?? [])])
-    const unknown = [...new Set(withFallbacks)].filter((m) => !catalogue.has(m))
+    // A `~…-latest` slug the list leaves out is still OpenRouter's to resolve at the call: not refused.
+    const unknown = [...new Set(withFallbacks)].filter((m) => !catalogue.has(m) && !resolvedAtCall(m, settings.baseUrl))
     const withSuggestion = (id: string) => {
       const near = nearestIds(id, [...catalogue.keys()])
       return near.length > 0 ? `${id} (did you mean ${near.join(", ")}?)` : id

@@ -1,14 +1,23 @@
 import { Effect, Either, Option } from "effect"
+import { isLatestSlug } from "../domain/model.js"
 import { editDistance, stripControl } from "../domain/text.js"
 import { ModelClient } from "../services/modelClient.js"
 import { Settings } from "../services/settings.js"
+import { isOpenRouterUrl } from "../settings/paths.js"
 import { presetPanels } from "../settings/presets.js"
 
 export interface ConfiguredModel {
   readonly role: "candidate" | "synthesizer" | "fallback"
   readonly id: string
-  /** Whether the provider lists it; undefined when the list could not be fetched. */
+  /**
+   * Whether the provider lists it; undefined when the list could not be fetched, or for a `~…-latest` slug it
+   * leaves out (resolved at each call, not unknown).
+   */
   readonly found: boolean | undefined
+  /** A `~…-latest` slug: the model it resolves to now, when the list says (else only a call's `servedBy` tells). */
+  readonly resolvesTo?: string | undefined
+  /** A `~…-latest` slug: OpenRouter picks the family's newest model at each call. */
+  readonly latest?: boolean | undefined
   readonly contextLength?: number | undefined
   /** USD per million tokens. */
   readonly promptPrice?: number | undefined
@@ -18,6 +27,12 @@ export interface ConfiguredModel {
   /** For an id the provider does not list: the nearest ids it does. */
   readonly suggestions?: ReadonlyArray<string> | undefined
 }
+
+/**
+ * A `~vendor/family-latest` slug on OpenRouter: resolved at each call, so not unknown when the model list leaves
+ * it out. Another server has no such slugs: there it is an id like any other.
+ */
+export const resolvedAtCall = (id: string, baseUrl: string): boolean => isLatestSlug(id) && isOpenRouterUrl(baseUrl)
 
 /** How many of a server's ids `models` names when none of the configured ones is among them. */
 const OFFERED_SHOWN = 20
@@ -54,11 +69,14 @@ export const listConfiguredModels = Effect.fn("listConfiguredModels")(function*(
   const byId = new Map(Either.isRight(catalogue) ? catalogue.right.map((m) => [m.id, m] as const) : [])
   const entry = (role: ConfiguredModel["role"], id: string): ConfiguredModel => {
     const info = byId.get(id)
-    const notFound = Either.isRight(catalogue) && info === undefined
+    const latest = resolvedAtCall(id, settings.baseUrl)
+    const notFound = Either.isRight(catalogue) && info === undefined && !latest
     return {
       role,
       id,
-      found: Either.isRight(catalogue) ? info !== undefined : undefined,
+      found: Either.isRight(catalogue) && (info !== undefined || !latest) ? info !== undefined : undefined,
+      ...(latest ? { latest: true } : {}),
+      ...(info?.resolvesTo !== undefined ? { resolvesTo: stripControl(info.resolvesTo) } : {}),
       contextLength: info?.contextLength,
       promptPrice: info?.promptPrice,
       completionPrice: info?.completionPrice,

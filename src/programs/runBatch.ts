@@ -11,6 +11,7 @@ import { type BadLine, type BatchItem, duplicateIdsMessage, parseBatchInput } fr
 import { answeredIn, type BatchResult, openResultsFile, reportedBadLines } from "./batchResults.js"
 import { type FoundRun, previousRunsFor } from "./batchResume.js"
 import { withCallSettings } from "./callSettings.js"
+import { resolvedAtCall } from "./listConfiguredModels.js"
 import { resynthesize } from "./resynthesize.js"
 import type { RunEvent } from "./run/request.js"
 import { runPipeline } from "./runPipeline.js"
@@ -265,7 +266,7 @@ const checkModelsOnce = Effect.fn("runBatch.checkModels")(function*(items: Reado
     Effect.mapError((e) => new RunRefused({ message: `cannot check the models (--check-models): ${e.message}` }))
   )
   const ids = new Set(known.map((m) => m.id))
-  const unknown = [...wanted].filter((m) => !ids.has(m))
+  const unknown = [...wanted].filter((m) => !ids.has(m) && !resolvedAtCall(m, settings.baseUrl))
   if (unknown.length > 0) {
     return yield* new RunRefused({
       message: `unknown model${unknown.length === 1 ? "" : "s"} at ${settings.baseUrl}: ${unknown.join(", ")} (see parallel-llm models)`

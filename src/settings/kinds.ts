@@ -184,6 +184,25 @@ export const pathList: Kind<ReadonlyArray<string>> = {
   json: Schema.Array(Schema.String)
 }
 
+const DomainText = Schema.String.pipe(
+  Schema.filter((s) =>
+    /^[A-Za-z0-9*][A-Za-z0-9.*-]*(\/[^\s,]*)?$/.test(s) || `expected a domain such as example.com, got ${JSON.stringify(s)}`
+  )
+)
+
+/** Web domains (`arxiv.org`, `example.com/docs`): a repeatable flag, comma-separated in the environment. */
+export const domainList: Kind<ReadonlyArray<string>> = {
+  text: Schema.transform(Schema.String, Schema.Array(DomainText), {
+    strict: true,
+    decode: (s) => s.split(",").map((d) => d.trim()).filter((d) => d !== ""),
+    encode: (domains) => domains.join(",")
+  }),
+  file: ListInFile,
+  flag: "list",
+  plain: Schema.Array(Schema.String),
+  json: Schema.Array(Schema.String)
+}
+
 /** One of a few names (`--strategy rank`): `text` reads and checks it, `plain` is the names themselves. */
 export const oneOf = <A extends string>(text: Schema.Schema<A, string>, plain: Schema.Schema<A>): Kind<A> => ({
   text,

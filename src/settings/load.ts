@@ -227,6 +227,13 @@ const checkConsistent = (
   if (keyProblem !== undefined) return new SettingsError({ setting: "OPENROUTER_API_KEY", message: keyProblem })
   const listProblem = modelListsProblem(settings, apiKey, describe)
   if (listProblem !== undefined) return new SettingsError({ setting: listProblem.where, message: listProblem.message })
+  // OpenRouter's web search takes one list or the other: both would fail every searching call.
+  if (Option.isSome(settings.webDomains) && Option.isSome(settings.webExcludeDomains)) {
+    return new SettingsError({
+      setting: describe("webExcludeDomains"),
+      message: `${describe("webExcludeDomains")}: not with ${describe("webDomains")} (web search takes one list or the other)`
+    })
+  }
   if (needsKey && Option.isNone(settings.apiKey)) {
     return new SettingsError({
       setting: "OPENROUTER_API_KEY",

@@ -1,5 +1,5 @@
 import { SchemaAST } from "effect"
-import { modelId, modelList, optionalModelList, originList, pathList, presetName, url } from "./kinds.js"
+import { domainList, modelId, modelList, optionalModelList, originList, pathList, presetName, url } from "./kinds.js"
 import { absolutePath, type AnySetting, secondsToMs } from "./setting.js"
 import { settingKeys, settingsTable } from "./table.js"
 
@@ -66,6 +66,7 @@ const kindNames = new Map<unknown, string>([
   [url, "url"],
   [originList, "origin"],
   [pathList, "path"],
+  [domainList, "domain"],
   [presetName, "name"]
 ])
 

@@ -57,6 +57,8 @@ interface Spec<F extends string, A, V> {
   readonly preset?: boolean
   /** The commands that take its flag, when fewer than its topic's. */
   readonly commands?: ReadonlyArray<CommandName>
+  /** The value its flag stands for when given alone (`--cache` = `--cache 300`); the flag's value is then a whole number. */
+  readonly bare?: string
 }
 
 /** One setting: everything the loader, the CLI, `config`, `get_config`, MCP and the README derive from. */
@@ -77,6 +79,7 @@ export interface AnySetting {
   readonly optional: boolean
   readonly preset?: boolean
   readonly commands?: ReadonlyArray<CommandName>
+  readonly bare?: string
   /** How the value as written becomes the value used: `--help` names seconds and paths by it. */
   readonly convert?: (a: never, ctx: SettingContext) => unknown
   readonly mcp?: AnyMcpOverride

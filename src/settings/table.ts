@@ -5,6 +5,7 @@ import { outputSettings, outputTopic } from "./table/output.js"
 import { runSettings, runTopic } from "./table/run.js"
 import { serveSettings, serveTopic } from "./table/serve.js"
 import { strategySettings, strategyTopic } from "./table/strategy.js"
+import { webSettings, webTopic } from "./table/web.js"
 
 /**
  * Every user-facing setting, declared once (in the files of ./table/, by topic; the order here is
@@ -21,6 +22,7 @@ import { strategySettings, strategyTopic } from "./table/strategy.js"
 export const settingsTable = {
   ...modelSettings,
   ...runSettings,
+  ...webSettings,
   ...strategySettings,
   ...serveSettings,
   ...attachSettings,
@@ -36,6 +38,7 @@ const withKeys = (topic: Topic, settings: object) => ({ ...topic, keys: Object.k
 export const settingTopics: ReadonlyArray<Topic & { readonly keys: ReadonlyArray<SettingKey> }> = [
   withKeys(modelTopic, modelSettings),
   withKeys(runTopic, runSettings),
+  withKeys(webTopic, webSettings),
   withKeys(strategyTopic, strategySettings),
   withKeys(serveTopic, serveSettings),
   withKeys(attachTopic, attachSettings),

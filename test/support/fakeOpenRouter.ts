@@ -32,6 +32,8 @@ export interface FakeUsage {
   reasoning_tokens?: number
   /** Sent as `prompt_tokens_details.cached_tokens`. */
   cached_tokens?: number
+  /** Sent as is (OpenRouter's `upstream_inference_cost`…). */
+  cost_details?: Record<string, number>
 }
 
 export type Behavior =
@@ -47,6 +49,8 @@ export type Behavior =
     endAfterDoneMs?: number
     /** `message.annotations` (web citations); stream:true: sent in a delta of their own after the text. */
     annotations?: unknown
+    /** Response headers besides the content type (`X-OpenRouter-Cache-Status`…). */
+    headers?: Record<string, string>
   }
   /** JSON error body, default `{error:{code:status,message:"..."}}`. A string `body` is sent verbatim. */
   | { kind: "status"; status: number; body?: unknown; retryAfter?: number | string; delayMs?: number }
@@ -106,6 +110,8 @@ export interface ModelSpec {
   supported_parameters?: ReadonlyArray<string>
   /** What the model reads (default `["text"]`); `["text", "image"]` for a model that sees images. */
   input_modalities?: ReadonlyArray<string>
+  /** A `~…-latest` row: the concrete model it resolves to (OpenRouter's `alias_target`). */
+  alias_target?: { slug: string; name?: string }
 }
 
 export interface FakeOpenRouterOptions {
@@ -416,7 +422,8 @@ export function startFakeOpenRouter(options: FakeOpenRouterOptions = {}): Promis
       completion_tokens: completion,
       total_tokens: prompt + completion,
       ...(u?.reasoning_tokens !== undefined ? { completion_tokens_details: { reasoning_tokens: u.reasoning_tokens } } : {}),
-      ...(u?.cached_tokens !== undefined ? { prompt_tokens_details: { cached_tokens: u.cached_tokens } } : {})
+      ...(u?.cached_tokens !== undefined ? { prompt_tokens_details: { cached_tokens: u.cached_tokens } } : {}),
+      ...(u?.cost_details !== undefined ? { cost_details: u.cost_details } : {})
     }
     return u?.cost === null ? base : { ...base, cost: u?.cost ?? DEFAULT_USAGE.cost }
   }
@@ -444,9 +451,9 @@ export function startFakeOpenRouter(options: FakeOpenRouterOptions = {}): Promis
 
   // ---- SSE --------------------------------------------------------------
 
-  const startSse = async (ctx: Ctx, res: http.ServerResponse): Promise<boolean> => {
+  const startSse = async (ctx: Ctx, res: http.ServerResponse, headers: Record<string, string> = {}): Promise<boolean> => {
     if (ctx.closed) return false
-    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", ...headers })
     return write(ctx, res, KEEP_ALIVE_COMMENT)
   }
 
@@ -527,10 +534,10 @@ export function startFakeOpenRouter(options: FakeOpenRouterOptions = {}): Promis
         const content = b.content ?? `Answer from ${model}`
         const finishReason = b.finishReason ?? "stop"
         if (!stream) {
-          sendJson(res, 200, completion(id, served, [okChoice(content, finishReason, b.annotations)], b.usage))
+          sendJson(res, 200, completion(id, served, [okChoice(content, finishReason, b.annotations)], b.usage), b.headers)
           return
         }
-        if (!(await startSse(ctx, res))) return
+        if (!(await startSse(ctx, res, b.headers))) return
         for (const piece of splitWords(content)) if (!(await write(ctx, res, deltaChunk(id, served, piece)))) return
         if (b.annotations !== undefined) {
           const cited = { index: 0, delta: { role: "assistant", content: "", annotations: b.annotations }, finish_reason: null }
@@ -768,7 +775,8 @@ export function startFakeOpenRouter(options: FakeOpenRouterOptions = {}): Promis
         },
         pricing: { ...(m.pricing ?? { prompt: "0.000001", completion: "0.000002" }), request: "0", image: "0" },
         top_provider: { context_length: m.context_length ?? 128000, max_completion_tokens: 16384, is_moderated: false },
-        supported_parameters: [...(m.supported_parameters ?? SUPPORTED_PARAMETERS)]
+        supported_parameters: [...(m.supported_parameters ?? SUPPORTED_PARAMETERS)],
+        ...(m.alias_target !== undefined ? { alias_target: { name: m.alias_target.slug, ...m.alias_target } } : {})
       }))
       sendJson(res, 200, { data })
       return

@@ -67,12 +67,12 @@ describe("--help fits a terminal", () => {
     const ask = helpOf("ask")
     expect(entryOf(ask, "--timeout")).toMatch(/^ {2}--timeout <seconds> Per-model timeout .*\[240; PARALLEL_LLM_TIMEOUT\]$/)
     expect(entryOf(ask, "--max-tokens")).toMatch(/^ {2}--max-tokens <integer> .*PARALLEL_LLM_MAX_TOKENS\]$/)
-    expect(entryOf(ask, "--synthesizer")).toMatch(/^ {2}-s, --synthesizer <model-id> .*\[google\/.*; PARALLEL_LLM_SYNTHESIZER\]$/)
+    expect(entryOf(ask, "--synthesizer")).toMatch(/^ {2}-s, --synthesizer <model-id> .*\[~google\/.*; PARALLEL_LLM_SYNTHESIZER\]$/)
     expect(entryOf(ask, "--output-dir")).toMatch(/^ {2}--output-dir <path> .*PARALLEL_LLM_OUTPUT_DIR\]$/)
     expect(entryOf(ask, "--reasoning")).toMatch(/^ {2}--reasoning <low\|medium\|high> /)
     expect(entryOf(ask, "--no-stream")).toMatch(/\[on; PARALLEL_LLM_STREAM=false\]$/)
     expect(entryOf(ask, "--model")).toMatch(
-      /^ {2}-m, --model <model-id>\.\.\. Candidate models \[repeatable\] \[openai\/.*; PARALLEL_LLM_MODELS, comma-separated\]$/
+      /^ {2}-m, --model <model-id>\.\.\. Candidate models \[repeatable\] \[~openai\/.*; PARALLEL_LLM_MODELS, comma-separated\]$/
     )
     expect(ask).not.toContain("A user-defined piece of text")
     expect(ask).not.toContain("\x1b[")

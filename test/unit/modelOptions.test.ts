@@ -94,10 +94,10 @@ describe("per-model options in the request body", () => {
         provider: { sort: "price", order: ["prov-a", "prov-b"], allow_fallbacks: false },
         models: ["test/alpha", "test/alpha-backup"]
       })
-      expect(alpha).not.toHaveProperty("plugins")
+      expect(alpha).not.toHaveProperty("tools")
       const beta = bodyFor("test/beta")
       expect(beta.temperature).toBe(0.7)
-      for (const absent of ["max_tokens", "reasoning", "provider", "models", "plugins"]) expect(beta).not.toHaveProperty(absent)
+      for (const absent of ["max_tokens", "reasoning", "provider", "models", "tools"]) expect(beta).not.toHaveProperty(absent)
       expect(bodyFor("test/synth")).toMatchObject({ temperature: 0, max_tokens: 2000 })
 
       expect(manifest.status).toBe("ok")
@@ -124,10 +124,10 @@ describe("per-model options in the request body", () => {
         modelOptions: { "test/alpha": { reasoning: { effort: "high" } } }
       })
       for (const model of ["test/alpha", "test/beta"]) {
-        expect(bodyFor(model)).toMatchObject({ reasoning: { effort: "low" }, plugins: [{ id: "web" }] })
+        expect(bodyFor(model)).toMatchObject({ reasoning: { effort: "low" }, tools: [{ type: "openrouter:web_search" }] })
       }
       expect(bodyFor("test/synth")).toMatchObject({ reasoning: { effort: "low" } })
-      expect(bodyFor("test/synth")).not.toHaveProperty("plugins")
+      expect(bodyFor("test/synth")).not.toHaveProperty("tools")
       expect(manifest.settings).toMatchObject({ reasoning: "low", web: true })
       expect(manifest.candidates[0]!.options).toMatchObject({ reasoning: { effort: "low" }, web: true })
     }))
@@ -135,7 +135,7 @@ describe("per-model options in the request body", () => {
   it.live("web: false for one call wins over the setting", () =>
     Effect.gen(function*() {
       const { manifest } = yield* run({ web: true }, false)
-      expect(bodyFor("test/alpha")).not.toHaveProperty("plugins")
+      expect(bodyFor("test/alpha")).not.toHaveProperty("tools")
       expect(manifest.settings).not.toHaveProperty("web")
     }))
 })
@@ -311,7 +311,7 @@ describe("over the built CLI and MCP", () => {
     expect(bad.stderr).toMatch(/--reasoning: .*"low".*"medium".*"high"/)
   })
 
-  it("process_prompt web: true sends the web plugin; get_config shows the model objects' options", async () => {
+  it("process_prompt web: true sends the web search tool; get_config shows the model objects' options", async () => {
     const config = path.join(freshDir("mcp-config"), "config.json")
     fs.writeFileSync(config, JSON.stringify({ synthesizer: { id: "local/s", temperature: 0.1 } }))
     const mcp = await connectMcpInProcess(serverEnv({
@@ -326,10 +326,10 @@ describe("over the built CLI and MCP", () => {
       await mcp.client.listTools()
       const result = await mcp.client.callTool({ name: "process_prompt", arguments: { prompt: "hello", web: true } })
       expect(result.isError, JSON.stringify(result.content)).toBeFalsy()
-      expect(bodyFor("local/m")).toMatchObject({ plugins: [{ id: "web" }] })
+      expect(bodyFor("local/m")).toMatchObject({ tools: [{ type: "openrouter:web_search", parameters: {} }] })
       expect(bodyFor("local/s")).toMatchObject({ temperature: 0.1 })
-      expect(bodyFor("local/s")).not.toHaveProperty("plugins")
-      // Not OpenRouter: the run says the server may ignore the plugin.
+      expect(bodyFor("local/s")).not.toHaveProperty("tools")
+      // Not OpenRouter: the run says the server may ignore the tool.
       expect(mcp.stderr()).toMatch(/web search: .* is not OpenRouter/)
       const shown = await mcp.client.callTool({ name: "get_config", arguments: {} })
       expect(shown.structuredContent).toMatchObject({ web: false, reasoning: null, modelOptions: { "local/s": { temperature: 0.1 } } })

@@ -1,5 +1,5 @@
 import { Option } from "effect"
-import type { ModelRequest } from "../../domain/modelCall.js"
+import type { ModelRequest, WebSearch } from "../../domain/modelCall.js"
 import type { SentOptions } from "../../domain/modelOptions.js"
 import type { SettingsValue } from "../../settings/values.js"
 
@@ -20,12 +20,34 @@ export interface CallPlanInput {
 }
 
 /** The settings a model's options are drawn from. */
-export type OptionSettings = Pick<SettingsValue, "temperature" | "maxTokens" | "modelOptions" | "reasoning">
+export type OptionSettings = Pick<
+  SettingsValue,
+  | "temperature"
+  | "maxTokens"
+  | "modelOptions"
+  | "reasoning"
+  | "webMaxResults"
+  | "webMaxUses"
+  | "webEngine"
+  | "webDomains"
+  | "webExcludeDomains"
+>
 
 /** The options of a call besides its model and messages. */
-export type ModelCallOptions = Pick<ModelRequest, "temperature" | "maxTokens" | "reasoning" | "provider" | "fallbacks" | "plugins">
+export type ModelCallOptions = Pick<ModelRequest, "temperature" | "maxTokens" | "reasoning" | "provider" | "fallbacks" | "web">
 
-const WEB_PLUGIN = { id: "web" } as const
+/** Web search's limits from the settings: only those set (the rest is the provider's default). */
+const webSearchOf = (settings: OptionSettings): WebSearch => {
+  const set = <K extends keyof WebSearch>(key: K, value: Option.Option<NonNullable<WebSearch[K]>>) =>
+    Option.match(value, { onNone: () => ({}), onSome: (v) => ({ [key]: v }) })
+  return {
+    ...set("engine", settings.webEngine),
+    ...set("maxResults", settings.webMaxResults),
+    ...set("maxUses", settings.webMaxUses),
+    ...set("allowedDomains", settings.webDomains),
+    ...set("excludedDomains", settings.webExcludeDomains)
+  }
+}
 
 /**
  * The options one model is sent. A model's own temperature and max tokens (a model object in the config
@@ -42,7 +64,7 @@ export const modelCallOptions = (settings: OptionSettings, model: string, web: b
     ...(effort !== undefined ? { reasoning: { effort } } : {}),
     ...(own.provider !== undefined ? { provider: own.provider } : {}),
     ...(own.fallbacks !== undefined && own.fallbacks.length > 0 ? { fallbacks: own.fallbacks } : {}),
-    ...(web ? { plugins: [WEB_PLUGIN] } : {})
+    ...(web ? { web: webSearchOf(settings) } : {})
   }
 }
 
@@ -53,7 +75,7 @@ export const sentOptions = (call: ModelCallOptions): SentOptions => ({
   ...(call.reasoning !== undefined ? { reasoning: call.reasoning } : {}),
   ...(call.provider !== undefined ? { provider: call.provider } : {}),
   ...(call.fallbacks !== undefined ? { fallbacks: call.fallbacks } : {}),
-  ...(call.plugins?.some((p) => p.id === WEB_PLUGIN.id) ? { web: true } : {})
+  ...(call.web !== undefined ? { web: true } : {})
 })
 
 /**

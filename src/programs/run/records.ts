@@ -21,9 +21,16 @@ export const usageField = ({ usage }: Completion): { readonly usage?: Usage } =>
       completionTokens: usage.completionTokens,
       ...(usage.cost !== undefined ? { cost: usage.cost } : {}),
       ...(usage.reasoningTokens !== undefined ? { reasoningTokens: usage.reasoningTokens } : {}),
-      ...(usage.cachedTokens !== undefined ? { cachedTokens: usage.cachedTokens } : {})
+      ...(usage.cachedTokens !== undefined ? { cachedTokens: usage.cachedTokens } : {}),
+      ...(usage.costDetails !== undefined ? { costDetails: usage.costDetails } : {})
     }
   }
+
+/** A call record's `cache` and `cacheAgeSeconds`: what the response cache did, when it was asked. */
+export const cacheField = ({ cache }: Completion): { readonly cache?: "hit" | "miss"; readonly cacheAgeSeconds?: number } =>
+  cache === undefined
+    ? {}
+    : { cache: cache.status, ...(cache.ageSeconds !== undefined ? { cacheAgeSeconds: cache.ageSeconds } : {}) }
 
 /** A candidate record's `citations`: the pages the answer cited, when it cited any (already cleaned). */
 export const citationsField = ({ citations }: Completion): { readonly citations?: ReadonlyArray<Citation> } =>
@@ -37,6 +44,7 @@ export const answeredRecord = (model: string, call: ModelCall, completion: Compl
   latencyMs: call.latencyMs,
   attempts: call.attempts,
   ...usageField(completion),
+  ...cacheField(completion),
   ...(completion.finishReason !== undefined ? { finishReason: stripControl(completion.finishReason) } : {})
 })
 

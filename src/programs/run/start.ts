@@ -86,7 +86,8 @@ export const startRun = Effect.fnUntraced(function*(request: RunRequest) {
   })
   if (plan.settings.web === true && plan.settings.baseUrl !== undefined && !isOpenRouterUrl(plan.settings.baseUrl)) {
     yield* Effect.logWarning(
-      `web search: ${plan.settings.baseUrl} is not OpenRouter; the web plugin is sent, but this server may ignore it (then no model searches and nothing is cited)`
+      `web search: ${plan.settings.baseUrl} is not OpenRouter; the web search tool is sent (the web plugin if it refuses the tool), ` +
+        `but this server may ignore both (then no model searches and nothing is cited)`
     )
   }
   const attachments = yield* planAttachments(request.attachments ?? [], plan.models, request.reuse !== undefined)

@@ -1,4 +1,4 @@
-import { type Array as Arr, Clock, Duration, Effect, Either, LogLevel, Ref } from "effect"
+import { type Array as Arr, Clock, Duration, Effect, Either, LogLevel, Random, Ref } from "effect"
 import { Timeout } from "../../domain/errors.js"
 import { describeCall, plural } from "../../domain/format.js"
 import type { SynthesisRecord } from "../../domain/manifest.js"
@@ -74,7 +74,12 @@ const mergeWithSynthesizers = Effect.fnUntraced(function*(input: {
   const settings = yield* Settings
   // Asked once: info lines the level drops are neither built nor sent.
   const info = yield* logsAt(LogLevel.Info)
-  const built = yield* buildSynthesisPrompt(input.prompt, input.candidates, settings.synthesisMaxChars, input.ranking, input.conversation)
+  const prompt = buildSynthesisPrompt(input.prompt, input.candidates, settings.synthesisMaxChars, input.ranking, input.conversation)
+  // With the response cache on, the candidates' order is drawn from the answers themselves: the same answers
+  // (a resynth, an eval rerun) make the same request, which the cache can answer.
+  const built = yield* settings.cacheTtl > 0
+    ? Effect.withRandom(prompt, Random.make(input.candidates.map((c) => `${c.model}\u0000${c.content}`).join("\u0001")))
+    : prompt
   const policy = { retries: settings.retries, retryBaseDelayMs: settings.retryBaseDelayMs, timeoutMs: settings.timeoutMs }
   const shared = {
     labels: built.labels,

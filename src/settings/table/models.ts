@@ -6,21 +6,23 @@ export const DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
 
 /**
  * Five strong models from five different labs: diversity is what makes a synthesis worth more than one answer.
- * Reviewed in November 2026 against OpenRouter's model pages; `parallel-llm models` checks them against `/models`.
+ * OpenRouter's `~vendor/family-latest` slugs, so that the panel follows each family's newest model instead of
+ * going stale; DeepSeek has no such slug for its largest family, so its id is exact (November 2026).
+ * `parallel-llm models` shows what each slug resolves to; a run's manifest records who answered (`servedBy`).
  */
 export const DEFAULT_MODELS: ReadonlyArray<string> = [
-  "openai/gpt-6.1-sol",
-  "anthropic/claude-opus-5.5",
-  "google/gemini-3.1-pro-preview",
-  "x-ai/grok-4.7",
+  "~openai/gpt-latest",
+  "~anthropic/claude-opus-latest",
+  "~google/gemini-pro-latest",
+  "~x-ai/grok-latest",
   "deepseek/deepseek-v4-pro"
 ]
 
 /** Long context (1M tokens) so that five long candidates fit. */
-export const DEFAULT_SYNTHESIZER = "google/gemini-3.1-pro-preview"
+export const DEFAULT_SYNTHESIZER = "~google/gemini-pro-latest"
 
 /** Tried in order when the synthesizer fails: a different lab, so one provider's outage cannot take both. */
-export const DEFAULT_FALLBACK_SYNTHESIZERS: ReadonlyArray<string> = ["anthropic/claude-sonnet-5.5"]
+export const DEFAULT_FALLBACK_SYNTHESIZERS: ReadonlyArray<string> = ["~anthropic/claude-sonnet-latest"]
 
 /** Where the models are, and which ones: the provider, the candidates and the synthesizers. */
 export const modelTopic: Topic = { title: "Model", commands: ["ask", "batch", "serve", "models", "resynth", "eval"] }

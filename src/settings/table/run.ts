@@ -80,7 +80,7 @@ export const runSettings = {
       flag: "web",
       commands: askingCandidates,
       env: "PARALLEL_LLM_WEB",
-      doc: "Web search for every candidate (OpenRouter's web plugin); cited pages go to the manifest and synthesizer",
+      doc: "Web search for every candidate (OpenRouter's web search tool); cited pages go to the manifest and synthesizer",
       default: false,
       defaultDoc: "off"
     }),
@@ -228,6 +228,19 @@ export const runSettings = {
     doc: "Upstream calls in flight for the whole process, every run together (`serve`; in `batch`, its `--concurrency` is this bound)",
     default: 16,
     defaultDoc: "16"
+  }),
+  cache: withDefault({
+    field: "cacheTtl",
+    kind: integerIn(0, 86_400),
+    flag: "cache",
+    bare: "300",
+    // Reruns over the same calls (`eval`, `resynth`, a batch, a server's repeated questions) gain the most; `ask
+    // --help` is held to 120 lines, so `ask` reads it from the environment or the config file.
+    commands: ["batch", "serve", "resynth", "eval"],
+    env: "PARALLEL_LLM_CACHE",
+    doc: "OpenRouter's response cache: seconds an identical call is answered again, free (0: off; `--cache` alone: 300)",
+    default: 0,
+    defaultDoc: "0"
   }),
   maxCost: optional({
     field: "maxCost",

@@ -5,17 +5,21 @@ import type { ModelInfo, ModelPart, ModelProvider, ModelRequest } from "../../..
 import { makeRedact, makeStreamRedact } from "../../../domain/redact.js"
 import { Settings } from "../../settings.js"
 import { byteCap, transportError } from "./body.js"
-import { providerHttpClient, providerRequests } from "./request.js"
-import { errorForStatus, interpretChatBody, isVariable, perMillion } from "./response.js"
+import { providerHttpClient, providerRequests, type WebForm } from "./request.js"
+import { cacheOutcomeOf, errorForStatus, interpretChatBody, isVariable, perMillion } from "./response.js"
 import { partsOfCompletion, type StreamContext, streamedParts } from "./stream.js"
 import { decodeModels } from "./wire.js"
+
+/** A 400 whose error speaks of tools: the server does not take web search's tool (see `opened`). */
+const REFUSES_TOOLS = /\btools?\b/i
 
 const headerRecord = (response: HttpClientResponse.HttpClientResponse): Readonly<Record<string, string | undefined>> => response.headers
 
 /**
  * The OpenAI-compatible chat API (OpenRouter, or vLLM, Ollama, llama.cpp… at `baseUrl`) over the process's
  * one HTTP client, as a {@link ModelProvider}. OpenRouter's extras (provider routing, fallback `models`,
- * plugins, the `HTTP-Referer`/`X-Title` attribution) are sent when the request or the settings have them.
+ * web search, the response cache, the `HTTP-Referer`/`X-Title` attribution) are sent when the request or
+ * the settings have them.
  */
 export const openAiCompatible: Effect.Effect<ModelProvider, never, Settings | HttpClient.HttpClient> = Effect.gen(function*() {
   const settings = yield* Settings
@@ -25,12 +29,13 @@ export const openAiCompatible: Effect.Effect<ModelProvider, never, Settings | Ht
   // a parsed body is scrubbed of it before it reaches a log, an error message or a file.
   const redact = makeRedact(settings.apiKey)
   const streamRedact = () => makeStreamRedact(settings.apiKey)
-  const contextFor = (model: string, status: number): StreamContext => ({
+  const contextFor = (model: string, status: number, headers: Readonly<Record<string, string | undefined>> = {}): StreamContext => ({
     model,
     status,
     maxBytes: settings.maxResponseBytes,
     redact,
-    streamRedact
+    streamRedact,
+    cache: settings.cacheTtl > 0 ? cacheOutcomeOf(headers) : undefined
   })
 
   /** The whole body as text, up to the size cap. */
@@ -58,19 +63,38 @@ export const openAiCompatible: Effect.Effect<ModelProvider, never, Settings | Ht
   /** A 2xx chat answer: a token stream, or one JSON body (also from servers that ignore `stream`). */
   const chatAnswer = (model: string) => (response: HttpClientResponse.HttpClientResponse): Stream.Stream<ModelPart, ProviderError> => {
     const contentType = response.headers["content-type"]
-    if ((contentType ?? "").includes("text/event-stream")) return streamedParts(contextFor(model, response.status), response.stream)
+    const context = contextFor(model, response.status, headerRecord(response))
+    if ((contentType ?? "").includes("text/event-stream")) return streamedParts(context, response.stream)
     return Stream.fromIterableEffect(Effect.flatMap(
       bodyText(model, response),
       // An Either is an Effect: its Left is the failure.
-      (text) => Either.map(interpretChatBody(model, response.status, contentType, text, redact), partsOfCompletion)
+      (text) => Either.map(interpretChatBody(model, response.status, contentType, text, redact, context.cache), partsOfCompletion)
     ))
   }
+
+  const send = (request: ModelRequest, webForm: WebForm) =>
+    http.execute(requests.chat(request, settings.stream, webForm)).pipe(Effect.mapError((e) => transportError(request.model, e)))
+
+  /**
+   * The response to a call. A server other than OpenRouter that refuses web search's tool with a 400 naming
+   * it (a gateway that checks `tools` against OpenAI's schema) is asked once more with the `web` plugin instead.
+   */
+  const opened = (request: ModelRequest): Effect.Effect<HttpClientResponse.HttpClientResponse, ProviderError> =>
+    request.web === undefined || requests.openRouter
+      ? send(request, "tool")
+      : Effect.flatMap(send(request, "tool"), (response) =>
+        response.status !== 400
+          ? Effect.succeed(response)
+          : Effect.flatMap(bodyText(request.model, response), (text) =>
+            REFUSES_TOOLS.test(text)
+              ? send(request, "plugin")
+              : Effect.fail(errorForStatus(request.model, response.status, headerRecord(response), text, redact))))
 
   // The response's stream is run as a channel of its own (`Channel.unwrap`), not flattened into another
   // stream: `Stream.unwrap` would pass every read through a concatenation of streams.
   const stream = (request: ModelRequest): Stream.Stream<ModelPart, ProviderError> =>
-    Stream.fromChannel(Channel.unwrap(Effect.matchEffect(http.execute(requests.chat(request, settings.stream)), {
-      onFailure: (e) => Effect.fail(transportError(request.model, e)),
+    Stream.fromChannel(Channel.unwrap(Effect.matchEffect(opened(request), {
+      onFailure: Effect.fail,
       onSuccess: (response) =>
         Effect.succeed(Stream.toChannel(HttpClientResponse.matchStatus(response, {
           "2xx": chatAnswer(request.model),
@@ -98,7 +122,8 @@ export const openAiCompatible: Effect.Effect<ModelProvider, never, Settings | Ht
       completionPrice: perMillion(m.pricing?.completion),
       ...(isVariable(m.pricing?.prompt) || isVariable(m.pricing?.completion) ? { variablePrice: true } : {}),
       inputModalities: m.architecture?.input_modalities ?? undefined,
-      supportedParameters: m.supported_parameters ?? undefined
+      supportedParameters: m.supported_parameters ?? undefined,
+      ...(m.alias_target != null ? { resolvesTo: m.alias_target.slug } : {})
     }))
   })
 

@@ -11,7 +11,7 @@ import {
   RateLimited,
   Unauthorized
 } from "../../../domain/errors.js"
-import type { Completion, TokenUsage } from "../../../domain/modelCall.js"
+import type { CacheOutcome, Completion, CostDetails, TokenUsage } from "../../../domain/modelCall.js"
 import type { Redact } from "../../../domain/redact.js"
 import { annotationList, citationsOf } from "./citations.js"
 import { decodeChat, decodeErrorBody, type ErrorObject, type Undecodable, type WireUsage } from "./wire.js"
@@ -64,19 +64,45 @@ const isTransientCode = (code: number | string | null | undefined): boolean => {
 
 const isRateLimitCode = (code: number | string | null | undefined): boolean => code === 429 || code === "429"
 
-/** The server's usage, or none when it reported no token counts (a count it left out is 0). */
-export const usageOf = (usage: WireUsage | null | undefined): TokenUsage | undefined =>
-  usage == null || (usage.prompt_tokens == null && usage.completion_tokens == null)
-    ? undefined
-    : {
-      promptTokens: usage.prompt_tokens ?? 0,
-      completionTokens: usage.completion_tokens ?? 0,
-      ...(usage.cost != null ? { cost: usage.cost } : {}),
-      ...(usage.completion_tokens_details?.reasoning_tokens != null
-        ? { reasoningTokens: usage.completion_tokens_details.reasoning_tokens }
-        : {}),
-      ...(usage.prompt_tokens_details?.cached_tokens != null ? { cachedTokens: usage.prompt_tokens_details.cached_tokens } : {})
-    }
+const costDetailsOf = (details: NonNullable<WireUsage["cost_details"]>): CostDetails | undefined => {
+  const picked: CostDetails = {
+    ...(details.upstream_inference_cost != null ? { upstreamInferenceCost: details.upstream_inference_cost } : {}),
+    ...(details.upstream_inference_prompt_cost != null ? { upstreamPromptCost: details.upstream_inference_prompt_cost } : {}),
+    ...(details.upstream_inference_completions_cost != null
+      ? { upstreamCompletionCost: details.upstream_inference_completions_cost }
+      : {})
+  }
+  return Object.keys(picked).length > 0 ? picked : undefined
+}
+
+/**
+ * The server's usage, or none when it reported no token counts (a count it left out is 0). A response-cache
+ * hit costs nothing, whatever the usage says: its tokens are kept as reported.
+ */
+export const usageOf = (usage: WireUsage | null | undefined, cache?: CacheOutcome): TokenUsage | undefined => {
+  if (usage == null || (usage.prompt_tokens == null && usage.completion_tokens == null)) return undefined
+  const details = usage.cost_details == null ? undefined : costDetailsOf(usage.cost_details)
+  const cost = cache?.status === "hit" ? 0 : usage.cost
+  return {
+    promptTokens: usage.prompt_tokens ?? 0,
+    completionTokens: usage.completion_tokens ?? 0,
+    ...(cost != null ? { cost } : {}),
+    ...(usage.completion_tokens_details?.reasoning_tokens != null
+      ? { reasoningTokens: usage.completion_tokens_details.reasoning_tokens }
+      : {}),
+    ...(usage.prompt_tokens_details?.cached_tokens != null ? { cachedTokens: usage.prompt_tokens_details.cached_tokens } : {}),
+    ...(details !== undefined ? { costDetails: details } : {})
+  }
+}
+
+/** What OpenRouter's response cache did, from the response's headers; none when it said nothing. */
+export const cacheOutcomeOf = (headers: Readonly<Record<string, string | undefined>>): CacheOutcome | undefined => {
+  const status = headers["x-openrouter-cache-status"]?.trim().toUpperCase()
+  if (status !== "HIT" && status !== "MISS") return undefined
+  const age = Number(headers["x-openrouter-cache-age"])
+  const hasAge = headers["x-openrouter-cache-age"] !== undefined && Number.isFinite(age) && age >= 0
+  return { status: status === "HIT" ? "hit" : "miss", ...(hasAge ? { ageSeconds: age } : {}) }
+}
 
 /**
  * An error the provider reported inside an answer: a 200 body, a choice, or a stream event. A 429 is
@@ -140,7 +166,8 @@ export const interpretChatBody = (
   status: number,
   contentType: string | undefined,
   text: string,
-  redact: Redact
+  redact: Redact,
+  cache?: CacheOutcome
 ): Either.Either<Completion, ProviderError> => {
   const decoded = decodeChat(text)
   if (Either.isLeft(decoded)) return Either.left(invalid(model, status, describeUndecodable(decoded.left, contentType, text)))
@@ -157,8 +184,9 @@ export const interpretChatBody = (
   return Either.right({
     content: redact(content),
     servedBy: body.model != null ? redact(body.model) : model,
-    usage: usageOf(body.usage),
+    usage: usageOf(body.usage, cache),
     finishReason: choice.finish_reason ?? undefined,
-    citations: citationsOf(annotationList(choice.message?.annotations), redact)
+    citations: citationsOf(annotationList(choice.message?.annotations), redact),
+    ...(cache !== undefined ? { cache } : {})
   })
 }

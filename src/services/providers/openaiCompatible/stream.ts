@@ -1,7 +1,7 @@
 import type { HttpClientError } from "@effect/platform"
 import { Cause, Channel, Chunk, Either, Stream } from "effect"
 import { InvalidResponse, type ProviderError } from "../../../domain/errors.js"
-import type { Completion, ModelPart } from "../../../domain/modelCall.js"
+import type { CacheOutcome, Completion, ModelPart } from "../../../domain/modelCall.js"
 import type { Redact, StreamRedact } from "../../../domain/redact.js"
 import { makeSseSplitter, type SseEvent, type SseSplitter } from "../../sseEvents.js"
 import { byteCap, tooLarge, transportError } from "./body.js"
@@ -16,6 +16,8 @@ export interface StreamContext {
   readonly redact: Redact
   /** A key redactor for text that comes in pieces: one per streamed field of a call. */
   readonly streamRedact: () => StreamRedact
+  /** What the response cache did, as the response's headers said. */
+  readonly cache?: CacheOutcome | undefined
 }
 
 /** What the body has said so far besides its text: one per call, filled in place by the reads. */
@@ -37,7 +39,12 @@ const lastParts = (completion: Omit<Completion, "content">): Array<ModelPart> =>
   const parts: Array<ModelPart> = []
   if (completion.usage !== undefined) parts.push({ _tag: "Usage", usage: completion.usage })
   if (completion.citations !== undefined) parts.push({ _tag: "Citations", citations: completion.citations })
-  parts.push({ _tag: "Finish", reason: completion.finishReason, servedBy: completion.servedBy })
+  parts.push({
+    _tag: "Finish",
+    reason: completion.finishReason,
+    servedBy: completion.servedBy,
+    ...(completion.cache !== undefined ? { cache: completion.cache } : {})
+  })
   return parts
 }
 
@@ -165,9 +172,10 @@ const endParts = (r: Reading): Array<ModelPart> => {
   }
   return parts.concat(lastParts({
     servedBy: answer.servedBy !== undefined ? context.redact(answer.servedBy) : context.model,
-    usage: usageOf(answer.usage),
+    usage: usageOf(answer.usage, context.cache),
     finishReason: answer.finishReason,
-    citations: citationsOf(answer.annotations, context.redact)
+    citations: citationsOf(answer.annotations, context.redact),
+    ...(context.cache !== undefined ? { cache: context.cache } : {})
   }))
 }
 

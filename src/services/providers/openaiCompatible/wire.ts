@@ -49,6 +49,12 @@ const UsageObject = Schema.Struct({
   }))),
   prompt_tokens_details: Schema.optional(Schema.NullOr(Schema.Struct({
     cached_tokens: Schema.optional(Schema.NullOr(Schema.Number))
+  }))),
+  /** What the upstream provider charged (OpenRouter; BYOK keys are billed there). */
+  cost_details: Schema.optional(Schema.NullOr(Schema.Struct({
+    upstream_inference_cost: Schema.optional(Schema.NullOr(Schema.Number)),
+    upstream_inference_prompt_cost: Schema.optional(Schema.NullOr(Schema.Number)),
+    upstream_inference_completions_cost: Schema.optional(Schema.NullOr(Schema.Number))
   })))
 })
 export type WireUsage = typeof UsageObject.Type
@@ -88,7 +94,9 @@ const ModelsResponse = Schema.Struct({
       prompt: Schema.optional(Schema.NullOr(Price)),
       completion: Schema.optional(Schema.NullOr(Price))
     }))),
-    supported_parameters: Schema.optional(Schema.NullOr(Schema.Array(Schema.String)))
+    supported_parameters: Schema.optional(Schema.NullOr(Schema.Array(Schema.String))),
+    /** A `~vendor/family-latest` row: the concrete model it resolves to now (OpenRouter). */
+    alias_target: Schema.optional(Schema.NullOr(Schema.Struct({ slug: Schema.String })))
   }))
 })
 export type ModelsResponse = typeof ModelsResponse.Type
