@@ -19,7 +19,7 @@ export const serveCli = defineCommand("serve", {
   flags: {
     http: switchFlag({
       name: "http",
-      doc: "Serve MCP Streamable HTTP at /mcp (bearer token required; GET /healthz without) instead of stdio."
+      doc: "Serve MCP Streamable HTTP at /mcp (bearer token required; GET /healthz without), and the run viewer at /runs, instead of stdio."
     }),
     host: textFlag({
       name: "host",
