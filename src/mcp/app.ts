@@ -8,13 +8,14 @@ import {
   ReadResourceRequestSchema
 } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Either, Fiber, FiberSet, Runtime, Schema } from "effect"
+import { readRunViewPage, rendersApps, RUN_VIEW_URI, runViewResource, toolUiMeta } from "./appView.js"
 import type { LiveRuns } from "./liveRuns.js"
 import { makeProgress } from "./progress.js"
 import { listRunResources, readRunResource, resourceTemplates } from "./resources.js"
 import { makeFileRoots } from "./roots.js"
 import { makeTaskStore } from "./tasks.js"
-import { toolNamed, tools } from "./tools/index.js"
-import type { ToolServices } from "./tools/tool.js"
+import { appOnlyTools, toolNamed, tools } from "./tools/index.js"
+import type { Tool, ToolServices } from "./tools/tool.js"
 
 export const INSTRUCTIONS = "parallel-llm asks several LLMs the same prompt at once and has a synthesizer model merge their answers. " +
   "Call process_prompt with the full question. A run takes 1 to 3 minutes; when it is not done within `wait` seconds " +
@@ -85,12 +86,20 @@ export const makeMcpApp = (options: McpAppOptions): Server => {
   const fileRoots = makeFileRoots(server)
   const refuse = (message: string) => Effect.fail<ProtocolFailure>({ code: ErrorCode.InvalidParams, message })
 
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools.map((tool) => tool.definition) }))
+  // The MCP App (appView.ts) exists only for a client that declared it renders apps; for any other the
+  // tool list, the results and the resource list are what they were before the app.
+  const apps = () => rendersApps(server.getClientCapabilities())
+  const definitionOf = (tool: Tool) =>
+    apps() && tool.ui !== undefined ? { ...tool.definition, _meta: toolUiMeta(tool.ui) } : tool.definition
+
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: [...tools, ...(apps() ? appOnlyTools : [])].map(definitionOf)
+  }))
   server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
     handle(
       Effect.gen(function*() {
         const { name, arguments: args, task } = request.params
-        const tool = toolNamed(name)
+        const tool = toolNamed(name, apps())
         if (tool === undefined) {
           return yield* refuse(`Unknown tool: ${name} (this server has ${tools.map((t) => t.name).join(", ")})`)
         }
@@ -100,8 +109,15 @@ export const makeMcpApp = (options: McpAppOptions): Server => {
       }),
       extra.signal
     ))
-  server.setRequestHandler(ListResourcesRequestSchema, (_request, extra) => handle(listRunResources(), extra.signal))
+  server.setRequestHandler(ListResourcesRequestSchema, (_request, extra) =>
+    handle(
+      apps()
+        ? Effect.map(listRunResources(), (list) => ({ ...list, resources: [runViewResource, ...list.resources] }))
+        : listRunResources(),
+      extra.signal
+    ))
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [...resourceTemplates] }))
-  server.setRequestHandler(ReadResourceRequestSchema, (request, extra) => handle(readRunResource(request.params.uri), extra.signal))
+  server.setRequestHandler(ReadResourceRequestSchema, (request, extra) =>
+    handle(request.params.uri === RUN_VIEW_URI ? readRunViewPage : readRunResource(request.params.uri), extra.signal))
   return server
 }
