@@ -117,7 +117,9 @@ export const makeMcpApp = (options: McpAppOptions): Server => {
       extra.signal
     ))
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [...resourceTemplates] }))
-  server.setRequestHandler(ReadResourceRequestSchema, (request, extra) =>
-    handle(request.params.uri === RUN_VIEW_URI ? readRunViewPage : readRunResource(request.params.uri), extra.signal))
+  server.setRequestHandler(
+    ReadResourceRequestSchema,
+    (request, extra) => handle(request.params.uri === RUN_VIEW_URI ? readRunViewPage : readRunResource(request.params.uri), extra.signal)
+  )
   return server
 }
