@@ -3,6 +3,7 @@ import {
   CallToolRequestSchema,
   ErrorCode,
   ListResourcesRequestSchema,
+  type ListResourcesResult,
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
   ReadResourceRequestSchema
@@ -50,6 +51,22 @@ export interface McpAppOptions {
   readonly redact: <A>(value: A) => A
 }
 
+/**
+ * What a client sees of the MCP App (appView.ts): it exists only for a client that declared it renders apps; for
+ * any other the tool list, the results and the resource list are what they were before the app.
+ */
+const appViewOf = (server: Server) => {
+  const apps = () => rendersApps(server.getClientCapabilities())
+  const definitionOf = (tool: Tool) =>
+    apps() && tool.ui !== undefined ? { ...tool.definition, _meta: toolUiMeta(tool.ui) } : tool.definition
+  return {
+    apps,
+    listTools: () => ({ tools: [...tools, ...(apps() ? appOnlyTools : [])].map(definitionOf) }),
+    listResources: <E, R>(list: Effect.Effect<ListResourcesResult, E, R>) =>
+      apps() ? Effect.map(list, (result) => ({ ...result, resources: [runViewResource, ...result.resources] })) : list
+  }
+}
+
 /** One MCP server (one per connection): tools, resources and tasks over the process's services and runs. */
 export const makeMcpApp = (options: McpAppOptions): Server => {
   const { runtime, runs, requests, redact } = options
@@ -86,20 +103,13 @@ export const makeMcpApp = (options: McpAppOptions): Server => {
   const fileRoots = makeFileRoots(server)
   const refuse = (message: string) => Effect.fail<ProtocolFailure>({ code: ErrorCode.InvalidParams, message })
 
-  // The MCP App (appView.ts) exists only for a client that declared it renders apps; for any other the
-  // tool list, the results and the resource list are what they were before the app.
-  const apps = () => rendersApps(server.getClientCapabilities())
-  const definitionOf = (tool: Tool) =>
-    apps() && tool.ui !== undefined ? { ...tool.definition, _meta: toolUiMeta(tool.ui) } : tool.definition
-
-  server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: [...tools, ...(apps() ? appOnlyTools : [])].map(definitionOf)
-  }))
+  const view = appViewOf(server)
+  server.setRequestHandler(ListToolsRequestSchema, view.listTools)
   server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
     handle(
       Effect.gen(function*() {
         const { name, arguments: args, task } = request.params
-        const tool = toolNamed(name, apps())
+        const tool = toolNamed(name, view.apps())
         if (tool === undefined) {
           return yield* refuse(`Unknown tool: ${name} (this server has ${tools.map((t) => t.name).join(", ")})`)
         }
@@ -109,13 +119,7 @@ export const makeMcpApp = (options: McpAppOptions): Server => {
       }),
       extra.signal
     ))
-  server.setRequestHandler(ListResourcesRequestSchema, (_request, extra) =>
-    handle(
-      apps()
-        ? Effect.map(listRunResources(), (list) => ({ ...list, resources: [runViewResource, ...list.resources] }))
-        : listRunResources(),
-      extra.signal
-    ))
+  server.setRequestHandler(ListResourcesRequestSchema, (_request, extra) => handle(view.listResources(listRunResources()), extra.signal))
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [...resourceTemplates] }))
   server.setRequestHandler(
     ReadResourceRequestSchema,
