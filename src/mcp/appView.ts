@@ -56,7 +56,7 @@ export const runViewResource: Resource = {
  * package's dist folder either way.
  */
 const PAGE = new URL("../../dist/viewer.html", import.meta.url)
-/** The page is about 60 KB; anything far past that is not the page the build wrote. */
+/** The page is about 16 KB; anything far past that is not the page the build wrote. */
 const PAGE_MAX_BYTES = 4 * 1024 * 1024
 
 const notReadable = (why: string) =>

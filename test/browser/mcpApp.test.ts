@@ -133,6 +133,8 @@ describe.skipIf(!hasChromium)("the run viewer in a minimal MCP Apps host", () =>
     expect(await app.locator("#report").textContent()).toContain("2 + 2 = 4")
     expect(await app.locator("#report").textContent()).toContain("apples are red")
     expect(await tab.frames()[1]?.evaluate(() => (window as { __pwned?: string }).__pwned)).toBeUndefined()
+    // The host's theme reached the page.
+    expect(await tab.frames()[1]?.evaluate(() => document.documentElement.dataset.theme)).toBe("light")
     expect(relayed.filter((c) => c.name === "get_run_view").map((c) => c.arguments.runId)).toContain(runIdOf(call.result))
     // Within the hosts' default content security policy: nothing refused, nothing thrown.
     expect(errors).toEqual([])
@@ -155,6 +157,24 @@ describe.skipIf(!hasChromium)("the run viewer in a minimal MCP Apps host", () =>
     expect(relayed.filter((c) => c.name === "get_run_view" && c.arguments.runId === runId).length).toBeGreaterThanOrEqual(2)
     expect(errors).toEqual([])
     await shot(tab, "followed")
+    await tab.close()
+  })
+
+  it("re-synthesizes and asks a follow-up from the page, through resynthesize and continue_run", async () => {
+    const call = await ask(["app/plain"])
+    const runId = runIdOf(call.result)
+    const { app, errors, tab } = await showInHost(call)
+    const said = app.locator("#actions [role=status]")
+    await app.getByLabel("Synthesizer model").fill("app/synth")
+    await app.locator("#action-resynthesize").click()
+    await said.filter({ hasText: "Re-synthesis started: run" }).waitFor()
+    expect(relayed).toContainEqual({ name: "resynthesize", arguments: { runId, wait: 0, synthesizer: "app/synth" } })
+    await app.getByLabel("Follow-up question").fill("And 3+3?")
+    await app.locator("#action-followUp").click()
+    await said.filter({ hasText: "Follow-up started: run" }).waitFor()
+    expect(relayed).toContainEqual({ name: "continue_run", arguments: { runId, prompt: "And 3+3?", wait: 0 } })
+    expect(errors).toEqual([])
+    await shot(tab, "actions")
     await tab.close()
   })
 
