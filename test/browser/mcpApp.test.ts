@@ -51,7 +51,8 @@ beforeAll(async () => {
     script: {
       "app/hostile": { kind: "ok", content: HOSTILE },
       "app/plain": { kind: "ok", content: "The answer is 4 apples." },
-      "app/slow": { kind: "trickle", content: "Slowly: it is 4.", chunkDelayMs: 1000, chunks: 5 },
+      // Long enough to be seen running, under load too.
+      "app/slow": { kind: "trickle", content: "Slowly: it is 4.", chunkDelayMs: 1500, chunks: 5 },
       "app/stuck": { kind: "hang" },
       "app/synth": { kind: "ok", content: `${ANSWER}\n\n${REPORT_DELIMITER}\n${JSON.stringify(FINDINGS)}` }
     }
@@ -175,6 +176,21 @@ describe.skipIf(!hasChromium)("the run viewer in a minimal MCP Apps host", () =>
     expect(relayed).toContainEqual({ name: "continue_run", arguments: { runId, prompt: "And 3+3?", wait: 0 } })
     expect(errors).toEqual([])
     await shot(tab, "actions")
+    await tab.close()
+  })
+
+  it("in a host that relays no tool calls, shows the tool result alone, its actions disabled", async () => {
+    const call = await ask(["app/plain"])
+    const { app, errors, tab } = await showInHost({ ...call, serverTools: false })
+    await app.locator("#final-answer").waitFor()
+    expect(await app.locator("#final-answer").textContent()).toBe(ANSWER)
+    expect(await app.locator("#status").textContent()).toBe("ok")
+    for (const action of ["cancel", "resynthesize", "followUp"]) {
+      expect(await app.locator(`#action-${action}`).isDisabled(), action).toBe(true)
+      expect(await app.locator(`#why-${action}`).textContent(), action).toMatch(/does not pass the page's tool calls/)
+    }
+    expect(errors).toEqual([])
+    await shot(tab, "no-relay")
     await tab.close()
   })
 

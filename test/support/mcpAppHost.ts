@@ -5,7 +5,8 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 // extension's default content security policy, answers `ui/initialize`, sends the tool's input and result once
 // the app says `ui/notifications/initialized`, sizes the frame on `ui/notifications/size-changed`, and relays
 // the app's `tools/call` to the server through `window.relayToolCall` (a function the test exposes, backed by the
-// SDK's client in the test process) for the tools the app may call; anything else is "method not found".
+// SDK's client in the test process) for the tools the app may call (unless told to offer no `serverTools`);
+// anything else is "method not found".
 
 /** The content security policy a host applies when the resource declares no domains (the extension's default). */
 export const DEFAULT_APP_CSP = "default-src 'none'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; " +
@@ -19,6 +20,8 @@ export interface HostSetup {
   readonly result: CallToolResult
   /** The tools whose `_meta.ui.visibility` lets the app call them. */
   readonly appTools: ReadonlyArray<string>
+  /** Whether the host relays the app's `tools/call` to the server (`hostCapabilities.serverTools`); yes by default. */
+  readonly serverTools?: boolean
 }
 
 /** JSON inside a `<script>`: nothing in it can close the element. */
@@ -42,7 +45,7 @@ window.addEventListener("message", async (event) => {
       return answer(m.id, {
         protocolVersion: "2026-01-26",
         hostInfo: { name: "minimal-test-host", version: "1.0.0" },
-        hostCapabilities: { serverTools: {} },
+        hostCapabilities: setup.serverTools === false ? {} : { serverTools: {} },
         hostContext: { theme: "light", displayMode: "inline", platform: "web" }
       })
     case "ui/notifications/initialized":
@@ -53,6 +56,7 @@ window.addEventListener("message", async (event) => {
       return
     case "tools/call": {
       const name = m.params?.name
+      if (setup.serverTools === false) return refuse(m.id, -32601, "Method not found: tools/call")
       if (!setup.appTools.includes(name)) return refuse(m.id, -32602, "Tool not callable by this app: " + name)
       try {
         return answer(m.id, await window.relayToolCall(name, m.params.arguments ?? {}))

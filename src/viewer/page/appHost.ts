@@ -86,8 +86,11 @@ const applyTheme = (context: unknown) => {
 
 type Rpc = ReturnType<typeof connect>
 
-/** `ui/initialize`, then `ui/notifications/initialized`; from then on the host hears of the page's size. */
-const initialize = (rpc: Rpc): Promise<void> =>
+/**
+ * `ui/initialize`, then `ui/notifications/initialized`; from then on the host hears of the page's size. Resolves
+ * with whether the host relays `tools/call` to the server (`hostCapabilities.serverTools`).
+ */
+const initialize = (rpc: Rpc): Promise<boolean> =>
   rpc.request("ui/initialize", {
     appInfo: { name: "parallel-llm run viewer", version: "1" },
     appCapabilities: {},
@@ -101,6 +104,7 @@ const initialize = (rpc: Rpc): Promise<void> =>
       const box = root.getBoundingClientRect()
       rpc.notify("ui/notifications/size-changed", { width: Math.ceil(box.width), height: Math.ceil(box.height) })
     }).observe(root)
+    return isObject(answer.hostCapabilities) && isObject(answer.hostCapabilities.serverTools)
   })
 
 /** The actions, each through the server's own tool; a new run (re-synthesis, follow-up) is named. */
@@ -123,9 +127,12 @@ const act = async (callTool: (name: string, args: Json) => Promise<Json>, runId:
   }
 }
 
-const availabilityOf = (data: ViewerData): Readonly<Record<ActionName, Availability>> => {
+const NO_RELAY: Availability = { available: false, why: "This host does not pass the page's tool calls to the server." }
+
+const availabilityOf = (data: ViewerData, relays: boolean): Readonly<Record<ActionName, Availability>> => {
   const running = data.view.status === "running"
   const yes: Availability = { available: true }
+  if (!relays) return { cancel: NO_RELAY, resynthesize: NO_RELAY, followUp: NO_RELAY }
   return {
     cancel: running ? yes : { available: false, why: "The run is not running." },
     resynthesize: running ? { available: false, why: "Once the run has ended." } : yes,
@@ -143,6 +150,7 @@ export const appHost = (): ViewerHost => {
     } else if (method === "ui/notifications/host-context-changed") applyTheme(params)
   })
   const ready = initialize(rpc)
+  let relays = false
   const callTool = async (name: string, args: Json): Promise<Json> => {
     await ready
     const result = (await rpc.request("tools/call", { name, arguments: args })) as Partial<CallToolResult>
@@ -151,27 +159,40 @@ export const appHost = (): ViewerHost => {
   }
 
   let runId: string | undefined
-  /** Whether the data last shown came from the tool result (a summary: the run's texts come from get_run_view). */
+  /** The run as last seen; whether that came from the tool result (a summary: the run's files come from get_run_view). */
+  let last: ViewerData | undefined
   let fromToolResult = false
+  const fetchRun = async (id: string): Promise<ViewerData> => {
+    const data = (await callTool("get_run_view", { runId: id })).structuredContent
+    if (!isObject(data) || runOutputOf({ structuredContent: data.view }) === undefined) throw new Error("get_run_view answered no run")
+    return data as unknown as ViewerData
+  }
   return {
     load: async (): Promise<ViewerData> => {
-      if (runId === undefined) {
-        await ready
+      if (runId === undefined || last === undefined) {
+        relays = await ready
         const result = await toolResult
         const view = runOutputOf(result)
         if (view === undefined) throw new Error(textOf(result))
         runId = view.runId
         fromToolResult = true
-        return { view, manifest: null, texts: {}, thread: [] }
+        last = { view, manifest: null, texts: {}, thread: [] }
+        return last
       }
       fromToolResult = false
-      const data = (await callTool("get_run_view", { runId })).structuredContent
-      if (!isObject(data) || runOutputOf({ structuredContent: data.view }) === undefined) throw new Error("get_run_view answered no run")
-      return data as unknown as ViewerData
+      // A failed look keeps the run as last seen, saying why it is not updated.
+      const seen = last
+      return fetchRun(runId).then(
+        (data) => (last = data),
+        (error: unknown): ViewerData => ({
+          ...seen,
+          view: { ...seen.view, summary: `${seen.view.summary} (Not updated: ${error instanceof Error ? error.message : String(error)})` }
+        })
+      )
     },
     // The tool result first, then at once the run's files; then every 2 s while the run goes on.
-    nextLoadIn: (data) => (fromToolResult ? 0 : data.view.status === "running" ? POLL_INTERVAL_MS : undefined),
-    availability: availabilityOf,
+    nextLoadIn: (data) => !relays ? undefined : fromToolResult ? 0 : data.view.status === "running" ? POLL_INTERVAL_MS : undefined,
+    availability: (data) => availabilityOf(data, relays),
     act: (action, input) => (runId === undefined ? Promise.reject(new Error("No run yet.")) : act(callTool, runId, action, input))
   }
 }
