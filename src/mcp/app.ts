@@ -3,18 +3,20 @@ import {
   CallToolRequestSchema,
   ErrorCode,
   ListResourcesRequestSchema,
+  type ListResourcesResult,
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
   ReadResourceRequestSchema
 } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Either, Fiber, FiberSet, Runtime, Schema } from "effect"
+import { readRunViewPage, rendersApps, RUN_VIEW_URI, runViewResource, toolUiMeta } from "./appView.js"
 import type { LiveRuns } from "./liveRuns.js"
 import { makeProgress } from "./progress.js"
 import { listRunResources, readRunResource, resourceTemplates } from "./resources.js"
 import { makeFileRoots } from "./roots.js"
 import { makeTaskStore } from "./tasks.js"
-import { toolNamed, tools } from "./tools/index.js"
-import type { ToolServices } from "./tools/tool.js"
+import { appOnlyTools, toolNamed, tools } from "./tools/index.js"
+import type { Tool, ToolServices } from "./tools/tool.js"
 
 export const INSTRUCTIONS = "parallel-llm asks several LLMs the same prompt at once and has a synthesizer model merge their answers. " +
   "Call process_prompt with the full question. A run takes 1 to 3 minutes; when it is not done within `wait` seconds " +
@@ -47,6 +49,22 @@ export interface McpAppOptions {
   readonly requests: FiberSet.FiberSet<unknown, unknown>
   /** Masks the API key in everything sent to the client. */
   readonly redact: <A>(value: A) => A
+}
+
+/**
+ * What a client sees of the MCP App (appView.ts): it exists only for a client that declared it renders apps; for
+ * any other the tool list, the results and the resource list are what they were before the app.
+ */
+const appViewOf = (server: Server) => {
+  const apps = () => rendersApps(server.getClientCapabilities())
+  const definitionOf = (tool: Tool) =>
+    apps() && tool.ui !== undefined ? { ...tool.definition, _meta: toolUiMeta(tool.ui) } : tool.definition
+  return {
+    apps,
+    listTools: () => ({ tools: [...tools, ...(apps() ? appOnlyTools : [])].map(definitionOf) }),
+    listResources: <E, R>(list: Effect.Effect<ListResourcesResult, E, R>) =>
+      apps() ? Effect.map(list, (result) => ({ ...result, resources: [runViewResource, ...result.resources] })) : list
+  }
 }
 
 /** One MCP server (one per connection): tools, resources and tasks over the process's services and runs. */
@@ -85,12 +103,13 @@ export const makeMcpApp = (options: McpAppOptions): Server => {
   const fileRoots = makeFileRoots(server)
   const refuse = (message: string) => Effect.fail<ProtocolFailure>({ code: ErrorCode.InvalidParams, message })
 
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools.map((tool) => tool.definition) }))
+  const view = appViewOf(server)
+  server.setRequestHandler(ListToolsRequestSchema, view.listTools)
   server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
     handle(
       Effect.gen(function*() {
         const { name, arguments: args, task } = request.params
-        const tool = toolNamed(name)
+        const tool = toolNamed(name, view.apps())
         if (tool === undefined) {
           return yield* refuse(`Unknown tool: ${name} (this server has ${tools.map((t) => t.name).join(", ")})`)
         }
@@ -100,8 +119,11 @@ export const makeMcpApp = (options: McpAppOptions): Server => {
       }),
       extra.signal
     ))
-  server.setRequestHandler(ListResourcesRequestSchema, (_request, extra) => handle(listRunResources(), extra.signal))
+  server.setRequestHandler(ListResourcesRequestSchema, (_request, extra) => handle(view.listResources(listRunResources()), extra.signal))
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [...resourceTemplates] }))
-  server.setRequestHandler(ReadResourceRequestSchema, (request, extra) => handle(readRunResource(request.params.uri), extra.signal))
+  server.setRequestHandler(
+    ReadResourceRequestSchema,
+    (request, extra) => handle(request.params.uri === RUN_VIEW_URI ? readRunViewPage : readRunResource(request.params.uri), extra.signal)
+  )
   return server
 }

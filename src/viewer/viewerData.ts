@@ -3,7 +3,7 @@ import type { RunOutput } from "../mcp/runOutput.js"
 
 // What the run viewer page is given and what it can ask for: types only, shared by the page (which runs in
 // a browser) and the servers that feed it. The page never knows where its data comes from: `runs open`
-// serves it over loopback HTTP now; an MCP Apps host hands it tool results over postMessage later.
+// serves it over loopback HTTP; an MCP Apps host hands it tool results over postMessage (page/appHost.ts).
 
 /** One earlier turn of a follow-up's thread, oldest first. */
 export interface ThreadTurn {
@@ -50,6 +50,11 @@ export interface ActionInput {
 export interface ViewerHost {
   /** The run as it stands now; called again (no faster than every 2 s) while it is running. */
   readonly load: () => Promise<ViewerData>
+  /**
+   * How long to wait before loading again, or undefined to stop; by default every 2 s while the run is running.
+   * (An MCP Apps host is handed a tool result first, a summary: the run's files are loaded at once after it.)
+   */
+  readonly nextLoadIn?: (data: ViewerData) => number | undefined
   readonly availability: (data: ViewerData) => Readonly<Record<ActionName, Availability>>
   /** Resolves with a line to show (the new run's id, "cancelled"); rejects with why it failed. */
   readonly act: (action: ActionName, input: ActionInput) => Promise<string>

@@ -2,6 +2,7 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
+import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js"
 import { Context, Effect, Exit, Layer, Option, Scope } from "effect"
 import { layerStartupWarnings } from "../../src/appLayer.js"
 import { openConnection } from "../../src/mcp/connection.js"
@@ -30,17 +31,26 @@ export const serverServices = (
     Layer.provideMerge(Layer.mergeAll(settings, NodeFileSystem.layer, NodePath.layer))
   )
 
-/** A client connected to a server connection on the current services, closed with the scope; it has listed the tools. */
-export const connectInProcess: Effect.Effect<Client, never, Scope.Scope | ToolServices | Logging> = Effect.gen(function*() {
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
-  const runs = yield* makeLiveRuns
-  yield* openConnection(serverSide, { version: "test", runs, redactor: makeRedactor(Option.none()), onClose: () => undefined })
-  const client = new Client({ name: "in-process-test", version: "1.0.0" })
-  yield* Effect.acquireRelease(Effect.promise(() => client.connect(clientSide)), () => Effect.promise(() => client.close()))
-  // The client checks structured results only against the schemas it has listed.
-  yield* Effect.promise(() => client.listTools())
-  return client
-})
+/**
+ * A client declaring `capabilities` (none by default) connected to a server connection on the current services,
+ * closed with the scope; it has listed the tools.
+ */
+export const connectInProcessWith = (
+  capabilities?: ClientCapabilities
+): Effect.Effect<Client, never, Scope.Scope | ToolServices | Logging> =>
+  Effect.gen(function*() {
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+    const runs = yield* makeLiveRuns
+    yield* openConnection(serverSide, { version: "test", runs, redactor: makeRedactor(Option.none()), onClose: () => undefined })
+    const client = new Client({ name: "in-process-test", version: "1.0.0" }, capabilities !== undefined ? { capabilities } : undefined)
+    yield* Effect.acquireRelease(Effect.promise(() => client.connect(clientSide)), () => Effect.promise(() => client.close()))
+    // The client checks structured results only against the schemas it has listed.
+    yield* Effect.promise(() => client.listTools())
+    return client
+  })
+
+/** A client that declares no capabilities, connected as `connectInProcessWith` does. */
+export const connectInProcess = connectInProcessWith()
 
 /** A connection to a server in this process, shaped like mcpHarness's `McpConnection` (no transport). */
 export interface InProcessConnection {
@@ -56,7 +66,10 @@ export interface InProcessConnection {
  * loaded as serve loads them (degraded when they are wrong, each problem logged once), the real HTTP client and
  * call gate, the real run store; log lines are kept for `stderr()` instead of printed. For tests where the process is not the point.
  */
-export const connectMcpInProcess = async (env: Readonly<Record<string, string>>): Promise<InProcessConnection> => {
+export const connectMcpInProcess = async (
+  env: Readonly<Record<string, string>>,
+  capabilities?: ClientCapabilities
+): Promise<InProcessConnection> => {
   const lines: Array<string> = []
   const services = Layer.unwrapEffect(Effect.map(loadDegraded({ flags: {}, env }), ({ loaded, problems }) => {
     const settings = Layer.succeedContext(
@@ -79,7 +92,7 @@ export const connectMcpInProcess = async (env: Readonly<Record<string, string>>)
   const client = await Effect.runPromise(
     Effect.gen(function*() {
       const context = yield* Layer.buildWithScope(services, scope)
-      return yield* connectInProcess.pipe(Effect.provide(context), Scope.extend(scope))
+      return yield* connectInProcessWith(capabilities).pipe(Effect.provide(context), Scope.extend(scope))
     }).pipe(Effect.orDie)
   )
   return {

@@ -16,12 +16,15 @@ const folderOf = (file: string): string => (file.includes("/") ? file.split("/")
  * `serve` is the CLI's way to start the MCP server, `runs open` its way to start the viewer: each command imports
  * that entry point. The viewer shows a run as the MCP tools give it (the same view, the same results), so it reads
  * the run through mcp's modules instead of a copy of them; `serve --http` mounts the viewer's routes beside /mcp.
+ * The MCP App's page asks for that same data through the server's app-only tool, which reads it with the viewer's
+ * reader.
  */
 const SIDEWAYS_ALLOWED = (from: string, to: string): boolean =>
   (from === "cli/serveCommand.ts" && folderOf(to) === "mcp") ||
   (from === "cli/runsOpenCommand.ts" && folderOf(to) === "viewer") ||
   (folderOf(from) === "viewer" && folderOf(to) === "mcp") ||
-  (from === "mcp/http.ts" && folderOf(to) === "viewer")
+  (from === "mcp/http.ts" && folderOf(to) === "viewer") ||
+  (from === "mcp/tools/getRunView.ts" && to === "viewer/readViewerData.ts")
 
 type Graph = ReadonlyMap<string, ReadonlyArray<string>>
 

@@ -24,6 +24,7 @@ export const continueRunTool = defineTool({
   input: ContinueRunInput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   needs: ["settings", "key", "outputDir"],
+  ui: "view",
   tasks: true,
   run: ({ files, prompt, runId, wait, ...settings }, context) =>
     startToolRun(

@@ -15,5 +15,6 @@ export const getRunTool = defineTool({
   output: RunOutput,
   annotations: { readOnlyHint: true, openWorldHint: false },
   needs: ["settings", "outputDir"],
+  ui: "view",
   run: (input, context) => Effect.flatMap(waitMsOf(input.wait), (waitMs) => waitForRun(context, input.runId, waitMs))
 })

@@ -34,6 +34,7 @@ export const processPromptTool = defineTool({
   output: RunOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   needs: ["settings", "key", "outputDir"],
+  ui: "view",
   tasks: true,
   run: ({ files, prompt, wait, ...settings }, context) =>
     startToolRun(

@@ -20,6 +20,7 @@ export const resynthesizeTool = defineTool({
   input: ResynthesizeInput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   needs: ["settings", "key", "outputDir"],
+  ui: "view",
   tasks: true,
   run: (input, context) =>
     startToolRun(

@@ -5,6 +5,7 @@ import type { ModelClient } from "../../services/modelClient.js"
 import type { RunStore } from "../../services/runStore.js"
 import type { Settings } from "../../services/settings.js"
 import { type Need, StartupProblems } from "../../settings/degraded.js"
+import type { ToolUi } from "../appView.js"
 import type { LiveRuns } from "../liveRuns.js"
 import type { Progress } from "../progress.js"
 import { errorResult } from "../results.js"
@@ -45,6 +46,8 @@ export interface ToolSpec<A, I> {
   readonly needs: ReadonlyArray<Need>
   /** Whether a call may ask to run as an MCP task. */
   readonly tasks?: boolean
+  /** Its part in the MCP App, for clients that render apps (appView.ts): shows the run page, or is the page's own. */
+  readonly ui?: ToolUi
   readonly run: (input: A, context: ToolContext) => Effect.Effect<ToolReply, never, ToolServices>
 }
 
@@ -52,6 +55,7 @@ export interface Tool {
   readonly name: string
   readonly definition: ToolDefinition
   readonly tasks: boolean
+  readonly ui: ToolUi | undefined
   /** Decodes the arguments (a bad one is an `isError` result naming the field) and runs the tool. */
   readonly call: (args: unknown, context: ToolContext) => Effect.Effect<ToolReply, never, ToolServices>
 }
@@ -59,6 +63,7 @@ export interface Tool {
 export const defineTool = <A, I>(spec: ToolSpec<A, I>): Tool => ({
   name: spec.name,
   tasks: spec.tasks === true,
+  ui: spec.ui,
   definition: {
     name: spec.name,
     title: spec.title,

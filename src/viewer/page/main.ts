@@ -1,11 +1,12 @@
 import { POLL_INTERVAL_MS, type ViewerData, type ViewerHost } from "../viewerData.js"
+import { appHost } from "./appHost.js"
 import type { TabState } from "./candidates.js"
 import { h } from "./dom.js"
 import { httpHost } from "./httpHost.js"
 import { renderRun } from "./render.js"
 
 // The viewer's entry: load the run, show it, and while it is running ask again, no faster than every 2 s.
-// The host is chosen here: loopback HTTP now; an MCP Apps host (postMessage) plugs in beside it.
+// The host is chosen here: loopback HTTP (httpHost.ts), or an MCP Apps host over postMessage (appHost.ts).
 
 const root = document.getElementById("app")
 const tabs: TabState = { selected: 0 }
@@ -27,9 +28,19 @@ const follow = async (host: ViewerHost) => {
     if (text !== last) show(renderRun(data, host.availability(data), host, tabs))
     last = text
     document.title = `${data.view.status} · run ${data.view.runId}`
-    if (data.view.status !== "running") return
-    await new Promise((resolve) => setTimeout(resolve, POLL_INTERVAL_MS))
+    const next = host.nextLoadIn !== undefined
+      ? host.nextLoadIn(data)
+      : data.view.status === "running"
+      ? POLL_INTERVAL_MS
+      : undefined
+    if (next === undefined) return
+    await new Promise((resolve) => setTimeout(resolve, next))
   }
 }
 
-void follow(httpHost(location.pathname.endsWith("/") ? location.pathname : `${location.pathname}/`))
+// In a frame it is an MCP Apps host's view (runs open forbids framing: frame-ancestors 'none').
+void follow(
+  window.parent !== window
+    ? appHost()
+    : httpHost(location.pathname.endsWith("/") ? location.pathname : `${location.pathname}/`)
+)
