@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { RunRefused } from "../domain/errors.js"
-import { readViewerPage } from "../viewer/viewerPage.js"
+import { readViewerPage } from "../services/viewerPage.js"
 import { serveViewer } from "../viewer/viewerServer.js"
 import { argument, defineCommand, type ParsedArgs } from "./flags.js"
 import { succeeded } from "./outcome.js"

@@ -1,7 +1,6 @@
-import { FileSystem } from "@effect/platform"
 import type { ClientCapabilities, ReadResourceResult, Resource } from "@modelcontextprotocol/sdk/types.js"
 import { Effect } from "effect"
-import { fileURLToPath } from "node:url"
+import { readViewerPage } from "../services/viewerPage.js"
 import { ResourceError } from "./resources.js"
 
 // The run viewer as an MCP App (the `io.modelcontextprotocol/ui` extension, SEP-1865): the run-shaped tools
@@ -50,28 +49,10 @@ export const runViewResource: Resource = {
   mimeType: APP_MIME_TYPE
 }
 
-/**
- * Where `npm run build` puts the page: `dist/viewer.html` of the package. From this module's place, dist/mcp/
- * once built (or bundled: the bundle keeps each module's URL) and src/mcp/ under the tests, `../../dist` is the
- * package's dist folder either way.
- */
-const PAGE = new URL("../../dist/viewer.html", import.meta.url)
-/** The page is about 16 KB; anything far past that is not the page the build wrote. */
-const PAGE_MAX_BYTES = 4 * 1024 * 1024
-
-const notReadable = (why: string) =>
-  new ResourceError({ uri: RUN_VIEW_URI, code: -32603, message: `The run viewer page is not readable (${why}): run npm run build` })
-
 /** `resources/read` of the page: its HTML as built, read afresh (a rebuilt page is served at once). */
-export const readRunViewPage = Effect.gen(function*() {
-  const fs = yield* FileSystem.FileSystem
-  const file = fileURLToPath(PAGE)
-  const bytes = yield* Effect.scoped(Effect.gen(function*() {
-    const handle = yield* fs.open(file, { flag: "r" })
-    const info = yield* handle.stat
-    if (info.type !== "File" || Number(info.size) > PAGE_MAX_BYTES) return yield* notReadable(`${file} is not the built page`)
-    return yield* handle.readAlloc(info.size)
-  })).pipe(Effect.catchTag("SystemError", "BadArgument", (e) => notReadable(e.message)))
-  const text = new TextDecoder().decode(bytes._tag === "Some" ? bytes.value : new Uint8Array())
-  return { contents: [{ uri: RUN_VIEW_URI, mimeType: APP_MIME_TYPE, text }] } satisfies ReadResourceResult
-})
+export const readRunViewPage = readViewerPage.pipe(
+  Effect.map((text) => ({ contents: [{ uri: RUN_VIEW_URI, mimeType: APP_MIME_TYPE, text }] }) satisfies ReadResourceResult),
+  Effect.mapError((e) =>
+    new ResourceError({ uri: RUN_VIEW_URI, code: -32603, message: `The run viewer page is not readable: ${e.message}` })
+  )
+)
