@@ -134,8 +134,9 @@ describe.skipIf(!hasChromium)("the run viewer in a minimal MCP Apps host", () =>
     expect(await app.locator("#report").textContent()).toContain("2 + 2 = 4")
     expect(await app.locator("#report").textContent()).toContain("apples are red")
     expect(await tab.frames()[1]?.evaluate(() => (window as { __pwned?: string }).__pwned)).toBeUndefined()
-    // The host's theme reached the page.
-    expect(await tab.frames()[1]?.evaluate(() => document.documentElement.dataset.theme)).toBe("light")
+    // The host's theme (dark, in a browser whose own scheme is light) reached the page and its colours.
+    expect(await tab.frames()[1]?.evaluate(() => document.documentElement.dataset.theme)).toBe("dark")
+    expect(await tab.frames()[1]?.evaluate(() => getComputedStyle(document.body).backgroundColor)).toBe("rgb(21, 24, 30)")
     expect(relayed.filter((c) => c.name === "get_run_view").map((c) => c.arguments.runId)).toContain(runIdOf(call.result))
     // Within the hosts' default content security policy: nothing refused, nothing thrown.
     expect(errors).toEqual([])

@@ -46,7 +46,7 @@ window.addEventListener("message", async (event) => {
         protocolVersion: "2026-01-26",
         hostInfo: { name: "minimal-test-host", version: "1.0.0" },
         hostCapabilities: setup.serverTools === false ? {} : { serverTools: {} },
-        hostContext: { theme: "light", displayMode: "inline", platform: "web" }
+        hostContext: { theme: "dark", displayMode: "inline", platform: "web" }
       })
     case "ui/notifications/initialized":
       send({ method: "ui/notifications/tool-input", params: { arguments: setup.input } })
