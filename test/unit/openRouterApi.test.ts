@@ -86,7 +86,10 @@ describe("web search: OpenRouter's server tool", () => {
         expect(body).not.toHaveProperty("plugins")
       }
       expect(bodyFor("test/synth")).not.toHaveProperty("tools")
-      expect(manifest.candidates[0]!.options).toMatchObject({ web: true })
+      expect(manifest.candidates[0]!.options).toMatchObject({
+        web: true,
+        webSearch: { engine: "exa", maxResults: 3, maxUses: 2, allowedDomains: ["arxiv.org", "example.com/docs"] }
+      })
     }))
 
   it.live("unset limits are not sent: the provider's defaults apply", () =>
