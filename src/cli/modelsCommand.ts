@@ -1,4 +1,5 @@
 import { Effect, Either } from "effect"
+import { lastServedBy, type ServedBy } from "../programs/lastServedBy.js"
 import { type ConfiguredModel, listConfiguredModels } from "../programs/listConfiguredModels.js"
 import { Settings } from "../services/settings.js"
 import { defineCommand, type ParsedArgs, switchFlag } from "./flags.js"
@@ -25,10 +26,14 @@ export const modelsCommand = modelsCli.command
  * A model's status: found or not, or `?` when the list could not be fetched. A `~…-latest` slug says what it
  * resolves to now, when the list says; else that each call resolves it (a run's `servedBy` then tells).
  */
-const statusOf = (m: ConfiguredModel, checked: boolean): string => {
+const statusOf = (m: ConfiguredModel & { readonly lastServedBy?: ServedBy | undefined }, checked: boolean): string => {
   if (!checked) return "?"
   if (m.latest === true || m.resolvesTo !== undefined) {
-    const now = m.resolvesTo !== undefined ? `→ ${m.resolvesTo}` : "resolved at each call (servedBy in run.json)"
+    const now = m.resolvesTo !== undefined
+      ? `→ ${m.resolvesTo}`
+      : m.lastServedBy !== undefined
+      ? `resolved at each call; last → ${m.lastServedBy.servedBy} (run ${m.lastServedBy.runId})`
+      : "resolved at each call (servedBy in run.json)"
     return `${m.found === true ? "found" : "not listed"} ${now}`
   }
   if (m.found === true) return "found"
@@ -38,7 +43,16 @@ const statusOf = (m: ConfiguredModel, checked: boolean): string => {
 /** `models`: exit code 1 when the provider does not list a configured model. */
 export const models = Effect.fn("models")(function*(args: ParsedArgs<typeof modelsCli>) {
   const settings = yield* Settings
-  const listing = yield* listConfiguredModels()
+  const listed = yield* listConfiguredModels()
+  // A `~…-latest` slug whose target the list does not give: what answered for it in a recent run, if one did.
+  const unresolved = (m: ConfiguredModel) => m.latest === true && m.resolvesTo === undefined
+  const served = yield* lastServedBy([...listed.models, ...listed.presets.flatMap((p) => p.models)].filter(unresolved).map((m) => m.id))
+  const withServed = (m: ConfiguredModel) => served.has(m.id) ? { ...m, lastServedBy: served.get(m.id) } : m
+  const listing = {
+    ...listed,
+    models: listed.models.map(withServed),
+    presets: listed.presets.map((p) => ({ ...p, models: p.models.map(withServed) }))
+  }
   const everyModel = [...listing.models, ...listing.presets.flatMap((p) => p.models)]
   const outcome = outcomeIf(!everyModel.some((m) => m.found === false))
   if (args.json) {

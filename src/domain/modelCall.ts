@@ -1,6 +1,6 @@
 import type { Effect, Stream } from "effect"
 import type { ProviderError } from "./errors.js"
-import type { Citation, ProviderRouting, ReasoningEffort } from "./modelOptions.js"
+import type { Citation, ProviderRouting, ReasoningEffort, WebSearchLimits } from "./modelOptions.js"
 
 // What a program says to a model and hears back, whatever the provider: the types of the `ModelClient`
 // seam (src/services/modelClient.ts). A provider (src/services/providers/) maps them to its wire.
@@ -33,14 +33,8 @@ export interface ModelRequest {
   readonly responseFormat?: { readonly name: string; readonly schema: object } | undefined
 }
 
-/** Web search's limits; each one unset is the server's default (not sent). */
-export interface WebSearch {
-  readonly maxResults?: number | undefined
-  readonly maxUses?: number | undefined
-  readonly engine?: string | undefined
-  readonly allowedDomains?: ReadonlyArray<string> | undefined
-  readonly excludedDomains?: ReadonlyArray<string> | undefined
-}
+/** Web search's limits (as the call record keeps them); each one unset is the server's default (not sent). */
+export type WebSearch = typeof WebSearchLimits.Type
 
 /** What the upstream provider charged, where the router says (OpenRouter's `cost_details`, USD). */
 export interface CostDetails {

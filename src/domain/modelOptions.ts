@@ -46,8 +46,24 @@ export type ModelOptions = typeof ModelOptions.Type
 export const ModelSpec = Schema.Struct({ id: ModelId, ...ModelOptions.fields })
 export type ModelSpec = typeof ModelSpec.Type
 
-/** What one call was sent, as its manifest record keeps it: the effective options, and whether it searched the web. */
-export const SentOptions = Schema.Struct({ ...ModelOptions.fields, web: Schema.optional(Schema.Boolean) })
+/** Web search's limits a call was sent with (only those set: the rest was the provider's default). */
+export const WebSearchLimits = Schema.Struct({
+  engine: Schema.optional(Schema.String),
+  maxResults: Schema.optional(Schema.Number),
+  maxUses: Schema.optional(Schema.Number),
+  allowedDomains: Schema.optional(Schema.Array(Schema.String)),
+  excludedDomains: Schema.optional(Schema.Array(Schema.String))
+})
+
+/**
+ * What one call was sent, as its manifest record keeps it: the effective options, whether it searched the web,
+ * and with which limits when any was set.
+ */
+export const SentOptions = Schema.Struct({
+  ...ModelOptions.fields,
+  web: Schema.optional(Schema.Boolean),
+  webSearch: Schema.optional(WebSearchLimits)
+})
 export type SentOptions = typeof SentOptions.Type
 
 /** A web page a model cited (OpenRouter's `url_citation` annotation), its text cleaned. */

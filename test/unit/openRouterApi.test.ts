@@ -11,6 +11,7 @@ import { ModelId, responseFileName } from "../../src/domain/model.js"
 import type { ModelRequest } from "../../src/domain/modelCall.js"
 import { withCallSettings } from "../../src/programs/callSettings.js"
 import { checkRunRequest } from "../../src/programs/checkRunRequest.js"
+import { lastServedBy } from "../../src/programs/lastServedBy.js"
 import { listConfiguredModels } from "../../src/programs/listConfiguredModels.js"
 import { runPipeline } from "../../src/programs/runPipeline.js"
 import { chatBody, providerRequests } from "../../src/services/providers/openaiCompatible/request.js"
@@ -86,7 +87,10 @@ describe("web search: OpenRouter's server tool", () => {
         expect(body).not.toHaveProperty("plugins")
       }
       expect(bodyFor("test/synth")).not.toHaveProperty("tools")
-      expect(manifest.candidates[0]!.options).toMatchObject({ web: true })
+      expect(manifest.candidates[0]!.options).toMatchObject({
+        web: true,
+        webSearch: { engine: "exa", maxResults: 3, maxUses: 2, allowedDomains: ["arxiv.org", "example.com/docs"] }
+      })
     }))
 
   it.live("unset limits are not sent: the provider's defaults apply", () =>
@@ -319,11 +323,16 @@ describe("~vendor/family-latest slugs", () => {
       )
     }))
 
-  it.live("a run records the model that served a latest slug", () =>
+  it.live("a run records the model that served a latest slug, which models then names", () =>
     Effect.gen(function*() {
       fake.setScript({ "~test/alpha-latest": { kind: "ok", servedBy: "test/alpha-7" } })
-      const manifest = yield* run({ models: ["~test/alpha-latest", "test/beta"] })
+      const outputDir = freshDir("served")
+      const manifest = yield* run({ models: ["~test/alpha-latest", "test/beta"], outputDir })
       expect(manifest.candidates[0]).toMatchObject({ model: "~test/alpha-latest", servedBy: "test/alpha-7", status: "ok" })
       expect(manifest.candidates[0]!.file).toBe("responses/01-test-alpha-latest.md")
+      const served = yield* lastServedBy(["~test/alpha-latest", "~test/other-latest"]).pipe(
+        Effect.provide(appLayer(Settings.Test(makeTestSettings({ outputDir }))))
+      )
+      expect([...served.entries()]).toEqual([["~test/alpha-latest", { servedBy: "test/alpha-7", runId: expect.any(String) }]])
     }))
 })

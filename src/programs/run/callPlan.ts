@@ -75,7 +75,8 @@ export const sentOptions = (call: ModelCallOptions): SentOptions => ({
   ...(call.reasoning !== undefined ? { reasoning: call.reasoning } : {}),
   ...(call.provider !== undefined ? { provider: call.provider } : {}),
   ...(call.fallbacks !== undefined ? { fallbacks: call.fallbacks } : {}),
-  ...(call.web !== undefined ? { web: true } : {})
+  ...(call.web !== undefined ? { web: true } : {}),
+  ...(call.web !== undefined && Object.keys(call.web).length > 0 ? { webSearch: call.web } : {})
 })
 
 /**
