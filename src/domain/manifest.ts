@@ -104,6 +104,11 @@ export type JudgeRecord = typeof JudgeRecord.Type
 
 /** Why a strategy's step was skipped or cut short (one answer has nothing to rank). */
 const note = Schema.optional(Schema.String)
+/**
+ * The strategy fell back: its own step did not shape the answer (no ranking counted, a refinement round nobody
+ * answered), so the run is a plain synthesis of what there was, paid for as the strategy. Why, in one line.
+ */
+const degraded = Schema.optional(Schema.String)
 
 /**
  * A strategy's record: its `name` (the literal the union is told apart by, the name `--strategy` takes) and its
@@ -111,7 +116,7 @@ const note = Schema.optional(Schema.String)
  * `StrategyRecord` below: the names the settings accept are read from that union (src/domain/strategy.ts).
  */
 const strategyRecord = <N extends string, F extends Schema.Struct.Fields>(name: N, description: string, fields: F) =>
-  Schema.Struct({ name: Schema.Literal(name), ...fields, note }).annotations({ description })
+  Schema.Struct({ name: Schema.Literal(name), ...fields, note, degraded }).annotations({ description })
 
 export const SynthesizeRecord = strategyRecord("synthesize", "merged", {})
 

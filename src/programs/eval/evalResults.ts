@@ -1,5 +1,6 @@
 import { Cause, Effect, Option, Schema } from "effect"
 import * as path from "node:path"
+import { strategySteps } from "../../domain/format.js"
 import type { Manifest } from "../../domain/manifest.js"
 import { readTextSafely, RUN_FILE_READ } from "../../domain/safeFile.js"
 import { oneLine } from "../../domain/text.js"
@@ -29,7 +30,11 @@ export const EvalResult = Schema.Struct({
   promptTokens: Schema.NullOr(Schema.Number),
   completionTokens: Schema.NullOr(Schema.Number),
   durationMs: Schema.NullOr(Schema.Number),
-  error: Schema.optional(Schema.String)
+  error: Schema.optional(Schema.String),
+  /** What the strategy's own step did (rank: rankings counted of the judges; refine: rounds answered of those asked). */
+  steps: Schema.optional(Schema.Struct({ done: Schema.Number, of: Schema.Number })),
+  /** The strategy fell back to a plain synthesis (no ranking counted, a round nobody answered): why. */
+  degraded: Schema.optional(Schema.String)
 })
 export type EvalResult = typeof EvalResult.Type
 
@@ -68,6 +73,7 @@ export const resultOf = (
   const fellBack = fellBackToCandidate(run.manifest)
   const final = fellBack ? undefined : run.final
   const extracted = final === undefined ? undefined : scorer.extract(final)
+  const steps = strategySteps(run.manifest.strategy)
   return {
     ...base,
     runDir: run.runDir,
@@ -78,6 +84,8 @@ export const resultOf = (
     promptTokens: run.manifest.usage.promptTokens ?? null,
     completionTokens: run.manifest.usage.completionTokens ?? null,
     durationMs: run.manifest.durationMs,
+    ...(steps !== undefined && steps.name !== "self" ? { steps: { done: steps.done, of: steps.of } } : {}),
+    ...(steps?.degraded !== undefined ? { degraded: oneLine(steps.degraded).slice(0, 200) } : {}),
     ...(fellBack
       ? { error: `the synthesis failed (${run.manifest.synthesis?.error?.message ?? "no synthesizer answered"}): not scored` }
       : run.manifest.error !== undefined

@@ -18,6 +18,10 @@ export interface StrategyRow extends Accuracy {
   readonly costPerCorrect: number | null
   readonly tokens: { readonly prompt: number; readonly completion: number }
   readonly latencyMs: { readonly mean: number | null; readonly median: number | null }
+  /** What the strategy's own step did over its runs (rank: rankings counted of the judges asked; refine: rounds answered). */
+  readonly steps?: { readonly done: number; readonly of: number } | undefined
+  /** Runs in which the strategy fell back to a plain synthesis: the row is then not only the strategy's. */
+  readonly degraded?: number | undefined
 }
 
 export interface EvalReport {
@@ -85,9 +89,28 @@ export const strategyRows = (
         prompt: mine.reduce((sum, r) => sum + (r.promptTokens ?? 0), 0),
         completion: mine.reduce((sum, r) => sum + (r.completionTokens ?? 0), 0)
       },
-      latencyMs: { mean: mean(durations) ?? null, median: median(durations) ?? null }
+      latencyMs: { mean: mean(durations) ?? null, median: median(durations) ?? null },
+      ...stepsOf(mine),
+      degraded: mine.filter((r) => r.degraded !== undefined).length
     }
   })
+
+/** The step counts added up over the runs that recorded them. */
+const stepsOf = (results: ReadonlyArray<EvalResult>): Pick<StrategyRow, "steps"> => {
+  const counted = results.flatMap((r) => (r.steps === undefined ? [] : [r.steps]))
+  if (counted.length === 0) return {}
+  return { steps: { done: counted.reduce((n, s) => n + s.done, 0), of: counted.reduce((n, s) => n + s.of, 0) } }
+}
+
+/** "rank: 0/42 rankings counted, degraded in 14 runs": what the strategy really did, beside its name. */
+const whatHappened = (s: StrategyRow): string => {
+  const unit = s.strategy === "rank" ? "rankings counted" : s.strategy === "refine" ? "refinement rounds answered" : "steps"
+  const steps = s.steps === undefined ? "" : `, ${s.strategy}: ${s.steps.done}/${s.steps.of} ${unit}`
+  const degraded = (s.degraded ?? 0) > 0
+    ? `, **degraded** in ${s.degraded} run${s.degraded === 1 ? "" : "s"} (fell back to synthesize)`
+    : ""
+  return `${steps}${degraded}`
+}
 
 const percent = (x: number) => `${(x * 100).toFixed(1)} %`
 const seconds = (ms: number | null) => (ms === null ? "—" : `${(ms / 1000).toFixed(1)} s`)
@@ -128,7 +151,7 @@ export const markdownReport = (report: EvalReport): string => {
     rows.push([
       `${cell(s.strategy)}${report.synthesizer !== undefined ? ` (${cell(report.synthesizer)})` : ""}${
         failed > 0 ? `, ${failed} without answer` : ""
-      }`,
+      }${whatHappened(s)}`,
       ...cells(
         s,
         costText(s),
