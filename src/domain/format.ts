@@ -48,10 +48,14 @@ const runTokenCount = (usage: RunUsage): number | undefined =>
  */
 export const costOf = (usage: Usage | RunUsage): string | undefined =>
   usage.cost !== undefined
-    ? formatUsd(usage.cost)
+    ? `${formatUsd(usage.cost)}${costIncomplete(usage) ? " + unknown" : ""}`
     : (usage.promptTokens ?? 0) + (usage.completionTokens ?? 0) > 0
     ? "cost unknown"
     : undefined
+
+/** Some of the tokens are estimates (a billed call that reported nothing): the cost leaves them out. */
+const costIncomplete = (usage: Usage | RunUsage): boolean =>
+  ("estimatedCalls" in usage && (usage.estimatedCalls ?? 0) > 0) || ("estimated" in usage && usage.estimated === true)
 
 /** "1,234 tokens"; "tokens unknown" when no call reported usage; the calls that did not, when some did. */
 const runTokens = (usage: RunUsage): string => {
@@ -59,7 +63,9 @@ const runTokens = (usage: RunUsage): string => {
   const tokens = runTokenCount(usage)
   // A manifest written before tokens could be absent says 0 for them, with the calls that reported none.
   if (tokens === undefined || (tokens === 0 && unreported > 0)) return "tokens unknown"
-  return `${formatCount(tokens)} tokens${unreported > 0 ? ` (+ ${plural(unreported, "call")} unreported)` : ""}`
+  const estimated = usage.estimatedCalls ?? 0
+  return `${formatCount(tokens)} tokens${estimated > 0 ? ` (${plural(estimated, "call")} estimated)` : ""}` +
+    `${unreported > 0 ? ` (+ ${plural(unreported, "call")} unreported)` : ""}`
 }
 
 /** What a strategy's own step did: "rank: 3/4 rankings counted", and why it fell back, if it did. */

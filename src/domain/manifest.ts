@@ -11,7 +11,12 @@ export const Usage = Schema.Struct({
   /** Of the completion tokens, those spent reasoning (when the server says). */
   reasoningTokens: Schema.optional(Schema.Number),
   /** Of the prompt tokens, those read from the provider's cache (when the server says). */
-  cachedTokens: Schema.optional(Schema.Number)
+  cachedTokens: Schema.optional(Schema.Number),
+  /**
+   * The server reported no usage for a call that gave no answer but was billed (it streamed, then failed or was
+   * cut): the tokens are estimated from the prompt's and the streamed text's length, and the cost is unknown.
+   */
+  estimated: Schema.optional(Schema.Boolean)
 })
 export type Usage = typeof Usage.Type
 
@@ -27,7 +32,9 @@ export const RunUsage = Schema.Struct({
   reasoningTokens: Usage.fields.reasoningTokens,
   cachedTokens: Usage.fields.cachedTokens,
   /** Calls that answered but reported no usage (many local servers): their tokens are unknown, not counted as 0. */
-  unreportedCalls: Schema.optional(Schema.Number)
+  unreportedCalls: Schema.optional(Schema.Number),
+  /** Calls whose tokens are in the totals as estimates (see `Usage.estimated`): the cost leaves them out, unknown. */
+  estimatedCalls: Schema.optional(Schema.Number)
 })
 export type RunUsage = typeof RunUsage.Type
 

@@ -29,6 +29,10 @@ export const EvalResult = Schema.Struct({
   /** Null when no call of the run reported usage (unknown, not 0). */
   promptTokens: Schema.NullOr(Schema.Number),
   completionTokens: Schema.NullOr(Schema.Number),
+  /** Calls that answered without reporting usage: their tokens and cost are unknown, not in the figures above. */
+  unreportedCalls: Schema.optional(Schema.Number),
+  /** Calls billed without an answer and without usage: their tokens are estimates, their cost unknown. */
+  estimatedCalls: Schema.optional(Schema.Number),
   durationMs: Schema.NullOr(Schema.Number),
   error: Schema.optional(Schema.String),
   /** What the strategy's own step did (rank: rankings counted of the judges; refine: rounds answered of those asked). */
@@ -83,6 +87,8 @@ export const resultOf = (
     cost: run.manifest.usage.cost ?? null,
     promptTokens: run.manifest.usage.promptTokens ?? null,
     completionTokens: run.manifest.usage.completionTokens ?? null,
+    ...(run.manifest.usage.unreportedCalls !== undefined ? { unreportedCalls: run.manifest.usage.unreportedCalls } : {}),
+    ...(run.manifest.usage.estimatedCalls !== undefined ? { estimatedCalls: run.manifest.usage.estimatedCalls } : {}),
     durationMs: run.manifest.durationMs,
     ...(steps !== undefined && steps.name !== "self" ? { steps: { done: steps.done, of: steps.of } } : {}),
     ...(steps?.degraded !== undefined ? { degraded: oneLine(steps.degraded).slice(0, 200) } : {}),

@@ -17,6 +17,10 @@ export interface StrategyRow extends Accuracy {
   /** USD per correct answer; null when none is correct or some run's cost is unknown. */
   readonly costPerCorrect: number | null
   readonly tokens: { readonly prompt: number; readonly completion: number }
+  /** Runs some of whose tokens are unknown (a call that reported none): `tokens` leaves them out, the table says so. */
+  readonly unknownTokens?: number | undefined
+  /** Runs some of whose tokens are estimates (a call billed without usage): in `tokens`, marked in the table. */
+  readonly estimatedTokens?: number | undefined
   readonly latencyMs: { readonly mean: number | null; readonly median: number | null }
   /** What the strategy's own step did over its runs (rank: rankings counted of the judges asked; refine: rounds answered). */
   readonly steps?: { readonly done: number; readonly of: number } | undefined
@@ -77,7 +81,8 @@ export const strategyRows = (
     const durations = mine.flatMap((r) => (r.durationMs === null || r.status === "cancelled" ? [] : [r.durationMs]))
     const correct = mine.filter((r) => r.correct).length
     const cost = roundUsd(mine.reduce((sum, r) => sum + (r.cost ?? 0), 0))
-    const unknownCost = mine.filter((r) => r.cost === null && r.runDir !== null).length
+    // A run with an estimated call has a cost that leaves that call out: unknown in part.
+    const unknownCost = mine.filter((r) => r.runDir !== null && (r.cost === null || (r.estimatedCalls ?? 0) > 0)).length
     return {
       strategy,
       ...accuracyOf(correct, items),
@@ -89,6 +94,8 @@ export const strategyRows = (
         prompt: mine.reduce((sum, r) => sum + (r.promptTokens ?? 0), 0),
         completion: mine.reduce((sum, r) => sum + (r.completionTokens ?? 0), 0)
       },
+      unknownTokens: mine.filter((r) => r.runDir !== null && (r.promptTokens === null || (r.unreportedCalls ?? 0) > 0)).length,
+      estimatedTokens: mine.filter((r) => (r.estimatedCalls ?? 0) > 0).length,
       latencyMs: { mean: mean(durations) ?? null, median: median(durations) ?? null },
       ...stepsOf(mine),
       degraded: mine.filter((r) => r.degraded !== undefined).length
@@ -133,6 +140,15 @@ const costText = (s: StrategyRow): string => {
   return ran > s.unknownCost ? `${formatUsd(s.cost)} + unknown` : "unknown"
 }
 
+/** Tokens, never an unknown counted as 0: "1,234 (estimated in part) + unknown", or "unknown". */
+const tokensText = (s: StrategyRow): string => {
+  const total = s.tokens.prompt + s.tokens.completion
+  const ran = s.runs.ok + s.runs.partial + s.runs.failed + s.runs.cancelled
+  if (total === 0 && (s.unknownTokens ?? 0) > 0 && (s.unknownTokens ?? 0) >= ran) return "unknown"
+  return `${total.toLocaleString("en-US")}${(s.estimatedTokens ?? 0) > 0 ? " (estimated in part)" : ""}` +
+    `${(s.unknownTokens ?? 0) > 0 ? " + unknown" : ""}`
+}
+
 /** Model and dataset names come from files: nothing in them may break the table or reach a terminal raw. */
 const cell = (text: string) => stripControl(text).replace(/\s+/g, " ").replace(/\|/g, "\\|")
 
@@ -156,7 +172,7 @@ export const markdownReport = (report: EvalReport): string => {
         s,
         costText(s),
         s.costPerCorrect === null ? "—" : formatUsd(s.costPerCorrect),
-        (s.tokens.prompt + s.tokens.completion).toLocaleString("en-US"),
+        tokensText(s),
         seconds(s.latencyMs.mean)
       )
     ])

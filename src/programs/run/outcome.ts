@@ -63,9 +63,11 @@ export const sumUsage = (
   let reasoningTokens: number | undefined
   let cachedTokens: number | undefined
   let unreportedCalls = 0
+  let estimatedCalls = 0
   for (const record of records) {
     if (record !== undefined && record.usage === undefined && record.status === "ok") unreportedCalls += 1
     if (!record?.usage) continue
+    if (record.usage.estimated === true) estimatedCalls += 1
     tokens = {
       promptTokens: (tokens?.promptTokens ?? 0) + record.usage.promptTokens,
       completionTokens: (tokens?.completionTokens ?? 0) + record.usage.completionTokens
@@ -79,7 +81,8 @@ export const sumUsage = (
     ...(cost !== undefined ? { cost: roundUsd(cost) } : {}),
     ...(reasoningTokens !== undefined ? { reasoningTokens } : {}),
     ...(cachedTokens !== undefined ? { cachedTokens } : {}),
-    ...(unreportedCalls > 0 ? { unreportedCalls } : {})
+    ...(unreportedCalls > 0 ? { unreportedCalls } : {}),
+    ...(estimatedCalls > 0 ? { estimatedCalls } : {})
   }
 }
 

@@ -6,7 +6,7 @@ import { makeRedact, makeStreamRedact } from "../../../domain/redact.js"
 import { Settings } from "../../settings.js"
 import { byteCap, transportError } from "./body.js"
 import { providerHttpClient, providerRequests } from "./request.js"
-import { errorForStatus, interpretChatBody, isVariable, perMillion } from "./response.js"
+import { billedUsageOf, errorForStatus, interpretChatBody, isVariable, perMillion } from "./response.js"
 import { partsOfCompletion, type StreamContext, streamedParts } from "./stream.js"
 import { decodeModels } from "./wire.js"
 
@@ -59,11 +59,18 @@ export const openAiCompatible: Effect.Effect<ModelProvider, never, Settings | Ht
   const chatAnswer = (model: string) => (response: HttpClientResponse.HttpClientResponse): Stream.Stream<ModelPart, ProviderError> => {
     const contentType = response.headers["content-type"]
     if ((contentType ?? "").includes("text/event-stream")) return streamedParts(contextFor(model, response.status), response.stream)
-    return Stream.fromIterableEffect(Effect.flatMap(
-      bodyText(model, response),
-      // An Either is an Effect: its Left is the failure.
-      (text) => Either.map(interpretChatBody(model, response.status, contentType, text, redact), partsOfCompletion)
-    ))
+    return Stream.unwrap(
+      Effect.map(bodyText(model, response), (text) =>
+        Either.match(interpretChatBody(model, response.status, contentType, text, redact), {
+          onRight: (completion) => Stream.fromChunk(partsOfCompletion(completion)),
+          // A body that is no answer may still report the tokens it was billed: they go before the failure.
+          onLeft: (error) => {
+            const usage = billedUsageOf(text)
+            const billed = usage === undefined ? Stream.empty : Stream.succeed<ModelPart>({ _tag: "Usage", usage })
+            return Stream.concat(billed, Stream.fail(error))
+          }
+        }))
+    )
   }
 
   // The response's stream is run as a channel of its own (`Channel.unwrap`), not flattened into another
