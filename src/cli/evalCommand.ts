@@ -5,6 +5,7 @@ import { formatUsd } from "../domain/format.js"
 import { strategyNames } from "../domain/strategy.js"
 import { stripControl } from "../domain/text.js"
 import { holdResultsLock, isSameFile } from "../programs/batchLock.js"
+import { withAskedAnswers } from "../programs/eval/askedAnswers.js"
 import { computeBaselines, perItemBaselines } from "../programs/eval/baselines.js"
 import { builtinDatasets, loadDataset, selectItems } from "../programs/eval/dataset.js"
 import { defaultEvalResultsPath, type EvalResult } from "../programs/eval/evalResults.js"
@@ -209,11 +210,15 @@ export const evaluate = Effect.fn("eval")(function*(args: EvalArgs) {
   const done = yield* runWithProgress({ items, strategies, scorer, output, runs }, args.waitLock)
   const io = yield* ProcessIo
   io.stderr.write(`parallel-llm: eval done: ${progressText(done.progress)} · ${output}\n`)
+  // Candidates that were asked are scored too, read back from the runs: the same baselines as frozen ones.
+  const scored = yield* withAskedAnswers(items, strategies, done.results)
   yield* print(
     report({
       synthesizer: settings.synthesizer,
+      baselines: computeBaselines(scored, scorer) ?? null,
+      candidatesAsked: items.some((item) => item.candidates === undefined),
       strategies: strategyRows(strategies, done.results, items.length),
-      paired: pairedRows(strategies, done.results, perItemBaselines(items, scorer)),
+      paired: pairedRows(strategies, done.results, perItemBaselines(scored, scorer)),
       resultsFile: output
     })
   )

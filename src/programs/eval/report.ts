@@ -35,6 +35,8 @@ export interface EvalReport {
   readonly items: number
   readonly synthesizer?: string | undefined
   readonly baselines: Baselines | null
+  /** Some items' candidates were asked (no frozen answers): their baselines are read off the answers they gave. */
+  readonly candidatesAsked?: boolean | undefined
   readonly strategies: ReadonlyArray<StrategyRow>
   /** Each strategy against the baselines on the same items (absent without frozen candidates or strategies). */
   readonly paired?: ReadonlyArray<PairedRow> | undefined
@@ -154,7 +156,10 @@ const cell = (text: string) => stripControl(text).replace(/\s+/g, " ").replace(/
 
 export const markdownReport = (report: EvalReport): string => {
   const rows: Array<ReadonlyArray<string>> = []
-  const free = ["$0", "$0", "0", "—"] as const
+  // Frozen answers cost nothing; asked ones were paid for in the strategies' runs (counted there, not twice).
+  const free: readonly [string, string, string, string] = report.candidatesAsked === true
+    ? ["—", "—", "—", "—"]
+    : ["$0", "$0", "0", "—"]
   if (report.baselines) {
     const b = report.baselines
     rows.push([`best single (${cell(b.bestSingle.model)})`, ...cells(b.bestSingle, ...free)])
@@ -189,11 +194,19 @@ export const markdownReport = (report: EvalReport): string => {
     lines.push(
       "",
       `Candidates alone: ${report.baselines.candidates.map((c) => `${cell(c.model)} ${percent(c.accuracy)}`).join(", ")}` +
-        `${report.baselines.items < report.items ? ` (baselines over the ${report.baselines.items} items with frozen candidates)` : ""}.`,
+        `${
+          report.baselines.items < report.items ? ` (baselines over the ${report.baselines.items} items with ${answersOf(report)})` : ""
+        }.`,
       `Tied votes: ${report.baselines.tied} of ${report.baselines.items} items (there the tie policy decides the vote).`
     )
   }
-  if (report.paired !== undefined) lines.push(...pairedTable(report.paired))
+  if (report.candidatesAsked === true && report.baselines) {
+    lines.push(
+      "The baselines are read off the answers the candidates gave when asked (each item's first run that asked them): " +
+        "paid for once, in the strategies' cost."
+    )
+  }
+  if (report.paired !== undefined) lines.push(...pairedTable(report.paired, answersOf(report)))
   return `${lines.join("\n")}\n`
 }
 
@@ -201,13 +214,16 @@ export const markdownReport = (report: EvalReport): string => {
 const pValue = (p: number) => (p >= 0.001 ? p.toFixed(4).replace(/0+$/, "").replace(/\.$/, "") : p.toExponential(1))
 const wlt = (x: Paired) => `${x.wins}/${x.losses}/${x.ties}`
 
-const pairedTable = (paired: ReadonlyArray<PairedRow>): ReadonlyArray<string> => {
+/** Where the candidates' answers of the baselines come from. */
+const answersOf = (report: EvalReport) => (report.candidatesAsked === true ? "candidates' answers" : "frozen candidates")
+
+const pairedTable = (paired: ReadonlyArray<PairedRow>, answers: string): ReadonlyArray<string> => {
   const first = paired[0]
   if (first === undefined) return []
   const header = ["paired", `vs best single (${cell(first.bestSingle.model)}) W/L/T`, "p", "vs majority vote W/L/T", "p"]
   return [
     "",
-    `Paired, on the ${first.items} items with frozen candidates: W = the strategy right and the baseline wrong, ` +
+    `Paired, on the ${first.items} items with ${answers}: W = the strategy right and the baseline wrong, ` +
     "L = the reverse, T = both right or both wrong; p = exact two-sided McNemar test.",
     "",
     `| ${header.join(" | ")} |`,

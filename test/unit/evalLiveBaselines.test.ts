@@ -1,0 +1,74 @@
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
+import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
+import { runCliInProcess } from "../support/inProcessCli.js"
+import { makeTempDirs } from "../support/tempDirs.js"
+
+// Issue 25, item 4: with candidates asked rather than frozen, their own answers are scored too, so best single,
+// vote and oracle rows exist for any dataset, and the paired test compares each strategy with the best single
+// candidate. The case that went unseen: every candidate right, the synthesis wrong.
+
+let fake: FakeOpenRouter
+const tempDir = makeTempDirs("pllm-live-baselines-")
+
+beforeAll(async () => {
+  fake = await startFakeOpenRouter()
+})
+afterAll(async () => {
+  await fake?.close()
+})
+beforeEach(() => {
+  fake.reset()
+  // lv/right is right on every item; lv/half only on the first two; the synthesizer is always wrong.
+  fake.setScript({
+    "lv/right": { kind: "ok", content: "#### 4" },
+    "lv/half": [{ kind: "ok", content: "#### 4" }, { kind: "ok", content: "#### 4" }, { kind: "ok", content: "#### 5" }],
+    "lv/synth": { kind: "ok", content: "#### 7" }
+  })
+})
+
+const envFor = (dir: string) => ({
+  PATH: process.env.PATH,
+  HOME: dir,
+  OPENROUTER_BASE_URL: fake.url,
+  PARALLEL_LLM_OUTPUT_DIR: path.join(dir, "runs"),
+  PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none",
+  PARALLEL_LLM_RETRIES: "0"
+})
+
+const dataset = (dir: string) => {
+  const file = path.join(dir, "live.jsonl")
+  const lines = ["q1", "q2", "q3"].map((id) => JSON.stringify({ id, question: `What is 2+2? (${id})`, answer: "4" }))
+  fs.writeFileSync(file, `${lines.join("\n")}\n`)
+  return file
+}
+
+describe("eval over asked candidates", () => {
+  it("scores the candidates' own answers: best single, vote and oracle rows, and the paired test against the best candidate", async () => {
+    const dir = tempDir()
+    const file = dataset(dir)
+    const args = ["eval", file, "-m", "lv/right", "-m", "lv/half", "-s", "lv/synth", "--runs", "1"]
+    const r = await runCliInProcess(args, { env: envFor(dir) })
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stdout).toMatch(/^\| best single \(lv\/right\) \| 100\.0 % \| .* \| 3\/3 \| — \|/m)
+    // Item 3 is tied 1-1: the tie goes to the best single candidate's answer, right.
+    expect(r.stdout).toMatch(/^\| majority vote \(tie → best single's answer\) \| 100\.0 % \| .* \| 3\/3 \|/m)
+    expect(r.stdout).toMatch(/^\| majority vote \(tie → first in line\) \| 100\.0 % \|/m)
+    expect(r.stdout).toMatch(/^\| oracle \(any candidate right\) \| 100\.0 % \|/m)
+    expect(r.stdout).toMatch(/^\| synthesize \(lv\/synth\) \| 0\.0 % \|/m)
+    expect(r.stdout).toContain("Candidates alone: lv/right 100.0 %, lv/half 66.7 %.")
+    expect(r.stdout).toContain("Tied votes: 1 of 3 items")
+    // Against the best candidate: 0 wins, 3 losses, p = 2·(1/2)^3 = 0.25.
+    expect(r.stdout).toMatch(/^\| synthesize \| 0\/3\/0 \| 0\.25 \| 0\/3\/0 \| 0\.25 \|/m)
+
+    // A second pass asks nothing, and reads the same answers back from the runs on disk.
+    const before = fake.chatRequests().length
+    const again = await runCliInProcess([...args, "--json"], { env: envFor(dir) })
+    expect(again.code, again.stderr).toBe(0)
+    expect(fake.chatRequests()).toHaveLength(before)
+    const report = JSON.parse(again.stdout)
+    expect(report.baselines).toMatchObject({ items: 3, bestSingle: { model: "lv/right", correct: 3 }, oracle: { correct: 3 } })
+    expect(report.paired[0]).toMatchObject({ strategy: "synthesize", bestSingle: { model: "lv/right", wins: 0, losses: 3, ties: 0 } })
+  })
+})
