@@ -43,30 +43,55 @@ export interface EvalReport {
   readonly resultsFile?: string | undefined
 }
 
-/** A strategy against the best single system and the vote, item by item over the items with frozen candidates. */
+/** A strategy against the best single system and the vote, item by item over the items with candidates' answers. */
 export interface PairedRow {
   readonly strategy: string
   readonly items: number
+  /**
+   * Against the best single-model row: the best single candidate, or the synthesizer alone when it was asked and
+   * right more often on these items (`model` names it: "synthesizer-alone (MODEL)" then).
+   */
   readonly bestSingle: Paired & { readonly model: string }
   readonly majority: Paired
+  /** Against the synthesizer alone, when it was asked (`--baselines solo`). */
+  readonly solo?: Paired | undefined
 }
 
-/** The paired rows; an item without a result counts as wrong, as in the strategy rows. */
+/** The synthesizer-alone runs' verdicts by item id, when they ran. */
+export const soloVerdicts = (results: ReadonlyArray<EvalResult>, solo: string): ReadonlyMap<string, boolean> | undefined => {
+  const mine = results.filter((r) => r.strategy === solo)
+  return mine.length === 0 ? undefined : new Map(mine.map((r) => [r.id, r.correct]))
+}
+
+/**
+ * The paired rows; an item without a result counts as wrong, as in the strategy rows. Over the items with
+ * candidates' answers; without any, against the synthesizer alone over every item it was asked.
+ */
 export const pairedRows = (
   strategies: ReadonlyArray<string>,
   results: ReadonlyArray<EvalResult>,
-  baselines: ReturnType<typeof perItemBaselines>
+  baselines: ReturnType<typeof perItemBaselines>,
+  solo?: { readonly name: string; readonly verdicts: ReadonlyMap<string, boolean> } | undefined
 ): ReadonlyArray<PairedRow> | undefined => {
-  if (baselines === undefined || strategies.length === 0) return undefined
+  if (strategies.length === 0 || (baselines === undefined && solo === undefined)) return undefined
+  const ids = baselines?.items.map((item) => item.id) ?? [...(solo?.verdicts.keys() ?? [])]
+  const soloRight = (id: string) => solo?.verdicts.get(id) === true
+  const candidateRight = new Map(baselines?.items.map((item) => [item.id, item.bestSingle]) ?? [])
+  const voteRight = new Map(baselines?.items.map((item) => [item.id, item.majority]) ?? [])
+  // The best single-model row on these items: the best candidate, unless the synthesizer alone beat it.
+  const soloCount = ids.filter(soloRight).length
+  const candidateCount = ids.filter((id) => candidateRight.get(id) === true).length
+  const soloIsBest = solo !== undefined && (baselines === undefined || soloCount > candidateCount)
+  const best = soloIsBest ? soloRight : (id: string) => candidateRight.get(id) === true
   return strategies.map((strategy) => {
     const right = new Set(results.filter((r) => r.strategy === strategy && r.correct).map((r) => r.id))
-    const against = (baseline: "bestSingle" | "majority") =>
-      pairedOf(baselines.items.map((item) => [right.has(item.id), item[baseline]] as const))
+    const against = (baseline: (id: string) => boolean) => pairedOf(ids.map((id) => [right.has(id), baseline(id)] as const))
     return {
       strategy,
-      items: baselines.items.length,
-      bestSingle: { model: baselines.bestSingle, ...against("bestSingle") },
-      majority: against("majority")
+      items: ids.length,
+      bestSingle: { model: soloIsBest ? solo.name : baselines?.bestSingle ?? "", ...against(best) },
+      majority: against((id) => voteRight.get(id) === true),
+      ...(solo !== undefined ? { solo: against(soloRight) } : {})
     }
   })
 }
@@ -220,16 +245,28 @@ const answersOf = (report: EvalReport) => (report.candidatesAsked === true ? "ca
 const pairedTable = (paired: ReadonlyArray<PairedRow>, answers: string): ReadonlyArray<string> => {
   const first = paired[0]
   if (first === undefined) return []
-  const header = ["paired", `vs best single (${cell(first.bestSingle.model)}) W/L/T`, "p", "vs majority vote W/L/T", "p"]
+  const solo = first.solo !== undefined
+  const header = [
+    "paired",
+    `vs best single (${cell(first.bestSingle.model)}) W/L/T`,
+    "p",
+    "vs majority vote W/L/T",
+    "p",
+    ...(solo ? ["vs synthesizer alone W/L/T", "p"] : [])
+  ]
   return [
     "",
     `Paired, on the ${first.items} items with ${answers}: W = the strategy right and the baseline wrong, ` +
-    "L = the reverse, T = both right or both wrong; p = exact two-sided McNemar test.",
+    "L = the reverse, T = both right or both wrong; p = exact two-sided McNemar test" +
+    (solo ? "; best single = the better of the best candidate and the synthesizer alone on these items." : "."),
     "",
     `| ${header.join(" | ")} |`,
     `|${header.map((_, i) => (i === 0 ? "---" : "---:")).join("|")}|`,
     ...paired.map((row) =>
-      `| ${cell(row.strategy)} | ${wlt(row.bestSingle)} | ${pValue(row.bestSingle.p)} | ${wlt(row.majority)} | ${pValue(row.majority.p)} |`
+      `| ${cell(row.strategy)} | ${wlt(row.bestSingle)} | ${pValue(row.bestSingle.p)} | ${wlt(row.majority)} | ${
+        pValue(row.majority.p)
+      } |` +
+      (row.solo !== undefined ? ` ${wlt(row.solo)} | ${pValue(row.solo.p)} |` : "")
     )
   ]
 }

@@ -30,6 +30,8 @@ export interface RunTally {
   readonly strategy?: StrategyRecord | undefined
   /** The synthesis's disagreement report, once there is an answer. */
   readonly report?: Report | undefined
+  /** One model asked alone, its answer the final one (eval's synthesizer-alone baseline): no synthesis is missing. */
+  readonly alone?: boolean | undefined
 }
 
 export const initialState = (models: ReadonlyArray<string>, strategy?: StrategyRecord): RunTally => ({
@@ -89,7 +91,8 @@ export const sumUsage = (
 export const statusOf = (state: RunTally, interrupted: boolean): RunStatus => {
   if (state.final === undefined) return interrupted ? "cancelled" : "failed"
   const allAnswered = [...state.candidates, ...strategyCalls(state.strategy)].every((c) => c?.status === "ok")
-  const firstSynthesizerAnswered = state.synthesis?.status === "ok" && state.synthesis.failedSynthesizers === undefined
+  const firstSynthesizerAnswered = state.alone === true ||
+    (state.synthesis?.status === "ok" && state.synthesis.failedSynthesizers === undefined)
   return allAnswered && firstSynthesizerAnswered ? "ok" : "partial"
 }
 
