@@ -2,17 +2,17 @@ import { Effect, Either, Option, ParseResult, Schedule, Schema } from "effect"
 import * as path from "node:path"
 import { UsageError } from "../domain/errors.js"
 import { formatUsd } from "../domain/format.js"
-import { strategyNames } from "../domain/strategy.js"
+import { type StrategyName, strategyNames } from "../domain/strategy.js"
 import { stripControl } from "../domain/text.js"
 import { holdResultsLock, isSameFile } from "../programs/batchLock.js"
 import { withAskedAnswers } from "../programs/eval/askedAnswers.js"
 import { computeBaselines, perItemBaselines } from "../programs/eval/baselines.js"
-import { builtinDatasets, loadDataset, selectItems } from "../programs/eval/dataset.js"
+import { builtinDatasets, type EvalItem, loadDataset, selectItems } from "../programs/eval/dataset.js"
 import { defaultEvalResultsPath, type EvalResult } from "../programs/eval/evalResults.js"
 import { writePlot } from "../programs/eval/plot.js"
 import { type EvalReport, markdownReport, pairedRows, soloVerdicts, strategyRows } from "../programs/eval/report.js"
 import { type EvalOptions, type EvalProgress, runEval } from "../programs/eval/runEval.js"
-import { scorers } from "../programs/eval/scorers.js"
+import { type Scorer, scorers } from "../programs/eval/scorers.js"
 import { SOLO } from "../programs/eval/solo.js"
 import { StrategyList } from "../programs/eval/strategies.js"
 import { Logging } from "../services/logging.js"
@@ -226,25 +226,36 @@ export const evaluate = Effect.fn("eval")(function*(args: EvalArgs) {
   const done = yield* runWithProgress({ items, strategies: measured, scorer, output, runs, solo }, args.waitLock)
   const io = yield* ProcessIo
   io.stderr.write(`parallel-llm: eval done: ${progressText(done.progress)} · ${output}\n`)
-  // Candidates that were asked are scored too, read back from the runs: the same baselines as frozen ones.
-  const scored = yield* withAskedAnswers(items, measured, done.results)
-  const soloRight = soloVerdicts(done.results, SOLO)
-  yield* print(
-    report({
-      synthesizer: settings.synthesizer,
-      baselines: computeBaselines(scored, scorer) ?? null,
-      candidatesAsked: items.some((item) => item.candidates === undefined),
-      strategies: strategyRows([...measured, ...(solo ? [SOLO] : [])], done.results, items.length),
-      paired: pairedRows(
-        measured,
-        done.results,
-        perItemBaselines(scored, scorer),
-        soloRight === undefined ? undefined : { name: `${SOLO} (${settings.synthesizer})`, verdicts: soloRight }
-      ),
-      resultsFile: output
-    })
-  )
+  const rows = yield* measuredReport({ items, measured, solo, scorer, results: done.results, synthesizer: settings.synthesizer })
+  yield* print(report({ ...rows, resultsFile: output }))
   return outcomeIf(done.progress.failed === 0 && done.progress.cancelled === 0)
+})
+
+/** The report's rows once the runs are done: the baselines (the asked candidates' too), strategies, paired test. */
+const measuredReport = Effect.fnUntraced(function*(input: {
+  readonly items: ReadonlyArray<EvalItem>
+  readonly measured: ReadonlyArray<StrategyName>
+  readonly solo: boolean
+  readonly scorer: Scorer
+  readonly results: ReadonlyArray<EvalResult>
+  readonly synthesizer: string
+}) {
+  const { items, measured, results, scorer, synthesizer } = input
+  // Candidates that were asked are scored too, read back from the runs: the same baselines as frozen ones.
+  const scored = yield* withAskedAnswers(items, measured, results)
+  const soloRight = soloVerdicts(results, SOLO)
+  return {
+    synthesizer,
+    baselines: computeBaselines(scored, scorer) ?? null,
+    candidatesAsked: items.some((item) => item.candidates === undefined),
+    strategies: strategyRows([...measured, ...(input.solo ? [SOLO] : [])], results, items.length),
+    paired: pairedRows(
+      measured,
+      results,
+      perItemBaselines(scored, scorer),
+      soloRight === undefined ? undefined : { name: `${SOLO} (${synthesizer})`, verdicts: soloRight }
+    )
+  } satisfies Partial<EvalReport>
 })
 
 /** The eval with its progress on stderr (live on a terminal), one process per results file, as in batch. */
