@@ -124,6 +124,17 @@ describe("the synthesizer alone (--baselines solo)", () => {
     expect(lines(dir).filter((l) => l.strategy === "synthesizer-alone")).toHaveLength(6)
   })
 
+  it("without any candidate's answers (self asks no panel), the paired test is against the synthesizer alone, over every item", async () => {
+    script()
+    const dir = tempDir()
+    const args = ["eval", dataset(dir), "-m", "lv/right", "-s", "lv/synth", "--strategies", "self", "--runs", "1", "--baselines", "solo"]
+    const r = await runCliInProcess(args, { env: envFor(dir) })
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stdout).not.toMatch(/^\| best single \(/m)
+    expect(r.stdout).toContain("Paired, on the 3 items with an answer of the synthesizer alone:")
+    expect(r.stdout).toMatch(/^\| self \| 0\/3\/0 \| 0\.25 \| — \| — \| 0\/3\/0 \| 0\.25 \|/m)
+  })
+
   it("is on by default when an API key is set, off with --baselines none, and --baselines-only runs it alone", async () => {
     script()
     const dir = tempDir()

@@ -52,7 +52,8 @@ export interface PairedRow {
    * right more often on these items (`model` names it: "synthesizer-alone (MODEL)" then).
    */
   readonly bestSingle: Paired & { readonly model: string }
-  readonly majority: Paired
+  /** Against the vote; absent when no candidate gave answers (the synthesizer alone is then the only baseline). */
+  readonly majority?: Paired | undefined
   /** Against the synthesizer alone, when it was asked (`--baselines solo`). */
   readonly solo?: Paired | undefined
 }
@@ -90,7 +91,7 @@ export const pairedRows = (
       strategy,
       items: ids.length,
       bestSingle: { model: soloIsBest ? solo.name : baselines?.bestSingle ?? "", ...against(best) },
-      majority: against((id) => voteRight.get(id) === true),
+      ...(baselines !== undefined ? { majority: against((id) => voteRight.get(id) === true) } : {}),
       ...(solo !== undefined ? { solo: against(soloRight) } : {})
     }
   })
@@ -256,16 +257,17 @@ const pairedTable = (paired: ReadonlyArray<PairedRow>, answers: string): Readonl
   ]
   return [
     "",
-    `Paired, on the ${first.items} items with ${answers}: W = the strategy right and the baseline wrong, ` +
+    `Paired, on the ${first.items} items with ${
+      first.majority !== undefined ? answers : "an answer of the synthesizer alone"
+    }: W = the strategy right and the baseline wrong, ` +
     "L = the reverse, T = both right or both wrong; p = exact two-sided McNemar test" +
     (solo ? "; best single = the better of the best candidate and the synthesizer alone on these items." : "."),
     "",
     `| ${header.join(" | ")} |`,
     `|${header.map((_, i) => (i === 0 ? "---" : "---:")).join("|")}|`,
     ...paired.map((row) =>
-      `| ${cell(row.strategy)} | ${wlt(row.bestSingle)} | ${pValue(row.bestSingle.p)} | ${wlt(row.majority)} | ${
-        pValue(row.majority.p)
-      } |` +
+      `| ${cell(row.strategy)} | ${wlt(row.bestSingle)} | ${pValue(row.bestSingle.p)} | ` +
+      `${row.majority !== undefined ? `${wlt(row.majority)} | ${pValue(row.majority.p)}` : "— | —"} |` +
       (row.solo !== undefined ? ` ${wlt(row.solo)} | ${pValue(row.solo.p)} |` : "")
     )
   ]
