@@ -1,6 +1,8 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
+import type { EvalResult } from "../../src/programs/eval/evalResults.js"
+import { markdownReport, strategyRows } from "../../src/programs/eval/report.js"
 import { type FakeOpenRouter, type RecordedRequest, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { runCliInProcess } from "../support/inProcessCli.js"
 import { makeTempDirs } from "../support/tempDirs.js"
@@ -122,5 +124,41 @@ describe("a billed reply without an answer", () => {
     const [line] = fs.readFileSync(path.join(dir, "live.eval.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l))
     expect(line).toMatchObject({ strategy: "synthesize", promptTokens: 30, completionTokens: 60, cost: 0.0003 })
     expect(JSON.parse(r.stdout).strategies[0]).toMatchObject({ tokens: { prompt: 30, completion: 60 }, cost: 0.0003, unknownCost: 0 })
+  })
+})
+
+describe("eval's strategy row of runs with estimated or unreported usage", () => {
+  const line = (id: string, extra: Partial<EvalResult>): EvalResult => ({
+    strategy: "synthesize",
+    id,
+    line: 1,
+    fingerprint: "f",
+    runDir: `/runs/${id}`,
+    status: "ok",
+    scorer: "numeric",
+    answer: "4",
+    correct: true,
+    cost: 0.001,
+    promptTokens: 10,
+    completionTokens: 5,
+    durationMs: 1000,
+    ...extra
+  })
+  const row = (results: ReadonlyArray<EvalResult>) =>
+    markdownReport({
+      dataset: "d",
+      scorer: "numeric",
+      items: results.length,
+      baselines: null,
+      strategies: strategyRows(["synthesize"], results, results.length)
+    })
+      .split("\n").find((l) => l.startsWith("| synthesize"))
+
+  it("says the tokens are estimated in part and the cost unknown in part; an unreported call's tokens are unknown, never 0", () => {
+    expect(row([line("a", { estimatedCalls: 1 }), line("b", {})])).toContain("| $0.0020 + unknown | — | 30 (estimated in part) |")
+    expect(row([line("a", { unreportedCalls: 1 }), line("b", {})])).toContain("| 30 + unknown |")
+    expect(row([line("a", { promptTokens: null, completionTokens: null, cost: null, unreportedCalls: 3 })])).toContain(
+      "| unknown | — | unknown |"
+    )
   })
 })
