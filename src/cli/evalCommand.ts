@@ -2,16 +2,18 @@ import { Effect, Either, Option, ParseResult, Schedule, Schema } from "effect"
 import * as path from "node:path"
 import { UsageError } from "../domain/errors.js"
 import { formatUsd } from "../domain/format.js"
-import { strategyNames } from "../domain/strategy.js"
+import { type StrategyName, strategyNames } from "../domain/strategy.js"
 import { stripControl } from "../domain/text.js"
 import { holdResultsLock, isSameFile } from "../programs/batchLock.js"
+import { withAskedAnswers } from "../programs/eval/askedAnswers.js"
 import { computeBaselines, perItemBaselines } from "../programs/eval/baselines.js"
-import { builtinDatasets, loadDataset, selectItems } from "../programs/eval/dataset.js"
+import { builtinDatasets, type EvalItem, loadDataset, selectItems } from "../programs/eval/dataset.js"
 import { defaultEvalResultsPath, type EvalResult } from "../programs/eval/evalResults.js"
 import { writePlot } from "../programs/eval/plot.js"
-import { type EvalReport, markdownReport, pairedRows, strategyRows } from "../programs/eval/report.js"
+import { type EvalReport, markdownReport, pairedRows, soloVerdicts, strategyRows } from "../programs/eval/report.js"
 import { type EvalOptions, type EvalProgress, runEval } from "../programs/eval/runEval.js"
-import { scorers } from "../programs/eval/scorers.js"
+import { type Scorer, scorers } from "../programs/eval/scorers.js"
+import { SOLO } from "../programs/eval/solo.js"
 import { StrategyList } from "../programs/eval/strategies.js"
 import { Logging } from "../services/logging.js"
 import { type OutputStream, ProcessIo } from "../services/processIo.js"
@@ -109,8 +111,14 @@ export const evalCli = defineCommand("eval", {
     seed: integerFlagOr({ name: "seed", doc: "Seed of --sample: the same seed draws the same items." }, 1),
     baselinesOnly: switchFlag({
       name: "baselines-only",
-      doc: "Only the frozen candidates' baselines (best single, majority vote, oracle): no call, no API key."
+      doc: "Only the baselines, no strategy: the frozen candidates' (best single, majority vote, oracle: no call, no API " +
+        "key), and the synthesizer alone if --baselines solo says so."
     }),
+    baselines: choiceFlag({
+      name: "baselines",
+      doc: "The paid baseline: solo asks the synthesizer each question alone, with the same settings (default: solo when an " +
+        "API key is set, except with --baselines-only); none asks nothing more. The candidates' baselines are always given."
+    }, ["solo", "none"]),
     runs: integerFlagOr({ name: "runs", doc: "Runs in flight at once." }, BATCH_DEFAULT_RUNS),
     waitLock: switchFlag({
       name: "wait-lock",
@@ -137,7 +145,10 @@ export const evalCommand = evalCli.command
 
 /** eval's settings: batch's defaults (a process-wide --concurrency); `--baselines-only` makes no call, so needs no key. */
 export const evalSettings = (args: EvalArgs) =>
-  settingsLayer(args.settings, { defaults: BATCH_DEFAULTS, requireApiKey: !args.baselinesOnly })
+  settingsLayer(args.settings, { defaults: BATCH_DEFAULTS, requireApiKey: !baselinesOnlyFree(args) })
+
+/** `--baselines-only` without the paid baseline: no call at all. */
+const baselinesOnlyFree = (args: EvalArgs): boolean => args.baselinesOnly && Option.getOrUndefined(args.baselines) !== "solo"
 
 /** The dataset named and the flags checked before anything is read: a bad one is a usage error naming it. */
 const decodeEvalArgs = Effect.fnUntraced(function*(args: EvalArgs) {
@@ -183,7 +194,7 @@ export const evaluate = Effect.fn("eval")(function*(args: EvalArgs) {
     return yield* new UsageError({ message: "--plot must not be the dataset file" })
   }
 
-  if (args.baselinesOnly) {
+  if (baselinesOnlyFree(args)) {
     if (baselines === undefined) {
       return yield* new UsageError({ message: `${dataset.name} has no frozen candidates: no baselines to compute without calls` })
     }
@@ -206,18 +217,45 @@ export const evaluate = Effect.fn("eval")(function*(args: EvalArgs) {
     return yield* new UsageError({ message: "--plot must not be the results file" })
   }
 
-  const done = yield* runWithProgress({ items, strategies, scorer, output, runs }, args.waitLock)
+  // The synthesizer alone: asked for, or by default when a key is set (not with --baselines-only unless asked).
+  const solo = Option.match(args.baselines, {
+    onNone: () => !args.baselinesOnly && Option.isSome(settings.apiKey),
+    onSome: (b) => b === "solo"
+  })
+  const measured = args.baselinesOnly ? [] : strategies
+  const done = yield* runWithProgress({ items, strategies: measured, scorer, output, runs, solo }, args.waitLock)
   const io = yield* ProcessIo
   io.stderr.write(`parallel-llm: eval done: ${progressText(done.progress)} · ${output}\n`)
-  yield* print(
-    report({
-      synthesizer: settings.synthesizer,
-      strategies: strategyRows(strategies, done.results, items.length),
-      paired: pairedRows(strategies, done.results, perItemBaselines(items, scorer)),
-      resultsFile: output
-    })
-  )
+  const rows = yield* measuredReport({ items, measured, solo, scorer, results: done.results, synthesizer: settings.synthesizer })
+  yield* print(report({ ...rows, resultsFile: output }))
   return outcomeIf(done.progress.failed === 0 && done.progress.cancelled === 0)
+})
+
+/** The report's rows once the runs are done: the baselines (the asked candidates' too), strategies, paired test. */
+const measuredReport = Effect.fnUntraced(function*(input: {
+  readonly items: ReadonlyArray<EvalItem>
+  readonly measured: ReadonlyArray<StrategyName>
+  readonly solo: boolean
+  readonly scorer: Scorer
+  readonly results: ReadonlyArray<EvalResult>
+  readonly synthesizer: string
+}) {
+  const { items, measured, results, scorer, synthesizer } = input
+  // Candidates that were asked are scored too, read back from the runs: the same baselines as frozen ones.
+  const scored = yield* withAskedAnswers(items, measured, results)
+  const soloRight = soloVerdicts(results, SOLO)
+  return {
+    synthesizer,
+    baselines: computeBaselines(scored, scorer) ?? null,
+    candidatesAsked: items.some((item) => item.candidates === undefined),
+    strategies: strategyRows([...measured, ...(input.solo ? [SOLO] : [])], results, items.length),
+    paired: pairedRows(
+      measured,
+      results,
+      perItemBaselines(scored, scorer),
+      soloRight === undefined ? undefined : { name: `${SOLO} (${synthesizer})`, verdicts: soloRight }
+    )
+  } satisfies Partial<EvalReport>
 })
 
 /** The eval with its progress on stderr (live on a terminal), one process per results file, as in batch. */

@@ -1,5 +1,6 @@
 import { Either } from "effect"
 import type { Manifest, RunUsage, Usage } from "./manifest.js"
+import { stripControl } from "./text.js"
 
 // How figures read in every human line (stderr, logs, runs show, MCP summaries): one place, so they agree.
 
@@ -47,10 +48,14 @@ const runTokenCount = (usage: RunUsage): number | undefined =>
  */
 export const costOf = (usage: Usage | RunUsage): string | undefined =>
   usage.cost !== undefined
-    ? formatUsd(usage.cost)
+    ? `${formatUsd(usage.cost)}${costIncomplete(usage) ? " + unknown" : ""}`
     : (usage.promptTokens ?? 0) + (usage.completionTokens ?? 0) > 0
     ? "cost unknown"
     : undefined
+
+/** Some of the tokens are estimates (a billed call that reported nothing): the cost leaves them out. */
+const costIncomplete = (usage: Usage | RunUsage): boolean =>
+  ("estimatedCalls" in usage && (usage.estimatedCalls ?? 0) > 0) || ("estimated" in usage && usage.estimated === true)
 
 /** "1,234 tokens"; "tokens unknown" when no call reported usage; the calls that did not, when some did. */
 const runTokens = (usage: RunUsage): string => {
@@ -58,23 +63,52 @@ const runTokens = (usage: RunUsage): string => {
   const tokens = runTokenCount(usage)
   // A manifest written before tokens could be absent says 0 for them, with the calls that reported none.
   if (tokens === undefined || (tokens === 0 && unreported > 0)) return "tokens unknown"
-  return `${formatCount(tokens)} tokens${unreported > 0 ? ` (+ ${plural(unreported, "call")} unreported)` : ""}`
+  const estimated = usage.estimatedCalls ?? 0
+  return `${formatCount(tokens)} tokens${estimated > 0 ? ` (${plural(estimated, "call")} estimated)` : ""}` +
+    `${unreported > 0 ? ` (+ ${plural(unreported, "call")} unreported)` : ""}`
 }
 
-/** What a strategy other than `synthesize` did, for the summary: " · rank: 3/4 rankings counted". */
-const strategyNote = ({ strategy }: Manifest): string => {
+/** What a strategy's own step did: "rank: 3/4 rankings counted", and why it fell back, if it did. */
+export interface StrategySteps {
+  readonly name: string
+  readonly done: number
+  readonly of: number
+  readonly text: string
+  readonly degraded: string | undefined
+}
+
+/** What a strategy other than `synthesize` did, as its record says (undefined for `synthesize`). */
+export const strategySteps = (strategy: Manifest["strategy"]): StrategySteps | undefined => {
+  const steps = (done: number, of: number, text: string): StrategySteps => ({
+    name: strategy?.name ?? "synthesize",
+    done,
+    of,
+    text: `${strategy?.name}: ${text}`,
+    degraded: strategy?.degraded
+  })
   switch (strategy?.name) {
     case "rank": {
       const judges = strategy.judges ?? []
-      return ` · rank: ${judges.filter((j) => j.ranking !== undefined).length}/${judges.length} rankings counted`
+      const counted = judges.filter((j) => j.ranking !== undefined).length
+      return steps(counted, judges.length, `${counted}/${judges.length} rankings counted`)
     }
-    case "refine":
-      return ` · refine: ${plural(strategy.rounds?.length ?? 0, "more round")}`
+    case "refine": {
+      const rounds = strategy.rounds ?? []
+      const answered = rounds.filter((r) => r.answers.some((a) => a.status === "ok")).length
+      return steps(answered, rounds.length, `${answered}/${plural(rounds.length, "more round")} answered`)
+    }
     case "self":
-      return ` · self: ${plural(strategy.samples ?? 0, "sample")}`
+      return steps(strategy.samples ?? 0, strategy.samples ?? 0, plural(strategy.samples ?? 0, "sample"))
     default:
-      return ""
+      return undefined
   }
+}
+
+/** What a strategy other than `synthesize` did, for the summary: " · rank: 3/4 rankings counted (degraded: …)". */
+const strategyNote = ({ strategy }: Manifest): string => {
+  const steps = strategySteps(strategy)
+  if (steps === undefined) return ""
+  return ` · ${steps.text}${steps.degraded !== undefined ? ` (degraded: ${stripControl(steps.degraded)})` : ""}`
 }
 
 /** The one-line summary of a finished run (stderr of ask and resynth, `runs show`). */

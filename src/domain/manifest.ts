@@ -17,7 +17,12 @@ export const Usage = Schema.Struct({
     upstreamInferenceCost: Schema.optional(Schema.Number),
     upstreamPromptCost: Schema.optional(Schema.Number),
     upstreamCompletionCost: Schema.optional(Schema.Number)
-  }))
+  })),
+  /**
+   * The server reported no usage for a call that gave no answer but was billed (it streamed, then failed or was
+   * cut): the tokens are estimated from the prompt's and the streamed text's length, and the cost is unknown.
+   */
+  estimated: Schema.optional(Schema.Boolean)
 })
 export type Usage = typeof Usage.Type
 
@@ -33,7 +38,9 @@ export const RunUsage = Schema.Struct({
   reasoningTokens: Usage.fields.reasoningTokens,
   cachedTokens: Usage.fields.cachedTokens,
   /** Calls that answered but reported no usage (many local servers): their tokens are unknown, not counted as 0. */
-  unreportedCalls: Schema.optional(Schema.Number)
+  unreportedCalls: Schema.optional(Schema.Number),
+  /** Calls whose tokens are in the totals as estimates (see `Usage.estimated`): the cost leaves them out, unknown. */
+  estimatedCalls: Schema.optional(Schema.Number)
 })
 export type RunUsage = typeof RunUsage.Type
 
@@ -114,6 +121,11 @@ export type JudgeRecord = typeof JudgeRecord.Type
 
 /** Why a strategy's step was skipped or cut short (one answer has nothing to rank). */
 const note = Schema.optional(Schema.String)
+/**
+ * The strategy fell back: its own step did not shape the answer (no ranking counted, a refinement round nobody
+ * answered), so the run is a plain synthesis of what there was, paid for as the strategy. Why, in one line.
+ */
+const degraded = Schema.optional(Schema.String)
 
 /**
  * A strategy's record: its `name` (the literal the union is told apart by, the name `--strategy` takes) and its
@@ -121,7 +133,7 @@ const note = Schema.optional(Schema.String)
  * `StrategyRecord` below: the names the settings accept are read from that union (src/domain/strategy.ts).
  */
 const strategyRecord = <N extends string, F extends Schema.Struct.Fields>(name: N, description: string, fields: F) =>
-  Schema.Struct({ name: Schema.Literal(name), ...fields, note }).annotations({ description })
+  Schema.Struct({ name: Schema.Literal(name), ...fields, note, degraded }).annotations({ description })
 
 export const SynthesizeRecord = strategyRecord("synthesize", "merged", {})
 

@@ -1,8 +1,9 @@
 import type { CallToolResult, ContentBlock } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Schema } from "effect"
-import { costOf, formatCount, formatSeconds, plural } from "../domain/format.js"
+import { costOf, formatCount, formatSeconds, plural, strategySteps } from "../domain/format.js"
 import { type CandidateRecord, type ErrorInfo, type Manifest, strategyCalls } from "../domain/manifest.js"
 import { formatReport } from "../domain/reportFormat.js"
+import { stripControl } from "../domain/text.js"
 import { mimeTypeOf, runResourceUri } from "./resources.js"
 import { RunOutput } from "./runOutput.js"
 import type { FinishedView, RunningView } from "./runView.js"
@@ -99,9 +100,13 @@ const summaryOf = (manifest: Manifest): string => {
     : "no synthesis"
   const failures = failuresOf(manifest)
   const cost = costOf(manifest.usage)
+  const steps = strategySteps(manifest.strategy)
+  const strategy = steps === undefined
+    ? ""
+    : `${steps.text}${steps.degraded !== undefined ? ` (degraded, the strategy fell back: ${stripControl(steps.degraded)})` : ""}; `
   return `Run ${manifest.id}: ${manifest.status}${manifest.error !== undefined ? ` (${manifest.error})` : ""}; ` +
     `${answered.length}/${manifest.candidates.length} candidates answered` +
-    `${answered.length > 0 ? ` (${answered.map((c) => c.model).join(", ")})` : ""}; ${synthesis}; ` +
+    `${answered.length > 0 ? ` (${answered.map((c) => c.model).join(", ")})` : ""}; ${strategy}${synthesis}; ` +
     // An interrupted run's duration is not known (its process died without saying when).
     `${manifest.status === "interrupted" ? "time unknown" : formatSeconds(manifest.durationMs)}${cost !== undefined ? `, ${cost}` : ""}.` +
     // A cancel or a crash stopped the calls it cut short: they did not fail.

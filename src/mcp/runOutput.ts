@@ -65,7 +65,7 @@ export const RunOutput = Schema.Struct({
     RunUsage.annotations(
       brief(
         [],
-        "promptTokens?, completionTokens?, cost? (USD), unreportedCalls?"
+        "promptTokens?, completionTokens?, cost? (USD), unreportedCalls?, estimatedCalls?"
       )
     )
   ),

@@ -10,9 +10,51 @@ import type { Citation } from "../domain/modelOptions.js"
  */
 export interface StreamedText {
   pieces: Array<string>
+  /** The usage the current attempt reported, as soon as it came: a failure after it keeps it. */
+  usage: TokenUsage | undefined
+  /** Reasoning came in the current attempt: the model was at work, so it was billed even with no text. */
+  reasoned: boolean
+  /** What the attempts that ended without an answer billed (see {@link billedUsage}), added up by callModel. */
+  spent: BilledUsage | undefined
 }
 
-export const streamedText = (): StreamedText => ({ pieces: [] })
+export const streamedText = (): StreamedText => ({ pieces: [], usage: undefined, reasoned: false, spent: undefined })
+
+/** Token counts a call was billed for; `estimated` when the server said none and they are this side's estimate. */
+export type BilledUsage = TokenUsage & { readonly estimated?: boolean }
+
+/** Characters per token of the estimate: the usual rule of thumb for English text with BPE tokenizers. */
+const CHARS_PER_TOKEN = 4
+
+/**
+ * What an attempt that gave no answer (empty, cut, failed mid-stream, aborted) was billed. The usage the server
+ * reported, if it came before the end; else, if the model was at work (text or reasoning streamed), an
+ * estimate marked `estimated`: the prompt's characters and the streamed text's, a token per
+ * {@link CHARS_PER_TOKEN}. An attempt refused before any of it (an HTTP error) bills nothing.
+ */
+export const billedUsage = (streamed: StreamedText, promptChars: number): BilledUsage | undefined => {
+  if (streamed.usage !== undefined) return streamed.usage
+  if (streamed.pieces.length === 0 && !streamed.reasoned) return undefined
+  const streamedChars = streamed.pieces.reduce((n, piece) => n + piece.length, 0)
+  return {
+    promptTokens: Math.ceil(promptChars / CHARS_PER_TOKEN),
+    completionTokens: Math.ceil(streamedChars / CHARS_PER_TOKEN),
+    estimated: true
+  }
+}
+
+/** Two bills added up: estimated if either part is; the cost only when both report one (else it is unknown). */
+export const addBilled = (a: BilledUsage | undefined, b: BilledUsage | undefined): BilledUsage | undefined => {
+  if (a === undefined || b === undefined) return a ?? b
+  const sum = (x: number | undefined, y: number | undefined) => (x === undefined || y === undefined ? undefined : x + y)
+  const cost = sum(a.cost, b.cost)
+  return {
+    promptTokens: a.promptTokens + b.promptTokens,
+    completionTokens: a.completionTokens + b.completionTokens,
+    ...(cost !== undefined ? { cost } : {}),
+    ...(a.estimated === true || b.estimated === true ? { estimated: true } : {})
+  }
+}
 
 /** What the current attempt has streamed, if anything. */
 export const textSoFar = (streamed: StreamedText): string | undefined => streamed.pieces.length > 0 ? streamed.pieces.join("") : undefined
@@ -48,8 +90,8 @@ interface Ending {
   cache: CacheOutcome | undefined
 }
 
-/** Folds one chunk of parts into the ending; returns its text. */
-const foldChunk = (ending: Ending, parts: Chunk.Chunk<ModelPart>): string => {
+/** Folds one chunk of parts into the ending (and the usage and reasoning into `streamed`); returns its text. */
+const foldChunk = (ending: Ending, streamed: StreamedText, parts: Chunk.Chunk<ModelPart>): string => {
   let text = ""
   for (const part of parts) {
     switch (part._tag) {
@@ -58,6 +100,7 @@ const foldChunk = (ending: Ending, parts: Chunk.Chunk<ModelPart>): string => {
         break
       case "Usage":
         ending.usage = part.usage
+        streamed.usage = part.usage
         break
       case "Citations":
         ending.citations = part.citations
@@ -70,6 +113,7 @@ const foldChunk = (ending: Ending, parts: Chunk.Chunk<ModelPart>): string => {
         break
       // Reasoning is not part of the answer kept: the usage counts its tokens.
       case "ReasoningDelta":
+        streamed.reasoned = true
         break
     }
   }
@@ -93,6 +137,8 @@ export const foldAnswer = (
     Effect.flatMap(Channel.toPullIn(Stream.toChannel(parts), scope), (pull) => {
       const streamed = hooks.streamed ?? streamedText()
       streamed.pieces = []
+      streamed.usage = undefined
+      streamed.reasoned = false
       const onDelta = hooks.onDelta
       const ending: Ending = {
         finished: false,
@@ -113,7 +159,7 @@ export const foldAnswer = (
       // Built once: a read allocates no effect of the loop's own beyond its progress report.
       const onRead = (read: Either.Either<Chunk.Chunk<ModelPart>, unknown>): Effect.Effect<Completion, ProviderError> => {
         if (Either.isLeft(read)) return Effect.sync(completion)
-        const text = foldChunk(ending, read.right)
+        const text = foldChunk(ending, streamed, read.right)
         const next = ending.finished ? last : step
         if (text === "") return next
         streamed.pieces.push(text)

@@ -1,10 +1,10 @@
-import { Context, Duration, Effect, type Either, Schedule } from "effect"
+import { Context, Duration, Effect, type Either, Exit, Schedule } from "effect"
 import { isTransient, type ProviderError, retryAfterOf, Timeout } from "../domain/errors.js"
 import { formatSeconds } from "../domain/format.js"
 import type { Completion, ModelRequest } from "../domain/modelCall.js"
 import { CallGate } from "../services/callGate.js"
 import { ModelClient } from "../services/modelClient.js"
-import { foldAnswer, type FoldHooks } from "./answerFold.js"
+import { addBilled, type BilledUsage, billedUsage, foldAnswer, type FoldHooks, streamedText } from "./answerFold.js"
 
 export interface RetryPolicy {
   /** Retries after the first attempt. */
@@ -52,7 +52,17 @@ export interface ModelCall {
   readonly result: Either.Either<Completion, ProviderError>
   readonly attempts: number
   readonly latencyMs: number
+  /** What the attempts that gave no answer were billed (reported, or estimated): see answerFold's billedUsage. */
+  readonly spent?: BilledUsage | undefined
 }
+
+/** The characters of a request's text: what an estimate of its prompt tokens is made from. */
+const promptCharsOf = (request: ModelRequest): number =>
+  request.messages.reduce(
+    (n, m) =>
+      n + (typeof m.content === "string" ? m.content.length : m.content.reduce((k, p) => k + (p.type === "text" ? p.text.length : 0), 0)),
+    0
+  )
 
 /**
  * One model's whole call: attempts under the retry schedule, all of them bounded by `timeoutMs`
@@ -80,11 +90,20 @@ export const callModel = Effect.fnUntraced(function*(
   /** Clock time at which the first request went out: the time budget starts then. */
   let sentAt: number | undefined
 
+  // The fold's text and usage, kept here too: an attempt that ends without an answer is billed all the same.
+  const streamed = hooks.streamed ?? streamedText()
+  streamed.spent = undefined
+  const folded = { ...hooks, streamed }
+  /** Adds what an attempt that failed or was cut had been billed (it runs on interruption too). */
+  const billFailed = (exit: Exit.Exit<unknown, unknown>) =>
+    Effect.sync(() => {
+      if (Exit.isFailure(exit)) streamed.spent = addBilled(streamed.spent, billedUsage(streamed, promptCharsOf(request)))
+    })
   const attempt = gate.withPermit(
     Effect.suspend(() => {
       const n = ++attempts
       sentAt ??= clock.unsafeCurrentTimeMillis()
-      const answer = foldAnswer(request.model, client.stream(request), hooks)
+      const answer = Effect.onExit(foldAnswer(request.model, client.stream(request), folded), billFailed)
       return (hooks.onAttempt === undefined ? answer : Effect.zipRight(hooks.onAttempt(n), answer)).pipe(
         Effect.tapError((error) =>
           Effect.logDebug(
@@ -130,5 +149,5 @@ export const callModel = Effect.fnUntraced(function*(
   const result = yield* Effect.either(Effect.raceFirst(retried, Effect.zipRight(budget(policy.timeoutMs), Effect.failSync(timedOut))))
   const finished = clock.unsafeCurrentTimeMillis()
   const started = sentAt ?? finished
-  return { result, attempts, latencyMs: finished - started } satisfies ModelCall
+  return { result, attempts, latencyMs: finished - started, spent: streamed.spent } satisfies ModelCall
 })

@@ -177,8 +177,8 @@ describe("eval --strategies", () => {
       expect(text).not.toMatch(/\bm[12]\b/)
     }
     expect(first.stdout).toMatch(/^\| best single \(m1\) \|/m)
-    expect(first.stdout).toMatch(/^\| rank \(st\/synth\) \| 50\.0 % \|/m)
-    expect(first.stdout).toMatch(/^\| refine \(st\/synth\) \| 50\.0 % \|/m)
+    expect(first.stdout).toMatch(/^\| rank \(st\/synth\), rank: 4\/4 rankings counted \| 50\.0 % \|/m)
+    expect(first.stdout).toMatch(/^\| refine \(st\/synth\), refine: 2\/2 refinement rounds answered \| 50\.0 % \|/m)
 
     const results = fs.readFileSync(path.join(dir, "frozen.eval.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l))
     expect(results.map((r) => `${r.strategy} ${r.id} ${r.status}`).sort()).toEqual([

@@ -73,7 +73,14 @@ export type Behavior =
   /** 200 + a choice with `finish_reason: "error"` and an `error` object (for stream: like streamError). */
   | { kind: "choiceError"; partial?: string; code?: number | string; message?: string }
   /** stream:true: some deltas, then the error chunk, then the stream ends. Non-stream: like errorIn200. */
-  | { kind: "streamError"; partial?: string; code?: number | string; message?: string }
+  | {
+    kind: "streamError"
+    partial?: string
+    code?: number | string
+    message?: string
+    /** A usage chunk after the partial text and before the error (a provider that bills the cut reply). */
+    usage?: FakeUsage
+  }
   /** A valid 200 JSON body (or SSE deltas) whose content is `bytes` long, sent in chunks. */
   | { kind: "huge"; bytes: number }
   /** Body (or SSE deltas) sent slowly in `chunks` pieces (default 5), `chunkDelayMs` apart. */
@@ -502,12 +509,14 @@ export function startFakeOpenRouter(options: FakeOpenRouterOptions = {}): Promis
     model: string,
     partial: string,
     code: number | string,
-    message: string
+    message: string,
+    usage?: FakeUsage
   ): Promise<void> => {
     if (!(await startSse(ctx, res))) return
     if (partial.length > 0) {
       for (const piece of splitWords(partial)) if (!(await write(ctx, res, deltaChunk(id, model, piece)))) return
     }
+    if (usage !== undefined && !(await write(ctx, res, chunk(id, model, { choices: [], usage: usageOf(usage) })))) return
     const errChunk = chunk(id, model, {
       error: { code, message },
       choices: [{ index: 0, delta: { content: "" }, finish_reason: "error" }]
@@ -633,7 +642,7 @@ export function startFakeOpenRouter(options: FakeOpenRouterOptions = {}): Promis
           sendJson(res, 200, { error: { code, message } })
           return
         }
-        await sseError(ctx, res, id, model, b.partial ?? "Partial answer from the model", code, message)
+        await sseError(ctx, res, id, model, b.partial ?? "Partial answer from the model", code, message, b.usage)
         return
       }
       case "huge": {

@@ -8,12 +8,16 @@ import { registry } from "../strategies/registry.js"
 import { type EvalItem, fingerprintOf } from "./dataset.js"
 import { type EvalResult, keyOf, rescore } from "./evalResults.js"
 import type { Scorer } from "./scorers.js"
+import { SOLO } from "./solo.js"
 import { asksCandidates, evalPlan } from "./strategies.js"
 
 // The (strategy, item) pairs of an eval, and which of them an earlier pass's result lines answer already.
 
+/** What an eval runs on every item: a strategy, or the synthesizer-alone baseline (solo.ts). */
+export type EvalStrategy = StrategyName | typeof SOLO
+
 export interface EvalPair {
-  readonly strategy: StrategyName
+  readonly strategy: EvalStrategy
   readonly item: EvalItem
   /** The pair's result line without its run's part. */
   readonly base: Pick<EvalResult, "strategy" | "id" | "line" | "fingerprint" | "scorer" | "answer">
@@ -46,6 +50,26 @@ export const pairsOf = (
       }
     })
   )
+
+/** The synthesizer-alone pairs: the question, the synthesizer and how it is sent, fingerprinted as the others. */
+export const soloPairsOf = (
+  items: ReadonlyArray<EvalItem>,
+  scorer: Scorer,
+  settings: SettingsValue
+): ReadonlyArray<EvalPair> =>
+  items.map((item) => {
+    const fingerprint = fingerprintOf({
+      strategy: SOLO,
+      question: item.question,
+      synthesizer: settings.synthesizer,
+      calls: [[settings.synthesizer, sentOptions(modelCallOptions(settings, settings.synthesizer, false))]]
+    })
+    return {
+      strategy: SOLO,
+      item,
+      base: { strategy: SOLO, id: item.id, line: item.line, fingerprint, scorer: scorer.name, answer: item.answer }
+    }
+  })
 
 /**
  * What each call of a pair's run is sent besides its messages, from the function the calls themselves use

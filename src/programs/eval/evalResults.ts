@@ -1,5 +1,6 @@
 import { Cause, Effect, Option, Schema } from "effect"
 import * as path from "node:path"
+import { strategySteps } from "../../domain/format.js"
 import type { Manifest } from "../../domain/manifest.js"
 import { readTextSafely, RUN_FILE_READ } from "../../domain/safeFile.js"
 import { oneLine } from "../../domain/text.js"
@@ -28,8 +29,16 @@ export const EvalResult = Schema.Struct({
   /** Null when no call of the run reported usage (unknown, not 0). */
   promptTokens: Schema.NullOr(Schema.Number),
   completionTokens: Schema.NullOr(Schema.Number),
+  /** Calls that answered without reporting usage: their tokens and cost are unknown, not in the figures above. */
+  unreportedCalls: Schema.optional(Schema.Number),
+  /** Calls billed without an answer and without usage: their tokens are estimates, their cost unknown. */
+  estimatedCalls: Schema.optional(Schema.Number),
   durationMs: Schema.NullOr(Schema.Number),
-  error: Schema.optional(Schema.String)
+  error: Schema.optional(Schema.String),
+  /** What the strategy's own step did (rank: rankings counted of the judges; refine: rounds answered of those asked). */
+  steps: Schema.optional(Schema.Struct({ done: Schema.Number, of: Schema.Number })),
+  /** The strategy fell back to a plain synthesis (no ranking counted, a round nobody answered): why. */
+  degraded: Schema.optional(Schema.String)
 })
 export type EvalResult = typeof EvalResult.Type
 
@@ -68,6 +77,7 @@ export const resultOf = (
   const fellBack = fellBackToCandidate(run.manifest)
   const final = fellBack ? undefined : run.final
   const extracted = final === undefined ? undefined : scorer.extract(final)
+  const steps = strategySteps(run.manifest.strategy)
   return {
     ...base,
     runDir: run.runDir,
@@ -77,7 +87,11 @@ export const resultOf = (
     cost: run.manifest.usage.cost ?? null,
     promptTokens: run.manifest.usage.promptTokens ?? null,
     completionTokens: run.manifest.usage.completionTokens ?? null,
+    ...(run.manifest.usage.unreportedCalls !== undefined ? { unreportedCalls: run.manifest.usage.unreportedCalls } : {}),
+    ...(run.manifest.usage.estimatedCalls !== undefined ? { estimatedCalls: run.manifest.usage.estimatedCalls } : {}),
     durationMs: run.manifest.durationMs,
+    ...(steps !== undefined && steps.name !== "self" ? { steps: { done: steps.done, of: steps.of } } : {}),
+    ...(steps?.degraded !== undefined ? { degraded: oneLine(steps.degraded).slice(0, 200) } : {}),
     ...(fellBack
       ? { error: `the synthesis failed (${run.manifest.synthesis?.error?.message ?? "no synthesizer answered"}): not scored` }
       : run.manifest.error !== undefined

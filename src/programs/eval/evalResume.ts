@@ -26,7 +26,7 @@ export type EvalFound =
   | { readonly _tag: "Answered"; readonly run: RunResult }
   | { readonly _tag: "Interrupted"; readonly runId: string }
 
-type Pair = Pick<EvalPair, "strategy" | "item">
+type Pair = Pick<EvalPair, "item"> & { readonly strategy: StrategyName }
 
 /** What a strategy's answer depends on besides the prompt, models and synthesizer, as its manifest records it. */
 const matchFor = (strategy: StrategyName, settings: SettingsValue): StrategyMatch => {

@@ -17,7 +17,15 @@ export interface StrategyRow extends Accuracy {
   /** USD per correct answer; null when none is correct or some run's cost is unknown. */
   readonly costPerCorrect: number | null
   readonly tokens: { readonly prompt: number; readonly completion: number }
+  /** Runs some of whose tokens are unknown (a call that reported none): `tokens` leaves them out, the table says so. */
+  readonly unknownTokens?: number | undefined
+  /** Runs some of whose tokens are estimates (a call billed without usage): in `tokens`, marked in the table. */
+  readonly estimatedTokens?: number | undefined
   readonly latencyMs: { readonly mean: number | null; readonly median: number | null }
+  /** What the strategy's own step did over its runs (rank: rankings counted of the judges asked; refine: rounds answered). */
+  readonly steps?: { readonly done: number; readonly of: number } | undefined
+  /** Runs in which the strategy fell back to a plain synthesis: the row is then not only the strategy's. */
+  readonly degraded?: number | undefined
 }
 
 export interface EvalReport {
@@ -27,36 +35,64 @@ export interface EvalReport {
   readonly items: number
   readonly synthesizer?: string | undefined
   readonly baselines: Baselines | null
+  /** Some items' candidates were asked (no frozen answers): their baselines are read off the answers they gave. */
+  readonly candidatesAsked?: boolean | undefined
   readonly strategies: ReadonlyArray<StrategyRow>
   /** Each strategy against the baselines on the same items (absent without frozen candidates or strategies). */
   readonly paired?: ReadonlyArray<PairedRow> | undefined
   readonly resultsFile?: string | undefined
 }
 
-/** A strategy against the best single system and the vote, item by item over the items with frozen candidates. */
+/** A strategy against the best single system and the vote, item by item over the items with candidates' answers. */
 export interface PairedRow {
   readonly strategy: string
   readonly items: number
+  /**
+   * Against the best single-model row: the best single candidate, or the synthesizer alone when it was asked and
+   * right more often on these items (`model` names it: "synthesizer-alone (MODEL)" then).
+   */
   readonly bestSingle: Paired & { readonly model: string }
-  readonly majority: Paired
+  /** Against the vote; absent when no candidate gave answers (the synthesizer alone is then the only baseline). */
+  readonly majority?: Paired | undefined
+  /** Against the synthesizer alone, when it was asked (`--baselines solo`). */
+  readonly solo?: Paired | undefined
 }
 
-/** The paired rows; an item without a result counts as wrong, as in the strategy rows. */
+/** The synthesizer-alone runs' verdicts by item id, when they ran. */
+export const soloVerdicts = (results: ReadonlyArray<EvalResult>, solo: string): ReadonlyMap<string, boolean> | undefined => {
+  const mine = results.filter((r) => r.strategy === solo)
+  return mine.length === 0 ? undefined : new Map(mine.map((r) => [r.id, r.correct]))
+}
+
+/**
+ * The paired rows; an item without a result counts as wrong, as in the strategy rows. Over the items with
+ * candidates' answers; without any, against the synthesizer alone over every item it was asked.
+ */
 export const pairedRows = (
   strategies: ReadonlyArray<string>,
   results: ReadonlyArray<EvalResult>,
-  baselines: ReturnType<typeof perItemBaselines>
+  baselines: ReturnType<typeof perItemBaselines>,
+  solo?: { readonly name: string; readonly verdicts: ReadonlyMap<string, boolean> } | undefined
 ): ReadonlyArray<PairedRow> | undefined => {
-  if (baselines === undefined || strategies.length === 0) return undefined
+  if (strategies.length === 0 || (baselines === undefined && solo === undefined)) return undefined
+  const ids = baselines?.items.map((item) => item.id) ?? [...(solo?.verdicts.keys() ?? [])]
+  const soloRight = (id: string) => solo?.verdicts.get(id) === true
+  const candidateRight = new Map(baselines?.items.map((item) => [item.id, item.bestSingle]) ?? [])
+  const voteRight = new Map(baselines?.items.map((item) => [item.id, item.majority]) ?? [])
+  // The best single-model row on these items: the best candidate, unless the synthesizer alone beat it.
+  const soloCount = ids.filter(soloRight).length
+  const candidateCount = ids.filter((id) => candidateRight.get(id) === true).length
+  const soloIsBest = solo !== undefined && (baselines === undefined || soloCount > candidateCount)
+  const best = soloIsBest ? soloRight : (id: string) => candidateRight.get(id) === true
   return strategies.map((strategy) => {
     const right = new Set(results.filter((r) => r.strategy === strategy && r.correct).map((r) => r.id))
-    const against = (baseline: "bestSingle" | "majority") =>
-      pairedOf(baselines.items.map((item) => [right.has(item.id), item[baseline]] as const))
+    const against = (baseline: (id: string) => boolean) => pairedOf(ids.map((id) => [right.has(id), baseline(id)] as const))
     return {
       strategy,
-      items: baselines.items.length,
-      bestSingle: { model: baselines.bestSingle, ...against("bestSingle") },
-      majority: against("majority")
+      items: ids.length,
+      bestSingle: { model: soloIsBest ? solo.name : baselines?.bestSingle ?? "", ...against(best) },
+      ...(baselines !== undefined ? { majority: against((id) => voteRight.get(id) === true) } : {}),
+      ...(solo !== undefined ? { solo: against(soloRight) } : {})
     }
   })
 }
@@ -73,7 +109,8 @@ export const strategyRows = (
     const durations = mine.flatMap((r) => (r.durationMs === null || r.status === "cancelled" ? [] : [r.durationMs]))
     const correct = mine.filter((r) => r.correct).length
     const cost = roundUsd(mine.reduce((sum, r) => sum + (r.cost ?? 0), 0))
-    const unknownCost = mine.filter((r) => r.cost === null && r.runDir !== null).length
+    // A run with an estimated call has a cost that leaves that call out: unknown in part.
+    const unknownCost = mine.filter((r) => r.runDir !== null && (r.cost === null || (r.estimatedCalls ?? 0) > 0)).length
     return {
       strategy,
       ...accuracyOf(correct, items),
@@ -85,9 +122,30 @@ export const strategyRows = (
         prompt: mine.reduce((sum, r) => sum + (r.promptTokens ?? 0), 0),
         completion: mine.reduce((sum, r) => sum + (r.completionTokens ?? 0), 0)
       },
-      latencyMs: { mean: mean(durations) ?? null, median: median(durations) ?? null }
+      unknownTokens: mine.filter((r) => r.runDir !== null && (r.promptTokens === null || (r.unreportedCalls ?? 0) > 0)).length,
+      estimatedTokens: mine.filter((r) => (r.estimatedCalls ?? 0) > 0).length,
+      latencyMs: { mean: mean(durations) ?? null, median: median(durations) ?? null },
+      ...stepsOf(mine),
+      degraded: mine.filter((r) => r.degraded !== undefined).length
     }
   })
+
+/** The step counts added up over the runs that recorded them. */
+const stepsOf = (results: ReadonlyArray<EvalResult>): Pick<StrategyRow, "steps"> => {
+  const counted = results.flatMap((r) => (r.steps === undefined ? [] : [r.steps]))
+  if (counted.length === 0) return {}
+  return { steps: { done: counted.reduce((n, s) => n + s.done, 0), of: counted.reduce((n, s) => n + s.of, 0) } }
+}
+
+/** "rank: 0/42 rankings counted, degraded in 14 runs": what the strategy really did, beside its name. */
+const whatHappened = (s: StrategyRow): string => {
+  const unit = s.strategy === "rank" ? "rankings counted" : s.strategy === "refine" ? "refinement rounds answered" : "steps"
+  const steps = s.steps === undefined ? "" : `, ${s.strategy}: ${s.steps.done}/${s.steps.of} ${unit}`
+  const degraded = (s.degraded ?? 0) > 0
+    ? `, **degraded** in ${s.degraded} run${s.degraded === 1 ? "" : "s"} (fell back to synthesize)`
+    : ""
+  return `${steps}${degraded}`
+}
 
 const percent = (x: number) => `${(x * 100).toFixed(1)} %`
 const seconds = (ms: number | null) => (ms === null ? "—" : `${(ms / 1000).toFixed(1)} s`)
@@ -110,12 +168,24 @@ const costText = (s: StrategyRow): string => {
   return ran > s.unknownCost ? `${formatUsd(s.cost)} + unknown` : "unknown"
 }
 
+/** Tokens, never an unknown counted as 0: "1,234 (estimated in part) + unknown", or "unknown". */
+const tokensText = (s: StrategyRow): string => {
+  const total = s.tokens.prompt + s.tokens.completion
+  const ran = s.runs.ok + s.runs.partial + s.runs.failed + s.runs.cancelled
+  if (total === 0 && (s.unknownTokens ?? 0) > 0 && (s.unknownTokens ?? 0) >= ran) return "unknown"
+  return `${total.toLocaleString("en-US")}${(s.estimatedTokens ?? 0) > 0 ? " (estimated in part)" : ""}` +
+    `${(s.unknownTokens ?? 0) > 0 ? " + unknown" : ""}`
+}
+
 /** Model and dataset names come from files: nothing in them may break the table or reach a terminal raw. */
 const cell = (text: string) => stripControl(text).replace(/\s+/g, " ").replace(/\|/g, "\\|")
 
 export const markdownReport = (report: EvalReport): string => {
   const rows: Array<ReadonlyArray<string>> = []
-  const free = ["$0", "$0", "0", "—"] as const
+  // Frozen answers cost nothing; asked ones were paid for in the strategies' runs (counted there, not twice).
+  const free: readonly [string, string, string, string] = report.candidatesAsked === true
+    ? ["—", "—", "—", "—"]
+    : ["$0", "$0", "0", "—"]
   if (report.baselines) {
     const b = report.baselines
     rows.push([`best single (${cell(b.bestSingle.model)})`, ...cells(b.bestSingle, ...free)])
@@ -128,12 +198,12 @@ export const markdownReport = (report: EvalReport): string => {
     rows.push([
       `${cell(s.strategy)}${report.synthesizer !== undefined ? ` (${cell(report.synthesizer)})` : ""}${
         failed > 0 ? `, ${failed} without answer` : ""
-      }`,
+      }${whatHappened(s)}`,
       ...cells(
         s,
         costText(s),
         s.costPerCorrect === null ? "—" : formatUsd(s.costPerCorrect),
-        (s.tokens.prompt + s.tokens.completion).toLocaleString("en-US"),
+        tokensText(s),
         seconds(s.latencyMs.mean)
       )
     ])
@@ -150,11 +220,19 @@ export const markdownReport = (report: EvalReport): string => {
     lines.push(
       "",
       `Candidates alone: ${report.baselines.candidates.map((c) => `${cell(c.model)} ${percent(c.accuracy)}`).join(", ")}` +
-        `${report.baselines.items < report.items ? ` (baselines over the ${report.baselines.items} items with frozen candidates)` : ""}.`,
+        `${
+          report.baselines.items < report.items ? ` (baselines over the ${report.baselines.items} items with ${answersOf(report)})` : ""
+        }.`,
       `Tied votes: ${report.baselines.tied} of ${report.baselines.items} items (there the tie policy decides the vote).`
     )
   }
-  if (report.paired !== undefined) lines.push(...pairedTable(report.paired))
+  if (report.candidatesAsked === true && report.baselines) {
+    lines.push(
+      "The baselines are read off the answers the candidates gave when asked (each item's first run that asked them): " +
+        "paid for once, in the strategies' cost."
+    )
+  }
+  if (report.paired !== undefined) lines.push(...pairedTable(report.paired, answersOf(report)))
   return `${lines.join("\n")}\n`
 }
 
@@ -162,19 +240,35 @@ export const markdownReport = (report: EvalReport): string => {
 const pValue = (p: number) => (p >= 0.001 ? p.toFixed(4).replace(/0+$/, "").replace(/\.$/, "") : p.toExponential(1))
 const wlt = (x: Paired) => `${x.wins}/${x.losses}/${x.ties}`
 
-const pairedTable = (paired: ReadonlyArray<PairedRow>): ReadonlyArray<string> => {
+/** Where the candidates' answers of the baselines come from. */
+const answersOf = (report: EvalReport) => (report.candidatesAsked === true ? "candidates' answers" : "frozen candidates")
+
+const pairedTable = (paired: ReadonlyArray<PairedRow>, answers: string): ReadonlyArray<string> => {
   const first = paired[0]
   if (first === undefined) return []
-  const header = ["paired", `vs best single (${cell(first.bestSingle.model)}) W/L/T`, "p", "vs majority vote W/L/T", "p"]
+  const solo = first.solo !== undefined
+  const header = [
+    "paired",
+    `vs best single (${cell(first.bestSingle.model)}) W/L/T`,
+    "p",
+    "vs majority vote W/L/T",
+    "p",
+    ...(solo ? ["vs synthesizer alone W/L/T", "p"] : [])
+  ]
   return [
     "",
-    `Paired, on the ${first.items} items with frozen candidates: W = the strategy right and the baseline wrong, ` +
-    "L = the reverse, T = both right or both wrong; p = exact two-sided McNemar test.",
+    `Paired, on the ${first.items} items with ${
+      first.majority !== undefined ? answers : "an answer of the synthesizer alone"
+    }: W = the strategy right and the baseline wrong, ` +
+    "L = the reverse, T = both right or both wrong; p = exact two-sided McNemar test" +
+    (solo ? "; best single = the better of the best candidate and the synthesizer alone on these items." : "."),
     "",
     `| ${header.join(" | ")} |`,
     `|${header.map((_, i) => (i === 0 ? "---" : "---:")).join("|")}|`,
     ...paired.map((row) =>
-      `| ${cell(row.strategy)} | ${wlt(row.bestSingle)} | ${pValue(row.bestSingle.p)} | ${wlt(row.majority)} | ${pValue(row.majority.p)} |`
+      `| ${cell(row.strategy)} | ${wlt(row.bestSingle)} | ${pValue(row.bestSingle.p)} | ` +
+      `${row.majority !== undefined ? `${wlt(row.majority)} | ${pValue(row.majority.p)}` : "— | —"} |` +
+      (row.solo !== undefined ? ` ${wlt(row.solo)} | ${pValue(row.solo.p)} |` : "")
     )
   ]
 }

@@ -14,10 +14,11 @@ import type { BatchProgress } from "../runBatch.js"
 import { registry } from "../strategies/registry.js"
 
 import type { EvalItem } from "./dataset.js"
-import { type EvalPair, pairsOf, reuseEarlier, staleRuns } from "./evalPairs.js"
+import { type EvalPair, pairsOf, reuseEarlier, soloPairsOf, staleRuns } from "./evalPairs.js"
 import { type EvalResult, failureText, keyOf, lastResults, resultOf } from "./evalResults.js"
 import { type EvalFound, evalRunsOnDisk } from "./evalResume.js"
 import type { Scorer } from "./scorers.js"
+import { runSolo, SOLO } from "./solo.js"
 import { asksCandidates, evalPlan, runStrategy } from "./strategies.js"
 
 // Runs every selected item through every strategy, a few runs at a time, and appends one result line per
@@ -32,6 +33,8 @@ export interface EvalOptions {
   readonly output: string
   /** Runs in flight at once. */
   readonly runs: number
+  /** Also ask the synthesizer alone each question (the synthesizer-alone baseline: solo.ts). */
+  readonly solo?: boolean | undefined
   readonly onProgress?: ((progress: EvalProgress, last: EvalResult | undefined) => Effect.Effect<void>) | undefined
 }
 
@@ -47,13 +50,17 @@ export const runEval = Effect.fn("runEval")(function*(options: EvalOptions) {
     Effect.catchIf((e) => e.reason === "missing", () => Effect.succeed("")),
     Effect.mapError((e) => new UsageError({ message: `cannot read the results file ${e.message}` }))
   )
-  const pairs = pairsOf(options.items, options.strategies, options.scorer, settings)
+  const pairs = [
+    ...pairsOf(options.items, options.strategies, options.scorer, settings),
+    ...(options.solo === true ? soloPairsOf(options.items, options.scorer, settings) : [])
+  ]
   const previous = lastResults(previousText)
   const reused = yield* reuseEarlier(pairs, previous, options.scorer)
   const todo = pairs.filter((pair) => !reused.has(keyOf(pair.strategy, pair.item.id)))
   yield* checkOnce(options.strategies, todo, settings)
   // Before the results file is opened: the runs made since it was, for the pairs without a result line.
-  const onDisk = yield* evalRunsOnDisk(options.output, todo, settings, staleRuns(pairs, previous))
+  // A synthesizer-alone run left on disk without its line is asked again (its result line is its record).
+  const onDisk = yield* evalRunsOnDisk(options.output, todo.filter(isStrategyPair), settings, staleRuns(pairs, previous))
   const { appendLine } = yield* openResultsFile(options.output, previousText)
   const recorder = yield* makeRecorder(appendLine, {
     total: todo.length,
@@ -91,7 +98,7 @@ const checkOnce = Effect.fnUntraced(function*(
       prompt: "",
       models: todo.some((pair) => pair.item.candidates === undefined || pair.strategy !== "synthesize") ? settings.models : [],
       synthesizers: [settings.synthesizer, ...settings.fallbackSynthesizers],
-      readers: [...new Set(todo.flatMap((pair) => evalPlan(pair.strategy, settings).steps.models))]
+      readers: [...new Set(todo.filter(isStrategyPair).flatMap((pair) => evalPlan(pair.strategy, settings).steps.models))]
     })
   }
 })
@@ -107,7 +114,9 @@ const announce = Effect.fnUntraced(function*(
   settings: SettingsValue
 ) {
   // A strategy that samples one model asks it even where the candidates are frozen.
-  for (const name of new Set(todo.filter((pair) => pair.item.candidates !== undefined).map((pair) => pair.strategy))) {
+  for (
+    const name of new Set(todo.filter((pair) => pair.item.candidates !== undefined).filter(isStrategyPair).map((pair) => pair.strategy))
+  ) {
     const { candidates } = evalPlan(name, settings)
     const asks = `${candidates[0]} ${candidates.length} times per question`
     if (registry[name].samples) {
@@ -172,23 +181,37 @@ const makeRecorder = Effect.fnUntraced(function*(
   return { fresh, progress, report, started, record, recordAnswered }
 })
 
+/** Whether a pair runs a strategy (not the synthesizer-alone baseline). */
+const isStrategyPair = (pair: EvalPair): pair is EvalPair & { readonly strategy: StrategyName } => pair.strategy !== SOLO
+
+/** A strategy's run of a pair (or the re-synthesis of its interrupted run), under the pair's settings. */
+const strategyRun = (
+  settings: SettingsValue,
+  pair: EvalPair & { readonly strategy: StrategyName },
+  interrupted: string | undefined,
+  onEvent: (event: RunEvent) => Effect.Effect<void>
+) => {
+  // The process-wide gate bounds the calls: a run's own fan-out (or its judges) does not hold its calls back.
+  const { candidates, steps } = evalPlan(pair.strategy, settings)
+  const asked = asksCandidates(pair.strategy, pair.item) ? candidates.length : 0
+  const calls = Math.max(1, settings.models.length, steps.models.length, asked)
+  // The pair's strategy as the setting too: a re-synthesis takes its strategy from it.
+  const runSettings = { ...settings, strategy: pair.strategy, concurrency: calls, checkModels: false }
+  const run = interrupted !== undefined
+    ? resynthesize({ runId: interrupted, onEvent })
+    : runStrategy(pair.strategy, pair.item, settings.models, onEvent)
+  return run.pipe(Effect.provideService(Settings, Settings.make(runSettings)))
+}
+
 /** One pair's run (or the re-synthesis of its interrupted run), recorded however it ends. */
 const runPair = (settings: SettingsValue, scorer: Scorer, recorder: Recorder) => (pair: EvalPair, interrupted: string | undefined) =>
   Effect.uninterruptibleMask((restore) =>
     Effect.gen(function*() {
       const startedDir = yield* Ref.make<string | null>(null)
       const onEvent = (event: RunEvent) => (event._tag === "RunStarted" ? Ref.set(startedDir, event.run.dir) : Effect.void)
-      // The process-wide gate bounds the calls: a run's own fan-out (or its judges) does not hold its calls back.
-      const { candidates, steps } = evalPlan(pair.strategy, settings)
-      const asked = asksCandidates(pair.strategy, pair.item) ? candidates.length : 0
-      const calls = Math.max(1, settings.models.length, steps.models.length, asked)
-      // The pair's strategy as the setting too: a re-synthesis takes its strategy from it.
-      const runSettings = { ...settings, strategy: pair.strategy, concurrency: calls, checkModels: false }
       yield* recorder.started
-      const run = interrupted !== undefined
-        ? resynthesize({ runId: interrupted, onEvent })
-        : runStrategy(pair.strategy, pair.item, settings.models, onEvent)
-      const exit = yield* restore(run.pipe(Effect.provideService(Settings, Settings.make(runSettings)))).pipe(Effect.exit)
+      const run = isStrategyPair(pair) ? strategyRun(settings, pair, interrupted, onEvent) : runSolo(pair.item.question, onEvent)
+      const exit = yield* restore(run).pipe(Effect.exit)
       const result: EvalResult = Exit.isSuccess(exit)
         ? resultOf(pair.base, exit.value, scorer)
         : {

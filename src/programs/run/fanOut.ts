@@ -9,7 +9,7 @@ import { Settings } from "../../services/settings.js"
 import { type StreamedText, streamedText, textSoFar } from "../answerFold.js"
 import { callModel, type ModelCall } from "../callModel.js"
 import type { CandidateCall } from "./callPlan.js"
-import { answeredRecord, citationsField, failedRecord } from "./records.js"
+import { answeredRecord, citationsField, failedRecord, spentField } from "./records.js"
 
 export interface CandidateOutcome {
   readonly index: number
@@ -122,6 +122,8 @@ const cutShort = (fan: FanOutState, candidate: Candidate, cut: Cut) =>
       reason: cut.reason,
       attempts: cut.attempts,
       latencyMs: fan.clock.unsafeCurrentTimeMillis() - cut.startedAt,
+      // Cut while streaming, it was billed all the same (callModel added up its attempts).
+      ...spentField(candidate.streamed.spent),
       ...partialFile
     }
   }))

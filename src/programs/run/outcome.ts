@@ -30,6 +30,8 @@ export interface RunTally {
   readonly strategy?: StrategyRecord | undefined
   /** The synthesis's disagreement report, once there is an answer. */
   readonly report?: Report | undefined
+  /** One model asked alone, its answer the final one (eval's synthesizer-alone baseline): no synthesis is missing. */
+  readonly alone?: boolean | undefined
 }
 
 export const initialState = (models: ReadonlyArray<string>, strategy?: StrategyRecord): RunTally => ({
@@ -63,9 +65,11 @@ export const sumUsage = (
   let reasoningTokens: number | undefined
   let cachedTokens: number | undefined
   let unreportedCalls = 0
+  let estimatedCalls = 0
   for (const record of records) {
     if (record !== undefined && record.usage === undefined && record.status === "ok") unreportedCalls += 1
     if (!record?.usage) continue
+    if (record.usage.estimated === true) estimatedCalls += 1
     tokens = {
       promptTokens: (tokens?.promptTokens ?? 0) + record.usage.promptTokens,
       completionTokens: (tokens?.completionTokens ?? 0) + record.usage.completionTokens
@@ -79,14 +83,16 @@ export const sumUsage = (
     ...(cost !== undefined ? { cost: roundUsd(cost) } : {}),
     ...(reasoningTokens !== undefined ? { reasoningTokens } : {}),
     ...(cachedTokens !== undefined ? { cachedTokens } : {}),
-    ...(unreportedCalls > 0 ? { unreportedCalls } : {})
+    ...(unreportedCalls > 0 ? { unreportedCalls } : {}),
+    ...(estimatedCalls > 0 ? { estimatedCalls } : {})
   }
 }
 
 export const statusOf = (state: RunTally, interrupted: boolean): RunStatus => {
   if (state.final === undefined) return interrupted ? "cancelled" : "failed"
   const allAnswered = [...state.candidates, ...strategyCalls(state.strategy)].every((c) => c?.status === "ok")
-  const firstSynthesizerAnswered = state.synthesis?.status === "ok" && state.synthesis.failedSynthesizers === undefined
+  const firstSynthesizerAnswered = state.alone === true ||
+    (state.synthesis?.status === "ok" && state.synthesis.failedSynthesizers === undefined)
   return allAnswered && firstSynthesizerAnswered ? "ok" : "partial"
 }
 

@@ -3,6 +3,7 @@ import type { ErrorInfo, Usage } from "../../domain/manifest.js"
 import type { Completion } from "../../domain/modelCall.js"
 import type { Citation } from "../../domain/modelOptions.js"
 import { stripControl } from "../../domain/text.js"
+import { addBilled, type BilledUsage } from "../answerFold.js"
 import type { ModelCall } from "../callModel.js"
 
 // What a manifest records of a model call, candidate or synthesis alike.
@@ -13,18 +14,26 @@ export const errorInfo = (error: ProviderError): ErrorInfo => {
   return { tag: error._tag, message: stripControl(error.message), ...(httpStatus !== undefined ? { httpStatus } : {}) }
 }
 
+/** A usage as the manifest keeps it. */
+const usageRecord = (usage: BilledUsage): Usage => ({
+  promptTokens: usage.promptTokens,
+  completionTokens: usage.completionTokens,
+  ...(usage.cost !== undefined ? { cost: usage.cost } : {}),
+  ...(usage.reasoningTokens !== undefined ? { reasoningTokens: usage.reasoningTokens } : {}),
+  ...(usage.cachedTokens !== undefined ? { cachedTokens: usage.cachedTokens } : {}),
+  ...(usage.costDetails !== undefined ? { costDetails: usage.costDetails } : {}),
+  ...(usage.estimated === true ? { estimated: true } : {})
+})
+
 /** A call record's `usage`: absent when the server reported none (unknown is not 0 tokens). */
-export const usageField = ({ usage }: Completion): { readonly usage?: Usage } =>
-  usage === undefined ? {} : {
-    usage: {
-      promptTokens: usage.promptTokens,
-      completionTokens: usage.completionTokens,
-      ...(usage.cost !== undefined ? { cost: usage.cost } : {}),
-      ...(usage.reasoningTokens !== undefined ? { reasoningTokens: usage.reasoningTokens } : {}),
-      ...(usage.cachedTokens !== undefined ? { cachedTokens: usage.cachedTokens } : {}),
-      ...(usage.costDetails !== undefined ? { costDetails: usage.costDetails } : {})
-    }
-  }
+export const usageField = ({ usage }: Completion): { readonly usage?: Usage } => usage === undefined ? {} : { usage: usageRecord(usage) }
+
+/**
+ * What a call that gave no answer was billed (its attempts' usage, reported or estimated): a failed or cut call
+ * is paid for too. Absent when nothing was billed (an HTTP error before any answer).
+ */
+export const spentField = (spent: BilledUsage | undefined): { readonly usage?: Usage } =>
+  spent === undefined ? {} : { usage: usageRecord(spent) }
 
 /** A call record's `cache` and `cacheAgeSeconds`: what the response cache did, when it was asked. */
 export const cacheField = ({ cache }: Completion): { readonly cache?: "hit" | "miss"; readonly cacheAgeSeconds?: number } =>
@@ -43,7 +52,8 @@ export const answeredRecord = (model: string, call: ModelCall, completion: Compl
   status: "ok" as const,
   latencyMs: call.latencyMs,
   attempts: call.attempts,
-  ...usageField(completion),
+  // Attempts that failed before this one were billed too; an answer without usage stays unknown.
+  ...(completion.usage === undefined ? {} : spentField(addBilled(completion.usage, call.spent))),
   ...cacheField(completion),
   ...(completion.finishReason !== undefined ? { finishReason: stripControl(completion.finishReason) } : {})
 })
@@ -54,5 +64,6 @@ export const failedRecord = (model: string, call: ModelCall, error: ProviderErro
   status: error._tag === "Timeout" ? "timeout" as const : "error" as const,
   latencyMs: call.latencyMs,
   attempts: call.attempts,
+  ...spentField(call.spent),
   error: errorInfo(error)
 })

@@ -6,6 +6,7 @@ import { type Report, type ReportMode, type ReportVia, unavailableReport } from 
 import { logsAt } from "../../services/logging.js"
 import { ModelClient } from "../../services/modelClient.js"
 import { Settings } from "../../services/settings.js"
+import { addBilled } from "../answerFold.js"
 import { questionAsAsked } from "../attachments/message.js"
 import { buildSynthesisPrompt, fairShares, type SynthesisInput, withReportInstructions } from "../buildSynthesisPrompt.js"
 import { callModel, type ModelCall } from "../callModel.js"
@@ -51,7 +52,8 @@ const replyOf = (content: string, via: AskedVia) =>
 const followedBy = (first: ModelCall, second: ModelCall): ModelCall => ({
   result: second.result,
   attempts: first.attempts + second.attempts,
-  latencyMs: first.latencyMs + second.latencyMs
+  latencyMs: first.latencyMs + second.latencyMs,
+  spent: addBilled(first.spent, second.spent)
 })
 
 /**
@@ -133,7 +135,7 @@ const mergeWithSynthesizers = Effect.fnUntraced(function*(input: {
         { ...policy, timeoutMs: ms },
         { onDelta: input.onDelta }
       )
-    let call = yield* ask(via, yield* timeLeft)
+    let call: ModelCall = yield* ask(via, yield* timeLeft)
     // A provider that refuses the response format (a 400) gets the same request once more in plain text.
     if (via === "structured" && Either.isLeft(call.result) && call.result.left._tag === "BadRequest") {
       yield* Effect.logWarning(`synthesis: ${model} refused structured output (${call.result.left.message}); asking in plain text`)

@@ -106,7 +106,8 @@ export const rankAnswers = Effect.fnUntraced(function*(
 ) {
   const unranked: Aggregated = { answers: answered, ranking: undefined }
   if (answered.length < 2) {
-    yield* updateStrategy(started, "rank", (r) => ({ ...r, note: "one answer: nothing to rank" }))
+    const why = "one answer: nothing to rank"
+    yield* updateStrategy(started, "rank", (r) => ({ ...r, note: why, degraded: why }))
     return unranked
   }
   const shown = Chunk.toReadonlyArray(yield* Random.shuffle(answered)).map((answer, i) => ({ label: labelFor(i), answer }))
@@ -120,7 +121,12 @@ export const rankAnswers = Effect.fnUntraced(function*(
     j
   ) => (j.ranking !== undefined ? [{ ranking: j.ranking, own: j.ownLabels ?? [], tied: j.tied ?? [] }] : []))
   if (counted.length === 0) {
-    yield* updateStrategy(started, "rank", (r) => ({ ...r, note: "no ranking could be counted: the answers were synthesized unranked" }))
+    const why = `0/${judged.length} rankings counted: the answers were synthesized unranked`
+    yield* updateStrategy(
+      started,
+      "rank",
+      (r) => ({ ...r, note: "no ranking could be counted: the answers were synthesized unranked", degraded: why })
+    )
     return unranked
   }
   const byLabel = new Map(shown.map((s) => [s.label, s.answer]))

@@ -74,7 +74,10 @@ export const refineAnswers = Effect.fnUntraced(function*(
       yield* updateStrategy(
         started,
         "refine",
-        (r) => ({ ...r, note: `round ${round}: no model answered; round ${round - 1} was synthesized` })
+        (r) => {
+          const why = `round ${round}: no model answered; round ${round - 1} was synthesized`
+          return { ...r, note: why, degraded: why }
+        }
       )
       break
     }

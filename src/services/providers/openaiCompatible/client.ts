@@ -6,7 +6,7 @@ import { makeRedact, makeStreamRedact } from "../../../domain/redact.js"
 import { Settings } from "../../settings.js"
 import { byteCap, transportError } from "./body.js"
 import { providerHttpClient, providerRequests, type WebForm } from "./request.js"
-import { cacheOutcomeOf, errorForStatus, interpretChatBody, isVariable, perMillion } from "./response.js"
+import { billedUsageOf, cacheOutcomeOf, errorForStatus, interpretChatBody, isVariable, perMillion } from "./response.js"
 import { partsOfCompletion, type StreamContext, streamedParts } from "./stream.js"
 import { decodeModels } from "./wire.js"
 
@@ -65,11 +65,21 @@ export const openAiCompatible: Effect.Effect<ModelProvider, never, Settings | Ht
     const contentType = response.headers["content-type"]
     const context = contextFor(model, response.status, headerRecord(response))
     if ((contentType ?? "").includes("text/event-stream")) return streamedParts(context, response.stream)
-    return Stream.fromIterableEffect(Effect.flatMap(
-      bodyText(model, response),
-      // An Either is an Effect: its Left is the failure.
-      (text) => Either.map(interpretChatBody(model, response.status, contentType, text, redact, context.cache), partsOfCompletion)
-    ))
+    return Stream.unwrap(
+      Effect.map(
+        bodyText(model, response),
+        (text) =>
+          Either.match(interpretChatBody(model, response.status, contentType, text, redact, context.cache), {
+            onRight: (completion) => Stream.fromChunk(partsOfCompletion(completion)),
+            // A body that is no answer may still report the tokens it was billed: they go before the failure.
+            onLeft: (error) => {
+              const usage = billedUsageOf(text)
+              const billed = usage === undefined ? Stream.empty : Stream.succeed<ModelPart>({ _tag: "Usage", usage })
+              return Stream.concat(billed, Stream.fail(error))
+            }
+          })
+      )
+    )
   }
 
   const send = (request: ModelRequest, webForm: WebForm) =>

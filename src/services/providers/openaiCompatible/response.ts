@@ -160,6 +160,10 @@ export const describeUndecodable = (reason: Undecodable, contentType: string | u
 const invalid = (model: string, status: number, what: string) =>
   new InvalidResponse({ model, message: `Invalid response: ${what}`, httpStatus: status })
 
+/** The usage a 2xx body that is no answer (empty, an error) still reports: such a reply may be billed. */
+export const billedUsageOf = (text: string): TokenUsage | undefined =>
+  Either.match(decodeChat(text), { onLeft: () => undefined, onRight: (body) => usageOf(body.usage) })
+
 /** Turns a 2xx body into a Completion, or the precise reason it cannot be one. */
 export const interpretChatBody = (
   model: string,

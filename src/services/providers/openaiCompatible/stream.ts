@@ -164,11 +164,16 @@ const endParts = (r: Reading): Array<ModelPart> => {
   }
   const held = r.text.end()
   if (held !== "") parts.push({ _tag: "TextDelta", text: held })
-  if (answer.failure !== undefined) return parts
+  // A reply that fails or carries no text may still have been billed: its usage goes before the failure.
+  const billed = (): Array<ModelPart> => {
+    const usage = usageOf(answer.usage)
+    return usage === undefined ? parts : parts.concat({ _tag: "Usage", usage })
+  }
+  if (answer.failure !== undefined) return billed()
   if (!answer.hasText) {
     const message = "Invalid response: the stream carried no content"
     answer.failure = new InvalidResponse({ model: context.model, message, httpStatus: context.status })
-    return parts
+    return billed()
   }
   return parts.concat(lastParts({
     servedBy: answer.servedBy !== undefined ? context.redact(answer.servedBy) : context.model,

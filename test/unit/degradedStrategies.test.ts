@@ -1,0 +1,120 @@
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
+import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
+import { runCliInProcess } from "../support/inProcessCli.js"
+import { connectMcpInProcess } from "../support/inProcessMcp.js"
+import { makeTempDirs } from "../support/tempDirs.js"
+
+// Issue 25, item 6: a strategy that fell back to a plain synthesis (no ranking counted, a refinement round
+// nobody answered) says so: in the run's manifest, its summary (CLI and MCP), and eval's strategy row.
+
+let fake: FakeOpenRouter
+const tempDir = makeTempDirs("pllm-degraded-")
+
+beforeAll(async () => {
+  fake = await startFakeOpenRouter()
+})
+afterAll(async () => {
+  await fake?.close()
+})
+beforeEach(() => {
+  fake.reset()
+  // Every judge answers without a ranking; every refinement fails; the candidates and the synthesizer answer.
+  fake.setScript({
+    "dg/one": [{ kind: "ok", content: "one says 18" }, { kind: "ok", content: "They all have merit." }],
+    "dg/two": [{ kind: "ok", content: "two says 26" }, { kind: "ok", content: "Both are fine." }],
+    "dg/synth": { kind: "ok", content: "#### 18" }
+  })
+})
+
+const envFor = (dir: string) => ({
+  PATH: process.env.PATH,
+  HOME: dir,
+  OPENROUTER_BASE_URL: fake.url,
+  PARALLEL_LLM_OUTPUT_DIR: path.join(dir, "runs"),
+  PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none",
+  PARALLEL_LLM_RETRIES: "0"
+})
+
+const manifestOf = (runsDir: string) => {
+  const [id] = fs.readdirSync(runsDir).filter((f) => fs.existsSync(path.join(runsDir, f, "run.json")))
+  return JSON.parse(fs.readFileSync(path.join(runsDir, id!, "run.json"), "utf8"))
+}
+
+describe("a run whose strategy fell back", () => {
+  it("rank with no ranking counted: the manifest's strategy record and the summary say it is degraded", async () => {
+    const dir = tempDir()
+    const r = await runCliInProcess(["ask", "How many?", "-m", "dg/one", "-m", "dg/two", "-s", "dg/synth", "--strategy", "rank"], {
+      env: envFor(dir)
+    })
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stderr).toMatch(/ · rank: 0\/2 rankings counted \(degraded: 0\/2 rankings counted: the answers were synthesized unranked\) · /)
+    expect(manifestOf(path.join(dir, "runs")).strategy).toMatchObject({
+      name: "rank",
+      degraded: "0/2 rankings counted: the answers were synthesized unranked"
+    })
+  })
+
+  it("refine with a round nobody answered: degraded in the manifest and in the MCP result's summary", async () => {
+    fake.setScript({
+      "dg/one": [{ kind: "ok", content: "one says 18" }, { kind: "status", status: 400 }],
+      "dg/two": [{ kind: "ok", content: "two says 26" }, { kind: "status", status: 400 }],
+      "dg/synth": { kind: "ok", content: "#### 18" }
+    })
+    const dir = tempDir()
+    const env = { ...envFor(dir), PARALLEL_LLM_MODELS: "dg/one,dg/two", PARALLEL_LLM_SYNTHESIZER: "dg/synth" }
+    const mcp = await connectMcpInProcess(Object.fromEntries(Object.entries(env).flatMap(([k, v]) => (v === undefined ? [] : [[k, v]]))))
+    try {
+      const result = await mcp.client.callTool({ name: "process_prompt", arguments: { prompt: "How many?", strategy: "refine", wait: 60 } })
+      const text = (result.content as ReadonlyArray<{ type: string; text?: string }>).map((c) => c.text ?? "").join("\n")
+      expect(text).toContain(
+        "refine: 0/1 more round answered (degraded, the strategy fell back: round 2: no model answered; round 1 was synthesized)"
+      )
+    } finally {
+      await mcp.close()
+    }
+    expect(manifestOf(path.join(dir, "runs")).strategy).toMatchObject({
+      name: "refine",
+      degraded: "round 2: no model answered; round 1 was synthesized"
+    })
+  })
+})
+
+describe("eval's strategy rows", () => {
+  it("show the rankings counted over all runs, and mark a strategy that fell back as degraded", async () => {
+    const dir = tempDir()
+    const file = path.join(dir, "frozen.jsonl")
+    fs.writeFileSync(
+      file,
+      [
+        { id: "one", question: "How many dollars?", answer: "18", candidates: { m1: "A: 18", m2: "A: 26" } },
+        { id: "two", question: "How many bolts?", answer: "3", candidates: { m1: "A: 3", m2: "A: 4" } }
+      ].map((l) => JSON.stringify(l)).join("\n") + "\n"
+    )
+    // Over frozen answers the configured models judge: each one's reply is its first scripted one.
+    fake.setScript({
+      "dg/one": { kind: "ok", content: "They all have merit." },
+      "dg/two": { kind: "ok", content: "Both are fine." },
+      "dg/synth": { kind: "ok", content: "#### 18" }
+    })
+    const r = await runCliInProcess(["eval", file, "-m", "dg/one", "-m", "dg/two", "-s", "dg/synth", "--strategies", "rank,synthesize"], {
+      env: envFor(dir)
+    })
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stdout).toMatch(
+      /^\| rank \(dg\/synth\), rank: 0\/4 rankings counted, \*\*degraded\*\* in 2 runs \(fell back to synthesize\) \| 50\.0 % \|/m
+    )
+    expect(r.stdout).toMatch(/^\| synthesize \(dg\/synth\) \| 50\.0 % \|/m)
+    const lines = fs.readFileSync(path.join(dir, "frozen.eval.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l))
+    expect(lines.filter((l) => l.strategy === "rank").map((l) => [l.steps, l.degraded])).toEqual([
+      [{ done: 0, of: 2 }, "0/2 rankings counted: the answers were synthesized unranked"],
+      [{ done: 0, of: 2 }, "0/2 rankings counted: the answers were synthesized unranked"]
+    ])
+    const json = await runCliInProcess(
+      ["eval", file, "-m", "dg/one", "-m", "dg/two", "-s", "dg/synth", "--strategies", "rank", "--json"],
+      { env: envFor(dir) }
+    )
+    expect(JSON.parse(json.stdout).strategies[0]).toMatchObject({ strategy: "rank", steps: { done: 0, of: 4 }, degraded: 2 })
+  })
+})

@@ -1,0 +1,155 @@
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
+import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
+import { runCliInProcess } from "../support/inProcessCli.js"
+import { makeTempDirs } from "../support/tempDirs.js"
+
+// Issue 25, item 4: with candidates asked rather than frozen, their own answers are scored too, so best single,
+// vote and oracle rows exist for any dataset, and the paired test compares each strategy with the best single
+// candidate. The case that went unseen: every candidate right, the synthesis wrong.
+
+let fake: FakeOpenRouter
+const tempDir = makeTempDirs("pllm-live-baselines-")
+
+beforeAll(async () => {
+  fake = await startFakeOpenRouter()
+})
+afterAll(async () => {
+  await fake?.close()
+})
+beforeEach(() => {
+  fake.reset()
+  // lv/right is right on every item; lv/half only on the first two; the synthesizer is always wrong.
+  fake.setScript({
+    "lv/right": { kind: "ok", content: "#### 4" },
+    "lv/half": [{ kind: "ok", content: "#### 4" }, { kind: "ok", content: "#### 4" }, { kind: "ok", content: "#### 5" }],
+    "lv/synth": { kind: "ok", content: "#### 7" }
+  })
+})
+
+const envFor = (dir: string) => ({
+  PATH: process.env.PATH,
+  HOME: dir,
+  OPENROUTER_BASE_URL: fake.url,
+  PARALLEL_LLM_OUTPUT_DIR: path.join(dir, "runs"),
+  PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none",
+  PARALLEL_LLM_RETRIES: "0"
+})
+
+const dataset = (dir: string) => {
+  const file = path.join(dir, "live.jsonl")
+  const lines = ["q1", "q2", "q3"].map((id) => JSON.stringify({ id, question: `What is 2+2? (${id})`, answer: "4" }))
+  fs.writeFileSync(file, `${lines.join("\n")}\n`)
+  return file
+}
+
+describe("eval over asked candidates", () => {
+  it("scores the candidates' own answers: best single, vote and oracle rows, and the paired test against the best candidate", async () => {
+    const dir = tempDir()
+    const file = dataset(dir)
+    const args = ["eval", file, "-m", "lv/right", "-m", "lv/half", "-s", "lv/synth", "--runs", "1"]
+    const r = await runCliInProcess(args, { env: envFor(dir) })
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stdout).toMatch(/^\| best single \(lv\/right\) \| 100\.0 % \| .* \| 3\/3 \| — \|/m)
+    // Item 3 is tied 1-1: the tie goes to the best single candidate's answer, right.
+    expect(r.stdout).toMatch(/^\| majority vote \(tie → best single's answer\) \| 100\.0 % \| .* \| 3\/3 \|/m)
+    expect(r.stdout).toMatch(/^\| majority vote \(tie → first in line\) \| 100\.0 % \|/m)
+    expect(r.stdout).toMatch(/^\| oracle \(any candidate right\) \| 100\.0 % \|/m)
+    expect(r.stdout).toMatch(/^\| synthesize \(lv\/synth\) \| 0\.0 % \|/m)
+    expect(r.stdout).toContain("Candidates alone: lv/right 100.0 %, lv/half 66.7 %.")
+    expect(r.stdout).toContain("Tied votes: 1 of 3 items")
+    // Against the best candidate: 0 wins, 3 losses, p = 2·(1/2)^3 = 0.25.
+    expect(r.stdout).toMatch(/^\| synthesize \| 0\/3\/0 \| 0\.25 \| 0\/3\/0 \| 0\.25 \|/m)
+
+    // A second pass asks nothing, and reads the same answers back from the runs on disk.
+    const before = fake.chatRequests().length
+    const again = await runCliInProcess([...args, "--json"], { env: envFor(dir) })
+    expect(again.code, again.stderr).toBe(0)
+    expect(fake.chatRequests()).toHaveLength(before)
+    const report = JSON.parse(again.stdout)
+    expect(report.baselines).toMatchObject({ items: 3, bestSingle: { model: "lv/right", correct: 3 }, oracle: { correct: 3 } })
+    expect(report.paired[0]).toMatchObject({ strategy: "synthesize", bestSingle: { model: "lv/right", wins: 0, losses: 3, ties: 0 } })
+  })
+})
+
+describe("the synthesizer alone (--baselines solo)", () => {
+  const script = () =>
+    fake.setScript({
+      "lv/right": [{ kind: "ok", content: "#### 4" }, { kind: "ok", content: "#### 4" }, { kind: "ok", content: "#### 9" }],
+      "lv/half": [{ kind: "ok", content: "#### 4" }, { kind: "ok", content: "#### 5" }, { kind: "ok", content: "#### 5" }],
+      // Asked three times to synthesize (wrong), then three times alone (right): --runs 1 runs the pairs in order.
+      "lv/synth": [
+        { kind: "ok", content: "#### 7" },
+        { kind: "ok", content: "#### 7" },
+        { kind: "ok", content: "#### 7" },
+        { kind: "ok", content: "#### 4" }
+      ]
+    })
+  const lines = (dir: string) => fs.readFileSync(path.join(dir, "live.eval.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l))
+
+  it("asks the synthesizer each question directly, records and prices it, and the paired test takes it as the best single row", async () => {
+    script()
+    const dir = tempDir()
+    const file = dataset(dir)
+    const args = ["eval", file, "-m", "lv/right", "-m", "lv/half", "-s", "lv/synth", "--runs", "1", "--baselines", "solo"]
+    const r = await runCliInProcess(args, { env: envFor(dir) })
+    expect(r.code, r.stderr).toBe(0)
+    const alone = fake.chatRequests().filter((q) => q.model === "lv/synth").slice(3)
+    expect(alone).toHaveLength(3)
+    // The question as it is, in one message: nothing to synthesize.
+    for (const [i, q] of alone.entries()) {
+      expect((q.body as { messages: unknown }).messages).toEqual([{ role: "user", content: `What is 2+2? (q${i + 1})` }])
+    }
+    expect(r.stdout).toMatch(/^\| synthesizer-alone \(lv\/synth\) \| 100\.0 % \| .* \| 3\/3 \| \$0\.0003 \|/m)
+    // Best single = the synthesizer alone (3/3 beats lv/right's 2/3): W/L/T 0/3/0; the vote (2/3): 0/2/1.
+    expect(r.stdout).toContain("| paired | vs best single (synthesizer-alone (lv/synth)) W/L/T | p | vs majority vote W/L/T | p |")
+    expect(r.stdout).toMatch(/^\| synthesize \| 0\/3\/0 \| 0\.25 \| 0\/2\/1 \| 0\.5 \| 0\/3\/0 \| 0\.25 \|/m)
+    const solo = lines(dir).filter((l) => l.strategy === "synthesizer-alone")
+    expect(solo.map((l) => [l.id, l.status, l.correct, l.cost])).toEqual([
+      ["q1", "ok", true, 0.0001],
+      ["q2", "ok", true, 0.0001],
+      ["q3", "ok", true, 0.0001]
+    ])
+    const manifest = JSON.parse(fs.readFileSync(path.join(solo[0].runDir, "run.json"), "utf8"))
+    expect(manifest).toMatchObject({ status: "ok", candidates: [{ model: "lv/synth", status: "ok" }] })
+    expect(manifest).not.toHaveProperty("synthesis")
+    expect(manifest.strategy.note).toMatch(/^synthesizer-alone: lv\/synth asked the question directly/)
+
+    // Resumed: nothing asked again. Another temperature: the synthesizer alone is asked again too.
+    const before = fake.chatRequests().length
+    expect((await runCliInProcess(args, { env: envFor(dir) })).code).toBe(0)
+    expect(fake.chatRequests()).toHaveLength(before)
+    expect((await runCliInProcess([...args, "--temperature", "0.3"], { env: envFor(dir) })).code).toBe(0)
+    expect(lines(dir).filter((l) => l.strategy === "synthesizer-alone")).toHaveLength(6)
+  })
+
+  it("without any candidate's answers (self asks no panel), the paired test is against the synthesizer alone, over every item", async () => {
+    script()
+    const dir = tempDir()
+    const args = ["eval", dataset(dir), "-m", "lv/right", "-s", "lv/synth", "--strategies", "self", "--runs", "1", "--baselines", "solo"]
+    const r = await runCliInProcess(args, { env: envFor(dir) })
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stdout).not.toMatch(/^\| best single \(/m)
+    expect(r.stdout).toContain("Paired, on the 3 items with an answer of the synthesizer alone:")
+    expect(r.stdout).toMatch(/^\| self \| 0\/3\/0 \| 0\.25 \| — \| — \| 0\/3\/0 \| 0\.25 \|/m)
+  })
+
+  it("is on by default when an API key is set, off with --baselines none, and --baselines-only runs it alone", async () => {
+    script()
+    const dir = tempDir()
+    const file = dataset(dir)
+    const env = { ...envFor(dir), OPENROUTER_API_KEY: "sk-or-v1-test" }
+    const base = ["eval", file, "-m", "lv/right", "-m", "lv/half", "-s", "lv/synth"]
+    expect((await runCliInProcess([...base, "--baselines", "none"], { env })).code).toBe(0)
+    expect(lines(dir).map((l) => l.strategy)).not.toContain("synthesizer-alone")
+    expect((await runCliInProcess(base, { env })).code).toBe(0)
+    expect(lines(dir).filter((l) => l.strategy === "synthesizer-alone")).toHaveLength(3)
+    const other = tempDir()
+    const only = await runCliInProcess(["eval", dataset(other), "-s", "lv/synth", "--baselines-only", "--baselines", "solo"], {
+      env: envFor(other)
+    })
+    expect(only.code, only.stderr).toBe(0)
+    expect(lines(other).map((l) => l.strategy)).toEqual(["synthesizer-alone", "synthesizer-alone", "synthesizer-alone"])
+  })
+})
