@@ -2,7 +2,7 @@ import { HttpClient, HttpClientResponse } from "@effect/platform"
 import { Channel, Effect, Either, Stream } from "effect"
 import { InvalidResponse, type ProviderError } from "../../../domain/errors.js"
 import type { ModelInfo, ModelPart, ModelProvider, ModelRequest } from "../../../domain/modelCall.js"
-import { makeRedact, makeStreamRedact } from "../../../domain/redact.js"
+import { makeRedact, makeStreamRedact, type Redact } from "../../../domain/redact.js"
 import { Settings } from "../../settings.js"
 import { byteCap, transportError } from "./body.js"
 import { providerHttpClient, providerRequests } from "./request.js"
@@ -12,6 +12,86 @@ import { decodeModels } from "./wire.js"
 
 const headerRecord = (response: HttpClientResponse.HttpClientResponse): Readonly<Record<string, string | undefined>> => response.headers
 
+/** What every request of the provider reads: built once per client by {@link openAiCompatible}. */
+interface Provider {
+  readonly http: HttpClient.HttpClient
+  readonly requests: ReturnType<typeof providerRequests>
+  readonly stream: boolean
+  readonly redact: Redact
+  readonly contextFor: (model: string, status: number) => StreamContext
+}
+
+/** The whole body as text, up to the size cap. */
+const bodyText = (p: Provider, model: string, response: HttpClientResponse.HttpClientResponse) =>
+  Effect.suspend(() => {
+    const cap = byteCap(p.contextFor(model, response.status))
+    return response.stream.pipe(
+      Stream.mapError((e): ProviderError => transportError(model, e)),
+      Stream.mapEffect((bytes) => {
+        const failure = cap(bytes)
+        return failure === undefined ? Effect.succeed(bytes) : Effect.fail(failure)
+      }),
+      Stream.decodeText(),
+      Stream.mkString
+    )
+  })
+
+/** A status outside 2xx, typed by its status and body. */
+const statusError = (p: Provider, model: string, response: HttpClientResponse.HttpClientResponse): Effect.Effect<never, ProviderError> =>
+  Effect.flatMap(
+    bodyText(p, model, response),
+    (text) => Effect.fail(errorForStatus(model, response.status, headerRecord(response), text, p.redact))
+  )
+
+/** A 2xx chat answer: a token stream, or one JSON body (also from servers that ignore `stream`). */
+const chatAnswer =
+  (p: Provider, model: string) => (response: HttpClientResponse.HttpClientResponse): Stream.Stream<ModelPart, ProviderError> => {
+    const contentType = response.headers["content-type"]
+    if ((contentType ?? "").includes("text/event-stream")) return streamedParts(p.contextFor(model, response.status), response.stream)
+    return Stream.fromIterableEffect(Effect.flatMap(
+      bodyText(p, model, response),
+      // An Either is an Effect: its Left is the failure.
+      (text) => Either.map(interpretChatBody(model, response.status, contentType, text, p.redact), partsOfCompletion)
+    ))
+  }
+
+// The response's stream is run as a channel of its own (`Channel.unwrap`), not flattened into another
+// stream: `Stream.unwrap` would pass every read through a concatenation of streams.
+const chatStream = (p: Provider, request: ModelRequest): Stream.Stream<ModelPart, ProviderError> =>
+  Stream.fromChannel(Channel.unwrap(Effect.matchEffect(p.http.execute(p.requests.chat(request, p.stream)), {
+    onFailure: (e) => Effect.fail(transportError(request.model, e)),
+    onSuccess: (response) =>
+      Effect.succeed(Stream.toChannel(HttpClientResponse.matchStatus(response, {
+        "2xx": chatAnswer(p, request.model),
+        orElse: (failed) => Stream.fromEffect(statusError(p, request.model, failed))
+      })))
+  })))
+
+/** `GET /models`, decoded: a body of another shape is an InvalidResponse naming where. */
+const listModels = Effect.fnUntraced(function*(p: Provider) {
+  const model = "(models)"
+  const response = yield* p.http.execute(p.requests.models).pipe(Effect.mapError((e) => transportError(model, e)))
+  const text = yield* HttpClientResponse.matchStatus(response, {
+    "2xx": (ok) => bodyText(p, model, ok),
+    orElse: (failed) => statusError(p, model, failed)
+  })
+  const decoded = decodeModels(text)
+  if (Either.isLeft(decoded)) {
+    const why = decoded.left._tag === "NotJson" ? "not JSON" : `wrong shape at ${decoded.left.path}`
+    return yield* new InvalidResponse({ model, message: `Invalid /models response: ${why}`, httpStatus: response.status })
+  }
+  return decoded.right.data.map((m): ModelInfo => ({
+    id: m.id,
+    name: m.name ?? undefined,
+    contextLength: m.context_length ?? undefined,
+    promptPrice: perMillion(m.pricing?.prompt),
+    completionPrice: perMillion(m.pricing?.completion),
+    ...(isVariable(m.pricing?.prompt) || isVariable(m.pricing?.completion) ? { variablePrice: true } : {}),
+    inputModalities: m.architecture?.input_modalities ?? undefined,
+    supportedParameters: m.supported_parameters ?? undefined
+  }))
+})
+
 /**
  * The OpenAI-compatible chat API (OpenRouter, or vLLM, Ollama, llama.cpp… at `baseUrl`) over the process's
  * one HTTP client, as a {@link ModelProvider}. OpenRouter's extras (provider routing, fallback `models`,
@@ -19,88 +99,19 @@ const headerRecord = (response: HttpClientResponse.HttpClientResponse): Readonly
  */
 export const openAiCompatible: Effect.Effect<ModelProvider, never, Settings | HttpClient.HttpClient> = Effect.gen(function*() {
   const settings = yield* Settings
-  const http = providerHttpClient(yield* HttpClient.HttpClient)
-  const requests = providerRequests(settings)
   // A provider or proxy may echo the key back (in an error, even in an answer): every string taken from
   // a parsed body is scrubbed of it before it reaches a log, an error message or a file.
   const redact = makeRedact(settings.apiKey)
   const streamRedact = () => makeStreamRedact(settings.apiKey)
-  const contextFor = (model: string, status: number): StreamContext => ({
-    model,
-    status,
-    maxBytes: settings.maxResponseBytes,
+  const provider: Provider = {
+    http: providerHttpClient(yield* HttpClient.HttpClient),
+    requests: providerRequests(settings),
+    stream: settings.stream,
     redact,
-    streamRedact
-  })
-
-  /** The whole body as text, up to the size cap. */
-  const bodyText = (model: string, response: HttpClientResponse.HttpClientResponse) =>
-    Effect.suspend(() => {
-      const cap = byteCap(contextFor(model, response.status))
-      return response.stream.pipe(
-        Stream.mapError((e): ProviderError => transportError(model, e)),
-        Stream.mapEffect((bytes) => {
-          const failure = cap(bytes)
-          return failure === undefined ? Effect.succeed(bytes) : Effect.fail(failure)
-        }),
-        Stream.decodeText(),
-        Stream.mkString
-      )
-    })
-
-  /** A status outside 2xx, typed by its status and body. */
-  const statusError = (model: string, response: HttpClientResponse.HttpClientResponse): Effect.Effect<never, ProviderError> =>
-    Effect.flatMap(
-      bodyText(model, response),
-      (text) => Effect.fail(errorForStatus(model, response.status, headerRecord(response), text, redact))
-    )
-
-  /** A 2xx chat answer: a token stream, or one JSON body (also from servers that ignore `stream`). */
-  const chatAnswer = (model: string) => (response: HttpClientResponse.HttpClientResponse): Stream.Stream<ModelPart, ProviderError> => {
-    const contentType = response.headers["content-type"]
-    if ((contentType ?? "").includes("text/event-stream")) return streamedParts(contextFor(model, response.status), response.stream)
-    return Stream.fromIterableEffect(Effect.flatMap(
-      bodyText(model, response),
-      // An Either is an Effect: its Left is the failure.
-      (text) => Either.map(interpretChatBody(model, response.status, contentType, text, redact), partsOfCompletion)
-    ))
+    contextFor: (model, status) => ({ model, status, maxBytes: settings.maxResponseBytes, redact, streamRedact })
   }
-
-  // The response's stream is run as a channel of its own (`Channel.unwrap`), not flattened into another
-  // stream: `Stream.unwrap` would pass every read through a concatenation of streams.
-  const stream = (request: ModelRequest): Stream.Stream<ModelPart, ProviderError> =>
-    Stream.fromChannel(Channel.unwrap(Effect.matchEffect(http.execute(requests.chat(request, settings.stream)), {
-      onFailure: (e) => Effect.fail(transportError(request.model, e)),
-      onSuccess: (response) =>
-        Effect.succeed(Stream.toChannel(HttpClientResponse.matchStatus(response, {
-          "2xx": chatAnswer(request.model),
-          orElse: (failed) => Stream.fromEffect(statusError(request.model, failed))
-        })))
-    })))
-
-  const listModels = Effect.fnUntraced(function*() {
-    const model = "(models)"
-    const response = yield* http.execute(requests.models).pipe(Effect.mapError((e) => transportError(model, e)))
-    const text = yield* HttpClientResponse.matchStatus(response, {
-      "2xx": (ok) => bodyText(model, ok),
-      orElse: (failed) => statusError(model, failed)
-    })
-    const decoded = decodeModels(text)
-    if (Either.isLeft(decoded)) {
-      const why = decoded.left._tag === "NotJson" ? "not JSON" : `wrong shape at ${decoded.left.path}`
-      return yield* new InvalidResponse({ model, message: `Invalid /models response: ${why}`, httpStatus: response.status })
-    }
-    return decoded.right.data.map((m): ModelInfo => ({
-      id: m.id,
-      name: m.name ?? undefined,
-      contextLength: m.context_length ?? undefined,
-      promptPrice: perMillion(m.pricing?.prompt),
-      completionPrice: perMillion(m.pricing?.completion),
-      ...(isVariable(m.pricing?.prompt) || isVariable(m.pricing?.completion) ? { variablePrice: true } : {}),
-      inputModalities: m.architecture?.input_modalities ?? undefined,
-      supportedParameters: m.supported_parameters ?? undefined
-    }))
-  })
-
-  return { stream, listModels: () => listModels() } satisfies ModelProvider
+  return {
+    stream: (request) => chatStream(provider, request),
+    listModels: () => listModels(provider)
+  } satisfies ModelProvider
 })
