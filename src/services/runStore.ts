@@ -107,161 +107,179 @@ const encodeManifest = Schema.encodeSync(Manifest)
 const manifestText = (manifest: Manifest) => `${JSON.stringify(encodeManifest(manifest), null, 2)}\n`
 const encodeOwner = Schema.encodeSync(OwnerRecord)
 
-/** The store of run directories under `outputDir`; `apiKey` is what no file it writes may hold. */
-const storeAt = Effect.fnUntraced(function*(apiKey: Option.Option<Redacted.Redacted>, outputDir: string) {
+/**
+ * How the store writes: atomically, through the write gate, the key redacted. One per store; its counters are
+ * the store's only state (`temps`: temporary names are counted, not drawn at random per file).
+ */
+interface Writer {
+  readonly fs: FileSystem.FileSystem
+  readonly path: Path.Path
+  readonly redact: (text: string) => string
+  /** Runs a write holding one of the {@link WRITE_CONCURRENCY} tokens. */
+  readonly gated: <A, E>(write: Effect.Effect<A, E>) => Effect.Effect<A, E>
+  readonly fail: (target: string) => (error: unknown) => StoreError
+  readonly tempFor: (target: string) => string
+  readonly removeAll: (files: ReadonlyArray<string>) => Effect.Effect<void>
+}
+
+const makeWriter = Effect.fnUntraced(function*(apiKey: Option.Option<Redacted.Redacted>) {
   const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
-  // What a run records never holds the key, whatever field it reached (a prompt, a title, an id).
-  const redact = makeRedact(apiKey)
-  // Ids from one process must sort in creation order even within one millisecond.
-  let lastMs = 0
-
-  // The root is made once per process (and again if it disappears), not before every run.
-  let rootMade = false
   // One token per write at once. A queue of tokens rather than a Semaphore: every file of every run passes
   // here, and a take and an offer are under half of `withPermits`'s operations (bench/README.md).
   const writeTokens = yield* Queue.bounded<true>(WRITE_CONCURRENCY)
   yield* Queue.offerAll(writeTokens, Array.from({ length: WRITE_CONCURRENCY }, () => true as const))
-  const gated = <A, E>(write: Effect.Effect<A, E>): Effect.Effect<A, E> =>
-    Effect.uninterruptibleMask((restore) =>
-      Effect.zipRight(restore(Queue.take(writeTokens)), Effect.onExit(restore(write), () => Queue.offer(writeTokens, true)))
-    )
-
-  const fail = (target: string) => (error: unknown) => new StoreError({ path: target, message: fsFailure(`cannot write ${target}`, error) })
-
   // `.<file>.<random>.tmp`: random per process, then counted (no random bytes drawn per file).
   const tempTag = crypto.randomBytes(6).toString("hex")
-  let temps = 0
-  const tempFor = (target: string) => path.join(path.dirname(target), `.${path.basename(target)}.${tempTag}${(temps++).toString(36)}.tmp`)
-  const removeAll = (files: ReadonlyArray<string>) =>
-    Effect.forEach(files, (file) => fs.remove(file).pipe(Effect.ignore), { discard: true })
+  const counter = { temps: 0 }
+  return {
+    fs,
+    path,
+    // What a run records never holds the key, whatever field it reached (a prompt, a title, an id).
+    redact: makeRedact(apiKey),
+    gated: (write) =>
+      Effect.uninterruptibleMask((restore) =>
+        Effect.zipRight(restore(Queue.take(writeTokens)), Effect.onExit(restore(write), () => Queue.offer(writeTokens, true)))
+      ),
+    fail: (target) => (error) => new StoreError({ path: target, message: fsFailure(`cannot write ${target}`, error) }),
+    tempFor: (target) => path.join(path.dirname(target), `.${path.basename(target)}.${tempTag}${(counter.temps++).toString(36)}.tmp`),
+    removeAll: (files) => Effect.forEach(files, (file) => fs.remove(file).pipe(Effect.ignore), { discard: true })
+  } satisfies Writer
+})
 
-  /** Temporary sibling then rename: a reader (or a crash) never sees half a file. */
-  const writeAtomic = (target: string, data: string | Uint8Array) => {
-    const temp = tempFor(target)
-    const write = typeof data === "string" ? fs.writeFileString(temp, data, PRIVATE_FILE) : fs.writeFile(temp, data, PRIVATE_FILE)
-    return gated(write).pipe(
-      Effect.zipRight(fs.rename(temp, target)),
-      Effect.onError(() => removeAll([temp])),
-      Effect.mapError(fail(target))
-    )
-  }
+/** Temporary sibling then rename: a reader (or a crash) never sees half a file. */
+const writeAtomic = (w: Writer, target: string, data: string | Uint8Array) => {
+  const temp = w.tempFor(target)
+  const write = typeof data === "string" ? w.fs.writeFileString(temp, data, PRIVATE_FILE) : w.fs.writeFile(temp, data, PRIVATE_FILE)
+  return w.gated(write).pipe(
+    Effect.zipRight(w.fs.rename(temp, target)),
+    Effect.onError(() => w.removeAll([temp])),
+    Effect.mapError(w.fail(target))
+  )
+}
 
-  const isNotFound = (error: { readonly _tag: string; readonly reason?: string }) =>
-    error._tag === "SystemError" && error.reason === "NotFound"
+const isNotFound = (error: { readonly _tag: string; readonly reason?: string }) =>
+  error._tag === "SystemError" && error.reason === "NotFound"
 
-  const makeRoot = fs.makeDirectory(outputDir, { recursive: true, ...PRIVATE_DIR }).pipe(
+/** Makes run directories under `outputDir`, with ids unique across processes and in creation order within one. */
+const makeRunDirs = (w: Writer, outputDir: string) => {
+  // The root is made once per process (and again if it disappears), not before every run; ids from one
+  // process must sort in creation order even within one millisecond.
+  const state = { rootMade: false, lastMs: 0 }
+  const makeRoot = w.fs.makeDirectory(outputDir, { recursive: true, ...PRIVATE_DIR }).pipe(
     Effect.mapError((e) =>
       new StoreError({ path: outputDir, message: fsFailure(`cannot create the output directory ${outputDir} (--output-dir)`, e) })
     ),
-    Effect.tap(() => Effect.sync(() => (rootMade = true)))
+    Effect.tap(() => Effect.sync(() => (state.rootMade = true)))
   )
-
-  const makeRunDir = Effect.fnUntraced(function*() {
-    if (!rootMade) yield* makeRoot
+  return Effect.fnUntraced(function*() {
+    if (!state.rootMade) yield* makeRoot
     // mkdir without `recursive` fails if the directory exists: that makes ids unique across processes.
     let handle: RunHandle | undefined
     for (let tries = 0; handle === undefined; tries++) {
-      const now = Date.now()
-      lastMs = Math.max(now, lastMs + 1)
-      const createdAt = new Date(lastMs)
+      state.lastMs = Math.max(Date.now(), state.lastMs + 1)
+      const createdAt = new Date(state.lastMs)
       const id = runIdFor(createdAt)
-      const dir = path.join(outputDir, id)
-      const made = yield* fs.makeDirectory(dir, PRIVATE_DIR).pipe(
+      const dir = w.path.join(outputDir, id)
+      const made = yield* w.fs.makeDirectory(dir, PRIVATE_DIR).pipe(
         Effect.as(true),
         Effect.catchAll((e) => {
           if (e._tag === "SystemError" && e.reason === "AlreadyExists" && tries < 5) return Effect.succeed(false)
           // The root was removed since this process made it: make it again, once.
           if (isNotFound(e) && tries === 0) return Effect.as(makeRoot, false)
-          return Effect.fail(fail(dir)(e))
+          return Effect.fail(w.fail(dir)(e))
         })
       )
       if (made) handle = { id, dir, createdAt }
     }
-    yield* fs.makeDirectory(path.join(handle.dir, "responses"), PRIVATE_DIR).pipe(Effect.mapError(fail(handle.dir)))
+    yield* w.fs.makeDirectory(w.path.join(handle.dir, "responses"), PRIVATE_DIR).pipe(Effect.mapError(w.fail(handle.dir)))
     return handle
   })
+}
 
-  const writeOwner = (
-    run: RunHandle,
-    settings?: RunSettings,
-    attachments?: ReadonlyArray<AttachmentRecord>,
-    parent?: string,
-    strategy?: string
-  ) => {
-    const owner: OwnerRecord = {
-      pid: process.pid,
-      host: thisHost(),
-      processStartedAt: thisProcessStartedAt().toISOString(),
-      createdAt: run.createdAt.toISOString(),
-      ...(settings ? { settings } : {}),
-      ...(attachments !== undefined && attachments.length > 0 ? { attachments } : {}),
-      ...(parent !== undefined ? { parent } : {}),
-      ...(strategy !== undefined ? { strategy } : {})
-    }
-    return writeAtomic(path.join(run.dir, OWNER_FILE), redact(`${JSON.stringify(encodeOwner(owner), null, 2)}\n`)).pipe(
-      Effect.as(OWNER_FILE)
-    )
+const writeOwner = (
+  w: Writer,
+  run: RunHandle,
+  settings?: RunSettings,
+  attachments?: ReadonlyArray<AttachmentRecord>,
+  parent?: string,
+  strategy?: string
+) => {
+  const owner: OwnerRecord = {
+    pid: process.pid,
+    host: thisHost(),
+    processStartedAt: thisProcessStartedAt().toISOString(),
+    createdAt: run.createdAt.toISOString(),
+    ...(settings ? { settings } : {}),
+    ...(attachments !== undefined && attachments.length > 0 ? { attachments } : {}),
+    ...(parent !== undefined ? { parent } : {}),
+    ...(strategy !== undefined ? { strategy } : {})
   }
+  return writeAtomic(w, w.path.join(run.dir, OWNER_FILE), w.redact(`${JSON.stringify(encodeOwner(owner), null, 2)}\n`)).pipe(
+    Effect.as(OWNER_FILE)
+  )
+}
 
-  const createRun = (settings?: RunSettings, attachments?: ReadonlyArray<AttachmentRecord>, parent?: string) =>
-    Effect.tap(makeRunDir(), (run) => writeOwner(run, settings, attachments, parent))
+const writeRelative = (w: Writer, run: RunHandle, relative: string, data: string) =>
+  writeAtomic(w, w.path.join(run.dir, relative), data).pipe(Effect.as(relative))
 
-  const writeRelative = (run: RunHandle, relative: string, data: string) =>
-    writeAtomic(path.join(run.dir, relative), data).pipe(Effect.as(relative))
+/** Once the manifest is there the run is finished: the owner record has served its purpose. */
+const disown = (w: Writer, run: RunHandle) => w.fs.remove(w.path.join(run.dir, OWNER_FILE)).pipe(Effect.ignore)
 
-  /** Once the manifest is there the run is finished: the owner record has served its purpose. */
-  const disown = (run: RunHandle) => fs.remove(path.join(run.dir, OWNER_FILE)).pipe(Effect.ignore)
+/** Both files written at once under temporary names, then renamed in order: `final.md` first. */
+const writeFinal = (w: Writer, run: RunHandle, content: string, manifest: Manifest) => {
+  const final = w.path.join(run.dir, "final.md")
+  const json = w.path.join(run.dir, "run.json")
+  const [finalTemp, jsonTemp] = [w.tempFor(final), w.tempFor(json)]
+  const finalWrite = w.gated(w.fs.writeFileString(finalTemp, content, PRIVATE_FILE)).pipe(Effect.mapError(w.fail(final)))
+  const jsonWrite = w.gated(w.fs.writeFileString(jsonTemp, w.redact(manifestText(manifest)), PRIVATE_FILE)).pipe(
+    Effect.mapError(w.fail(json))
+  )
+  // The two at once, by hand: `Effect.all` with a concurrency forks both and runs a scheduler (~140 operations and
+  // three fibers, once per run); here one fiber, and both have ended before the renames or the clean-up.
+  const bothWritten = Effect.flatMap(
+    Effect.fork(finalWrite),
+    (finalFiber) => Effect.flatMap(Effect.exit(jsonWrite), (jsonExit) => Effect.zipRight(Fiber.join(finalFiber), jsonExit))
+  )
+  return bothWritten.pipe(
+    Effect.zipRight(w.fs.rename(finalTemp, final).pipe(Effect.mapError(w.fail(final)))),
+    Effect.zipRight(w.fs.rename(jsonTemp, json).pipe(Effect.mapError(w.fail(json)))),
+    // A temporary file already renamed is no longer there: removing it fails, and is ignored.
+    Effect.onError(() => w.removeAll([finalTemp, jsonTemp])),
+    Effect.zipRight(disown(w, run)),
+    Effect.as("final.md")
+  )
+}
 
-  /** Both files written at once under temporary names, then renamed in order: `final.md` first. */
-  const writeFinal = (run: RunHandle, content: string, manifest: Manifest) => {
-    const final = path.join(run.dir, "final.md")
-    const json = path.join(run.dir, "run.json")
-    const [finalTemp, jsonTemp] = [tempFor(final), tempFor(json)]
-    const finalWrite = gated(fs.writeFileString(finalTemp, content, PRIVATE_FILE)).pipe(Effect.mapError(fail(final)))
-    const jsonWrite = gated(fs.writeFileString(jsonTemp, redact(manifestText(manifest)), PRIVATE_FILE)).pipe(Effect.mapError(fail(json)))
-    // The two at once, by hand: `Effect.all` with a concurrency forks both and runs a scheduler (~140 operations and
-    // three fibers, once per run); here one fiber, and both have ended before the renames or the clean-up.
-    const bothWritten = Effect.flatMap(
-      Effect.fork(finalWrite),
-      (finalFiber) => Effect.flatMap(Effect.exit(jsonWrite), (jsonExit) => Effect.zipRight(Fiber.join(finalFiber), jsonExit))
-    )
-    return bothWritten.pipe(
-      Effect.zipRight(fs.rename(finalTemp, final).pipe(Effect.mapError(fail(final)))),
-      Effect.zipRight(fs.rename(jsonTemp, json).pipe(Effect.mapError(fail(json)))),
-      // A temporary file already renamed is no longer there: removing it fails, and is ignored.
-      Effect.onError(() => removeAll([finalTemp, jsonTemp])),
-      Effect.zipRight(disown(run)),
-      Effect.as("final.md")
-    )
-  }
+const writeAttachment = (w: Writer, run: RunHandle, name: string, bytes: Uint8Array) =>
+  w.fs.makeDirectory(w.path.join(run.dir, ATTACHMENTS_DIR), { recursive: true, ...PRIVATE_DIR }).pipe(
+    Effect.mapError(w.fail(w.path.join(run.dir, ATTACHMENTS_DIR))),
+    Effect.zipRight(writeAtomic(w, w.path.join(run.dir, ATTACHMENTS_DIR, name), bytes)),
+    Effect.as(`${ATTACHMENTS_DIR}/${name}`)
+  )
 
-  const reader = makeRunReader(fs, path, outputDir)
-
-  const writeAttachment = (run: RunHandle, name: string, bytes: Uint8Array) =>
-    fs.makeDirectory(path.join(run.dir, ATTACHMENTS_DIR), { recursive: true, ...PRIVATE_DIR }).pipe(
-      Effect.mapError(fail(path.join(run.dir, ATTACHMENTS_DIR))),
-      Effect.zipRight(writeAtomic(path.join(run.dir, ATTACHMENTS_DIR, name), bytes)),
-      Effect.as(`${ATTACHMENTS_DIR}/${name}`)
-    )
-
+/** The store of run directories under `outputDir`; `apiKey` is what no file it writes may hold. */
+const storeAt = Effect.fnUntraced(function*(apiKey: Option.Option<Redacted.Redacted>, outputDir: string) {
+  const w = yield* makeWriter(apiKey)
+  const makeRunDir = makeRunDirs(w, outputDir)
   const store: RunStoreShape = {
     root: outputDir,
-    ...reader,
-    createRun,
+    ...makeRunReader(w.fs, w.path, outputDir),
+    createRun: (settings, attachments, parent) => Effect.tap(makeRunDir(), (run) => writeOwner(w, run, settings, attachments, parent)),
     makeRunDir,
-    writeOwner,
-    writePrompt: (run, prompt) => writeRelative(run, "prompt.md", prompt),
+    writeOwner: (run, settings, attachments, parent, strategy) => writeOwner(w, run, settings, attachments, parent, strategy),
+    writePrompt: (run, prompt) => writeRelative(w, run, "prompt.md", prompt),
     writeResponse: (run, index, model, content, kind = "answer") =>
-      writeRelative(run, responseFileName(index, model, kind === "partial" ? ".partial.md" : ".md"), content),
+      writeRelative(w, run, responseFileName(index, model, kind === "partial" ? ".partial.md" : ".md"), content),
     writeStepFile: (run, relative, content) =>
-      fs.makeDirectory(path.join(run.dir, path.dirname(relative)), { recursive: true, ...PRIVATE_DIR }).pipe(
-        Effect.mapError(fail(path.join(run.dir, relative))),
-        Effect.zipRight(writeRelative(run, relative, content))
+      w.fs.makeDirectory(w.path.join(run.dir, w.path.dirname(relative)), { recursive: true, ...PRIVATE_DIR }).pipe(
+        Effect.mapError(w.fail(w.path.join(run.dir, relative))),
+        Effect.zipRight(writeRelative(w, run, relative, content))
       ),
-    writeFinal,
-    writeAttachment,
-    writeManifest: (run, manifest) => writeRelative(run, "run.json", redact(manifestText(manifest))).pipe(Effect.tap(() => disown(run)))
+    writeFinal: (run, content, manifest) => writeFinal(w, run, content, manifest),
+    writeAttachment: (run, name, bytes) => writeAttachment(w, run, name, bytes),
+    writeManifest: (run, manifest) =>
+      writeRelative(w, run, "run.json", w.redact(manifestText(manifest))).pipe(Effect.tap(() => disown(w, run)))
   }
   return store
 })

@@ -6,6 +6,7 @@ import { type Report, type ReportMode, type ReportVia, unavailableReport } from 
 import { logsAt } from "../../services/logging.js"
 import { ModelClient } from "../../services/modelClient.js"
 import { Settings } from "../../services/settings.js"
+import type { SettingsValue } from "../../settings/values.js"
 import { addBilled } from "../answerFold.js"
 import { questionAsAsked } from "../attachments/message.js"
 import { buildSynthesisPrompt, fairShares, type SynthesisInput, withReportInstructions } from "../buildSynthesisPrompt.js"
@@ -56,11 +57,7 @@ const followedBy = (first: ModelCall, second: ModelCall): ModelCall => ({
   spent: addBilled(first.spent, second.spent)
 })
 
-/**
- * Merges the successful candidates into one answer. The synthesizers are tried in order (the first
- * is the configured one, the rest are fallbacks); the outcome says which one answered, or why none did.
- */
-const mergeWithSynthesizers = Effect.fnUntraced(function*(input: {
+interface MergeInput {
   readonly prompt: string
   readonly candidates: ReadonlyArray<SynthesisInput>
   readonly synthesizers: ReadonlyArray<string>
@@ -72,107 +69,144 @@ const mergeWithSynthesizers = Effect.fnUntraced(function*(input: {
   readonly conversation?: string | undefined
   readonly onStart: (model: string) => Effect.Effect<void>
   readonly onDelta: (text: string) => Effect.Effect<void>
-}) {
+}
+
+type FailedSynthesizer = NonNullable<SynthesisRecord["failedSynthesizers"]>[number]
+
+/** One merge: what every synthesizer's turn reads, and what the turns that failed left behind. */
+interface Merge {
+  readonly input: MergeInput
+  readonly settings: SettingsValue
+  /** Asked once: info lines the level drops are neither built nor sent. */
+  readonly info: boolean
+  readonly built: Effect.Effect.Success<ReturnType<typeof buildSynthesisPrompt>>
+  readonly policy: { readonly retries: number; readonly retryBaseDelayMs: number; readonly timeoutMs: number }
+  /** What every synthesizer's record carries: the candidates' labels, and which were cut to fit. */
+  readonly shared: Pick<SynthesisRecord, "labels" | "truncated">
+  /** The synthesizers that failed so far, in order. */
+  readonly failed: Array<FailedSynthesizer>
+  /** The record of the last one that failed: the outcome's when every one does. */
+  last: SynthesisRecord | undefined
+}
+
+/** A synthesizer's time: its timeout, or what is left before the deadline if that is less. */
+const timeLeft = (merge: Merge) =>
+  Effect.map(
+    Clock.currentTimeMillis,
+    (
+      now
+    ) => (merge.input.deadlineAt === undefined ? merge.policy.timeoutMs : Math.min(merge.policy.timeoutMs, merge.input.deadlineAt - now))
+  )
+
+const failedSoFar = (merge: Merge) => (merge.failed.length > 0 ? { failedSynthesizers: [...merge.failed] } : {})
+
+/** A synthesizer that failed (or got no time): its record kept as the last, and it joins the failed list. */
+const recordFailure = (merge: Merge, record: SynthesisRecord, failure: FailedSynthesizer) => {
+  merge.last = { ...record, ...failedSoFar(merge) }
+  merge.failed.push(failure)
+}
+
+/** One synthesizer asked, in `via`'s form; a provider that refuses structured output (a 400) is asked once more in plain text. */
+const askSynthesizer = Effect.fnUntraced(function*(merge: Merge, model: string, timeoutMs: number) {
+  // The catalogue may take a tenth of the synthesizer's time at most; the call gets what is left.
+  let via = yield* reportViaFor(merge.settings.reportVia, model, timeoutMs / 10)
+  if (merge.info) {
+    const report = via === "off" ? "no report" : `report as ${via} output`
+    yield* Effect.logInfo(`synthesis: asking ${model} to merge ${plural(merge.input.candidates.length, "answer")} (${report})`)
+  }
+  // The synthesizer's own options (a model object in the config file) and the run's reasoning; no web search.
+  const options = modelCallOptions(merge.settings, model, false)
+  const ask = (as: AskedVia, ms: number) =>
+    callModel(
+      {
+        model,
+        messages: as === "off" ? merge.built.messages : withReportInstructions(merge.built.messages, as),
+        ...options,
+        ...(as === "structured" ? { responseFormat: SYNTHESIS_REPLY_FORMAT } : {})
+      },
+      { ...merge.policy, timeoutMs: ms },
+      { onDelta: merge.input.onDelta }
+    )
+  let call: ModelCall = yield* ask(via, yield* timeLeft(merge))
+  if (via === "structured" && Either.isLeft(call.result) && call.result.left._tag === "BadRequest") {
+    yield* Effect.logWarning(`synthesis: ${model} refused structured output (${call.result.left.message}); asking in plain text`)
+    via = "text"
+    call = followedBy(call, yield* ask(via, Math.min(yield* timeLeft(merge), timeoutMs - call.latencyMs)))
+  }
+  return { call, via, sent: { options: sentOptions(options) } }
+})
+
+/** One synthesizer's turn: its outcome if it answered; if not, its failure is recorded and the next one's turn comes. */
+const synthesizerTurn = Effect.fnUntraced(function*(merge: Merge, model: string) {
+  const timeoutMs = yield* timeLeft(merge)
+  if (timeoutMs <= 0) {
+    const error = new Timeout({ model, timeoutMs: 0, message: "No time left before the deadline" })
+    yield* Effect.logWarning(`synthesis: no time left before the deadline for ${model}`)
+    recordFailure(merge, { model, status: "timeout", attempts: 0, error: errorInfo(error), ...merge.shared }, {
+      model,
+      attempts: 0,
+      error: errorInfo(error)
+    })
+    return undefined
+  }
+  yield* merge.input.onStart(model)
+  const { call, sent, via } = yield* askSynthesizer(merge, model, timeoutMs)
+  if (Either.isLeft(call.result)) {
+    const error = call.result.left
+    yield* Effect.logWarning(`synthesis: ${model} ${describeCall(call)}`)
+    recordFailure(merge, { ...failedRecord(model, call, error), ...sent, ...merge.shared }, {
+      model,
+      attempts: call.attempts,
+      error: errorInfo(error)
+    })
+    return undefined
+  }
+  const completion = call.result.right
+  if (merge.info) yield* Effect.logInfo(`synthesis: ${model} ${describeCall(call)}`)
+  const reply = replyOf(completion.content, via)
+  if (merge.info && reply.report.status === "unavailable") {
+    yield* Effect.logInfo(`synthesis: no disagreement report: ${reply.report.reason}`)
+  }
+  return {
+    content: reply.answer,
+    report: reply.report,
+    record: { ...answeredRecord(model, call, completion), ...sent, ...merge.shared, ...failedSoFar(merge) }
+  } satisfies SynthesisOutcome
+})
+
+/**
+ * Merges the successful candidates into one answer. The synthesizers are tried in order (the first
+ * is the configured one, the rest are fallbacks); the outcome says which one answered, or why none did.
+ */
+const mergeWithSynthesizers = Effect.fnUntraced(function*(input: MergeInput) {
   const settings = yield* Settings
-  // Asked once: info lines the level drops are neither built nor sent.
-  const info = yield* logsAt(LogLevel.Info)
   const prompt = buildSynthesisPrompt(input.prompt, input.candidates, settings.synthesisMaxChars, input.ranking, input.conversation)
   // With the response cache on, the candidates' order is drawn from the answers themselves: the same answers
   // (a resynth, an eval rerun) make the same request, which the cache can answer.
   const built = yield* settings.cacheTtl > 0
     ? Effect.withRandom(prompt, Random.make(input.candidates.map((c) => `${c.model}\u0000${c.content}`).join("\u0001")))
     : prompt
-  const policy = { retries: settings.retries, retryBaseDelayMs: settings.retryBaseDelayMs, timeoutMs: settings.timeoutMs }
-  const shared = {
-    labels: built.labels,
-    ...(built.truncated.length > 0 ? { truncated: built.truncated } : {})
+  const merge: Merge = {
+    input,
+    settings,
+    info: yield* logsAt(LogLevel.Info),
+    built,
+    policy: { retries: settings.retries, retryBaseDelayMs: settings.retryBaseDelayMs, timeoutMs: settings.timeoutMs },
+    shared: { labels: built.labels, ...(built.truncated.length > 0 ? { truncated: built.truncated } : {}) },
+    failed: [],
+    last: undefined
   }
   for (const { model, cutChars } of built.truncated) {
     yield* Effect.logWarning(`${model}: cut by ${cutChars} characters to fit the synthesizer's budget`)
   }
-
-  const failed: Array<NonNullable<SynthesisRecord["failedSynthesizers"]>[number]> = []
-  let last: SynthesisRecord | undefined
-  /** A synthesizer's time: its timeout, or what is left before the deadline if that is less. */
-  const timeLeft = Effect.map(
-    Clock.currentTimeMillis,
-    (now) => (input.deadlineAt === undefined ? policy.timeoutMs : Math.min(policy.timeoutMs, input.deadlineAt - now))
-  )
   for (const model of input.synthesizers) {
-    const timeoutMs = yield* timeLeft
-    if (timeoutMs <= 0) {
-      const error = new Timeout({ model, timeoutMs: 0, message: "No time left before the deadline" })
-      yield* Effect.logWarning(`synthesis: no time left before the deadline for ${model}`)
-      last = {
-        model,
-        status: "timeout",
-        attempts: 0,
-        error: errorInfo(error),
-        ...shared,
-        ...(failed.length > 0 ? { failedSynthesizers: [...failed] } : {})
-      }
-      failed.push({ model, attempts: 0, error: errorInfo(error) })
-      continue
-    }
-    yield* input.onStart(model)
-    // The catalogue may take a tenth of the synthesizer's time at most; the call gets what is left.
-    let via = yield* reportViaFor(settings.reportVia, model, timeoutMs / 10)
-    if (info) {
-      const report = via === "off" ? "no report" : `report as ${via} output`
-      yield* Effect.logInfo(`synthesis: asking ${model} to merge ${plural(input.candidates.length, "answer")} (${report})`)
-    }
-    // The synthesizer's own options (a model object in the config file) and the run's reasoning; no web search.
-    const options = modelCallOptions(settings, model, false)
-    const sent = { options: sentOptions(options) }
-    const ask = (as: AskedVia, ms: number) =>
-      callModel(
-        {
-          model,
-          messages: as === "off" ? built.messages : withReportInstructions(built.messages, as),
-          ...options,
-          ...(as === "structured" ? { responseFormat: SYNTHESIS_REPLY_FORMAT } : {})
-        },
-        { ...policy, timeoutMs: ms },
-        { onDelta: input.onDelta }
-      )
-    let call: ModelCall = yield* ask(via, yield* timeLeft)
-    // A provider that refuses the response format (a 400) gets the same request once more in plain text.
-    if (via === "structured" && Either.isLeft(call.result) && call.result.left._tag === "BadRequest") {
-      yield* Effect.logWarning(`synthesis: ${model} refused structured output (${call.result.left.message}); asking in plain text`)
-      via = "text"
-      call = followedBy(call, yield* ask(via, Math.min(yield* timeLeft, timeoutMs - call.latencyMs)))
-    }
-    const failedSoFar = failed.length > 0 ? { failedSynthesizers: [...failed] } : {}
-    if (Either.isRight(call.result)) {
-      const completion = call.result.right
-      if (info) yield* Effect.logInfo(`synthesis: ${model} ${describeCall(call)}`)
-      const reply = replyOf(completion.content, via)
-      if (info && reply.report.status === "unavailable") yield* Effect.logInfo(`synthesis: no disagreement report: ${reply.report.reason}`)
-      return {
-        content: reply.answer,
-        report: reply.report,
-        record: {
-          ...answeredRecord(model, call, completion),
-          ...sent,
-          ...shared,
-          ...failedSoFar
-        }
-      } satisfies SynthesisOutcome
-    }
-    const error = call.result.left
-    yield* Effect.logWarning(`synthesis: ${model} ${describeCall(call)}`)
-    last = {
-      ...failedRecord(model, call, error),
-      ...sent,
-      ...shared,
-      ...failedSoFar
-    }
-    failed.push({ model, attempts: call.attempts, error: errorInfo(error) })
+    const outcome = yield* synthesizerTurn(merge, model)
+    if (outcome !== undefined) return outcome
   }
   // Every synthesizer failed: the record is the last one's, and lists them all.
-  const record: SynthesisRecord = last
-    ? { ...last, failedSynthesizers: failed }
-    : { model: "(none)", status: "error", attempts: 0, ...shared }
+  const record: SynthesisRecord = merge.last
+    ? { ...merge.last, failedSynthesizers: merge.failed }
+    : { model: "(none)", status: "error", attempts: 0, ...merge.shared }
   return { content: undefined, record, report: unavailableReport("no synthesizer answered") } satisfies SynthesisOutcome
 })
 
