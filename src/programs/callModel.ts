@@ -4,7 +4,9 @@ import { formatSeconds } from "../domain/format.js"
 import type { Completion, ModelRequest } from "../domain/modelCall.js"
 import { CallGate } from "../services/callGate.js"
 import { ModelClient } from "../services/modelClient.js"
+import { RunTrace, Tracing } from "../services/tracing.js"
 import { foldAnswer, type FoldHooks } from "./answerFold.js"
+import { type CallRole, spanEvent, withCallSpan } from "./callSpan.js"
 
 export interface RetryPolicy {
   /** Retries after the first attempt. */
@@ -46,6 +48,8 @@ const scheduleFor = (policy: RetryPolicy) => {
 /** What the caller hears of a call as it goes: each attempt, each read's text, the text so far (see answerFold.ts). */
 export interface CallHooks extends FoldHooks {
   readonly onAttempt?: ((attempt: number) => Effect.Effect<void>) | undefined
+  /** What the call is for, in its span (when spans are exported) and upstream (`generation_name`). */
+  readonly role?: CallRole | undefined
 }
 
 export interface ModelCall {
@@ -75,6 +79,12 @@ export const callModel = Effect.fnUntraced(function*(
   const client = Context.get(services, ModelClient)
   const gate = Context.get(services, CallGate)
   const clock = yield* Effect.clock
+  const tracing = Context.get(services, Tracing)
+  const run = Context.get(services, RunTrace)
+  /** The request as sent: with the run's Broadcast fields where the provider takes them (see services/tracing.ts). */
+  let sent = run?.broadcast === true
+    ? { ...request, broadcast: { sessionId: run.runId, traceId: run.traceId, generationName: hooks.role } }
+    : request
   // Local to this call and only touched by its own fibers: plain variables, not Refs.
   let attempts = 0
   /** Clock time at which the first request went out: the time budget starts then. */
@@ -84,13 +94,15 @@ export const callModel = Effect.fnUntraced(function*(
     Effect.suspend(() => {
       const n = ++attempts
       sentAt ??= clock.unsafeCurrentTimeMillis()
-      const answer = foldAnswer(request.model, client.stream(request), hooks)
+      const answer = foldAnswer(request.model, client.stream(sent), hooks)
       return (hooks.onAttempt === undefined ? answer : Effect.zipRight(hooks.onAttempt(n), answer)).pipe(
-        Effect.tapError((error) =>
-          Effect.logDebug(
-            `${request.model}: attempt ${n} failed: ${error.message}${isTransient(error) && n <= policy.retries ? " (will retry)" : ""}`
-          )
-        )
+        Effect.tapError((error) => {
+          const retry = isTransient(error) && n <= policy.retries
+          const logged = Effect.logDebug(`${request.model}: attempt ${n} failed: ${error.message}${retry ? " (will retry)" : ""}`)
+          if (!tracing.enabled) return logged
+          const event = { "parallel_llm.attempt": n, "error.type": error._tag, "parallel_llm.will_retry": retry }
+          return Effect.zipRight(logged, spanEvent("parallel_llm.attempt_failed", event))
+        })
       )
     })
   )
@@ -127,8 +139,22 @@ export const callModel = Effect.fnUntraced(function*(
 
   // The call against its budget: whichever ends first stops the other; a call past its budget is
   // interrupted, which aborts its request.
-  const result = yield* Effect.either(Effect.raceFirst(retried, Effect.zipRight(budget(policy.timeoutMs), Effect.failSync(timedOut))))
-  const finished = clock.unsafeCurrentTimeMillis()
-  const started = sentAt ?? finished
-  return { result, attempts, latencyMs: finished - started } satisfies ModelCall
+  const whole = Effect.map(
+    Effect.either(Effect.raceFirst(retried, Effect.zipRight(budget(policy.timeoutMs), Effect.failSync(timedOut)))),
+    (result): ModelCall => {
+      const finished = clock.unsafeCurrentTimeMillis()
+      return { result, attempts, latencyMs: finished - (sentAt ?? finished) }
+    }
+  )
+  if (!tracing.enabled) return yield* whole
+  // Exported spans: the call in a span of its own, whose ids go upstream with the request.
+  return yield* withCallSpan(tracing, request, hooks.role, (span) => {
+    if (run?.broadcast === true) {
+      sent = {
+        ...request,
+        broadcast: { sessionId: run.runId, traceId: span.traceId, parentSpanId: span.spanId, generationName: hooks.role }
+      }
+    }
+    return whole
+  })
 })

@@ -126,7 +126,7 @@ const mergeWithSynthesizers = Effect.fnUntraced(function*(input: {
           ...(as === "structured" ? { responseFormat: SYNTHESIS_REPLY_FORMAT } : {})
         },
         { ...policy, timeoutMs: ms },
-        { onDelta: input.onDelta }
+        { onDelta: input.onDelta, role: "synthesis" }
       )
     let call = yield* ask(via, yield* timeLeft)
     // A provider that refuses the response format (a 400) gets the same request once more in plain text.

@@ -3,6 +3,7 @@ import { Option } from "effect"
 import type { ModelRequest } from "../../../domain/modelCall.js"
 import type { ProviderRouting } from "../../../domain/modelOptions.js"
 import type { SettingsValue } from "../../../settings/values.js"
+import { broadcastBody } from "./broadcast.js"
 
 /** Provider routing in OpenRouter's names. */
 const providerBody = (p: ProviderRouting) => ({
@@ -26,7 +27,8 @@ export const chatBody = (request: ModelRequest, stream: boolean) => ({
   ...(stream ? { stream_options: { include_usage: true } } : {}),
   ...(request.responseFormat !== undefined
     ? { response_format: { type: "json_schema", json_schema: { ...request.responseFormat, strict: true } } }
-    : {})
+    : {}),
+  ...(request.broadcast !== undefined ? broadcastBody(request.broadcast) : {})
 })
 
 type ClientSettings = Pick<SettingsValue, "baseUrl" | "apiKey" | "appUrl" | "appTitle">
