@@ -6,7 +6,7 @@ import { CallGate } from "../services/callGate.js"
 import { ModelClient } from "../services/modelClient.js"
 import { RunTrace, Tracing } from "../services/tracing.js"
 import { foldAnswer, type FoldHooks } from "./answerFold.js"
-import { type CallRole, spanEvent, withCallSpan } from "./callSpan.js"
+import { type CallRole, spanEvent, withBroadcast, withCallSpan } from "./callSpan.js"
 
 export interface RetryPolicy {
   /** Retries after the first attempt. */
@@ -43,6 +43,14 @@ const scheduleFor = (policy: RetryPolicy) => {
   const schedule = retrySchedule(policy)
   schedules.set(key, schedule)
   return schedule
+}
+
+/** A failed attempt: a debug line, and an event of the call's span when spans are exported. */
+const attemptFailed = (model: string, n: number, error: ProviderError, retry: boolean, traced: boolean): Effect.Effect<void> => {
+  const logged = Effect.logDebug(`${model}: attempt ${n} failed: ${error.message}${retry ? " (will retry)" : ""}`)
+  if (!traced) return logged
+  const event = { "parallel_llm.attempt": n, "error.type": error._tag, "parallel_llm.will_retry": retry }
+  return Effect.zipRight(logged, spanEvent("parallel_llm.attempt_failed", event))
 }
 
 /** What the caller hears of a call as it goes: each attempt, each read's text, the text so far (see answerFold.ts). */
@@ -82,9 +90,7 @@ export const callModel = Effect.fnUntraced(function*(
   const tracing = Context.get(services, Tracing)
   const run = Context.get(services, RunTrace)
   /** The request as sent: with the run's Broadcast fields where the provider takes them (see services/tracing.ts). */
-  let sent = run?.broadcast === true
-    ? { ...request, broadcast: { sessionId: run.runId, traceId: run.traceId, generationName: hooks.role } }
-    : request
+  let sent = withBroadcast(request, run, hooks.role)
   // Local to this call and only touched by its own fibers: plain variables, not Refs.
   let attempts = 0
   /** Clock time at which the first request went out: the time budget starts then. */
@@ -96,13 +102,7 @@ export const callModel = Effect.fnUntraced(function*(
       sentAt ??= clock.unsafeCurrentTimeMillis()
       const answer = foldAnswer(request.model, client.stream(sent), hooks)
       return (hooks.onAttempt === undefined ? answer : Effect.zipRight(hooks.onAttempt(n), answer)).pipe(
-        Effect.tapError((error) => {
-          const retry = isTransient(error) && n <= policy.retries
-          const logged = Effect.logDebug(`${request.model}: attempt ${n} failed: ${error.message}${retry ? " (will retry)" : ""}`)
-          if (!tracing.enabled) return logged
-          const event = { "parallel_llm.attempt": n, "error.type": error._tag, "parallel_llm.will_retry": retry }
-          return Effect.zipRight(logged, spanEvent("parallel_llm.attempt_failed", event))
-        })
+        Effect.tapError((error) => attemptFailed(request.model, n, error, isTransient(error) && n <= policy.retries, tracing.enabled))
       )
     })
   )
@@ -149,12 +149,7 @@ export const callModel = Effect.fnUntraced(function*(
   if (!tracing.enabled) return yield* whole
   // Exported spans: the call in a span of its own, whose ids go upstream with the request.
   return yield* withCallSpan(tracing, request, hooks.role, (span) => {
-    if (run?.broadcast === true) {
-      sent = {
-        ...request,
-        broadcast: { sessionId: run.runId, traceId: span.traceId, parentSpanId: span.spanId, generationName: hooks.role }
-      }
-    }
+    sent = withBroadcast(request, run, hooks.role, span)
     return whole
   })
 })

@@ -1,7 +1,7 @@
 import { Clock, Effect, Either, type Tracer } from "effect"
 import type { ProviderError } from "../domain/errors.js"
 import type { Completion, ModelRequest } from "../domain/modelCall.js"
-import type { TracingShape } from "../services/tracing.js"
+import type { RunTraceShape, TracingShape } from "../services/tracing.js"
 
 // The span of one model call, after the OpenTelemetry GenAI semantic conventions: made only when spans are
 // exported (services/tracing.ts), so a call pays nothing for it otherwise.
@@ -63,6 +63,28 @@ const annotateOutcome = (span: Tracer.Span, tracing: TracingShape, call: Finishe
     span.attribute("gen_ai.output.messages", JSON.stringify(output))
   }
 }
+
+/**
+ * The request with the run's Broadcast fields, where the provider takes them: the run's trace, and under a
+ * call span its ids (OpenRouter nests its own spans of the call under it).
+ */
+export const withBroadcast = (
+  request: ModelRequest,
+  run: RunTraceShape | undefined,
+  role: CallRole | undefined,
+  span?: Tracer.Span
+): ModelRequest =>
+  run?.broadcast === true
+    ? {
+      ...request,
+      broadcast: {
+        sessionId: run.runId,
+        traceId: span?.traceId ?? run.traceId,
+        ...(span !== undefined ? { parentSpanId: span.spanId } : {}),
+        ...(role !== undefined ? { generationName: role } : {})
+      }
+    }
+    : request
 
 /** An event on the current span, if there is one (an attempt that failed, a cut). */
 export const spanEvent = (name: string, attributes: Record<string, unknown>): Effect.Effect<void> =>
