@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { connectMcp, serverEnv } from "../support/mcpHarness.js"
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "../support/otlpReceiver.js"
-import { freshDirs, runCli } from "../support/spawnCli.js"
+import { freshDirs, runCli, startCli } from "../support/spawnCli.js"
 
 // OpenTelemetry export from the outside: the built CLI and MCP server, a loopback provider, and a loopback
 // OTLP/HTTP receiver decoding what the exporter sends (protobuf, with OpenTelemetry's own generated code).
@@ -131,6 +131,36 @@ describe("OpenTelemetry export", () => {
     expect(call?.events.map((e) => [e.name, e.attributes["parallel_llm.attempt"], e.attributes["error.type"]])).toEqual([
       ["parallel_llm.attempt_failed", 1, "ProviderFailure"]
     ])
+  })
+
+  it("a quorum's cut is an event of the run span, and the call it stopped ends cancelled", async () => {
+    receiver.spans.length = 0
+    fake.setScript({ "ot/synth": SYNTH, "ot/slow": { kind: "hang" } })
+    const r = await runCli(["ask", PROMPT, "-m", "ot/one", "-m", "ot/slow", "-s", "ot/synth", "--quorum", "1", "--grace", "0"], {
+      env: envFor(freshDir("quorum"), { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url })
+    })
+    expect(r.code, r.stderr).toBe(0)
+    const run = receiver.spans.find((s) => s.name === "parallel_llm.run")
+    expect(run?.events.map((e) => [e.name, e.attributes["parallel_llm.reason"]])).toContainEqual(["parallel_llm.cut", "quorum"])
+    const slow = receiver.spans.find((s) => s.name === "chat ot/slow")
+    expect(slow?.attributes["parallel_llm.outcome"]).toBe("cancelled")
+    expect(slow?.events.map((e) => e.name)).toContain("parallel_llm.cut")
+  })
+
+  it("Ctrl-C: the run ends interrupted, and its spans are exported before the process exits", async () => {
+    receiver.spans.length = 0
+    fake.reset()
+    fake.setScript({ "ot/synth": SYNTH, "ot/slow": { kind: "hang" } })
+    const cli = startCli(["ask", PROMPT, "-m", "ot/slow", "-s", "ot/synth"], {
+      env: envFor(freshDir("sigint"), { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url })
+    })
+    await fake.waitForRequests(1, 30_000)
+    cli.child.kill("SIGINT")
+    const r = await cli.done
+    expect(r.code, r.stderr).toBe(130)
+    const run = receiver.spans.find((s) => s.name === "parallel_llm.run")
+    expect(run?.events.map((e) => [e.name, e.attributes["parallel_llm.reason"]])).toContainEqual(["parallel_llm.cut", "interrupted"])
+    expect(receiver.spans.find((s) => s.name === "chat ot/slow")?.attributes["parallel_llm.outcome"]).toBe("cancelled")
   })
 
   it("without an endpoint nothing is exported, and a collector that is down costs one warning, never the run", async () => {
