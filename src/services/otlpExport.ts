@@ -7,8 +7,8 @@ import { layerPooledHttpClient } from "./httpClientPool.js"
 import { formatStderrLine } from "./logging.js"
 import type { OutputStream } from "./processIo.js"
 
-// Loaded only when an OTLP endpoint is set (services/tracing.ts): the exporter and its protobuf encoder are
-// no part of a process that exports nothing.
+// Built only when an OTLP endpoint is set (services/tracing.ts): a process that exports nothing makes no
+// exporter, no connection pool of its own and no span of ours.
 
 /**
  * The longest the last export may hold up the end of a command (`ask`, `serve`, a signal): a collector that

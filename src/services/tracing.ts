@@ -1,6 +1,7 @@
 import { Context, Effect, Either, Layer, Option, type Tracer } from "effect"
 import { DEFAULT_SERVICE_NAME, otelExportOf } from "../settings/otelEnvironment.js"
 import { isOpenRouterUrl } from "../settings/paths.js"
+import { layerOtlpExport } from "./otlpExport.js"
 import { ProcessIo } from "./processIo.js"
 import { Settings } from "./settings.js"
 
@@ -73,8 +74,9 @@ const serverOf = (baseUrl: string): TracingShape["server"] => {
 
 /**
  * Export of spans over OTLP/HTTP when the environment names an endpoint (`OTEL_EXPORTER_OTLP_ENDPOINT`):
- * the exporter's module is loaded only then, so a process without it neither loads nor builds one. A
- * variable that is wrong costs a warning and leaves tracing off; it never stops a command.
+ * the layer is chosen here, so a process without one builds no exporter, and no span of ours is made. (A
+ * static import: an `import()` makes esbuild wrap every module of the bundle for lazy start-up, 340 KB
+ * more to load.) A variable that is wrong costs a warning and leaves tracing off; it never stops a command.
  */
 export const layerTracing: Layer.Layer<never, never, Settings> = Layer.unwrapEffect(Effect.gen(function*() {
   const io = yield* ProcessIo
@@ -85,7 +87,6 @@ export const layerTracing: Layer.Layer<never, never, Settings> = Layer.unwrapEff
     return Layer.empty
   }
   if (wanted.right === undefined) return Layer.empty
-  const { layerOtlpExport } = yield* Effect.promise(() => import("./otlpExport.js"))
   const tracing: TracingShape = {
     enabled: true,
     content: settings.traceContent,
