@@ -10,7 +10,7 @@ export const tracingSettings = {
     kind: switchOn,
     flag: "trace-content",
     env: "PARALLEL_LLM_TRACE_CONTENT",
-    doc: "Put the prompt and answer text in exported spans (OpenTelemetry); without it they carry no text",
+    doc: "Prompt and answer text in exported spans (OpenTelemetry)",
     default: false,
     defaultDoc: "false"
   })
