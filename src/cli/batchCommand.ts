@@ -118,8 +118,8 @@ export const batch = Effect.fn("batch")(function*(args: ParsedArgs<typeof batchC
       onProgress: (p, last) => Effect.sync(() => view.update(p, last))
     })
   ).pipe(
-    // Spans are only ever looked at in error reports, and a batch records its failures as text: thousands
-    // of calls are cheaper without them.
+    // Unless they are exported (docs/tracing.md), spans are only ever looked at in error reports, and a batch
+    // records its failures as text: thousands of calls are cheaper without them.
     withoutSpansUnlessExported,
     Effect.raceFirst(Effect.andThen(ticker, Effect.never)),
     Effect.ensuring(Effect.sync(() => view.end())),
