@@ -163,6 +163,30 @@ describe("OpenTelemetry export", () => {
     expect(receiver.spans.find((s) => s.name === "chat ot/slow")?.attributes["parallel_llm.outcome"]).toBe("cancelled")
   })
 
+  it("batch: each prompt is a trace of its own, a batch item span with its run under it", async () => {
+    receiver.spans.length = 0
+    fake.setScript({ "ot/synth": SYNTH })
+    const dir = freshDir("batch")
+    const input = path.join(dir, "questions.jsonl")
+    fs.writeFileSync(input, [{ id: "q1", prompt: PROMPT }, { id: "q2", prompt: "And 3+1?" }].map((l) => JSON.stringify(l)).join("\n"))
+    const r = await runCli(["batch", input, "-m", "ot/one", "-s", "ot/synth"], {
+      env: envFor(path.join(dir, "runs"), { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url })
+    })
+    expect(r.code, r.stderr).toBe(0)
+    const items = receiver.spans.filter((s) => s.name === "parallel_llm.batch_item")
+    expect(items.map((i) => i.attributes["parallel_llm.batch.item"]).sort()).toEqual(["q1", "q2"])
+    expect(new Set(items.map((i) => i.traceId)).size).toBe(2)
+    for (const item of items) {
+      expect(item.parentSpanId).toBeUndefined()
+      const run = receiver.spans.find((s) => s.name === "parallel_llm.run" && s.parentSpanId === item.spanId)
+      expect(run?.traceId).toBe(item.traceId)
+      expect(receiver.spans.filter((s) => s.parentSpanId === run?.spanId).map((s) => s.name).sort()).toEqual([
+        "chat ot/one",
+        "chat ot/synth"
+      ])
+    }
+  })
+
   it("without an endpoint nothing is exported, and a collector that is down costs one warning, never the run", async () => {
     receiver.spans.length = 0
     receiver.requests.length = 0
