@@ -9,6 +9,7 @@ import { Logging } from "./services/logging.js"
 import { ModelClient } from "./services/modelClient.js"
 import { RunStore } from "./services/runStore.js"
 import { Settings } from "./services/settings.js"
+import { layerTracing } from "./services/tracing.js"
 import { type DegradedSettings, StartupProblems } from "./settings/degraded.js"
 
 /**
@@ -27,14 +28,17 @@ export type AppServices = Settings | ModelClient | RunStore | Logging
 
 /**
  * The application's service graph, composed once: everything but the settings, which each entry point
- * builds from its own flags. One HTTP connection pool, closed when the entry point ends.
+ * builds from its own flags. One HTTP connection pool, closed when the entry point ends; the spans still
+ * buffered are exported then too.
  */
 export const AppLayer: Layer.Layer<Exclude<AppServices, Settings>, SettingsError, Settings> = Layer.mergeAll(
   // The provider: the OpenAI-compatible HTTP client. Another is `ModelClient.provider(itsMake)` here (docs/extending.md).
   ModelClient.Default,
   RunStore.Default,
   Logging.Default,
-  layerStartupWarnings.pipe(Layer.provide(Logging.Default))
+  layerStartupWarnings.pipe(Layer.provide(Logging.Default)),
+  // Span export, when an OTLP endpoint is set (docs/tracing.md); nothing at all otherwise.
+  layerTracing.pipe(Layer.provide(Logging.Default))
 ).pipe(Layer.provide(Layer.mergeAll(layerPooledHttpClient, NodeFileSystem.layer, NodePath.layer)))
 
 /**

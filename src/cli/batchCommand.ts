@@ -12,6 +12,7 @@ import { registry } from "../programs/strategies/registry.js"
 import { Logging } from "../services/logging.js"
 import { type OutputStream, ProcessIo } from "../services/processIo.js"
 import { Settings } from "../services/settings.js"
+import { withoutSpansUnlessExported } from "../services/tracing.js"
 import { BATCH_DEFAULT_CONCURRENCY, BATCH_DEFAULT_RUNS, makeStatusLine, progressText } from "./batchProgress.js"
 import { argument, defineCommand, integerFlagOr, type ParsedArgs, switchFlag, textFlag } from "./flags.js"
 import { outcomeIf } from "./outcome.js"
@@ -117,9 +118,9 @@ export const batch = Effect.fn("batch")(function*(args: ParsedArgs<typeof batchC
       onProgress: (p, last) => Effect.sync(() => view.update(p, last))
     })
   ).pipe(
-    // Spans are only ever looked at in error reports, and a batch records its failures as text: thousands
-    // of calls are cheaper without them.
-    Effect.withTracerEnabled(false),
+    // Unless they are exported (docs/tracing.md), spans are only ever looked at in error reports, and a batch
+    // records its failures as text: thousands of calls are cheaper without them.
+    withoutSpansUnlessExported,
     Effect.raceFirst(Effect.andThen(ticker, Effect.never)),
     Effect.ensuring(Effect.sync(() => view.end())),
     Effect.onInterrupt(() =>

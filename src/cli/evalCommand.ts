@@ -18,6 +18,7 @@ import { StrategyList } from "../programs/eval/strategies.js"
 import { Logging } from "../services/logging.js"
 import { type OutputStream, ProcessIo } from "../services/processIo.js"
 import { Settings } from "../services/settings.js"
+import { withoutSpansUnlessExported } from "../services/tracing.js"
 import { BATCH_DEFAULT_RUNS, BATCH_DEFAULTS, makeStatusLine, progressText } from "./batchProgress.js"
 import {
   choiceFlag,
@@ -269,7 +270,7 @@ const runWithProgress = Effect.fnUntraced(function*(options: Omit<EvalOptions, "
     Effect.zipRight(logging.useStderr((line) => view.log(line)), holdResultsLock(options.output, waitLock)),
     runEval({ ...options, onProgress: (p, last) => Effect.sync(() => view.update(p, last)) })
   ).pipe(
-    Effect.withTracerEnabled(false),
+    withoutSpansUnlessExported,
     Effect.raceFirst(Effect.andThen(ticker, Effect.never)),
     Effect.ensuring(Effect.sync(() => view.end())),
     Effect.onInterrupt(() =>

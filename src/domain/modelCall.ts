@@ -31,6 +31,17 @@ export interface ModelRequest {
   readonly web?: WebSearch | undefined
   /** Structured output: the reply must be JSON matching this schema. */
   readonly responseFormat?: { readonly name: string; readonly schema: object } | undefined
+  /** The run and trace the call belongs to (OpenRouter's Broadcast `session_id` and `trace`). */
+  readonly broadcast?: Broadcast | undefined
+}
+
+/** What groups a run's calls in the provider's own traces: the run's id, our trace and the call's span. */
+export interface Broadcast {
+  readonly sessionId: string
+  readonly traceId: string
+  readonly parentSpanId?: string | undefined
+  /** What the call is for (`candidate`, `judge`…). */
+  readonly generationName?: string | undefined
 }
 
 /** Web search's limits (as the call record keeps them); each one unset is the server's default (not sent). */

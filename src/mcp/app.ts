@@ -17,6 +17,7 @@ import { makeFileRoots } from "./roots.js"
 import { makeTaskStore } from "./tasks.js"
 import { appOnlyTools, toolNamed, tools } from "./tools/index.js"
 import type { Tool, ToolServices } from "./tools/tool.js"
+import { withToolCallSpan } from "./traceContext.js"
 
 export const INSTRUCTIONS = "parallel-llm asks several LLMs the same prompt at once and has a synthesizer model merge their answers. " +
   "Call process_prompt with the full question. A run takes 1 to 3 minutes; when it is not done within `wait` seconds " +
@@ -115,7 +116,8 @@ export const makeMcpApp = (options: McpAppOptions): Server => {
         }
         if (task !== undefined && !tool.tasks) return yield* refuse(`${name} does not run as a task; call it without "task"`)
         const progress = yield* makeProgress(extra._meta?.progressToken, (n) => extra.sendNotification(redact(n)))
-        return yield* tool.call(args, { runs, progress, task: task === undefined ? undefined : { ttl: task.ttl }, fileRoots })
+        const context = { runs, progress, task: task === undefined ? undefined : { ttl: task.ttl }, fileRoots }
+        return yield* withToolCallSpan(name, request.params._meta, tool.call(args, context))
       }),
       extra.signal
     ))

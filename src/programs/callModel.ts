@@ -4,7 +4,9 @@ import { formatSeconds } from "../domain/format.js"
 import type { Completion, ModelRequest } from "../domain/modelCall.js"
 import { CallGate } from "../services/callGate.js"
 import { ModelClient } from "../services/modelClient.js"
+import { RunTrace, Tracing } from "../services/tracing.js"
 import { addBilled, type BilledUsage, billedUsage, foldAnswer, type FoldHooks, streamedText } from "./answerFold.js"
+import { type CallRole, spanEvent, withBroadcast, withCallSpan } from "./callSpan.js"
 
 export interface RetryPolicy {
   /** Retries after the first attempt. */
@@ -43,9 +45,19 @@ const scheduleFor = (policy: RetryPolicy) => {
   return schedule
 }
 
+/** A failed attempt: a debug line, and an event of the call's span when spans are exported. */
+const attemptFailed = (model: string, n: number, error: ProviderError, retry: boolean, traced: boolean): Effect.Effect<void> => {
+  const logged = Effect.logDebug(`${model}: attempt ${n} failed: ${error.message}${retry ? " (will retry)" : ""}`)
+  if (!traced) return logged
+  const event = { "parallel_llm.attempt": n, "error.type": error._tag, "parallel_llm.will_retry": retry }
+  return Effect.zipRight(logged, spanEvent("parallel_llm.attempt_failed", event))
+}
+
 /** What the caller hears of a call as it goes: each attempt, each read's text, the text so far (see answerFold.ts). */
 export interface CallHooks extends FoldHooks {
   readonly onAttempt?: ((attempt: number) => Effect.Effect<void>) | undefined
+  /** What the call is for, in its span (when spans are exported) and upstream (`generation_name`). */
+  readonly role?: CallRole | undefined
 }
 
 export interface ModelCall {
@@ -63,6 +75,20 @@ const promptCharsOf = (request: ModelRequest): number =>
       n + (typeof m.content === "string" ? m.content.length : m.content.reduce((k, p) => k + (p.type === "text" ? p.text.length : 0), 0)),
     0
   )
+
+/**
+ * The fold's text and usage, kept by the call too: an attempt that ends without an answer is billed all the
+ * same. `billFailed` adds what an attempt that failed or was cut had been billed (it runs on interruption too).
+ */
+const billing = (request: ModelRequest, hooks: CallHooks) => {
+  const streamed = hooks.streamed ?? streamedText()
+  streamed.spent = undefined
+  const billFailed = (exit: Exit.Exit<unknown, unknown>) =>
+    Effect.sync(() => {
+      if (Exit.isFailure(exit)) streamed.spent = addBilled(streamed.spent, billedUsage(streamed, promptCharsOf(request)))
+    })
+  return { streamed, folded: { ...hooks, streamed }, billFailed }
+}
 
 /**
  * One model's whole call: attempts under the retry schedule, all of them bounded by `timeoutMs`
@@ -85,31 +111,23 @@ export const callModel = Effect.fnUntraced(function*(
   const client = Context.get(services, ModelClient)
   const gate = Context.get(services, CallGate)
   const clock = yield* Effect.clock
+  const tracing = Context.get(services, Tracing)
+  const run = Context.get(services, RunTrace)
+  /** The request as sent: with the run's Broadcast fields where the provider takes them (see services/tracing.ts). */
+  let sent = withBroadcast(request, run, hooks.role)
   // Local to this call and only touched by its own fibers: plain variables, not Refs.
   let attempts = 0
   /** Clock time at which the first request went out: the time budget starts then. */
   let sentAt: number | undefined
 
-  // The fold's text and usage, kept here too: an attempt that ends without an answer is billed all the same.
-  const streamed = hooks.streamed ?? streamedText()
-  streamed.spent = undefined
-  const folded = { ...hooks, streamed }
-  /** Adds what an attempt that failed or was cut had been billed (it runs on interruption too). */
-  const billFailed = (exit: Exit.Exit<unknown, unknown>) =>
-    Effect.sync(() => {
-      if (Exit.isFailure(exit)) streamed.spent = addBilled(streamed.spent, billedUsage(streamed, promptCharsOf(request)))
-    })
+  const { billFailed, folded, streamed } = billing(request, hooks)
   const attempt = gate.withPermit(
     Effect.suspend(() => {
       const n = ++attempts
       sentAt ??= clock.unsafeCurrentTimeMillis()
-      const answer = Effect.onExit(foldAnswer(request.model, client.stream(request), folded), billFailed)
+      const answer = Effect.onExit(foldAnswer(request.model, client.stream(sent), folded), billFailed)
       return (hooks.onAttempt === undefined ? answer : Effect.zipRight(hooks.onAttempt(n), answer)).pipe(
-        Effect.tapError((error) =>
-          Effect.logDebug(
-            `${request.model}: attempt ${n} failed: ${error.message}${isTransient(error) && n <= policy.retries ? " (will retry)" : ""}`
-          )
-        )
+        Effect.tapError((error) => attemptFailed(request.model, n, error, isTransient(error) && n <= policy.retries, tracing.enabled))
       )
     })
   )
@@ -146,8 +164,17 @@ export const callModel = Effect.fnUntraced(function*(
 
   // The call against its budget: whichever ends first stops the other; a call past its budget is
   // interrupted, which aborts its request.
-  const result = yield* Effect.either(Effect.raceFirst(retried, Effect.zipRight(budget(policy.timeoutMs), Effect.failSync(timedOut))))
-  const finished = clock.unsafeCurrentTimeMillis()
-  const started = sentAt ?? finished
-  return { result, attempts, latencyMs: finished - started, spent: streamed.spent } satisfies ModelCall
+  const whole = Effect.map(
+    Effect.either(Effect.raceFirst(retried, Effect.zipRight(budget(policy.timeoutMs), Effect.failSync(timedOut)))),
+    (result): ModelCall => {
+      const finished = clock.unsafeCurrentTimeMillis()
+      return { result, attempts, latencyMs: finished - (sentAt ?? finished), spent: streamed.spent }
+    }
+  )
+  if (!tracing.enabled) return yield* whole
+  // Exported spans: the call in a span of its own, whose ids go upstream with the request.
+  return yield* withCallSpan(tracing, request, hooks.role, (span) => {
+    sent = withBroadcast(request, run, hooks.role, span)
+    return whole
+  })
 })

@@ -6,6 +6,7 @@ import { readTextSafely, USER_FILE_READ } from "../domain/safeFile.js"
 import { oneLine } from "../domain/text.js"
 import { ModelClient } from "../services/modelClient.js"
 import { Settings } from "../services/settings.js"
+import { withOuterSpan } from "../services/tracing.js"
 import type { SettingsValue } from "../settings/values.js"
 import { type BadLine, type BatchItem, duplicateIdsMessage, parseBatchInput } from "./batchInput.js"
 import { answeredIn, type BatchResult, openResultsFile, reportedBadLines } from "./batchResults.js"
@@ -221,7 +222,11 @@ const runOf = (
       // A line's own models and synthesizer are its settings, as an MCP call's arguments are.
       withCallSettings({ models: item.models, synthesizer: item.synthesizer })
     )
-  return run.pipe(Effect.provideService(Settings, Settings.make(runSettings)))
+  return withOuterSpan(run, "parallel_llm.batch_item", {
+    parent: Option.none(),
+    kind: "internal",
+    attributes: { "parallel_llm.batch.item": item.id }
+  }).pipe(Effect.provideService(Settings, Settings.make(runSettings)))
 }
 
 /** A prompt's result line when its run never finished (it failed, or was interrupted, before a manifest). */

@@ -5,6 +5,7 @@ import { stoppedBy } from "./run/outcome.js"
 import type { RunRequest, RunResult } from "./run/request.js"
 import { announceRun, startRun } from "./run/start.js"
 import { synthesizeAnswers } from "./run/synthesize.js"
+import { withRunTrace } from "./runSpan.js"
 import { aggregateAnswers } from "./strategies/registry.js"
 
 /**
@@ -33,11 +34,14 @@ export const runPipeline = Effect.fnUntraced(function*(request: RunRequest) {
     )
   }
   // One mask for the run: its steps can be interrupted, its manifest cannot.
-  const manifest = yield* Effect.uninterruptibleMask((restore) =>
-    Effect.matchCauseEffect(restore(steps), {
-      onSuccess: () => Effect.catchAllCause(finalizeRun(started, { interrupted: false }), cut),
-      onFailure: cut
-    })
+  const manifest = yield* withRunTrace(
+    started,
+    Effect.uninterruptibleMask((restore) =>
+      Effect.matchCauseEffect(restore(steps), {
+        onSuccess: () => Effect.catchAllCause(finalizeRun(started, { interrupted: false }), cut),
+        onFailure: cut
+      })
+    )
   ).pipe(Effect.annotateLogs("run", started.run.id))
   const { final } = yield* Ref.get(started.state)
   return { manifest, final, runDir: started.run.dir } satisfies RunResult

@@ -2,6 +2,7 @@ import { SchemaAST } from "effect"
 import { domainList, modelId, modelList, optionalModelList, originList, pathList, presetName, url } from "./kinds.js"
 import { absolutePath, type AnySetting, secondsToMs } from "./setting.js"
 import { settingKeys, settingsTable } from "./table.js"
+import { tracingEnvironment } from "./table/tracing.js"
 
 const code = (s: string) => `\`${s}\``
 
@@ -52,6 +53,7 @@ export const settingsMarkdownTable = (): string =>
     }),
     "| Bearer token of `serve --http` (a secret: environment only) | — | `PARALLEL_LLM_HTTP_TOKEN` | — | " +
     "generated at start and printed once to stderr; required to listen beyond loopback |",
+    ...tracingEnvironment.map((row) => `| ${row.doc} | — | ${code(row.env)} | — | ${row.defaultDoc} |`),
     "| Config file (JSON; relative paths in it are relative to the file) | `--config` | `PARALLEL_LLM_CONFIG` | — | " +
     "`~/.config/parallel-llm-mcp/config.json` when it exists (`$XDG_CONFIG_HOME`, macOS `~/Library/Application Support`, Windows `%APPDATA%`) |"
   ].join("\n")

@@ -5,6 +5,7 @@ import { outputSettings, outputTopic } from "./table/output.js"
 import { runSettings, runTopic } from "./table/run.js"
 import { serveSettings, serveTopic } from "./table/serve.js"
 import { strategySettings, strategyTopic } from "./table/strategy.js"
+import { tracingSettings, tracingTopic } from "./table/tracing.js"
 import { webSettings, webTopic } from "./table/web.js"
 
 /**
@@ -26,7 +27,8 @@ export const settingsTable = {
   ...strategySettings,
   ...serveSettings,
   ...attachSettings,
-  ...outputSettings
+  ...outputSettings,
+  ...tracingSettings
 }
 
 export type SettingsTable = typeof settingsTable
@@ -42,7 +44,8 @@ export const settingTopics: ReadonlyArray<Topic & { readonly keys: ReadonlyArray
   withKeys(strategyTopic, strategySettings),
   withKeys(serveTopic, serveSettings),
   withKeys(attachTopic, attachSettings),
-  withKeys(outputTopic, outputSettings)
+  withKeys(outputTopic, outputSettings),
+  withKeys(tracingTopic, tracingSettings)
 ]
 
 /**

@@ -60,6 +60,7 @@ export const makeTestSettings = (overrides: Partial<SettingsValue> = {}): Settin
   attachMaxTotalBytes: 30 * 1024 * 1024,
   attachMaxFiles: 1_000,
   allowDirs: [],
+  traceContent: false,
   configFile: Option.none(),
   modelOptions: {},
   presets: {},

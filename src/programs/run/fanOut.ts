@@ -8,6 +8,7 @@ import { type RunHandle, RunStore } from "../../services/runStore.js"
 import { Settings } from "../../services/settings.js"
 import { type StreamedText, streamedText, textSoFar } from "../answerFold.js"
 import { callModel, type ModelCall } from "../callModel.js"
+import { spanEvent } from "../callSpan.js"
 import type { CandidateCall } from "./callPlan.js"
 import { answeredRecord, citationsField, failedRecord, spentField } from "./records.js"
 
@@ -98,6 +99,7 @@ const stopAfter = (fan: FanOutState, reason: StopReason, delayMs: number) => {
   return Effect.sleep(Duration.millis(Math.max(0, delayMs))).pipe(
     Effect.zipRight(Deferred.succeed(fan.stop, reason)),
     Effect.zipRight(Effect.logInfo(`${reached}: no longer waiting for the other candidates`)),
+    Effect.zipRight(spanEvent("parallel_llm.cut", { "parallel_llm.reason": reason })),
     Effect.forkScoped
   )
 }
@@ -183,6 +185,7 @@ const ask = (fan: FanOutState) => (model: string, index: number) =>
   Effect.suspend(() => {
     const candidate: Candidate = { index, model, startedAt: fan.clock.unsafeCurrentTimeMillis(), attempts: 0, streamed: streamedText() }
     const call = callModel(fan.input.callFor(model, index), fan.retryPolicy, {
+      role: "candidate",
       streamed: candidate.streamed,
       onDelta: (text) => fan.input.onDelta(index, text),
       onAttempt: (attempt) => {

@@ -125,7 +125,7 @@ const askSynthesizer = Effect.fnUntraced(function*(merge: Merge, model: string, 
         ...(as === "structured" ? { responseFormat: SYNTHESIS_REPLY_FORMAT } : {})
       },
       { ...merge.policy, timeoutMs: ms },
-      { onDelta: merge.input.onDelta }
+      { onDelta: merge.input.onDelta, role: "synthesis" }
     )
   let call: ModelCall = yield* ask(via, yield* timeLeft(merge))
   if (via === "structured" && Either.isLeft(call.result) && call.result.left._tag === "BadRequest") {

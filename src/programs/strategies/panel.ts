@@ -93,7 +93,9 @@ export const stepCall = Effect.fnUntraced(function*(
       retries: settings.retries,
       retryBaseDelayMs: settings.retryBaseDelayMs,
       timeoutMs: left === undefined ? settings.timeoutMs : Math.min(settings.timeoutMs, left)
-    }
+    },
+    // rank's step is its judges; refine's are its rounds.
+    { role: step === "judge" ? "judge" : "refine" }
   )
   const line = `${step} ${model}: ${describeCall(call)}`
   yield* Either.isRight(call.result) ? Effect.logInfo(line) : Effect.logWarning(line)

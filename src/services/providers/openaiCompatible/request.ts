@@ -4,6 +4,7 @@ import type { ChatMessage, ModelRequest, WebSearch } from "../../../domain/model
 import type { ProviderRouting } from "../../../domain/modelOptions.js"
 import { isOpenRouterUrl } from "../../../settings/paths.js"
 import type { SettingsValue } from "../../../settings/values.js"
+import { broadcastBody } from "./broadcast.js"
 
 /** Provider routing in OpenRouter's names. */
 const providerBody = (p: ProviderRouting) => ({
@@ -74,7 +75,8 @@ export const chatBody = (request: ModelRequest, options: ChatBodyOptions) => ({
         json_schema: { name: request.responseFormat.name, schema: request.responseFormat.schema, strict: true }
       }
     }
-    : {})
+    : {}),
+  ...(request.broadcast !== undefined ? broadcastBody(request.broadcast) : {})
 })
 
 type ClientSettings = Pick<SettingsValue, "baseUrl" | "apiKey" | "appUrl" | "appTitle" | "cacheTtl">

@@ -1,0 +1,92 @@
+import { Either, ParseResult, Schema } from "effect"
+
+// OpenTelemetry's standard variables, environment only (docs/tracing.md): where spans go and how this
+// service names itself. Read once, when the entry point builds its services (services/tracing.ts).
+
+/** Where and how spans are exported, when an endpoint is set. */
+export interface OtelExport {
+  /** The OTLP/HTTP traces URL (`…/v1/traces`). */
+  readonly url: string
+  /** Sent with every export (a collector's API key): a secret, never logged. */
+  readonly headers: Readonly<Record<string, string>>
+  readonly serviceName: string
+  readonly resourceAttributes: Readonly<Record<string, string>>
+}
+
+/** `key=value,key=value`, each part percent-encoded (the W3C Baggage form the OpenTelemetry spec names). */
+const KeyValueList = Schema.transformOrFail(Schema.String, Schema.Record({ key: Schema.String, value: Schema.String }), {
+  strict: true,
+  decode: (text, _, ast) => {
+    const pairs: Record<string, string> = {}
+    const entries = text.split(",").map((entry) => entry.trim()).filter((entry) => entry !== "")
+    for (const [i, entry] of entries.entries()) {
+      const equals = entry.indexOf("=")
+      const key = equals > 0 ? safeDecode(entry.slice(0, equals).trim()) : undefined
+      const value = equals > 0 ? safeDecode(entry.slice(equals + 1).trim()) : undefined
+      // The entry itself is never quoted back: it may hold a secret.
+      if (key === undefined || key === "" || value === undefined) {
+        return ParseResult.fail(new ParseResult.Type(ast, text, `entry ${i + 1} is not key=value`))
+      }
+      pairs[key] = value
+    }
+    return ParseResult.succeed(pairs)
+  },
+  encode: (pairs) =>
+    ParseResult.succeed(Object.entries(pairs).map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join(","))
+})
+
+const safeDecode = (text: string): string | undefined => {
+  try {
+    return decodeURIComponent(text)
+  } catch {
+    return undefined
+  }
+}
+
+const HttpUrl = Schema.String.pipe(
+  Schema.filter((text) => URL.canParse(text) && /^https?:$/.test(new URL(text).protocol), {
+    message: () => "not an http(s) URL"
+  })
+)
+
+const decodeList = Schema.decodeUnknownEither(KeyValueList)
+const decodeUrl = Schema.decodeUnknownEither(HttpUrl)
+
+const isSet = (value: string | undefined): value is string => value !== undefined && value.trim() !== ""
+
+/** The service's name in a trace when neither `OTEL_SERVICE_NAME` nor `service.name` says another. */
+export const DEFAULT_SERVICE_NAME = "parallel-llm"
+
+/**
+ * The export the environment asks for: none without an endpoint, or what is wrong with a variable (one line
+ * naming it, never its value).
+ */
+export const otelExportOf = (env: Readonly<Record<string, string | undefined>>): Either.Either<OtelExport | undefined, string> => {
+  const traces = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT
+  // The signal's own URL is used as it is; the base gets the traces path (the OTLP/HTTP spec).
+  const [name, url] = isSet(traces)
+    ? ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", traces.trim()]
+    : isSet(base)
+    ? ["OTEL_EXPORTER_OTLP_ENDPOINT", `${base.trim().replace(/\/+$/, "")}/v1/traces`]
+    : [undefined, undefined]
+  if (name === undefined || url === undefined) return Either.right(undefined)
+  const problem = (variable: string, error: ParseResult.ParseError) =>
+    `${variable}: ${ParseResult.ArrayFormatter.formatErrorSync(error)[0]?.message ?? "invalid"}`
+  const checked = decodeUrl(url)
+  if (Either.isLeft(checked)) return Either.left(problem(name, checked.left))
+  const headers = decodeList(env.OTEL_EXPORTER_OTLP_HEADERS ?? "")
+  if (Either.isLeft(headers)) return Either.left(problem("OTEL_EXPORTER_OTLP_HEADERS", headers.left))
+  const attributes = decodeList(env.OTEL_RESOURCE_ATTRIBUTES ?? "")
+  if (Either.isLeft(attributes)) return Either.left(problem("OTEL_RESOURCE_ATTRIBUTES", attributes.left))
+  const serviceName = isSet(env.OTEL_SERVICE_NAME)
+    ? env.OTEL_SERVICE_NAME.trim()
+    : attributes.right["service.name"] ?? DEFAULT_SERVICE_NAME
+  return Either.right({ url: checked.right, headers: headers.right, serviceName, resourceAttributes: attributes.right })
+}
+
+/** Where spans go, as a warning may say it: no credentials, query or fragment. */
+export const exportTarget = (url: string): string => {
+  const parsed = new URL(url)
+  return `${parsed.protocol}//${parsed.host}${parsed.pathname}`
+}
