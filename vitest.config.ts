@@ -22,7 +22,12 @@ export default defineConfig({
       { extends: true, test: { name: "unit", include: ["test/unit/**/*.test.ts"] } },
       { extends: true, test: { name: "e2e", include: ["test/e2e/**/*.test.ts"] } },
       // A real browser (Debian's chromium) on the built CLI; the tests skip, saying why, where it is missing.
-      { extends: true, test: { name: "browser", include: ["test/browser/**/*.test.ts"] } }
+      { extends: true, test: { name: "browser", include: ["test/browser/**/*.test.ts"] } },
+      // The vendors' CLI agents against loopback fakes (test/agents/): `npm run test:agents` alone runs them (it installs
+      // the CLIs first), so a plain `vitest run` neither needs nor waits for them.
+      ...(process.env["PARALLEL_LLM_AGENTS_TIER"] === "1"
+        ? [{ extends: true, test: { name: "agents", include: ["test/agents/**/*.test.ts"], maxWorkers: 1 } }]
+        : [])
     ]
   }
 })

@@ -11,7 +11,9 @@ export const Usage = Schema.Struct({
   /** Of the completion tokens, those spent reasoning (when the server says). */
   reasoningTokens: Schema.optional(Schema.Number),
   /** Of the prompt tokens, those read from the provider's cache (when the server says). */
-  cachedTokens: Schema.optional(Schema.Number)
+  cachedTokens: Schema.optional(Schema.Number),
+  /** `subscription`: reported by a CLI agent on the user's plan, not billed per call (docs/cli-agents.md). */
+  source: Schema.optional(Schema.Literal("subscription"))
 })
 export type Usage = typeof Usage.Type
 

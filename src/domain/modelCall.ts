@@ -40,6 +40,8 @@ export interface TokenUsage {
   readonly cost?: number
   readonly reasoningTokens?: number
   readonly cachedTokens?: number
+  /** `subscription`: counted by a CLI agent on the user's plan (docs/cli-agents.md); its cost is the CLI's estimate. */
+  readonly source?: "subscription"
 }
 
 /** A whole answer, as the caller's fold builds it from the parts (src/programs/answerFold.ts). */

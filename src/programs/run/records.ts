@@ -21,7 +21,8 @@ export const usageField = ({ usage }: Completion): { readonly usage?: Usage } =>
       completionTokens: usage.completionTokens,
       ...(usage.cost !== undefined ? { cost: usage.cost } : {}),
       ...(usage.reasoningTokens !== undefined ? { reasoningTokens: usage.reasoningTokens } : {}),
-      ...(usage.cachedTokens !== undefined ? { cachedTokens: usage.cachedTokens } : {})
+      ...(usage.cachedTokens !== undefined ? { cachedTokens: usage.cachedTokens } : {}),
+      ...(usage.source !== undefined ? { source: usage.source } : {})
     }
   }
 
