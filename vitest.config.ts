@@ -26,7 +26,7 @@ export default defineConfig({
       // The vendors' CLI agents against loopback fakes (test/agents/): `npm run test:agents` alone runs them (it installs
       // the CLIs first), so a plain `vitest run` neither needs nor waits for them.
       ...(process.env["PARALLEL_LLM_AGENTS_TIER"] === "1"
-        ? [{ extends: true, test: { name: "agents", include: ["test/agents/**/*.test.ts"], maxWorkers: 1 } }]
+        ? [{ extends: true as const, test: { name: "agents", include: ["test/agents/**/*.test.ts"] } }]
         : [])
     ]
   }

@@ -35,11 +35,17 @@ const STDERR_TAIL = 4096
 
 const isParts = (result: ReadonlyArray<ModelPart> | ProviderError): result is ReadonlyArray<ModelPart> => Array.isArray(result)
 
-/** SIGTERM to the group, SIGKILL when it lingers; then SIGKILL to whatever of the group is left (a relaunched child). */
+/**
+ * SIGTERM to the group, SIGKILL when it lingers; then SIGKILL to whatever of the group is left (a relaunched child).
+ * The waits are made interruptible, or a finalizer (uninterruptible) could never time them out.
+ */
 const killGroup = (proc: CommandExecutor.Process): Effect.Effect<void> =>
-  proc.kill("SIGTERM").pipe(
+  Effect.interruptible(proc.kill("SIGTERM")).pipe(
     Effect.timeoutOption(TERM_GRACE),
-    Effect.flatMap(Option.match({ onNone: () => proc.kill("SIGKILL").pipe(Effect.timeout(TERM_GRACE)), onSome: () => Effect.void })),
+    Effect.flatMap(Option.match({
+      onNone: () => Effect.interruptible(proc.kill("SIGKILL")).pipe(Effect.timeout(TERM_GRACE)),
+      onSome: () => Effect.void
+    })),
     Effect.ignore,
     Effect.zipRight(Effect.try(() => process.kill(-proc.pid, "SIGKILL")).pipe(Effect.ignore))
   )
