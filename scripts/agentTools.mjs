@@ -22,7 +22,7 @@ if (stale.length > 0) {
 }
 const run = spawnSync(
   "npx",
-  ["vitest", "run", "--project", "agents", "--outputFile.json=.tmp/vitest-agents.json", ...process.argv.slice(2)],
+  ["vitest", "run", "--project", "agents", ...process.argv.slice(2)],
   { stdio: "inherit", shell, env: { ...process.env, PARALLEL_LLM_AGENTS_TIER: "1" } }
 )
 process.exit(run.status ?? 1)
