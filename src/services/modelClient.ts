@@ -52,7 +52,7 @@ const withCatalogue = Effect.fnUntraced(function*(provider: ModelProvider) {
 /**
  * The models, whoever serves them: a call is a `Stream` of parts that the caller folds once
  * (src/programs/answerFold.ts). `Default` is the OpenAI-compatible HTTP provider (OpenRouter, vLLM,
- * Ollama…; it needs Settings and an HttpClient); `ModelClient.provider` makes the layer of another
+ * Ollama…; it needs Settings and an HttpClient), with the CLI agents' ids routed to their CLIs (docs/cli-agents.md); `ModelClient.provider` makes the layer of another
  * (docs/extending.md), `ModelClient.Test` the layer of a test double.
  */
 export class ModelClient extends Effect.Service<ModelClient>()("parallel-llm/ModelClient", {
