@@ -177,10 +177,10 @@ const requestProblem = (request: CheckedRequest, settings: SettingsValue): strin
 }
 
 /** `--check-models` for CLI agents' ids: each one's CLI on PATH and not known to be logged out, else why not. */
-const agentsProblem = (ids: ReadonlyArray<string>): Effect.Effect<string | undefined> => {
+const agentsProblem = (ids: ReadonlyArray<string>, codexConfig: ReadonlyArray<string>): Effect.Effect<string | undefined> => {
   const named = [...new Set(ids)].filter(isCliAgent)
   if (named.length === 0) return Effect.succeed(undefined)
-  return Effect.map(discoverCliAgents, (agents) => {
+  return Effect.map(discoverCliAgents(codexConfig), (agents) => {
     const problems = named.flatMap((id) => {
       const status = agents.find((a) => a.cli === cliAgentOf(id)?.cli)
       const problem = status === undefined ? undefined : agentProblem(status)
@@ -216,7 +216,10 @@ export const checkRunRequest = Effect.fnUntraced(function*(request: CheckedReque
   }
   if (!settings.checkModels && Option.isNone(settings.maxCost)) return
   if (settings.checkModels) {
-    const agentRefusal = yield* agentsProblem([...request.models, ...request.synthesizers, ...(request.readers ?? [])])
+    const agentRefusal = yield* agentsProblem(
+      [...request.models, ...request.synthesizers, ...(request.readers ?? [])],
+      settings.codexConfig
+    )
     if (agentRefusal !== undefined) return yield* new RunRefused({ message: agentRefusal })
   }
   const client = yield* ModelClient

@@ -65,7 +65,7 @@ export const listConfiguredModels = Effect.fn("listConfiguredModels")(function*(
   const client = yield* ModelClient
   const [catalogue, agents] = yield* Effect.all([
     client.listModels().pipe(Effect.mapError((e) => e.message), Effect.either),
-    discoverCliAgents
+    discoverCliAgents(settings.codexConfig)
   ], { concurrency: 2 })
   const byId = new Map(Either.isRight(catalogue) ? catalogue.right.map((m) => [m.id, m] as const) : [])
   const entry = (role: ConfiguredModel["role"], id: string): ConfiguredModel => {

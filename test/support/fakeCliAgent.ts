@@ -16,6 +16,8 @@ export interface CliPlan {
   readonly hang?: boolean
   /** Printed (and exit 0) when the CLI is asked `--version`. */
   readonly version?: string
+  /** The answer to a login status command (`auth status`, `login status`): its output and exit code. */
+  readonly login?: { readonly output: string; readonly code: number }
 }
 
 export interface CliRecord {
@@ -36,6 +38,7 @@ const name = path.basename(process.argv[1]), dir = path.dirname(process.argv[1])
 const plan = JSON.parse(fs.readFileSync(path.join(dir, name + ".plan.json"), "utf8"))
 const args = process.argv.slice(2)
 if (args[0] === "--version") { process.stdout.write((plan.version || "0.0.0") + "\\n"); process.exit(0) }
+if (args[1] === "status" && plan.login) { process.stdout.write(plan.login.output); process.exit(plan.login.code) }
 let stdin = ""
 process.stdin.on("data", (d) => { stdin += d })
 process.stdin.on("end", () => {

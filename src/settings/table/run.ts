@@ -241,6 +241,8 @@ export const runSettings = {
     field: "cliAgentConcurrency",
     kind: integerIn(1, 64),
     flag: "cli-agent-concurrency",
+    // `ask --help` is full: `ask` takes it from the environment or the config file.
+    commands: ["batch", "serve", "eval"],
     env: "PARALLEL_LLM_CLI_AGENT_CONCURRENCY",
     doc:
       "CLI agents (`claude-code/…`, `codex/…`, `gemini-cli/…`) running at once in the whole process: a subscription's limits are per account",
@@ -252,6 +254,7 @@ export const runSettings = {
     // A list of texts, as a list of paths is: repeatable, comma-separated in the environment.
     kind: pathList,
     flag: "codex-config",
+    commands: ["batch", "serve", "eval"],
     env: "PARALLEL_LLM_CODEX_CONFIG",
     doc:
       "Codex `-c key=value` overrides for `codex/…` models (its user config is not read), e.g. `model_provider=\"my\"`; the answer-only overrides come after them",

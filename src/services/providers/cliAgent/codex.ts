@@ -121,7 +121,8 @@ export const codexWith = (userConfig: ReadonlyArray<string>): AgentCli => {
     env: () => ({}),
     files: () => [],
     decoder: (model) => decoderOf(codex, model),
-    loginCheck: { args: ["login", "status"], loggedIn: (code) => code === 0 }
+    // With a provider of the user's (`codexConfig`), Codex's own login may not be what answers: it cannot say.
+    ...(userConfig.length === 0 ? { loginCheck: { args: ["login", "status"], loggedIn: (code: number) => code === 0 } } : {})
   }
   return codex
 }

@@ -35,7 +35,7 @@ const textOf = <E>(stream: Stream.Stream<Uint8Array, E>) =>
 /** Runs the CLI with `args` in the user's environment: its exit code and what it printed; none if it could not run. */
 const probe = (cli: AgentCli, args: ReadonlyArray<string>, env: Readonly<Record<string, string>>) =>
   Effect.scoped(Effect.gen(function*() {
-    const proc = yield* Command.start(Command.make(cli.executable, ...args).pipe(Command.env(env, { extendEnv: false })))
+    const proc = yield* Command.start(Command.make(cli.executable, ...args).pipe(Command.env(env, { extendEnv: false }), Command.feed("")))
     const [stdout, stderr, code] = yield* Effect.all([textOf(proc.stdout), textOf(proc.stderr), proc.exitCode], { concurrency: 3 })
     return { code: Number(code), output: `${stdout}\n${stderr}` }
   })).pipe(Effect.timeout(PROBE_TIMEOUT), Effect.option)
@@ -75,8 +75,8 @@ export const discoverCliAgentsIn = (environment: () => NodeJS.ProcessEnv, codexC
     return Effect.forEach(Object.values(agentClis(codexConfig)), (cli) => statusOf(cli, env), { concurrency: "unbounded" })
   }).pipe(Effect.provide(Layer.provideMerge(NodeCommandExecutor.layer, NodeFileSystem.layer)))
 
-/** The CLI agents of this process's environment. */
-export const discoverCliAgents = discoverCliAgentsIn(() => process.env)
+/** The CLI agents of this process's environment, Codex with the user's `-c` overrides (`codexConfig`). */
+export const discoverCliAgents = (codexConfig: ReadonlyArray<string>) => discoverCliAgentsIn(() => process.env, codexConfig)
 
 /** Why a configured CLI agent cannot answer here (not on PATH, not logged in), or nothing. */
 export const agentProblem = (status: CliAgentStatus): string | undefined =>
