@@ -58,14 +58,14 @@ export const nearestIds = (id: string, known: ReadonlyArray<string>): ReadonlyAr
 
 /**
  * The configured models, and each preset's, checked against the provider's catalogue when it can be reached; CLI
- * agents' ids against the CLIs found on PATH (`agents`: the three, found or not, with versions and logins).
+ * agents' ids against the CLIs found on PATH (`agents`: the three, found or not, with versions and logins), or `found`.
  */
-export const listConfiguredModels = Effect.fn("listConfiguredModels")(function*() {
+export const listConfiguredModels = Effect.fn("listConfiguredModels")(function*(found?: ReadonlyArray<CliAgentStatus>) {
   const settings = yield* Settings
   const client = yield* ModelClient
   const [catalogue, agents] = yield* Effect.all([
     client.listModels().pipe(Effect.mapError((e) => e.message), Effect.either),
-    discoverCliAgents(settings.codexConfig)
+    found !== undefined ? Effect.succeed(found) : discoverCliAgents(settings.codexConfig)
   ], { concurrency: 2 })
   const byId = new Map(Either.isRight(catalogue) ? catalogue.right.map((m) => [m.id, m] as const) : [])
   const entry = (role: ConfiguredModel["role"], id: string): ConfiguredModel => {

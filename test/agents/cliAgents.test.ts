@@ -101,9 +101,39 @@ describe("CLI agents answer, the real CLIs against their vendors' fakes", () => 
       )
       expect(result.isError, mcp.stderr()).toBeFalsy()
       expect(result.structuredContent).toMatchObject({ status: "ok", final: "Answer from the fake." })
+      // list_models shows the CLIs the server finds, with their versions.
+      const listed = await mcp.client.callTool({ name: "list_models", arguments: {} }, undefined, { timeout: 120_000 })
+      expect((listed.structuredContent as { agents?: ReadonlyArray<{ cli: string; found: boolean; version?: string }> }).agents).toEqual([
+        expect.objectContaining({ cli: "claude-code", found: true, version: "2.1.332" }),
+        expect.objectContaining({ cli: "codex", found: true, version: "0.169.0" }),
+        expect.objectContaining({ cli: "gemini-cli", found: true, version: "0.61.0", loggedIn: true })
+      ])
     } finally {
       await mcp.close()
     }
+  }, 300_000)
+})
+
+describe("CLI agents found", () => {
+  it("models lists the CLIs on PATH with their versions; --check-models refuses a CLI that is not there, in one line", async () => {
+    const outputDir = tempDir()
+    const listed = await runCli(["models", ...PANEL, "-s", "openai/gpt-4o-mini", "--fallback-synthesizer", "none"], { env: env(outputDir) })
+    expect(listed.code, listed.stderr).toBe(0)
+    expect(listed.stdout).toMatch(/claude-code +claude 2\.1\.332, logged in/)
+    expect(listed.stdout).toMatch(/codex +codex 0\.169\.0, login unknown/)
+    expect(listed.stdout).toMatch(/gemini-cli +gemini 0\.61\.0, logged in/)
+    expect(listed.stdout).toMatch(/candidate +claude-code\/sonnet +found/)
+
+    const bin = tempDir()
+    fs.symlinkSync(path.join(toolsBin, "claude"), path.join(bin, "claude"))
+    const refused = await runCli(
+      ["ask", "What is 2+2?", "--check-models", "-m", "claude-code/sonnet", "-m", "gemini-cli/gemini-2.5-pro", "-s", "openai/gpt-4o-mini"],
+      { env: env(outputDir, { PATH: `${bin}${path.delimiter}${path.dirname(process.execPath)}` }) }
+    )
+    expect(refused.code).toBe(2)
+    expect(refused.stderr.trim().split("\n")).toEqual([
+      "parallel-llm: CLI agent not ready: gemini-cli/gemini-2.5-pro: gemini is not on PATH"
+    ])
   }, 300_000)
 })
 

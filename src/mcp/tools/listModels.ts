@@ -1,7 +1,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Either, Option, Schema } from "effect"
 import { listConfiguredModels } from "../../programs/listConfiguredModels.js"
-import { CliAgentStatus } from "../../services/providers/cliAgent/discovery.js"
+import { CliAgentStatus, discoverCliAgents } from "../../services/providers/cliAgent/discovery.js"
 import { Settings } from "../../services/settings.js"
 import { presetPanels } from "../../settings/presets.js"
 import { text } from "../results.js"
@@ -91,7 +91,9 @@ export const listModelsTool = defineTool({
   run: () =>
     Effect.gen(function*() {
       const settings = yield* Settings
-      const checked = yield* listConfiguredModels().pipe(Effect.timeout(CATALOGUE_TIMEOUT), Effect.either)
+      // The CLIs first, under their own bound (a CLI's start may be slow): the catalogue's wait is the provider's.
+      const agents = yield* discoverCliAgents(settings.codexConfig)
+      const checked = yield* listConfiguredModels(agents).pipe(Effect.timeout(CATALOGUE_TIMEOUT), Effect.either)
       const panels = presetPanels(settings)
       const configured = {
         candidates: settings.models,
@@ -120,6 +122,7 @@ export const listModelsTool = defineTool({
             { role: "synthesizer" as const, id: settings.synthesizer, found: null },
             ...settings.fallbackSynthesizers.map((id) => ({ role: "fallback" as const, id, found: null }))
           ],
+          agents,
           ...configured,
           catalogueError: `the provider's model list did not arrive within ${CATALOGUE_TIMEOUT}`
         })
