@@ -41,46 +41,49 @@ beforeAll(async () => {
 afterAll(() => fakes.close())
 
 describe("CLI agents answer, the real CLIs against their vendors' fakes", () => {
-  it("each CLI as a candidate and as the synthesizer, in a mixed panel with an HTTP model", async () => {
-    const synthesizers = ["claude-code/sonnet", "codex/gpt-5", "gemini-cli/gemini-2.5-pro"]
-    const outputs = synthesizers.map(() => tempDir())
-    const results = await Promise.all(synthesizers.map((synthesizer, i) =>
-      runCli(
-        ["ask", "What is 2+2?", ...(i === 0 ? PANEL : ["-m", "openai/gpt-4o-mini"]), "-s", synthesizer],
-        { env: env(outputs[i] ?? "") }
-      )
-    ))
-    for (const [i, result] of results.entries()) {
-      expect(result.code, result.stderr).toBe(0)
-      expect(result.stdout).toContain("Answer from the fake.")
-      const manifest = manifestIn(outputs[i] ?? "")
-      expect(manifest.status).toBe("ok")
-      expect(manifest.synthesis).toMatchObject({ model: synthesizers[i], status: "ok", usage: { source: "subscription" } })
-    }
-    const panel = manifestIn(outputs[0] ?? "")
-    expect(panel.candidates.map((c) => [c.model, c.status, c.usage?.source])).toEqual([
-      ["claude-code/sonnet", "ok", "subscription"],
-      ["codex/gpt-5", "ok", "subscription"],
-      ["gemini-cli/gemini-2.5-pro", "ok", "subscription"],
-      ["openai/gpt-4o-mini", "ok", undefined]
-    ])
-    // Each vendor's fake was asked, with the prompt.
-    for (const fake of [fakes.anthropic, fakes.openai, fakes.gemini]) {
-      expect(modelCalls(fake).some((c) => JSON.stringify(c.body).includes("What is 2+2?"))).toBe(true)
-    }
-  }, 300_000)
-
-  it("no tool that writes files or runs commands reaches a vendor, and no MCP server is loaded, whatever the user's config says", () => {
-    const offered = [fakes.anthropic, fakes.openai, fakes.gemini].flatMap((fake) => modelCalls(fake).flatMap(toolNames))
-    expect(modelCalls(fakes.anthropic).length).toBeGreaterThan(0)
-    expect(offered.filter((name) => WRITE_OR_RUN.test(name))).toEqual([])
-    expect(offered.filter((name) => /mcp|spy/i.test(name))).toEqual([])
-    // Claude and Gemini are offered nothing at all; Codex only what cannot write or run (docs/cli-agents.md).
-    expect(modelCalls(fakes.anthropic).flatMap(toolNames)).toEqual([])
-    expect(modelCalls(fakes.gemini).flatMap(toolNames)).toEqual([])
-    expect(new Set(modelCalls(fakes.openai).flatMap(toolNames))).toEqual(new Set(["request_user_input", "view_image"]))
-    expect(fs.existsSync(spyMarker)).toBe(false)
-  })
+  it(
+    "each CLI as a candidate and as the synthesizer, in a mixed panel with an HTTP model; no tool that writes or runs, no MCP server",
+    async () => {
+      const synthesizers = ["claude-code/sonnet", "codex/gpt-5", "gemini-cli/gemini-2.5-pro"]
+      const outputs = synthesizers.map(() => tempDir())
+      const results = await Promise.all(synthesizers.map((synthesizer, i) =>
+        runCli(
+          ["ask", "What is 2+2?", ...(i === 0 ? PANEL : ["-m", "openai/gpt-4o-mini"]), "-s", synthesizer],
+          { env: env(outputs[i] ?? "") }
+        )
+      ))
+      for (const [i, result] of results.entries()) {
+        expect(result.code, result.stderr).toBe(0)
+        expect(result.stdout).toContain("Answer from the fake.")
+        const manifest = manifestIn(outputs[i] ?? "")
+        expect(manifest.status).toBe("ok")
+        expect(manifest.synthesis).toMatchObject({ model: synthesizers[i], status: "ok", usage: { source: "subscription" } })
+      }
+      const panel = manifestIn(outputs[0] ?? "")
+      expect(panel.candidates.map((c) => [c.model, c.status, c.usage?.source])).toEqual([
+        ["claude-code/sonnet", "ok", "subscription"],
+        ["codex/gpt-5", "ok", "subscription"],
+        ["gemini-cli/gemini-2.5-pro", "ok", "subscription"],
+        ["openai/gpt-4o-mini", "ok", undefined]
+      ])
+      // Each vendor's fake was asked, with the prompt.
+      for (const fake of [fakes.anthropic, fakes.openai, fakes.gemini]) {
+        expect(modelCalls(fake).some((c) => JSON.stringify(c.body).includes("What is 2+2?"))).toBe(true)
+      }
+      // No tool that writes files or runs commands reached a vendor, and no MCP server was loaded, whatever the user's
+      // config says.
+      const offered = [fakes.anthropic, fakes.openai, fakes.gemini].flatMap((fake) => modelCalls(fake).flatMap(toolNames))
+      expect(modelCalls(fakes.anthropic).length).toBeGreaterThan(0)
+      expect(offered.filter((name) => WRITE_OR_RUN.test(name))).toEqual([])
+      expect(offered.filter((name) => /mcp|spy/i.test(name))).toEqual([])
+      // Claude and Gemini are offered nothing at all; Codex only what cannot write or run (docs/cli-agents.md).
+      expect(modelCalls(fakes.anthropic).flatMap(toolNames)).toEqual([])
+      expect(modelCalls(fakes.gemini).flatMap(toolNames)).toEqual([])
+      expect(new Set(modelCalls(fakes.openai).flatMap(toolNames))).toEqual(new Set(["request_user_input", "view_image"]))
+      expect(fs.existsSync(spyMarker)).toBe(false)
+    },
+    300_000
+  )
 
   it("the same panel over MCP: process_prompt with CLI agents and an HTTP model", async () => {
     const outputDir = tempDir()

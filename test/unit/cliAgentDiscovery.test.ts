@@ -1,3 +1,4 @@
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
 import * as fs from "node:fs"
@@ -7,6 +8,7 @@ import { foldAnswer } from "../../src/programs/answerFold.js"
 import { agentProblem, discoverCliAgentsIn } from "../../src/services/providers/cliAgent/discovery.js"
 import { cliAgentsIn } from "../../src/services/providers/cliAgent/provider.js"
 import { Settings } from "../../src/services/settings.js"
+import { loadSettings } from "../../src/settings/load.js"
 import { isAlive, makeFakeCliDir } from "../support/fakeCliAgent.js"
 import { makeTempDirs } from "../support/tempDirs.js"
 import { makeTestSettings } from "../support/testSettings.js"
@@ -70,5 +72,24 @@ describe("CLI agents: their own concurrency cap", () => {
       expect(isAlive(firstPid)).toBe(false)
       const answer = yield* Fiber.join(second)
       expect(answer.content).toBe("second")
+    }))
+})
+
+describe("CLI agents: settings", () => {
+  const noConfig = tempDir()
+  const load = (env: Record<string, string>) =>
+    loadSettings({ flags: {}, env: { XDG_CONFIG_HOME: noConfig, APPDATA: noConfig, ...env } }).pipe(Effect.provide(NodeFileSystem.layer))
+
+  it.effect("a panel of CLI agents only needs no OpenRouter key; one HTTP model among them does", () =>
+    Effect.gen(function*() {
+      const agentsOnly = yield* load({
+        PARALLEL_LLM_MODELS: "claude-code/sonnet,codex,gemini-cli",
+        PARALLEL_LLM_SYNTHESIZER: "claude-code"
+      })
+      expect(agentsOnly.settings.models).toEqual(["claude-code/sonnet", "codex", "gemini-cli"])
+      const mixed = yield* Effect.flip(
+        load({ PARALLEL_LLM_MODELS: "claude-code/sonnet,openai/gpt-5", PARALLEL_LLM_SYNTHESIZER: "claude-code" })
+      )
+      expect(mixed.message).toContain("OPENROUTER_API_KEY is not set")
     }))
 })
