@@ -1,6 +1,9 @@
 import { availableParallelism } from "node:os"
 import { defineConfig } from "vitest/config"
 
+/** `npm run test:agents` (scripts/agentTools.mjs) sets it: only then is the agents tier a project. */
+const agentsTier = process.env["PARALLEL_LLM_AGENTS_TIER"] === "1"
+
 export default defineConfig({
   test: {
     // Spawned CLIs and MCP servers are slow to start on a loaded 2-core machine: be generous, never flaky.
@@ -16,13 +19,19 @@ export default defineConfig({
     // passes with --sequence.shuffle; the e2e tests keep theirs in the processes they spawn).
     isolate: false,
     // The JSON report lets CI print a plain "N passed, N failed" closing line (both tiers in one file).
-    reporters: ["default", ["json", { outputFile: ".tmp/vitest-results.json" }]],
+    // The agents tier (scripts/agentTools.mjs) reports in a file of its own, so that it never overwrites the suite's.
+    reporters: ["default", ["json", { outputFile: agentsTier ? ".tmp/vitest-agents.json" : ".tmp/vitest-results.json" }]],
     // Tiers: `npx vitest run --project unit` runs the in-process tests alone; `vitest run` runs them all.
     projects: [
       { extends: true, test: { name: "unit", include: ["test/unit/**/*.test.ts"] } },
       { extends: true, test: { name: "e2e", include: ["test/e2e/**/*.test.ts"] } },
       // A real browser (Debian's chromium) on the built CLI; the tests skip, saying why, where it is missing.
-      { extends: true, test: { name: "browser", include: ["test/browser/**/*.test.ts"] } }
+      { extends: true, test: { name: "browser", include: ["test/browser/**/*.test.ts"] } },
+      // The vendors' CLI agents against loopback fakes (test/agents/): `npm run test:agents` alone runs them (it installs
+      // the CLIs first), so a plain `vitest run` neither needs nor waits for them.
+      ...(agentsTier
+        ? [{ extends: true as const, test: { name: "agents", include: ["test/agents/**/*.test.ts"] } }]
+        : [])
     ]
   }
 })

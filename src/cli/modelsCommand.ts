@@ -1,6 +1,7 @@
 import { Effect, Either } from "effect"
 import { lastServedBy, type ServedBy } from "../programs/lastServedBy.js"
 import { type ConfiguredModel, listConfiguredModels } from "../programs/listConfiguredModels.js"
+import type { CliAgentStatus } from "../services/providers/cliAgent/discovery.js"
 import { Settings } from "../services/settings.js"
 import { defineCommand, type ParsedArgs, switchFlag } from "./flags.js"
 import { outcomeIf } from "./outcome.js"
@@ -12,7 +13,8 @@ const price = (usdPerMillion: number | undefined, variable: boolean | undefined)
 export const modelsCli = defineCommand("models", {
   summary: "Check the configured models against the provider",
   details: "The candidate models and synthesizers, and each preset's models, against the provider's model list: found " +
-    "or not, context length, prices; for a ~vendor/family-latest slug, the model it resolves to now where the list says.",
+    "or not, context length, prices; for a ~vendor/family-latest slug, the model it resolves to now where the list says; " +
+    "and the CLI agents found on PATH, their versions and logins.",
   args: {},
   flags: {
     json: switchFlag({ name: "json", doc: "Print the list as JSON." })
@@ -39,6 +41,19 @@ const statusOf = (m: ConfiguredModel & { readonly lastServedBy?: ServedBy | unde
   if (m.found === true) return "found"
   return `NOT FOUND${m.suggestions?.length ? ` (did you mean ${m.suggestions.join(", ")}?)` : ""}`
 }
+/** The CLI agents found on PATH: version and login, as far as each CLI can say without a model call. */
+const agentLines = (agents: ReadonlyArray<CliAgentStatus>): ReadonlyArray<string> => [
+  "CLI agents (claude-code/…, codex/…, gemini-cli/…; docs/cli-agents.md):",
+  ...agents.map((a) =>
+    `  ${a.cli.padEnd(11)} ${
+      !a.found
+        ? `${a.executable} not on PATH`
+        : `${a.executable} ${a.version ?? "?"}, ${
+          a.loggedIn === undefined ? "login unknown" : a.loggedIn ? "logged in" : `not logged in (run \`${a.login}\`)`
+        }`
+    }`
+  )
+]
 
 /** `models`: exit code 1 when the provider does not list a configured model. */
 export const models = Effect.fn("models")(function*(args: ParsedArgs<typeof modelsCli>) {
@@ -65,7 +80,7 @@ export const models = Effect.fn("models")(function*(args: ParsedArgs<typeof mode
   ].map(([role, m]) => [
     role,
     m.id,
-    statusOf(m, Either.isRight(listing.catalogue)),
+    m.problem !== undefined ? `NOT READY (${m.problem})` : statusOf(m, Either.isRight(listing.catalogue)),
     m.contextLength?.toLocaleString("en-US") ?? "-",
     price(m.promptPrice, m.variablePrice),
     price(m.completionPrice, m.variablePrice)
@@ -73,7 +88,7 @@ export const models = Effect.fn("models")(function*(args: ParsedArgs<typeof mode
   const header = ["role", "model", "status", "context", "in $/M", "out $/M"]
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
   const line = (cells: ReadonlyArray<string>) => cells.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd()
-  yield* writeStdout([line(header), ...rows.map(line)].join("\n"))
+  yield* writeStdout([line(header), ...rows.map(line), "", ...agentLines(listing.agents)].join("\n"))
   if (listing.offered !== undefined && Either.isRight(listing.catalogue)) {
     const more = listing.catalogue.right - listing.offered.length
     yield* writeStderr(

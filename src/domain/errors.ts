@@ -85,6 +85,14 @@ export class Timeout extends Schema.TaggedError<Timeout>()("Timeout", {
   timeoutMs: Schema.Number
 }) {}
 
+/**
+ * A CLI agent that cannot answer here: its CLI is not on PATH, not logged in, or refused the model. Not retried:
+ * `message` says what to run (`claude login`, …); see docs/cli-agents.md.
+ */
+export class AgentUnavailable extends Schema.TaggedError<AgentUnavailable>()("AgentUnavailable", {
+  ...common
+}) {}
+
 export type ProviderError =
   | RateLimited
   | Unauthorized
@@ -97,6 +105,7 @@ export type ProviderError =
   | NetworkError
   | ResponseTooLarge
   | Timeout
+  | AgentUnavailable
 
 /** Whether another attempt could succeed. Permanent failures are never retried: they only burn time and money. */
 export const isTransient = (error: ProviderError): boolean => {

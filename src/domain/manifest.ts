@@ -22,7 +22,9 @@ export const Usage = Schema.Struct({
    * The server reported no usage for a call that gave no answer but was billed (it streamed, then failed or was
    * cut): the tokens are estimated from the prompt's and the streamed text's length, and the cost is unknown.
    */
-  estimated: Schema.optional(Schema.Boolean)
+  estimated: Schema.optional(Schema.Boolean),
+  /** `subscription`: reported by a CLI agent on the user's plan, not billed per call (docs/cli-agents.md). */
+  source: Schema.optional(Schema.Literal("subscription"))
 })
 export type Usage = typeof Usage.Type
 

@@ -62,6 +62,8 @@ export interface TokenUsage {
   readonly reasoningTokens?: number
   readonly cachedTokens?: number
   readonly costDetails?: CostDetails
+  /** `subscription`: counted by a CLI agent on the user's plan (docs/cli-agents.md); its cost is the CLI's estimate. */
+  readonly source?: "subscription"
 }
 
 /** What the router's response cache did with the call (OpenRouter's `X-OpenRouter-Cache-Status`, `-Age`). */

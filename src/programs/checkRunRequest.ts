@@ -1,9 +1,11 @@
 import { Duration, Effect, Option, Redacted } from "effect"
+import { cliAgentOf, isCliAgent } from "../domain/cliAgent.js"
 import { RunRefused } from "../domain/errors.js"
 import { formatBudget, plural } from "../domain/format.js"
 import type { ModelInfo } from "../domain/modelCall.js"
 import type { ModelOptions } from "../domain/modelOptions.js"
 import { ModelClient } from "../services/modelClient.js"
+import { agentProblem, discoverCliAgents } from "../services/providers/cliAgent/discovery.js"
 import { Settings } from "../services/settings.js"
 import { duplicateModelMessage, firstDuplicate, isKeyInModelId, keyAsModelMessage } from "../settings/checks.js"
 import type { SettingsValue } from "../settings/values.js"
@@ -44,6 +46,8 @@ export const worstCaseCost = (input: {
   const promptTokens = tokensAtMost(input.promptChars)
   const unknown: Array<string> = []
   const priceOf = (id: string) => {
+    // A CLI agent runs on the user's subscription: no price per call, nothing of it for the budget to bound.
+    if (isCliAgent(id)) return undefined
     const info = input.catalogue.get(id)
     if (info?.promptPrice === undefined || info.completionPrice === undefined) {
       unknown.push(id)
@@ -107,8 +111,9 @@ const verdict = (
   if (settings.checkModels) {
     const named = [...request.models, ...request.synthesizers, ...(request.readers ?? [])]
     const withFallbacks = named.flatMap((m) => [m, ...(settings.modelOptions[m]?.fallbacks ?? [])])
-    // A `~…-latest` slug the list leaves out is still OpenRouter's to resolve at the call: not refused.
-    const unknown = [...new Set(withFallbacks)].filter((m) => !catalogue.has(m) && !resolvedAtCall(m, settings.baseUrl))
+    // A `~…-latest` slug the list leaves out is still OpenRouter's to resolve at the call: not refused; CLI agents
+    // are checked against the CLIs found on PATH instead (agentsProblem).
+    const unknown = [...new Set(withFallbacks)].filter((m) => !catalogue.has(m) && !resolvedAtCall(m, settings.baseUrl) && !isCliAgent(m))
     const withSuggestion = (id: string) => {
       const near = nearestIds(id, [...catalogue.keys()])
       return near.length > 0 ? `${id} (did you mean ${near.join(", ")}?)` : id
@@ -172,6 +177,20 @@ const requestProblem = (request: CheckedRequest, settings: SettingsValue): strin
   return undefined
 }
 
+/** `--check-models` for CLI agents' ids: each one's CLI on PATH and not known to be logged out, else why not. */
+const agentsProblem = (ids: ReadonlyArray<string>, codexConfig: ReadonlyArray<string>): Effect.Effect<string | undefined> => {
+  const named = [...new Set(ids)].filter(isCliAgent)
+  if (named.length === 0) return Effect.succeed(undefined)
+  return Effect.map(discoverCliAgents(codexConfig), (agents) => {
+    const problems = named.flatMap((id) => {
+      const status = agents.find((a) => a.cli === cliAgentOf(id)?.cli)
+      const problem = status === undefined ? undefined : agentProblem(status)
+      return problem === undefined ? [] : [`${id}: ${problem}`]
+    })
+    return problems.length === 0 ? undefined : `CLI agent${problems.length === 1 ? "" : "s"} not ready: ${problems.join("; ")}`
+  })
+}
+
 /**
  * Refuses, before any paid call, a run that cannot succeed or costs too much: more models than `maxModels`, a prompt over the size cap,
  * (with `checkModels`) a model id the provider does not list, (with `maxCost`) a worst-case cost over
@@ -197,6 +216,13 @@ export const checkRunRequest = Effect.fnUntraced(function*(request: CheckedReque
     })
   }
   if (!settings.checkModels && Option.isNone(settings.maxCost)) return
+  if (settings.checkModels) {
+    const agentRefusal = yield* agentsProblem(
+      [...request.models, ...request.synthesizers, ...(request.readers ?? [])],
+      settings.codexConfig
+    )
+    if (agentRefusal !== undefined) return yield* new RunRefused({ message: agentRefusal })
+  }
   const client = yield* ModelClient
   const unreadable = (e: { readonly message: string }) =>
     new RunRefused({ message: `cannot fetch the provider's model list to check the run: ${e.message}` })

@@ -1,7 +1,9 @@
 import { Effect, Either, Option } from "effect"
+import { cliAgentOf } from "../domain/cliAgent.js"
 import { isLatestSlug } from "../domain/model.js"
 import { editDistance, stripControl } from "../domain/text.js"
 import { ModelClient } from "../services/modelClient.js"
+import { agentProblem, type CliAgentStatus, discoverCliAgents } from "../services/providers/cliAgent/discovery.js"
 import { Settings } from "../services/settings.js"
 import { isOpenRouterUrl } from "../settings/paths.js"
 import { presetPanels } from "../settings/presets.js"
@@ -26,6 +28,17 @@ export interface ConfiguredModel {
   readonly variablePrice?: boolean | undefined
   /** For an id the provider does not list: the nearest ids it does. */
   readonly suggestions?: ReadonlyArray<string> | undefined
+  /** A CLI agent's id: why its CLI cannot answer here (not on PATH, not logged in), when it cannot. */
+  readonly problem?: string | undefined
+}
+
+/** A CLI agent's id as the CLIs found say: found when its CLI is on PATH and not known to be logged out. */
+const agentEntry = (role: ConfiguredModel["role"], id: string, agents: ReadonlyArray<CliAgentStatus>): ConfiguredModel | undefined => {
+  const agent = cliAgentOf(id)
+  const status = agents.find((a) => a.cli === agent?.cli)
+  if (status === undefined) return undefined
+  const problem = agentProblem(status)
+  return { role, id, found: problem === undefined, ...(problem !== undefined ? { problem } : {}) }
 }
 
 /**
@@ -58,16 +71,21 @@ export const nearestIds = (id: string, known: ReadonlyArray<string>): ReadonlyAr
     .map((x) => stripControl(x.k))
 }
 
-/** The configured models, and each preset's, checked against the provider's catalogue when it can be reached. */
-export const listConfiguredModels = Effect.fn("listConfiguredModels")(function*() {
+/**
+ * The configured models, and each preset's, checked against the provider's catalogue when it can be reached; CLI
+ * agents' ids against the CLIs found on PATH (`agents`: the three, found or not, with versions and logins), or `found`.
+ */
+export const listConfiguredModels = Effect.fn("listConfiguredModels")(function*(found?: ReadonlyArray<CliAgentStatus>) {
   const settings = yield* Settings
   const client = yield* ModelClient
-  const catalogue = yield* client.listModels().pipe(
-    Effect.mapError((e) => e.message),
-    Effect.either
-  )
+  const [catalogue, agents] = yield* Effect.all([
+    client.listModels().pipe(Effect.mapError((e) => e.message), Effect.either),
+    found !== undefined ? Effect.succeed(found) : discoverCliAgents(settings.codexConfig)
+  ], { concurrency: 2 })
   const byId = new Map(Either.isRight(catalogue) ? catalogue.right.map((m) => [m.id, m] as const) : [])
   const entry = (role: ConfiguredModel["role"], id: string): ConfiguredModel => {
+    const asAgent = agentEntry(role, id, agents)
+    if (asAgent !== undefined) return asAgent
     const info = byId.get(id)
     const latest = resolvedAtCall(id, settings.baseUrl)
     const notFound = Either.isRight(catalogue) && info === undefined && !latest
@@ -95,8 +113,8 @@ export const listConfiguredModels = Effect.fn("listConfiguredModels")(function*(
     models: models.map((id) => entry("candidate", id))
   }))
   // A server none of whose ids is configured (a local one, with the default OpenRouter panel): say what it has.
-  const offered = Either.isRight(catalogue) && models.every((m) => m.found === false)
+  const offered = Either.isRight(catalogue) && models.every((m) => m.found === false && !cliAgentOf(m.id))
     ? { offered: [...byId.keys()].slice(0, OFFERED_SHOWN).map(stripControl) }
     : {}
-  return { models, presets, ...offered, catalogue: Either.map(catalogue, (list) => list.length) }
+  return { models, presets, ...offered, agents, catalogue: Either.map(catalogue, (list) => list.length) }
 })

@@ -1,6 +1,7 @@
 import { Clock, Duration, Effect, Layer, Option, type Stream } from "effect"
 import { httpStatusOf, type ProviderError } from "../domain/errors.js"
 import type { ModelInfo, ModelPart, ModelProvider, ModelRequest } from "../domain/modelCall.js"
+import { cliAgents, routed } from "./providers/cliAgent/provider.js"
 import { openAiCompatible } from "./providers/openaiCompatible/client.js"
 
 const CATALOGUE_TTL = Duration.hours(1)
@@ -51,11 +52,12 @@ const withCatalogue = Effect.fnUntraced(function*(provider: ModelProvider) {
 /**
  * The models, whoever serves them: a call is a `Stream` of parts that the caller folds once
  * (src/programs/answerFold.ts). `Default` is the OpenAI-compatible HTTP provider (OpenRouter, vLLM,
- * Ollama…; it needs Settings and an HttpClient); `ModelClient.provider` makes the layer of another
+ * Ollama…; it needs Settings and an HttpClient), with the CLI agents' ids routed to their CLIs (docs/cli-agents.md); `ModelClient.provider` makes the layer of another
  * (docs/extending.md), `ModelClient.Test` the layer of a test double.
  */
 export class ModelClient extends Effect.Service<ModelClient>()("parallel-llm/ModelClient", {
-  effect: Effect.flatMap(openAiCompatible, withCatalogue)
+  // CLI-agent ids (`claude-code/…`, `codex/…`, `gemini-cli/…`) to their CLIs, every other id to the HTTP provider.
+  effect: Effect.flatMap(Effect.zipWith(openAiCompatible, cliAgents, routed), withCatalogue)
 }) {
   /** The client over a provider that `make` builds. */
   static readonly provider = <E, R>(make: Effect.Effect<ModelProvider, E, R>): Layer.Layer<ModelClient, E, R> =>

@@ -2,6 +2,7 @@ import { FileSystem } from "@effect/platform"
 import { Config, Effect, Either, Option, ParseResult, Schema } from "effect"
 import * as os from "node:os"
 import * as path from "node:path"
+import { isCliAgent } from "../domain/cliAgent.js"
 import { SettingsError } from "../domain/errors.js"
 import { ShallowJson, tooDeepMessage } from "../domain/jsonDepth.js"
 import type { ModelOptions } from "../domain/modelOptions.js"
@@ -197,7 +198,9 @@ export const loadSettings = Effect.fn("Settings.load")(function*(input: LoadInpu
   const openRouter = isOpenRouterUrl(loaded.baseUrl)
   // The default fallback synthesizer is an OpenRouter model: another server gets none it was not given.
   const settings = !openRouter && sources.fallbackSynthesizers === "default" ? { ...loaded, fallbackSynthesizers: [] } : loaded
-  yield* checkConsistent(settings, base.apiKey, describe, input.requireApiKey !== false && openRouter)
+  // A panel of CLI agents only (docs/cli-agents.md) sends nothing to OpenRouter: no key to require.
+  const httpModels = [...settings.models, settings.synthesizer].some((m) => !isCliAgent(m))
+  yield* checkConsistent(settings, base.apiKey, describe, input.requireApiKey !== false && openRouter && httpModels)
   return { settings, sources } satisfies LoadedSettings
 })
 

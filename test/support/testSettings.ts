@@ -40,6 +40,8 @@ export const makeTestSettings = (overrides: Partial<SettingsValue> = {}): Settin
   maxCost: Option.none(),
   maxModels: 16,
   maxInFlight: 16,
+  cliAgentConcurrency: 2,
+  codexConfig: [],
   strategy: "synthesize",
   judges: Option.none(),
   rounds: 1,

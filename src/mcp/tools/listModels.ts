@@ -1,6 +1,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Either, Option, Schema } from "effect"
 import { listConfiguredModels } from "../../programs/listConfiguredModels.js"
+import { CliAgentStatus, discoverCliAgents } from "../../services/providers/cliAgent/discovery.js"
 import { Settings } from "../../services/settings.js"
 import { presetPanels } from "../../settings/presets.js"
 import { text } from "../results.js"
@@ -21,19 +22,27 @@ export const ListModelsOutput = Schema.Struct({
       found: Schema.NullOr(Schema.Boolean),
       contextLength: Schema.optional(Schema.Number),
       promptUsdPerMillion: Schema.optional(Schema.Number),
-      completionUsdPerMillion: Schema.optional(Schema.Number)
+      completionUsdPerMillion: Schema.optional(Schema.Number),
+      /** A CLI agent's id whose CLI cannot answer here: why. */
+      problem: Schema.optional(Schema.String)
     }).annotations({
       jsonSchema: {
         type: "object",
         required: ["role", "id", "found"],
         description:
-          "role (candidate, synthesizer, fallback), id, found (null: not checked), contextLength?, promptUsdPerMillion?, completionUsdPerMillion?"
+          "role (candidate, synthesizer, fallback), id, found (null: not checked), contextLength?, promptUsdPerMillion?, completionUsdPerMillion?, problem? (a CLI agent's)"
       }
     })
   ),
   candidates: Schema.Array(Schema.String),
   synthesizer: Schema.String,
   fallbackSynthesizers: Schema.Array(Schema.String),
+  /** The CLI agents (`claude-code/…`, `codex/…`, `gemini-cli/…`) as found on the server's PATH. */
+  agents: Schema.optional(
+    Schema.Array(CliAgentStatus).annotations({
+      jsonSchema: { type: "array", description: "CLI agents: cli, executable, found, version?, loggedIn? (absent: unknown), login." }
+    })
+  ),
   /** Why the provider's model list could not be checked, when it could not. */
   catalogueError: Schema.optional(Schema.String),
   /** The config file's presets: what `preset` of process_prompt may name. */
@@ -44,6 +53,31 @@ export const ListModelsOutput = Schema.Struct({
   )
 })
 export type ListModelsOutput = typeof ListModelsOutput.Type
+
+/** A configured model as the text result says it. */
+const modelLine = (m: ListModelsOutput["models"][number]): string =>
+  `- ${m.role}: ${m.id}` +
+  (m.found === null ? "" : m.found
+    ? ` (${
+      [
+        "found",
+        ...(m.contextLength !== undefined ? [`${m.contextLength.toLocaleString("en-US")} tokens context`] : []),
+        ...(m.promptUsdPerMillion !== undefined || m.completionUsdPerMillion !== undefined
+          ? [`${price(m.promptUsdPerMillion)} in / ${price(m.completionUsdPerMillion)} out per million tokens`]
+          : [])
+      ].join("; ")
+    })`
+    : m.problem !== undefined
+    ? ` (NOT READY: ${m.problem})`
+    : " (NOT FOUND at the provider)")
+
+/** A CLI agent as found on PATH. */
+const agentLine = (a: CliAgentStatus): string =>
+  `- CLI agent ${a.cli}: ${
+    a.found
+      ? `${a.executable} ${a.version ?? "?"}${a.loggedIn === undefined ? "" : a.loggedIn ? ", logged in" : ", not logged in"}`
+      : "not on PATH"
+  }`
 
 export const listModelsTool = defineTool({
   name: "list_models",
@@ -57,7 +91,9 @@ export const listModelsTool = defineTool({
   run: () =>
     Effect.gen(function*() {
       const settings = yield* Settings
-      const checked = yield* listConfiguredModels().pipe(Effect.timeout(CATALOGUE_TIMEOUT), Effect.either)
+      // The CLIs first, under their own bound (a CLI's start may be slow): the catalogue's wait is the provider's.
+      const agents = yield* discoverCliAgents(settings.codexConfig)
+      const checked = yield* listConfiguredModels(agents).pipe(Effect.timeout(CATALOGUE_TIMEOUT), Effect.either)
       const panels = presetPanels(settings)
       const configured = {
         candidates: settings.models,
@@ -73,8 +109,10 @@ export const listModelsTool = defineTool({
             found: m.found ?? null,
             contextLength: m.contextLength,
             promptUsdPerMillion: m.promptPrice,
-            completionUsdPerMillion: m.completionPrice
+            completionUsdPerMillion: m.completionPrice,
+            problem: m.problem
           })),
+          agents: listing.agents,
           ...configured,
           catalogueError: Either.isLeft(listing.catalogue) ? listing.catalogue.left : undefined
         }),
@@ -84,28 +122,17 @@ export const listModelsTool = defineTool({
             { role: "synthesizer" as const, id: settings.synthesizer, found: null },
             ...settings.fallbackSynthesizers.map((id) => ({ role: "fallback" as const, id, found: null }))
           ],
+          agents,
           ...configured,
           catalogueError: `the provider's model list did not arrive within ${CATALOGUE_TIMEOUT}`
         })
       })
       const structuredContent = yield* Schema.encode(ListModelsOutput)(output).pipe(Effect.orDie)
-      const lines = output.models.map((m) =>
-        `- ${m.role}: ${m.id}` +
-        (m.found === null ? "" : m.found
-          ? ` (${
-            [
-              "found",
-              ...(m.contextLength !== undefined ? [`${m.contextLength.toLocaleString("en-US")} tokens context`] : []),
-              ...(m.promptUsdPerMillion !== undefined || m.completionUsdPerMillion !== undefined
-                ? [`${price(m.promptUsdPerMillion)} in / ${price(m.completionUsdPerMillion)} out per million tokens`]
-                : [])
-            ].join("; ")
-          })`
-          : " (NOT FOUND at the provider)")
-      )
+      const lines = output.models.map(modelLine)
+      const agentLines = (output.agents ?? []).map(agentLine)
       const active = Option.getOrUndefined(settings.preset)
       const presetLines = panels.map((p) => `- preset ${p.name}${p.name === active ? " (active)" : ""}: ${p.models.join(", ")}`)
       const note = output.catalogueError !== undefined ? [`(Not checked against the provider: ${output.catalogueError}.)`] : []
-      return { content: [text([...lines, ...presetLines, ...note].join("\n"))], structuredContent } satisfies CallToolResult
+      return { content: [text([...lines, ...presetLines, ...agentLines, ...note].join("\n"))], structuredContent } satisfies CallToolResult
     })
 })

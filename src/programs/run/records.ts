@@ -22,7 +22,8 @@ const usageRecord = (usage: BilledUsage): Usage => ({
   ...(usage.reasoningTokens !== undefined ? { reasoningTokens: usage.reasoningTokens } : {}),
   ...(usage.cachedTokens !== undefined ? { cachedTokens: usage.cachedTokens } : {}),
   ...(usage.costDetails !== undefined ? { costDetails: usage.costDetails } : {}),
-  ...(usage.estimated === true ? { estimated: true } : {})
+  ...(usage.estimated === true ? { estimated: true } : {}),
+  ...(usage.source !== undefined ? { source: usage.source } : {})
 })
 
 /** A call record's `usage`: absent when the server reported none (unknown is not 0 tokens). */

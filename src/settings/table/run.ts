@@ -1,4 +1,4 @@
-import { integerIn, numberIn, reasoningEffort, switchOff, switchOn } from "../kinds.js"
+import { integerIn, numberIn, pathList, reasoningEffort, switchOff, switchOn } from "../kinds.js"
 import { type CommandName, optional, perCall, secondsToMs, type Topic, withDefault } from "../setting.js"
 
 /** How each run calls the models: concurrency, timeouts, retries, sampling, deadlines and quorum, limits, budget. */
@@ -248,6 +248,30 @@ export const runSettings = {
     flag: "max-cost",
     env: "PARALLEL_LLM_MAX_COST",
     doc: "Cost budget per run in USD: a run whose worst case (at the provider's prices) is higher is refused",
+    defaultDoc: "none"
+  }),
+  cliAgentConcurrency: withDefault({
+    field: "cliAgentConcurrency",
+    kind: integerIn(1, 64),
+    flag: "cli-agent-concurrency",
+    // `ask --help` is full: `ask` takes it from the environment or the config file.
+    commands: ["batch", "serve", "eval"],
+    env: "PARALLEL_LLM_CLI_AGENT_CONCURRENCY",
+    doc:
+      "CLI agents (`claude-code/…`, `codex/…`, `gemini-cli/…`) running at once in the whole process: a subscription's limits are per account",
+    default: 2,
+    defaultDoc: "2"
+  }),
+  codexConfig: withDefault({
+    field: "codexConfig",
+    // A list of texts, as a list of paths is: repeatable, comma-separated in the environment.
+    kind: pathList,
+    flag: "codex-config",
+    commands: ["batch", "serve", "eval"],
+    env: "PARALLEL_LLM_CODEX_CONFIG",
+    doc:
+      "Codex `-c key=value` overrides for `codex/…` models (its user config is not read), e.g. `model_provider=\"my\"`; the answer-only overrides come after them",
+    default: [],
     defaultDoc: "none"
   })
 }

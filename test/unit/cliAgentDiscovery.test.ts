@@ -1,0 +1,95 @@
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Fiber } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import type { ModelRequest } from "../../src/domain/modelCall.js"
+import { foldAnswer } from "../../src/programs/answerFold.js"
+import { agentProblem, discoverCliAgentsIn } from "../../src/services/providers/cliAgent/discovery.js"
+import { cliAgentsIn } from "../../src/services/providers/cliAgent/provider.js"
+import { Settings } from "../../src/services/settings.js"
+import { loadSettings } from "../../src/settings/load.js"
+import { isAlive, makeFakeCliDir } from "../support/fakeCliAgent.js"
+import { makeTempDirs } from "../support/tempDirs.js"
+import { makeTestSettings } from "../support/testSettings.js"
+
+// What `models`, `--check-models` and `list_models` learn of the CLI agents without a model call, and the cap on
+// CLI agents running at once, against fake CLIs on PATH (test/support/fakeCliAgent.ts).
+
+const tempDir = makeTempDirs("parallel-llm-cli-discovery-")
+
+describe("CLI agents: discovery", () => {
+  it.live("versions and logins as each CLI says them; a CLI not on PATH is not found", () =>
+    Effect.gen(function*() {
+      const clis = makeFakeCliDir(tempDir())
+      fs.rmSync(path.join(clis.dir, "gemini"))
+      clis.plan("claude", { lines: [], version: "2.1.332 (Claude Code)", login: { output: "{\n  \"loggedIn\": true\n}\n", code: 0 } })
+      clis.plan("codex", { lines: [], version: "codex-cli 0.169.0", login: { output: "Not logged in\n", code: 1 } })
+      const { GEMINI_API_KEY: _key, ...env } = clis.env()
+      const agents = yield* discoverCliAgentsIn(() => ({ ...env, PATH: `${clis.dir}${path.delimiter}${path.dirname(process.execPath)}` }))
+      expect(agents).toEqual([
+        { cli: "claude-code", executable: "claude", found: true, version: "2.1.332", loggedIn: true, login: "claude login" },
+        { cli: "codex", executable: "codex", found: true, version: "0.169.0", loggedIn: false, login: "codex login" },
+        { cli: "gemini-cli", executable: "gemini", found: false, login: "gemini" }
+      ])
+      expect(agents.map(agentProblem)).toEqual([undefined, "codex is not logged in: run `codex login`", "gemini is not on PATH"])
+    }))
+
+  it.live("Gemini CLI is logged in by a key in the environment; Codex with a provider of the user's cannot say", () =>
+    Effect.gen(function*() {
+      const clis = makeFakeCliDir(tempDir())
+      clis.plan("gemini", { lines: [], version: "0.61.0" })
+      clis.plan("codex", { lines: [], version: "codex-cli 0.169.0", login: { output: "Not logged in\n", code: 1 } })
+      clis.plan("claude", { lines: [], version: "2.1.332" })
+      const agents = yield* discoverCliAgentsIn(
+        () => ({ ...clis.env(), PATH: `${clis.dir}${path.delimiter}${path.dirname(process.execPath)}`, GEMINI_API_KEY: "k" }),
+        ["model_provider=\"my\""]
+      )
+      expect(agents.find((a) => a.cli === "gemini-cli")).toMatchObject({ loggedIn: true })
+      expect(agents.find((a) => a.cli === "codex")).not.toHaveProperty("loggedIn")
+    }))
+})
+
+describe("CLI agents: their own concurrency cap", () => {
+  it.live("with cliAgentConcurrency 1 a second call starts only when the first has ended", () =>
+    Effect.gen(function*() {
+      const clis = makeFakeCliDir(tempDir())
+      clis.plan("claude", { lines: [], hang: true })
+      const provider = yield* cliAgentsIn(clis.env).pipe(Effect.provide(Settings.Test(makeTestSettings({ cliAgentConcurrency: 1 }))))
+      const request: ModelRequest = { model: "claude-code/sonnet", messages: [{ role: "user", content: "first" }] }
+      const first = yield* Effect.fork(foldAnswer(request.model, provider.stream(request)))
+      const record = path.join(clis.dir, "claude.record.json")
+      while (!fs.existsSync(record)) yield* Effect.sleep("20 millis")
+      const firstPid = clis.record("claude").pid
+      clis.plan("codex", {
+        lines: [{ type: "item.completed", item: { type: "agent_message", text: "second" } }, { type: "turn.completed" }]
+      })
+      const second = yield* Effect.fork(foldAnswer("codex/x", provider.stream({ ...request, model: "codex/x" })))
+      // The second waits for the permit: its CLI has not started while the first runs.
+      yield* Effect.sleep("1 second")
+      expect(fs.existsSync(path.join(clis.dir, "codex.record.json"))).toBe(false)
+      yield* Fiber.interrupt(first)
+      expect(isAlive(firstPid)).toBe(false)
+      const answer = yield* Fiber.join(second)
+      expect(answer.content).toBe("second")
+    }))
+})
+
+describe("CLI agents: settings", () => {
+  const noConfig = tempDir()
+  const load = (env: Record<string, string>) =>
+    loadSettings({ flags: {}, env: { XDG_CONFIG_HOME: noConfig, APPDATA: noConfig, ...env } }).pipe(Effect.provide(NodeFileSystem.layer))
+
+  it.effect("a panel of CLI agents only needs no OpenRouter key; one HTTP model among them does", () =>
+    Effect.gen(function*() {
+      const agentsOnly = yield* load({
+        PARALLEL_LLM_MODELS: "claude-code/sonnet,codex,gemini-cli",
+        PARALLEL_LLM_SYNTHESIZER: "claude-code"
+      })
+      expect(agentsOnly.settings.models).toEqual(["claude-code/sonnet", "codex", "gemini-cli"])
+      const mixed = yield* Effect.flip(
+        load({ PARALLEL_LLM_MODELS: "claude-code/sonnet,openai/gpt-5", PARALLEL_LLM_SYNTHESIZER: "claude-code" })
+      )
+      expect(mixed.message).toContain("OPENROUTER_API_KEY is not set")
+    }))
+})
