@@ -10,7 +10,7 @@ export const attachSettings = {
     kind: integerIn(1, 1_073_741_824),
     flag: "attach-max-bytes",
     env: "PARALLEL_LLM_ATTACH_MAX_BYTES",
-    doc: "Largest attached file in bytes; a run with a larger one is refused before any call",
+    doc: "Largest attached file in bytes; a larger one is refused",
     default: 10 * 1024 * 1024,
     defaultDoc: "10485760 (10 MiB)"
   }),
@@ -19,7 +19,7 @@ export const attachSettings = {
     kind: integerIn(1, 4_294_967_296),
     flag: "attach-max-total-bytes",
     env: "PARALLEL_LLM_ATTACH_MAX_TOTAL_BYTES",
-    doc: "Largest total of a run's attached files in bytes; more is refused",
+    doc: "Largest total of a run's attachments in bytes",
     default: 30 * 1024 * 1024,
     defaultDoc: "31457280 (30 MiB)"
   }),
@@ -28,7 +28,7 @@ export const attachSettings = {
     kind: integerIn(1, 10_000),
     flag: "attach-max-files",
     env: "PARALLEL_LLM_ATTACH_MAX_FILES",
-    doc: "Most files one run may attach, each file of a directory or glob counted; more is refused before any is read",
+    doc: "Most files one run may attach (each file of a directory or glob)",
     default: 1_000,
     defaultDoc: "1000"
   }),

@@ -111,7 +111,7 @@ export const runSettings = {
     kind: integerIn(1, 10_000),
     flag: "follow-up-max-turns",
     env: "PARALLEL_LLM_FOLLOW_UP_MAX_TURNS",
-    doc: "Turns a thread may hold; a follow-up of a longer one is refused, read no further",
+    doc: "Turns a thread may hold; a longer one is refused",
     default: 50,
     defaultDoc: "50"
   }),
