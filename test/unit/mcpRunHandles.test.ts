@@ -19,9 +19,11 @@ const RUN_ID = /^\d{8}-\d{6}-\d{3}-[0-9a-f]{8}$/
 
 const provider = withFakeProvider({
   script: {
-    "slow/one": { kind: "ok", content: "one says 4", delayMs: 2_500 },
-    "slow/two": { kind: "ok", content: "two says 4", delayMs: 3_000 },
-    "slow/synth": { kind: "ok", content: SYNTH_ANSWER, delayMs: 3_000 },
+    // Slower than the 1 s a call waits (`wait: 1`), the least that makes it answer `running`: the fake's delay
+    // starts only once the request reaches it, after the call's wait has begun.
+    "slow/one": { kind: "ok", content: "one says 4", delayMs: 1_500 },
+    "slow/two": { kind: "ok", content: "two says 4", delayMs: 1_700 },
+    "slow/synth": { kind: "ok", content: SYNTH_ANSWER, delayMs: 500 },
     "fast/one": { kind: "ok", content: "fast one says 4", delayMs: 20 },
     "fast/synth": { kind: "ok", content: SYNTH_ANSWER, delayMs: 20 },
     "stuck/one": { kind: "hang" },
