@@ -16,7 +16,9 @@ export default defineConfig({
     // passes with --sequence.shuffle; the e2e tests keep theirs in the processes they spawn).
     isolate: false,
     // The JSON report lets CI print a plain "N passed, N failed" closing line (both tiers in one file).
-    reporters: ["default", ["json", { outputFile: ".tmp/vitest-results.json" }]],
+    // (`npm run test:browser` writes its own, `--outputFile.json=`, so a CI run keeps both tiers' counts.)
+    reporters: ["default", "json"],
+    outputFile: { json: ".tmp/vitest-results.json" },
     // Tiers: `npx vitest run --project unit` runs the in-process tests alone; `vitest run` runs them all.
     projects: [
       { extends: true, test: { name: "unit", include: ["test/unit/**/*.test.ts"] } },
