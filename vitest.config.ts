@@ -18,9 +18,11 @@ export default defineConfig({
     // project: vitest 3.2 ignores a project's own \`isolate\`. No test leaves global state behind (the unit tier
     // passes with --sequence.shuffle; the e2e tests keep theirs in the processes they spawn).
     isolate: false,
-    // The JSON report lets CI print a plain "N passed, N failed" closing line (both tiers in one file).
-    // The agents tier (scripts/agentTools.mjs) reports in a file of its own, so that it never overwrites the suite's.
-    reporters: ["default", ["json", { outputFile: agentsTier ? ".tmp/vitest-agents.json" : ".tmp/vitest-results.json" }]],
+    // The JSON report lets CI print a plain "N passed, N failed" closing line (unit and e2e in one file).
+    // `npm run test:browser` (--outputFile.json=) and the agents tier (scripts/agentTools.mjs) write their own, so a
+    // CI run keeps every tier's counts.
+    reporters: ["default", "json"],
+    outputFile: { json: agentsTier ? ".tmp/vitest-agents.json" : ".tmp/vitest-results.json" },
     // Tiers: `npx vitest run --project unit` runs the in-process tests alone; `vitest run` runs them all.
     projects: [
       { extends: true, test: { name: "unit", include: ["test/unit/**/*.test.ts"] } },

@@ -1,27 +1,21 @@
 import { FileSystem } from "@effect/platform"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import * as NodePath from "@effect/platform-node/NodePath"
 import { SystemError } from "@effect/platform/Error"
-import { Effect, Layer, Logger } from "effect"
+import { Effect, Layer } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import type { StrategyName } from "../../src/domain/strategy.js"
 import { layerCallGate } from "../../src/services/callGate.js"
-import { ModelClient } from "../../src/services/modelClient.js"
 import { RunStore } from "../../src/services/runStore.js"
-import { Settings } from "../../src/services/settings.js"
 import type { SettingsValue } from "../../src/settings/values.js"
-import { realHttpClientLayer } from "./realHttpClient.js"
+import { providerLayer } from "./withFakeProvider.js"
 
 // What the batch and eval resume tests run in-process on: the real client over loopback, the real run store,
 // and a file system that may be told to fail as a full disk does.
 
 /** The services of `batch` or `eval` for `settings`, over `fileSystem` (the node one by default). */
 export const resumeLayerFor = (settings: SettingsValue, fileSystem: Layer.Layer<FileSystem.FileSystem> = NodeFileSystem.layer) =>
-  Layer.mergeAll(ModelClient.Default, RunStore.DefaultWithoutDependencies, layerCallGate(settings.concurrency)).pipe(
-    Layer.provideMerge(Layer.mergeAll(Settings.Test(settings), realHttpClientLayer, fileSystem, NodePath.layer)),
-    Layer.merge(Logger.remove(Logger.defaultLogger))
-  )
+  Layer.merge(providerLayer(settings, { fileSystem }), layerCallGate(settings.concurrency))
 
 /** The node file system, but every write to `file` through an open handle fails as a full disk does. */
 export const fullDiskFor = (file: string) =>

@@ -15,16 +15,19 @@ import { thisHost } from "../../src/services/processProbe.js"
 import { RunStore } from "../../src/services/runStore.js"
 import { Settings } from "../../src/services/settings.js"
 import type { SettingsValue } from "../../src/settings/values.js"
-import { type FakeOpenRouter, type RecordedRequest, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
+import type { RecordedRequest } from "../support/fakeOpenRouter.js"
 import { realHttpClientLayer } from "../support/realHttpClient.js"
-import { makeTestSettings } from "../support/testSettings.js"
+import { providerLayer, withFakeProvider } from "../support/withFakeProvider.js"
 
 // Issue 14 part 1, in process against the loopback provider: what each model is sent, what the run keeps.
 
 const PNG = Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 1, 2, 3])
 const PDF = new TextEncoder().encode("%PDF-1.4\n1 0 obj << >> endobj\ntrailer << >>\n%%EOF\n")
 
-let fake: FakeOpenRouter
+const provider = withFakeProvider({
+  default: { kind: "ok", content: "an answer" },
+  models: [{ id: "vision/model", input_modalities: ["text", "image"] }, { id: "text/model" }, { id: "test/synth" }]
+})
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-attach-"))
 const write = (relative: string, data: string | Uint8Array) => {
   const file = path.join(tmp, relative)
@@ -33,11 +36,7 @@ const write = (relative: string, data: string | Uint8Array) => {
   return file
 }
 
-beforeAll(async () => {
-  fake = await startFakeOpenRouter({
-    default: { kind: "ok", content: "an answer" },
-    models: [{ id: "vision/model", input_modalities: ["text", "image"] }, { id: "text/model" }, { id: "test/synth" }]
-  })
+beforeAll(() => {
   // A git work tree: .gitignore files from its top down apply to a directory attached below it.
   fs.mkdirSync(path.join(tmp, "project", ".git"), { recursive: true })
   write("project/.gitignore", "ignored.txt\nbuild/\n")
@@ -56,14 +55,12 @@ beforeAll(async () => {
   write("blob.bin", Uint8Array.from([0, 1, 2, 3]))
   write("big.txt", "x".repeat(2_000))
 })
-afterAll(async () => {
-  await fake?.close()
+afterAll(() => {
   fs.rmSync(tmp, { recursive: true, force: true })
 })
 
 const settingsFor = (overrides: Partial<SettingsValue> = {}) =>
-  makeTestSettings({
-    baseUrl: fake.url,
+  provider.settings({
     models: ["vision/model", "text/model"],
     synthesizer: "test/synth",
     retries: 0,
@@ -71,12 +68,7 @@ const settingsFor = (overrides: Partial<SettingsValue> = {}) =>
     ...overrides
   })
 
-const layerFor = (settings: SettingsValue, logs: Array<string>) =>
-  Layer.mergeAll(ModelClient.Default, RunStore.DefaultWithoutDependencies).pipe(
-    Layer.provideMerge(Settings.Test(settings)),
-    Layer.provideMerge(Layer.mergeAll(realHttpClientLayer, NodeFileSystem.layer, NodePath.layer)),
-    Layer.merge(Logger.replace(Logger.defaultLogger, Logger.make(({ message }) => logs.push([message].flat().join(" ")))))
-  )
+const layerFor = (settings: SettingsValue, logs: Array<string>) => providerLayer(settings, { logs })
 
 /** Collects the files as `ask --attach` does, from the temp dir, then runs the pipeline. */
 const askWith = (prompt: string, specs: ReadonlyArray<string>, overrides: Partial<SettingsValue> = {}) => {
@@ -96,14 +88,14 @@ const userContentOf = (request: RecordedRequest | undefined): string | ReadonlyA
   const body = request?.body as { messages: ReadonlyArray<{ role: string; content: string | ReadonlyArray<Part> }> }
   return body.messages.findLast((m) => m.role === "user")!.content
 }
-const sentTo = (model: string) => userContentOf(fake.chatRequests().find((r) => r.model === model))
+const sentTo = (model: string) => userContentOf(provider.log().find((r) => r.model === model))
 const textOf = (content: string | ReadonlyArray<Part>) =>
   typeof content === "string" ? content : content.flatMap((p) => (p.type === "text" ? [p.text ?? ""] : [])).join("\n")
 
 describe("attachments (ask --attach, process_prompt files)", () => {
   it.live("sends text as fenced blocks headed by the path, an image only to a model that reads images, a PDF as a file part", () =>
     Effect.gen(function*() {
-      fake.reset()
+      provider.fake.reset()
       const result = yield* askWith("What is in these?", ["notes.md", "shot.png", "paper.pdf"])
       expect(result.manifest.status).toBe("ok")
 
@@ -164,7 +156,7 @@ describe("attachments (ask --attach, process_prompt files)", () => {
 
   it.live("takes a directory's text files, honouring .gitignore from the work tree's top down, and names the binaries it skips", () =>
     Effect.gen(function*() {
-      fake.reset()
+      provider.fake.reset()
       const result = yield* askWith("Review this.", ["project"])
       expect(result.manifest.attachments?.map((a) => a.path)).toEqual([
         path.join("project", ".gitignore"),
@@ -183,7 +175,7 @@ describe("attachments (ask --attach, process_prompt files)", () => {
 
   it.live("decides the media type from the content, and takes a glob", () =>
     Effect.gen(function*() {
-      fake.reset()
+      provider.fake.reset()
       const result = yield* askWith("What?", ["disguised.txt", "*.md"])
       expect(result.manifest.attachments?.map((a) => [a.path, a.mediaType])).toEqual([
         ["disguised.txt", "image/png"],
@@ -193,7 +185,7 @@ describe("attachments (ask --attach, process_prompt files)", () => {
 
   it.live("refuses the whole run, naming the file, over a cap or for a binary file; nothing is sent", () =>
     Effect.gen(function*() {
-      fake.reset()
+      provider.fake.reset()
       const refusal = (specs: ReadonlyArray<string>, overrides: Partial<SettingsValue> = {}) => refusalOf(askWith("q", specs, overrides))
       expect(yield* refusal(["big.txt"], { attachMaxBytes: 1_000 })).toBe(
         "--attach: big.txt has 2,000 bytes, more than the 1,000 bytes allowed per file (--attach-max-bytes)"
@@ -208,22 +200,22 @@ describe("attachments (ask --attach, process_prompt files)", () => {
       expect(yield* refusal(["blob.bin"])).toMatch(/^--attach: blob\.bin is a binary file/)
       expect(yield* refusal(["missing.txt"])).toBe("--attach: cannot read missing.txt: no such file or directory")
       expect(yield* refusal(["*.nothing"])).toBe("--attach: no file matches *.nothing")
-      expect(fake.requests).toHaveLength(0)
+      expect(provider.fake.requests).toHaveLength(0)
     }))
 
   it.live("counts attached text in the worst-case cost of --max-cost", () =>
     Effect.gen(function*() {
-      fake.reset()
+      provider.fake.reset()
       const budget = { maxCost: Option.some(0.0012), maxTokens: Option.some(10) }
       const refused = yield* refusalOf(askWith("q", ["big.txt"], budget))
       expect(refused).toMatch(/^the worst-case cost is \$0\.\d+, over the --max-cost budget/)
-      expect(fake.chatRequests()).toHaveLength(0)
+      expect(provider.log()).toHaveLength(0)
       expect((yield* askWith("q", [], budget)).manifest.status).toBe("ok")
     }))
 
   it.live("with the provider's model list unreadable, sends no image, and says so in the log and the manifest", () =>
     Effect.gen(function*() {
-      fake.reset()
+      provider.fake.reset()
       const logs: Array<string> = []
       // The real client, whose /models fails as an unreachable catalogue would.
       const blindClient = Layer.effect(
@@ -256,11 +248,11 @@ describe("attachments (ask --attach, process_prompt files)", () => {
 
   it.live("resynth sends the synthesizer the same attachments, and the new run keeps them", () =>
     Effect.gen(function*() {
-      fake.reset()
+      provider.fake.reset()
       const first = yield* askWith("Explain.", ["notes.md", "shot.png"])
-      fake.reset()
+      provider.fake.reset()
       const again = yield* resynthesize({ runId: first.manifest.id }).pipe(Effect.provide(layerFor(settingsFor(), [])))
-      expect(fake.chatRequests().map((r) => r.model)).toEqual(["test/synth"])
+      expect(provider.log().map((r) => r.model)).toEqual(["test/synth"])
       expect(textOf(sentTo("test/synth"))).toContain("File: notes.md\n````md\nSome notes")
       expect(fs.readdirSync(path.join(again.runDir, "attachments")).sort()).toEqual(["01-notes.md", "02-shot.png"])
       expect(again.manifest.attachments).toEqual(first.manifest.attachments)
@@ -282,7 +274,7 @@ describe("attachments (ask --attach, process_prompt files)", () => {
           attachments: first.manifest.attachments
         })
       )
-      fake.reset()
+      provider.fake.reset()
       const again = yield* resynthesize({ runId: first.manifest.id }).pipe(Effect.provide(layerFor(settingsFor(), [])))
       expect(again.manifest.attachments?.map((a) => a.path)).toEqual(["notes.md"])
       expect(textOf(sentTo("test/synth"))).toContain("File: notes.md")

@@ -1,40 +1,32 @@
 import { Effect, Exit, Fiber, Option } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { holdResultsLock } from "../../src/programs/batchLock.js"
 import { runBatch } from "../../src/programs/runBatch.js"
 import { failureOf } from "../support/failureOf.js"
-import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { waitUntil } from "../support/realHttpClient.js"
 import { fullDiskFor, interruptedRun, resumeLayerFor } from "../support/resumeLayers.js"
 import { makeTempDirs } from "../support/tempDirs.js"
-import { makeTestSettings } from "../support/testSettings.js"
+import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // What a batch pays for across passes and processes (issue 23, findings 12 and 15): one lock per real results
 // file, and a resume that re-synthesizes or records what is already on disk instead of asking again.
 // runBatch in-process against the loopback fake, which counts the calls.
 
-let fake: FakeOpenRouter
+const provider = withFakeProvider({
+  script: {
+    "lock/hang": { kind: "hang" },
+    "lock/synth": { kind: "ok", content: "synthesized" },
+    "resume/one": { kind: "ok", content: "one says 4" },
+    "resume/two": { kind: "ok", content: "two says four" },
+    "resume/synth": { kind: "ok", content: "4" }
+  }
+})
 const tempDir = makeTempDirs("pllm-batch-resume-")
 
-beforeAll(async () => {
-  fake = await startFakeOpenRouter({
-    script: {
-      "lock/hang": { kind: "hang" },
-      "lock/synth": { kind: "ok", content: "synthesized" },
-      "resume/one": { kind: "ok", content: "one says 4" },
-      "resume/two": { kind: "ok", content: "two says four" },
-      "resume/synth": { kind: "ok", content: "4" }
-    }
-  })
-})
-afterAll(async () => {
-  await fake?.close()
-})
-
 const jsonl = (lines: ReadonlyArray<unknown>) => lines.map((l) => JSON.stringify(l)).join("\n") + "\n"
-const callsTo = (prefix: string) => fake.chatRequests().filter((r) => r.model?.startsWith(prefix)).length
+const callsTo = (prefix: string) => provider.log().filter((r) => r.model?.startsWith(prefix)).length
 
 const layerFor = resumeLayerFor
 
@@ -56,8 +48,7 @@ describe("the results file's lock", () => {
     fs.mkdirSync(realDir)
     fs.symlinkSync(realDir, path.join(dir, "alias"))
 
-    const settings = makeTestSettings({
-      baseUrl: fake.url,
+    const settings = provider.settings({
       outputDir: path.join(dir, "runs"),
       models: ["lock/hang"],
       synthesizer: "lock/synth"
@@ -74,7 +65,7 @@ describe("the results file's lock", () => {
       yield* Fiber.interrupt(third)
       return { second, fourth, firstExit: yield* Fiber.await(first) }
     })
-    fake.reset()
+    provider.fake.reset()
     const { second, fourth, firstExit } = await Effect.runPromise(program.pipe(Effect.provide(layerFor(settings))))
     expect(second).toMatchObject({ _tag: "UsageError" })
     expect(second.message).toContain(`${linked} is in use by batch process ${process.pid}`)
@@ -86,8 +77,7 @@ describe("the results file's lock", () => {
 
 describe("a resume pays only for what is missing", () => {
   const settingsFor = (dir: string) =>
-    makeTestSettings({
-      baseUrl: fake.url,
+    provider.settings({
       outputDir: path.join(dir, "runs"),
       models: ["resume/one", "resume/two"],
       synthesizer: "resume/synth",
@@ -102,7 +92,7 @@ describe("a resume pays only for what is missing", () => {
     fs.writeFileSync(input, jsonl([{ id: "a", prompt: "2+2?" }, { id: "b", prompt: "3+3?" }, { id: "c", prompt: "4+4?" }]))
     const output = path.join(dir, "in.results.jsonl")
     const settings = settingsFor(dir)
-    fake.reset()
+    provider.fake.reset()
     // The first pass: the first prompt is answered, then its result line hits a full disk and the batch stops.
     const first = await Effect.runPromise(
       Effect.either(runBatch({ input, output, runs: 1 })).pipe(Effect.provide(layerFor(settings, fullDiskFor(output))))
@@ -111,7 +101,7 @@ describe("a resume pays only for what is missing", () => {
     expect(callsTo("resume/")).toBe(3)
     expect(fs.readFileSync(output, "utf8")).toBe("")
 
-    fake.reset()
+    provider.fake.reset()
     const second = await Effect.runPromise(runBatch({ input, output, runs: 1 }).pipe(Effect.provide(layerFor(settings))))
     expect(second).toMatchObject({ ok: 3, failed: 0 })
     // Only b and c were asked: a's run was on disk.
@@ -126,7 +116,7 @@ describe("a resume pays only for what is missing", () => {
     const input = path.join(dir, "in.jsonl")
     fs.writeFileSync(input, jsonl([{ id: "a", prompt: "2+2?" }]))
     const output = path.join(dir, "in.results.jsonl")
-    fake.reset()
+    provider.fake.reset()
     // The first pass answers a, then its result line hits a full disk: the run is on disk without a line.
     const first = await Effect.runPromise(
       Effect.either(runBatch({ input, output, runs: 1 })).pipe(Effect.provide(layerFor(settingsFor(dir), fullDiskFor(output))))
@@ -134,7 +124,7 @@ describe("a resume pays only for what is missing", () => {
     expect(first).toMatchObject({ _tag: "Left", left: { _tag: "StoreError" } })
     for (const other of [{ temperature: 0.1 }, { maxTokens: Option.some(32) }]) {
       fs.writeFileSync(output, "")
-      fake.reset()
+      provider.fake.reset()
       const again = await Effect.runPromise(
         runBatch({ input, output, runs: 1 }).pipe(Effect.provide(layerFor({ ...settingsFor(dir), ...other })))
       )
@@ -152,7 +142,7 @@ describe("a resume pays only for what is missing", () => {
     const settings = settingsFor(dir)
     const interrupted = await interruptedRun(settings, "2+2?", [["resume/one", "one says 4"], ["resume/two", "two says four"]])
 
-    fake.reset()
+    provider.fake.reset()
     const progress = await Effect.runPromise(runBatch({ input, output, runs: 1 }).pipe(Effect.provide(layerFor(settings))))
     expect(progress).toMatchObject({ ok: 1, failed: 0 })
     expect(callsTo("resume/one") + callsTo("resume/two")).toBe(0)

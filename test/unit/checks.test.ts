@@ -1,7 +1,6 @@
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import * as NodePath from "@effect/platform-node/NodePath"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Layer, Logger, Option, Redacted } from "effect"
+import { Effect, Either, Layer, Option, Redacted } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { RunRefused, SettingsError } from "../../src/domain/errors.js"
@@ -9,19 +8,17 @@ import type { ModelInfo } from "../../src/domain/modelCall.js"
 import { withCallSettings } from "../../src/programs/callSettings.js"
 import { checkRunRequest } from "../../src/programs/checkRunRequest.js"
 import { runPipeline } from "../../src/programs/runPipeline.js"
-import { ModelClient } from "../../src/services/modelClient.js"
 import { isVariable, perMillion } from "../../src/services/providers/openaiCompatible/response.js"
-import { RunStore } from "../../src/services/runStore.js"
 import { Settings } from "../../src/services/settings.js"
 import { loadSettings } from "../../src/settings/load.js"
 import type { RawSettings, SettingsValue } from "../../src/settings/values.js"
 import { failureOf } from "../support/failureOf.js"
 import { startFakeOpenRouter } from "../support/fakeOpenRouter.js"
-import { realHttpClientLayer } from "../support/realHttpClient.js"
 import { makeScriptedClient } from "../support/scriptedClient.js"
 import { makeTempDirs } from "../support/tempDirs.js"
 import { runToEnd } from "../support/testClock.js"
 import { makeTestSettings } from "../support/testSettings.js"
+import { providerLayer } from "../support/withFakeProvider.js"
 
 // Issue 22 item 4 and issue 23 findings 11, 13 and 14: values that could never work, or would pay for
 // nothing, refused when the settings are read or before a run's first call, in one line that names them.
@@ -219,11 +216,7 @@ describe("prices: negative or not a number counts as unpriced", () => {
         maxCost: Option.some(0.000001),
         maxTokens: Option.some(100)
       })
-      const layer = Layer.mergeAll(ModelClient.Default, RunStore.DefaultWithoutDependencies).pipe(
-        Layer.provideMerge(Settings.Test(settings)),
-        Layer.provide(Layer.mergeAll(realHttpClientLayer, NodeFileSystem.layer, NodePath.layer)),
-        Layer.merge(Logger.remove(Logger.defaultLogger))
-      )
+      const layer = providerLayer(settings)
       const variable = yield* failureOf(runToEnd(runPipeline({ prompt: "hello" })).pipe(Effect.provide(layer)))
       expect(variable).toBeInstanceOf(RunRefused)
       expect(variable.message).toBe("--max-cost: no price known for openrouter/auto, so the cost cannot be bounded")

@@ -1,36 +1,31 @@
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
+import { afterAll, describe, expect, it } from "vitest"
 import { runCliInProcess } from "../support/inProcessCli.js"
 import { freshDirs } from "../support/spawnCli.js"
+import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // Issue 22 items 4 and 6, issue 23 findings 11 and 14, with the CLI (in-process): what a user sees, the exit code,
 // and that nothing reached the provider when the values could never work.
 
 const KEY = "sk-or-v1-CLI-CHECKS-SECRET-0123456789abcdef"
-let fake: FakeOpenRouter
+const usage = (cost: number) => ({ prompt_tokens: 10, completion_tokens: 5, cost })
+const provider = withFakeProvider({
+  script: {
+    "c/one": { kind: "ok", content: "one", usage: usage(0.0001) },
+    "c/two": { kind: "ok", content: "two", usage: usage(0.0002) },
+    "c/synth": { kind: "ok", content: "merged", usage: usage(0) }
+  },
+  models: [
+    { id: "c/one", context_length: 1000, pricing: { prompt: "0.000001", completion: "0.000002" } },
+    { id: "openrouter/auto", context_length: 2_000_000, pricing: { prompt: "-1", completion: "-1" } }
+  ]
+})
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-checks-cli-"))
 const freshDir = freshDirs(tmp)
 
-const usage = (cost: number) => ({ prompt_tokens: 10, completion_tokens: 5, cost })
-
-beforeAll(async () => {
-  fake = await startFakeOpenRouter({
-    script: {
-      "c/one": { kind: "ok", content: "one", usage: usage(0.0001) },
-      "c/two": { kind: "ok", content: "two", usage: usage(0.0002) },
-      "c/synth": { kind: "ok", content: "merged", usage: usage(0) }
-    },
-    models: [
-      { id: "c/one", context_length: 1000, pricing: { prompt: "0.000001", completion: "0.000002" } },
-      { id: "openrouter/auto", context_length: 2_000_000, pricing: { prompt: "-1", completion: "-1" } }
-    ]
-  })
-})
-afterAll(async () => {
-  await fake?.close()
+afterAll(() => {
   fs.rmSync(tmp, { recursive: true, force: true })
 })
 
@@ -38,7 +33,7 @@ const envFor = (extra: Record<string, string> = {}) => ({
   PATH: process.env.PATH ?? "",
   HOME: tmp,
   XDG_CONFIG_HOME: tmp,
-  OPENROUTER_BASE_URL: fake.url,
+  OPENROUTER_BASE_URL: provider.url,
   OPENROUTER_API_KEY: KEY,
   PARALLEL_LLM_OUTPUT_DIR: freshDir("runs"),
   PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none",
@@ -49,7 +44,7 @@ const ask = ["ask", "hello", "-m", "c/one", "-m", "c/two", "-s", "c/synth"]
 
 describe("refused before any request leaves", () => {
   it("a key with a character no HTTP header carries: exit 2, its position named, the key never printed", async () => {
-    fake.reset()
+    provider.fake.reset()
     const placeholder = await runCliInProcess(ask, { env: envFor({ OPENROUTER_API_KEY: "sk-or-v1-…" }) })
     expect(placeholder.code).toBe(2)
     expect(placeholder.stderr.trim()).toBe(
@@ -60,19 +55,19 @@ describe("refused before any request leaves", () => {
     expect(pasted.code).toBe(2)
     expect(pasted.stderr).toContain("at position 31 (U+0008)")
     expect(pasted.stderr + pasted.stdout).not.toContain(KEY.slice(10, 30))
-    expect(fake.requests).toHaveLength(0)
+    expect(provider.fake.requests).toHaveLength(0)
   })
 
   it("--quorum above the number of models: exit 2, both values named", async () => {
-    fake.reset()
+    provider.fake.reset()
     const result = await runCliInProcess([...ask, "--quorum", "99"], { env: envFor() })
     expect(result.code).toBe(2)
     expect(result.stderr).toContain("quorum 99 is more than the 2 candidate models of this run")
-    expect(fake.requests).toHaveLength(0)
+    expect(provider.fake.requests).toHaveLength(0)
   })
 
   it("a model id that is the key: exit 2, neither printed nor stored", async () => {
-    fake.reset()
+    provider.fake.reset()
     const outputDir = freshDir("key-as-model")
     const env = envFor({ PARALLEL_LLM_SYNTHESIZER: KEY, PARALLEL_LLM_OUTPUT_DIR: outputDir })
     const result = await runCliInProcess(["ask", "hello", "-m", "c/one", "-m", "c/two"], { env })
@@ -83,7 +78,7 @@ describe("refused before any request leaves", () => {
     const config = await runCliInProcess(["config"], { env: envFor({ PARALLEL_LLM_SYNTHESIZER: KEY }) })
     expect(config.code).toBe(2)
     expect(config.stderr + config.stdout).not.toContain(KEY)
-    expect(fake.requests).toHaveLength(0)
+    expect(provider.fake.requests).toHaveLength(0)
   })
 })
 
@@ -125,7 +120,7 @@ describe("messages a person reads", () => {
   })
 
   it("models shows a variable price as variable, and --max-cost refuses to bound a run with it", async () => {
-    fake.reset()
+    provider.fake.reset()
     const models = await runCliInProcess(["models", "-m", "c/one", "-m", "openrouter/auto", "-s", "c/one"], { env: envFor() })
     const row = models.stdout.split("\n").find((line) => line.includes("openrouter/auto"))
     expect(row).toMatch(/variable\s+variable$/)
@@ -136,7 +131,7 @@ describe("messages a person reads", () => {
     )
     expect(budget.code).toBe(2)
     expect(budget.stderr).toContain("--max-cost: no price known for openrouter/auto, so the cost cannot be bounded")
-    expect(fake.chatRequests()).toHaveLength(0)
+    expect(provider.log()).toHaveLength(0)
   })
 
   it("run.json keeps a cost without float noise", async () => {

@@ -3,9 +3,9 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { runCliInProcess as runCli } from "../support/inProcessCli.js"
 import { type CliResult, freshDirs, linesOf, listTree } from "../support/spawnCli.js"
+import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // The CLI's command lines, run in-process through the real command tree (runCli), against the loopback fake;
 // Ctrl-C, which needs a process, is in test/cli.test.ts. Every test uses its own model names and output
@@ -13,39 +13,37 @@ import { type CliResult, freshDirs, linesOf, listTree } from "../support/spawnCl
 
 const KEY = "sk-or-v1-CLI-SECRET-9d8c7b6a5f4e3d2c1b0a99887766554433"
 
-let fake: FakeOpenRouter
+const SYNTH_ANSWER = "# The merged answer\n\nBoth candidates agree: **42**."
+
+const provider = withFakeProvider({
+  script: {
+    "ok/one": {
+      kind: "ok",
+      content: "Answer one",
+      servedBy: "ok/one-2025",
+      usage: { prompt_tokens: 5, completion_tokens: 7, cost: 0.001 }
+    },
+    "ok/two": { kind: "ok", content: "Answer two" },
+    "ok/synth": { kind: "ok", content: SYNTH_ANSWER },
+    "part/forbidden": { kind: "status", status: 403 },
+    "fail/unauth": { kind: "status", status: 401 },
+    "fail/down": { kind: "status", status: 500 },
+    "int/hang": { kind: "hang" },
+    "int/fast": { kind: "ok", content: "fast answer" }
+  },
+  models: [
+    { id: "mod/one", context_length: 100_000, pricing: { prompt: "0.000001", completion: "0.000002" } },
+    { id: "mod/synth" }
+  ]
+})
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-cli-"))
 const home = path.join(tmp, "home")
 
-const SYNTH_ANSWER = "# The merged answer\n\nBoth candidates agree: **42**."
-
-beforeAll(async () => {
+beforeAll(() => {
   fs.mkdirSync(home, { recursive: true })
-  fake = await startFakeOpenRouter({
-    script: {
-      "ok/one": {
-        kind: "ok",
-        content: "Answer one",
-        servedBy: "ok/one-2025",
-        usage: { prompt_tokens: 5, completion_tokens: 7, cost: 0.001 }
-      },
-      "ok/two": { kind: "ok", content: "Answer two" },
-      "ok/synth": { kind: "ok", content: SYNTH_ANSWER },
-      "part/forbidden": { kind: "status", status: 403 },
-      "fail/unauth": { kind: "status", status: 401 },
-      "fail/down": { kind: "status", status: 500 },
-      "int/hang": { kind: "hang" },
-      "int/fast": { kind: "ok", content: "fast answer" }
-    },
-    models: [
-      { id: "mod/one", context_length: 100_000, pricing: { prompt: "0.000001", completion: "0.000002" } },
-      { id: "mod/synth" }
-    ]
-  })
 })
 
-afterAll(async () => {
-  await fake?.close()
+afterAll(() => {
   fs.rmSync(tmp, { recursive: true, force: true })
 })
 
@@ -55,7 +53,7 @@ const freshDir = freshDirs(tmp)
 const envFor = (outputDir: string, extra: Readonly<Record<string, string | undefined>> = {}) => ({
   PATH: process.env.PATH,
   HOME: home,
-  OPENROUTER_BASE_URL: fake.url,
+  OPENROUTER_BASE_URL: provider.url,
   OPENROUTER_API_KEY: KEY,
   PARALLEL_LLM_OUTPUT_DIR: outputDir,
   PARALLEL_LLM_RETRY_BASE_DELAY: "0.01",
@@ -89,11 +87,10 @@ const readManifest = (runDir: string): Record<string, unknown> & {
   synthesis?: Record<string, unknown>
 } => JSON.parse(fs.readFileSync(path.join(runDir, "run.json"), "utf8"))
 
-const chatModels = (prefix: string): ReadonlyArray<string> =>
-  fake.chatRequests().map((r) => r.model ?? "").filter((m) => m.startsWith(prefix))
+const chatModels = (prefix: string): ReadonlyArray<string> => provider.log().map((r) => r.model ?? "").filter((m) => m.startsWith(prefix))
 
 const userContent = (model: string): unknown => {
-  const request = fake.chatRequests().find((r) => r.model === model)
+  const request = provider.log().find((r) => r.model === model)
   const body = request?.body as { messages?: Array<{ role: string; content: string }> } | undefined
   return body?.messages?.find((m) => m.role === "user")?.content
 }
@@ -176,7 +173,7 @@ describe.concurrent("parallel-llm CLI", () => {
       expect(synthPrompt).toContain(prompt)
       expect(synthPrompt).toContain("Answer one")
       expect(synthPrompt).toContain("Answer two")
-      for (const request of fake.chatRequests().filter((q) => q.model?.startsWith("ok/"))) {
+      for (const request of provider.log().filter((q) => q.model?.startsWith("ok/"))) {
         expect(request.headers["authorization"]).toBe(`Bearer ${KEY}`)
       }
     })
@@ -270,7 +267,7 @@ describe.concurrent("parallel-llm CLI", () => {
       // Models from the environment beat the file's; the file's synthesizer and retries apply.
       expect(chatModels("nokey/").slice().sort()).toEqual(["nokey/one", "nokey/synth", "nokey/two"])
       expect(readManifest(runDir)["settings"]).toMatchObject({ models: ["nokey/one", "nokey/two"], synthesizer: "nokey/synth", retries: 1 })
-      for (const request of fake.chatRequests().filter((q) => q.model?.startsWith("nokey/"))) {
+      for (const request of provider.log().filter((q) => q.model?.startsWith("nokey/"))) {
         expect(request.headers["authorization"]).toBeUndefined()
       }
     })
@@ -288,7 +285,7 @@ describe.concurrent("parallel-llm CLI", () => {
   })
 
   describe.concurrent("refused before any call: exit 2, one line on stderr, no stack trace", () => {
-    /** Every refusal: exit 2, nothing on stdout, one line on stderr naming `names`, no request reached the fake. */
+    /** Every refusal: exit 2, nothing on stdout, one line on stderr naming `names`, no request reached the provider.fake. */
     const refused = async (
       args: ReadonlyArray<string>,
       names: ReadonlyArray<string>,

@@ -1,7 +1,5 @@
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import * as NodePath from "@effect/platform-node/NodePath"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Layer, Logger, Option, Ref, TestClock } from "effect"
+import { Effect, Either, Layer, Option, Ref, TestClock } from "effect"
 import type { ModelInfo } from "../../src/domain/modelCall.js"
 import { REPORT_INSTRUCTIONS, SYNTHESIZER_INSTRUCTIONS } from "../../src/programs/buildSynthesisPrompt.js"
 import { withCallSettings } from "../../src/programs/callSettings.js"
@@ -9,17 +7,15 @@ import { STEP_INSTRUCTION_TOKENS, SYNTHESIS_INSTRUCTION_TOKENS, worstCaseCost } 
 import { runPipeline } from "../../src/programs/runPipeline.js"
 import { JUDGE_INSTRUCTIONS } from "../../src/programs/strategies/rank.js"
 import { REFINE_INSTRUCTIONS } from "../../src/programs/strategies/refine.js"
-import { ModelClient } from "../../src/services/modelClient.js"
-import { RunStore } from "../../src/services/runStore.js"
 import { Settings } from "../../src/services/settings.js"
 import type { SettingsValue } from "../../src/settings/values.js"
 import { startFakeOpenRouter } from "../support/fakeOpenRouter.js"
-import { realHttpClientLayer } from "../support/realHttpClient.js"
 import { makeScriptedClient } from "../support/scriptedClient.js"
 import { makeTempDirs } from "../support/tempDirs.js"
 import { runToEnd } from "../support/testClock.js"
 import { makeTestRunStore } from "../support/testRunStore.js"
 import { makeTestSettings } from "../support/testSettings.js"
+import { providerLayer } from "../support/withFakeProvider.js"
 
 const tempDir = makeTempDirs("parallel-llm-checks-")
 
@@ -125,11 +121,7 @@ describe("the checks before a run (--max-cost, --check-models) over the real cli
         maxTokens: Option.some(100),
         checkModels: true
       })
-      const layer = Layer.mergeAll(ModelClient.Default, RunStore.DefaultWithoutDependencies).pipe(
-        Layer.provideMerge(Settings.Test(settings)),
-        Layer.provide(Layer.mergeAll(realHttpClientLayer, NodeFileSystem.layer, NodePath.layer)),
-        Layer.merge(Logger.remove(Logger.defaultLogger))
-      )
+      const layer = providerLayer(settings)
       const listings = () => fake.requests.filter((r) => r.path.endsWith("/models")).length
       yield* Effect.gen(function*() {
         for (let i = 0; i < 3; i++) expect((yield* runToEnd(runPipeline({ prompt: `run ${i}` }))).manifest.status).toBe("ok")

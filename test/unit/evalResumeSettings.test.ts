@@ -1,41 +1,32 @@
 import { Effect, Option } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import type { EvalItem } from "../../src/programs/eval/dataset.js"
 import { runEval } from "../../src/programs/eval/runEval.js"
 import { scorers } from "../../src/programs/eval/scorers.js"
 import type { SettingsValue } from "../../src/settings/values.js"
-import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { fullDiskFor, resumeLayerFor } from "../support/resumeLayers.js"
 import { makeTempDirs } from "../support/tempDirs.js"
-import { makeTestSettings } from "../support/testSettings.js"
+import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // Issue 25, item 7: an eval resume reuses a result only when its calls would be sent the same way. A change
 // of temperature, max tokens or a model's own options between two passes asks again; no change pays nothing.
 // runEval in-process against the loopback fake, which counts the calls.
 
-let fake: FakeOpenRouter
+const provider = withFakeProvider({
+  script: {
+    "rs/one": { kind: "ok", content: "one says 4" },
+    "rs/two": { kind: "ok", content: "two says four" },
+    "rs/synth": { kind: "ok", content: "#### 4" }
+  }
+})
 const tempDir = makeTempDirs("pllm-eval-resume-settings-")
 
-beforeAll(async () => {
-  fake = await startFakeOpenRouter({
-    script: {
-      "rs/one": { kind: "ok", content: "one says 4" },
-      "rs/two": { kind: "ok", content: "two says four" },
-      "rs/synth": { kind: "ok", content: "#### 4" }
-    }
-  })
-})
-afterAll(async () => {
-  await fake?.close()
-})
-
-const calls = () => fake.chatRequests().filter((r) => r.model?.startsWith("rs/")).length
+const calls = () => provider.log().filter((r) => r.model?.startsWith("rs/")).length
 
 const settingsFor = (dir: string, overrides: Partial<SettingsValue> = {}) =>
-  makeTestSettings({
-    baseUrl: fake.url,
+  provider.settings({
     outputDir: path.join(dir, "runs"),
     models: ["rs/one", "rs/two"],
     synthesizer: "rs/synth",
@@ -50,7 +41,7 @@ const items: ReadonlyArray<EvalItem> = [
 
 /** One pass over both items with `settings`; the number of calls it made. */
 const pass = async (output: string, settings: SettingsValue) => {
-  fake.reset()
+  provider.fake.reset()
   const result = await Effect.runPromise(
     runEval({ items, strategies: ["synthesize"], scorer: scorers.numeric, output, runs: 1 }).pipe(
       Effect.provide(resumeLayerFor(settings))
@@ -68,7 +59,7 @@ describe("an eval resume compares everything that changes a call", () => {
     expect(await pass(output, settingsFor(dir))).toBe(6)
     expect(await pass(output, settingsFor(dir))).toBe(0)
     expect(await pass(output, settingsFor(dir, { temperature: 0.2 }))).toBe(6)
-    for (const request of fake.chatRequests()) expect(request.body).toMatchObject({ temperature: 0.2 })
+    for (const request of provider.log()) expect(request.body).toMatchObject({ temperature: 0.2 })
     expect(await pass(output, settingsFor(dir, { temperature: 0.2 }))).toBe(0)
   })
 
@@ -92,7 +83,7 @@ describe("an eval resume compares everything that changes a call", () => {
 
   /** A first pass whose first result line hits a full disk: item a's run is on disk without a line. */
   const unrecordedRun = async (dir: string, output: string) => {
-    fake.reset()
+    provider.fake.reset()
     const first = await Effect.runPromise(
       Effect.either(runEval({ items, strategies: ["synthesize"], scorer: scorers.numeric, output, runs: 1 })).pipe(
         Effect.provide(resumeLayerFor(settingsFor(dir), fullDiskFor(output)))

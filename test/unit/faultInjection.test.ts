@@ -1,6 +1,6 @@
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Logger } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -10,34 +10,27 @@ import { ModelClient } from "../../src/services/modelClient.js"
 import { RunStore } from "../../src/services/runStore.js"
 import { Settings } from "../../src/services/settings.js"
 import type { SettingsValue } from "../../src/settings/values.js"
-import { type Behavior, type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
+import type { Behavior } from "../support/fakeOpenRouter.js"
 import { realHttpClientLayer } from "../support/realHttpClient.js"
 import { makeTempDirs } from "../support/tempDirs.js"
-import { makeTestSettings } from "../support/testSettings.js"
+import { withFakeProvider } from "../support/withFakeProvider.js"
 
 const tempDir = makeTempDirs("parallel-llm-faults-")
 
 // Every way a provider fails, scripted on the loopback fake for one candidate while another answers:
 // the run must record the failure precisely, keep the good answer, and synthesize it.
 
-let fake: FakeOpenRouter
-beforeAll(async () => {
-  fake = await startFakeOpenRouter({ default: { kind: "ok" } })
-})
-afterAll(async () => {
-  await fake.close()
-})
+const provider = withFakeProvider({ default: { kind: "ok" } })
 
 const runAgainstFake = (faulty: Behavior | Array<Behavior>, overrides: Partial<SettingsValue> = {}) =>
   Effect.gen(function*() {
-    fake.setScript({
+    provider.fake.setScript({
       "good/one": { kind: "ok", content: "the good answer" },
       "fault/x": faulty,
       "s/synth": { kind: "ok", content: "synthesized" }
     })
-    fake.reset()
-    const settings = makeTestSettings({
-      baseUrl: fake.url,
+    provider.fake.reset()
+    const settings = provider.settings({
       models: ["good/one", "fault/x"],
       synthesizer: "s/synth",
       outputDir: tempDir(),
@@ -59,7 +52,7 @@ const runAgainstFake = (faulty: Behavior | Array<Behavior>, overrides: Partial<S
     expect(fs.readFileSync(path.join(result.runDir, "responses/01-good-one.md"), "utf8")).toBe("the good answer")
     expect(result.final).toBe("synthesized")
     expect(result.manifest.synthesis?.status).toBe("ok")
-    const requestsForFault = fake.requests.filter((r) => r.model === "fault/x").length
+    const requestsForFault = provider.fake.requests.filter((r) => r.model === "fault/x").length
     return { result, faultyRecord, requestsForFault }
   })
 
@@ -84,7 +77,7 @@ describe("fault injection against the loopback fake (streaming)", () => {
       ])
       expect(faultyRecord).toMatchObject({ status: "ok", attempts: 2 })
       expect(requestsForFault).toBe(2)
-      const [first, second] = fake.requests.filter((r) => r.model === "fault/x")
+      const [first, second] = provider.fake.requests.filter((r) => r.model === "fault/x")
       expect(second!.startedAt - first!.startedAt).toBeGreaterThanOrEqual(950)
       expect(result.manifest.status).toBe("ok")
     }))
@@ -116,7 +109,7 @@ describe("fault injection against the loopback fake (streaming)", () => {
     Effect.gen(function*() {
       const { faultyRecord } = yield* runAgainstFake({ kind: "hang" }, { timeoutMs: 800 })
       expectFailure(faultyRecord, { status: "timeout", tag: "Timeout", attempts: 1, message: /Timed out after 0\.8 s/ })
-      yield* Effect.promise(() => waitFor(() => fake.abortedRequests().some((r) => r.model === "fault/x")))
+      yield* Effect.promise(() => waitFor(() => provider.fake.abortedRequests().some((r) => r.model === "fault/x")))
     }))
 
   it.live("a connection reset: a network error, retried", () =>
@@ -212,7 +205,7 @@ describe("fault injection against the loopback fake (streaming)", () => {
         servedBy: "fault/x-served",
         usage: { promptTokens: 7, completionTokens: 11, cost: 0.0042 }
       })
-      const request = fake.requests.find((r) => r.model === "fault/x")
+      const request = provider.fake.requests.find((r) => r.model === "fault/x")
       expect(request?.body).toMatchObject({ stream: true })
     }))
 })

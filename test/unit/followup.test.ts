@@ -1,41 +1,31 @@
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import * as NodePath from "@effect/platform-node/NodePath"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Logger } from "effect"
+import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, beforeAll, beforeEach } from "vitest"
+import { afterAll, beforeEach } from "vitest"
 import { withCallSettings } from "../../src/programs/callSettings.js"
 import { resynthesize } from "../../src/programs/resynthesize.js"
 import { runPipeline } from "../../src/programs/runPipeline.js"
 import { continueRun } from "../../src/programs/thread/continueRun.js"
-import { ModelClient } from "../../src/services/modelClient.js"
 import { RunStore } from "../../src/services/runStore.js"
-import { Settings } from "../../src/services/settings.js"
 import type { SettingsValue } from "../../src/settings/values.js"
 import { failureOf } from "../support/failureOf.js"
-import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
-import { realHttpClientLayer } from "../support/realHttpClient.js"
 import { freshDirs } from "../support/spawnCli.js"
-import { makeTestSettings } from "../support/testSettings.js"
+import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // Follow-up questions (issue 14, part 6), in process against the loopback provider: what each candidate
 // and the synthesizer are sent, the manifest's `parent`, the context budget, and the runs refused.
 
-let fake: FakeOpenRouter
+const provider = withFakeProvider()
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-followup-"))
 const freshDir = freshDirs(tmp)
 
-beforeAll(async () => {
-  fake = await startFakeOpenRouter()
-})
-afterAll(async () => {
-  await fake.close()
+afterAll(() => {
   fs.rmSync(tmp, { recursive: true, force: true })
 })
 beforeEach(() => {
-  fake.setScript({
+  provider.fake.setScript({
     "f/synth": [
       { kind: "ok", content: "FINAL ONE" },
       { kind: "ok", content: "FINAL TWO" },
@@ -44,23 +34,12 @@ beforeEach(() => {
     ],
     "f/broken": { kind: "status", status: 400 }
   })
-  fake.reset()
+  provider.fake.reset()
   mark = 0
 })
 
 const layerFor = (overrides: Partial<SettingsValue> = {}) =>
-  Layer.mergeAll(ModelClient.Default, RunStore.Default).pipe(
-    Layer.provideMerge(Settings.Test(makeTestSettings({
-      baseUrl: fake.url,
-      outputDir: freshDir("runs"),
-      models: ["f/one", "f/two"],
-      synthesizer: "f/synth",
-      retries: 0,
-      ...overrides
-    }))),
-    Layer.provide(Layer.mergeAll(realHttpClientLayer, NodeFileSystem.layer, NodePath.layer)),
-    Layer.merge(Logger.remove(Logger.defaultLogger))
-  )
+  provider.layer({ outputDir: freshDir("runs"), models: ["f/one", "f/two"], synthesizer: "f/synth", retries: 0, ...overrides })
 
 interface SentMessage {
   readonly role: string
@@ -68,9 +47,9 @@ interface SentMessage {
 }
 /** Where the requests of the step under test begin (`fake.reset` would also restart the scripts). */
 let mark = 0
-const markRequests = Effect.sync(() => (mark = fake.chatRequests().length))
+const markRequests = Effect.sync(() => (mark = provider.log().length))
 const messagesTo = (model: string): ReadonlyArray<ReadonlyArray<SentMessage>> =>
-  fake.chatRequests().slice(mark).filter((r) => r.model === model).map((r) => (r.body as { messages: Array<SentMessage> }).messages)
+  provider.log().slice(mark).filter((r) => r.model === model).map((r) => (r.body as { messages: Array<SentMessage> }).messages)
 
 const readManifest = (runDir: string) => JSON.parse(fs.readFileSync(path.join(runDir, "run.json"), "utf8")) as Record<string, unknown>
 
@@ -191,7 +170,7 @@ describe("a run that cannot be continued is refused, nothing sent", () => {
         onSuccess: (made) => Effect.dieMessage(`not refused: run ${made.manifest.id} was made`),
         onFailure: Effect.succeed
       }),
-      Effect.tap(() => Effect.sync(() => expect(fake.chatRequests().slice(mark)).toEqual([])))
+      Effect.tap(() => Effect.sync(() => expect(provider.log().slice(mark)).toEqual([])))
     )
 
   it.live("a malformed id, as get_run refuses it, and a run that does not exist", () =>
@@ -275,14 +254,14 @@ describe("a deep thread (issue 23, finding 22)", () => {
   it.live("is refused past followUpMaxTurns, naming the setting, before anything is sent", () =>
     Effect.gen(function*() {
       const first = yield* runPipeline({ prompt: "Q1" })
-      const newest = chainOf(first, 1_000)
+      const newest = chainOf(first, 60)
       yield* markRequests
       const refused = yield* failureOf(continueRun(newest, { prompt: "more?" }))
       expect(refused.message).toBe(
         `cannot continue run ${newest}: its thread holds more than 50 turns (--follow-up-max-turns, PARALLEL_LLM_FOLLOW_UP_MAX_TURNS): ` +
           "ask a new question instead, or raise the setting"
       )
-      expect(fake.chatRequests().slice(mark)).toEqual([])
+      expect(provider.log().slice(mark)).toEqual([])
     }).pipe(Effect.provide(layerFor())))
 
   it.live("up to followUpMaxTurns turns are sent, one more is refused", () =>

@@ -1,54 +1,35 @@
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import * as NodePath from "@effect/platform-node/NodePath"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Logger } from "effect"
+import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { collectAttachments } from "../../src/programs/attachments/collect.js"
 import { runPipeline } from "../../src/programs/runPipeline.js"
 import { continueRun } from "../../src/programs/thread/continueRun.js"
-import { ModelClient } from "../../src/services/modelClient.js"
-import { RunStore } from "../../src/services/runStore.js"
-import { Settings } from "../../src/services/settings.js"
-import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
-import { realHttpClientLayer } from "../support/realHttpClient.js"
-import { makeTestSettings } from "../support/testSettings.js"
+import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // A follow-up of a run with attachments: its earlier turn is sent as it was asked (the text file in the
 // prompt, the image only to the model that reads images), and the new turn may attach files of its own.
 
 const PNG = Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 1, 2, 3])
 
-let fake: FakeOpenRouter
+const provider = withFakeProvider({
+  script: { "t/synth": [{ kind: "ok", content: "FIRST FINAL" }, { kind: "ok", content: "SECOND FINAL" }] },
+  models: [{ id: "vision/model", input_modalities: ["text", "image"] }, { id: "text/model" }, { id: "t/synth" }]
+})
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-followup-attach-"))
 
-beforeAll(async () => {
-  fake = await startFakeOpenRouter({
-    script: { "t/synth": [{ kind: "ok", content: "FIRST FINAL" }, { kind: "ok", content: "SECOND FINAL" }] },
-    models: [{ id: "vision/model", input_modalities: ["text", "image"] }, { id: "text/model" }, { id: "t/synth" }]
-  })
+beforeAll(() => {
   fs.writeFileSync(path.join(tmp, "notes.md"), "the notes\n")
   fs.writeFileSync(path.join(tmp, "shot.png"), PNG)
   fs.writeFileSync(path.join(tmp, "extra.md"), "more notes\n")
 })
-afterAll(async () => {
-  await fake?.close()
+afterAll(() => {
   fs.rmSync(tmp, { recursive: true, force: true })
 })
 
 const layerFor = () =>
-  Layer.mergeAll(ModelClient.Default, RunStore.Default).pipe(
-    Layer.provideMerge(Settings.Test(makeTestSettings({
-      baseUrl: fake.url,
-      models: ["vision/model", "text/model"],
-      synthesizer: "t/synth",
-      retries: 0,
-      outputDir: path.join(tmp, "runs")
-    }))),
-    Layer.provideMerge(Layer.mergeAll(realHttpClientLayer, NodeFileSystem.layer, NodePath.layer)),
-    Layer.merge(Logger.remove(Logger.defaultLogger))
-  )
+  provider.layer({ models: ["vision/model", "text/model"], synthesizer: "t/synth", retries: 0, outputDir: path.join(tmp, "runs") })
 
 type Part = { readonly type: string; readonly text?: string; readonly image_url?: { readonly url: string } }
 interface Sent {
@@ -61,10 +42,10 @@ describe("a follow-up of a run with attachments", () => {
     Effect.gen(function*() {
       const attach = (files: ReadonlyArray<string>) => collectAttachments(files, { base: tmp, what: "--attach" })
       const first = yield* runPipeline({ prompt: "What do these show?", attachments: yield* attach(["notes.md", "shot.png"]) })
-      const since = fake.chatRequests().length
+      const since = provider.log().length
       const second = yield* continueRun(first.manifest.id, { prompt: "And this one?", attachments: yield* attach(["extra.md"]) })
       const sentTo = (model: string) =>
-        (fake.chatRequests().slice(since).find((r) => r.model === model)!.body as { messages: ReadonlyArray<Sent> }).messages
+        (provider.log().slice(since).find((r) => r.model === model)!.body as { messages: ReadonlyArray<Sent> }).messages
 
       const vision = sentTo("vision/model")
       expect(vision.map((m) => m.role)).toEqual(["user", "assistant", "user"])

@@ -4,9 +4,9 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { connectMcpInProcess, type InProcessConnection } from "../support/inProcessMcp.js"
 import { readManifest, runIdIn, serverEnv, waitFor } from "../support/mcpHarness.js"
+import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // The MCP server as an MCP client sees it: the server `serve` starts from the same environment, in this
 // process, driven by the SDK's own Client over its in-memory transport, against the loopback fake OpenRouter
@@ -18,37 +18,32 @@ const MODELS = ["mcp/alpha", "mcp/beta", "mcp/gamma"]
 const SYNTH = "mcp/synth"
 const SYNTH_ANSWER = "# Merged\n\nAll three agree: **4**."
 
-let fake: FakeOpenRouter
+const provider = withFakeProvider({
+  script: {
+    "mcp/alpha": { kind: "ok", content: "alpha says 4", delayMs: 50 },
+    "mcp/beta": { kind: "ok", content: "beta says 4", delayMs: 100 },
+    "mcp/gamma": { kind: "ok", content: "gamma says 4", delayMs: 150 },
+    // Slow enough that the progress sent before the synthesis cannot arrive in the same read as the result
+    // (the SDK client drops a progress notification it handles after the response: see the raw test).
+    "mcp/synth": { kind: "ok", content: SYNTH_ANSWER, delayMs: 300 },
+    "mcp/slow": { kind: "ok", content: "slow but sure", delayMs: 1_500 },
+    "mcp/hang": { kind: "hang" },
+    "mcp/hang2": { kind: "hang" },
+    "fail/limited": { kind: "status", status: 429 },
+    "fail/denied": { kind: "status", status: 401 },
+    // A provider that echoes the key back in its error: the MCP output must still never show it.
+    "fail/echo": { kind: "status", status: 401, body: { error: { code: 401, message: `Invalid key. Received API Key = ${API_KEY}` } } },
+    "fail/hang": { kind: "hang" }
+  }
+})
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-mcp-"))
 let dirCount = 0
 const freshDir = () => path.join(tmp, `runs-${++dirCount}`)
 
 const envFor = (outputDir: string, extra: Record<string, string> = {}, models: ReadonlyArray<string> = MODELS) =>
-  serverEnv({ baseUrl: fake.url, outputDir, apiKey: API_KEY, models, synthesizer: SYNTH, extra })
+  serverEnv({ baseUrl: provider.url, outputDir, apiKey: API_KEY, models, synthesizer: SYNTH, extra })
 
-beforeAll(async () => {
-  fake = await startFakeOpenRouter({
-    script: {
-      "mcp/alpha": { kind: "ok", content: "alpha says 4", delayMs: 50 },
-      "mcp/beta": { kind: "ok", content: "beta says 4", delayMs: 100 },
-      "mcp/gamma": { kind: "ok", content: "gamma says 4", delayMs: 150 },
-      // Slow enough that the progress sent before the synthesis cannot arrive in the same read as the result
-      // (the SDK client drops a progress notification it handles after the response: see the raw test).
-      "mcp/synth": { kind: "ok", content: SYNTH_ANSWER, delayMs: 300 },
-      "mcp/slow": { kind: "ok", content: "slow but sure", delayMs: 1_500 },
-      "mcp/hang": { kind: "hang" },
-      "mcp/hang2": { kind: "hang" },
-      "fail/limited": { kind: "status", status: 429 },
-      "fail/denied": { kind: "status", status: 401 },
-      // A provider that echoes the key back in its error: the MCP output must still never show it.
-      "fail/echo": { kind: "status", status: 401, body: { error: { code: 401, message: `Invalid key. Received API Key = ${API_KEY}` } } },
-      "fail/hang": { kind: "hang" }
-    }
-  })
-})
-
-afterAll(async () => {
-  await fake?.close()
+afterAll(() => {
   fs.rmSync(tmp, { recursive: true, force: true })
 })
 
@@ -265,7 +260,7 @@ describe("MCP server (one server, several calls)", () => {
     const entry = runs.find((r) => r.runId === run.runId)
     expect(entry).toMatchObject({ status: "ok", answered: 3, finalUri: `parallel-llm://runs/${run.runId}/final.md` })
 
-    const before = fake.requests.filter((r) => MODELS.includes(r.model ?? "")).length
+    const before = provider.fake.requests.filter((r) => MODELS.includes(r.model ?? "")).length
     const again = await callTool(mcp.client, "resynthesize", { runId: run.runId, synthesizer: "mcp/judge" })
     expect(again.isError).toBeFalsy()
     const rerun = structuredOf(again)
@@ -273,8 +268,8 @@ describe("MCP server (one server, several calls)", () => {
     expect(rerun.candidates.map((c) => c.status)).toEqual(["ok", "ok", "ok"])
     expect(readManifest(rerun.runDir)).toMatchObject({ status: "ok" })
     expect(JSON.parse(fs.readFileSync(path.join(rerun.runDir, "run.json"), "utf8")).source).toBe(run.runId)
-    expect(fake.requests.filter((r) => MODELS.includes(r.model ?? "")).length).toBe(before)
-    expect(fake.requests.some((r) => r.model === "mcp/judge")).toBe(true)
+    expect(provider.fake.requests.filter((r) => MODELS.includes(r.model ?? "")).length).toBe(before)
+    expect(provider.fake.requests.some((r) => r.model === "mcp/judge")).toBe(true)
 
     const unknown = await callTool(mcp.client, "resynthesize", { runId: "20200101-000000-000-00000000" })
     expect(unknown.isError).toBe(true)
@@ -296,7 +291,7 @@ describe("MCP server (one server, several calls)", () => {
   })
 
   it("refuses bad arguments with an isError result naming the field, and goes on serving", async () => {
-    const before = fake.chatRequests().length
+    const before = provider.log().length
     const cases: Array<[Record<string, unknown>, string]> = [
       [{}, "prompt"],
       [{ prompt: 42 }, "prompt"],
@@ -317,14 +312,14 @@ describe("MCP server (one server, several calls)", () => {
     expect(textOf(extra)).toContain("verbose")
     await expect(callTool(mcp.client, "no_such_tool", {})).rejects.toThrow(/Unknown tool: no_such_tool/)
 
-    expect(fake.chatRequests().length).toBe(before) // nothing was asked
+    expect(provider.log().length).toBe(before) // nothing was asked
     const config = await callTool(mcp.client, "get_config", {})
     expect(config.isError).toBeFalsy()
   })
 
   it("runs five calls side by side, each in its own run directory", async () => {
     const prompts = [1, 2, 3, 4, 5].map((n) => `Concurrent question number ${n}`)
-    fake.reset()
+    provider.fake.reset()
     const results = await Promise.all(
       prompts.map((prompt) => callTool(mcp.client, "process_prompt", { prompt, models: ["mcp/slow", "mcp/alpha"] }))
     )
@@ -338,13 +333,13 @@ describe("MCP server (one server, several calls)", () => {
     expect(new Set(runs.map((r) => r.runDir)).size).toBe(5)
     expect(new Set(runs.map((r) => r.runId)).size).toBe(5)
     // The five runs overlapped: more requests were in flight at once than one run makes.
-    expect(fake.maxInFlight).toBeGreaterThan(2)
+    expect(provider.fake.maxInFlight).toBeGreaterThan(2)
   })
 
   it("cancels a call: in-flight requests aborted, finished answers kept, manifest cancelled", async () => {
     const controller = new AbortController()
     const progress: Array<Progress> = []
-    const abortedBefore = fake.abortedRequests().length
+    const abortedBefore = provider.fake.abortedRequests().length
     const call = callTool(mcp.client, "process_prompt", { prompt: "Cancel me", models: ["mcp/alpha", "mcp/hang", "mcp/hang2"] }, {
       signal: controller.signal,
       onprogress: (p) => progress.push(p)
@@ -353,7 +348,7 @@ describe("MCP server (one server, several calls)", () => {
     await waitFor("alpha's answer", () => progress.some((p) => (p.message ?? "").includes("1/3 answered (mcp/alpha in")))
     await waitFor(
       "both hanging requests in flight",
-      () => fake.requests.filter((r) => r.model?.startsWith("mcp/hang") && r.endedAt === undefined).length === 2
+      () => provider.fake.requests.filter((r) => r.model?.startsWith("mcp/hang") && r.endedAt === undefined).length === 2
     )
     controller.abort("test cancels")
     await expect(call).rejects.toThrow()
@@ -369,7 +364,7 @@ describe("MCP server (one server, several calls)", () => {
     expect(fs.readFileSync(path.join(runDir, "responses", "01-mcp-alpha.md"), "utf8")).toBe("alpha says 4")
     expect(fs.existsSync(path.join(runDir, "final.md"))).toBe(false)
     const aborted = await waitFor("the fake to see both requests aborted", () => {
-      const now = fake.abortedRequests().slice(abortedBefore).filter((r) => r.model?.startsWith("mcp/hang"))
+      const now = provider.fake.abortedRequests().slice(abortedBefore).filter((r) => r.model?.startsWith("mcp/hang"))
       return now.length === 2 ? now : undefined
     })
     expect(aborted.map((r) => r.model).sort()).toEqual(["mcp/hang", "mcp/hang2"])

@@ -5,17 +5,16 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Layer } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { afterAll, beforeAll } from "vitest"
 import { SettingsError } from "../../src/domain/errors.js"
 import { Settings } from "../../src/services/settings.js"
 import { type DegradedSettings, loadDegraded, StartupProblems } from "../../src/settings/degraded.js"
 import type { RawSettings } from "../../src/settings/values.js"
-import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { connectInProcess, connectMcpInProcess, serverServices } from "../support/inProcessMcp.js"
 import { serverEnv } from "../support/mcpHarness.js"
 import { makeScriptedClient } from "../support/scriptedClient.js"
 import { makeTempDirs } from "../support/tempDirs.js"
 import { layerTestLogging } from "../support/testLogging.js"
+import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // A server that cannot work still starts and says why: no key, a broken config file, an output directory
 // it cannot make. tools/list answers; each call that needs the missing piece is an isError line naming
@@ -151,20 +150,14 @@ describe("serve without what it needs (in process, SDK client)", () => {
 })
 
 describe("serve without what it needs (from the environment serve reads)", () => {
-  let fake: FakeOpenRouter
-  beforeAll(async () => {
-    fake = await startFakeOpenRouter({ script: {} })
-  })
-  afterAll(async () => {
-    await fake?.close()
-  })
+  const provider = withFakeProvider({ script: {} })
 
   it("a broken config file: tools/list answers, process_prompt names the file and line, nothing sent, stderr says it once", async () => {
     const dir = tempDir()
     const file = path.join(dir, "config.json")
     fs.writeFileSync(file, `{\n  "timeout": 30,\n  "models": ["a/one",],\n}\n`)
     const env = serverEnv({
-      baseUrl: fake.url,
+      baseUrl: provider.url,
       outputDir: dir,
       apiKey: KEY,
       models: ["a/one"],
@@ -185,7 +178,7 @@ describe("serve without what it needs (from the environment serve reads)", () =>
       const config = (await mcp.client.callTool({ name: "get_config", arguments: {} })) as CallToolResult
       expect(config.isError).toBe(true)
       expect(textOf(config)).toContain(`${file}: not valid JSON at line 3`)
-      expect(fake.chatRequests()).toHaveLength(0)
+      expect(provider.log()).toHaveLength(0)
       expect(mcp.stderr().split(`${file}: not valid JSON at line 3`)).toHaveLength(2)
     } finally {
       await mcp.close()
@@ -195,7 +188,7 @@ describe("serve without what it needs (from the environment serve reads)", () =>
   it("no key for OpenRouter: process_prompt answers isError naming OPENROUTER_API_KEY; stderr says it once", async () => {
     const dir = tempDir()
     const { OPENROUTER_API_KEY: _key, OPENROUTER_BASE_URL: _url, ...env } = serverEnv({
-      baseUrl: fake.url,
+      baseUrl: provider.url,
       outputDir: dir,
       apiKey: KEY,
       models: ["a/one"],

@@ -4,9 +4,9 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { connectMcpInProcess, type InProcessConnection } from "../support/inProcessMcp.js"
 import { readManifest, serverEnv, waitFor } from "../support/mcpHarness.js"
+import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // Runs that outlive the request that started them: `wait`, get_run, cancel_run, MCP Tasks, and results
 // that every client accepts. Every call goes through a STRICT client that, like the Codex app, fails on
@@ -17,32 +17,29 @@ const API_KEY = "sk-or-v1-HANDLES-0f1e2d3c4b5a69788796a5b4c3d2e1f0"
 const SYNTH_ANSWER = "# Merged\n\nThe answer is **4**."
 const RUN_ID = /^\d{8}-\d{6}-\d{3}-[0-9a-f]{8}$/
 
-let fake: FakeOpenRouter
+const provider = withFakeProvider({
+  script: {
+    // Slower than the 1 s a call waits (`wait: 1`), the least that makes it answer `running`: the fake's delay
+    // starts only once the request reaches it, after the call's wait has begun.
+    "slow/one": { kind: "ok", content: "one says 4", delayMs: 1_500 },
+    "slow/two": { kind: "ok", content: "two says 4", delayMs: 1_700 },
+    "slow/synth": { kind: "ok", content: SYNTH_ANSWER, delayMs: 500 },
+    "fast/one": { kind: "ok", content: "fast one says 4", delayMs: 20 },
+    "fast/synth": { kind: "ok", content: SYNTH_ANSWER, delayMs: 20 },
+    "stuck/one": { kind: "hang" },
+    "stuck/two": { kind: "hang" }
+  }
+})
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-handles-"))
 let dirCount = 0
 const freshDir = () => path.join(tmp, `runs-${++dirCount}`)
 
-beforeAll(async () => {
-  fake = await startFakeOpenRouter({
-    script: {
-      "slow/one": { kind: "ok", content: "one says 4", delayMs: 2_500 },
-      "slow/two": { kind: "ok", content: "two says 4", delayMs: 3_000 },
-      "slow/synth": { kind: "ok", content: SYNTH_ANSWER, delayMs: 3_000 },
-      "fast/one": { kind: "ok", content: "fast one says 4", delayMs: 20 },
-      "fast/synth": { kind: "ok", content: SYNTH_ANSWER, delayMs: 20 },
-      "stuck/one": { kind: "hang" },
-      "stuck/two": { kind: "hang" }
-    }
-  })
-})
-
-afterAll(async () => {
-  await fake?.close()
+afterAll(() => {
   fs.rmSync(tmp, { recursive: true, force: true })
 })
 
 const connect = (outputDir: string, models: ReadonlyArray<string>, synthesizer: string, extra: Record<string, string> = {}) =>
-  connectMcpInProcess(serverEnv({ baseUrl: fake.url, outputDir, apiKey: API_KEY, models, synthesizer, extra }))
+  connectMcpInProcess(serverEnv({ baseUrl: provider.url, outputDir, apiKey: API_KEY, models, synthesizer, extra }))
 
 interface RunOutput {
   readonly final: string | null
@@ -156,10 +153,10 @@ describe("get_run and cancel_run", () => {
     const running = outputOf(await call(mcp.client, "process_prompt", { prompt: "Cancel me", wait: 0 }))
     await waitFor(
       "both stuck requests in flight",
-      () => fake.requests.filter((r) => r.model?.startsWith("stuck/") && r.endedAt === undefined && !r.aborted).length === 2
+      () => provider.fake.requests.filter((r) => r.model?.startsWith("stuck/") && r.endedAt === undefined && !r.aborted).length === 2
     )
     await waitFor("the fast answer on disk", () => fs.existsSync(path.join(running.runDir, "responses", "01-fast-one.md")))
-    const abortedBefore = fake.abortedRequests().length
+    const abortedBefore = provider.fake.abortedRequests().length
     const started = Date.now()
     const result = await call(mcp.client, "cancel_run", { runId: running.runId })
     expect(result.isError).toBeFalsy()
@@ -168,7 +165,7 @@ describe("get_run and cancel_run", () => {
     expect(cancelled.candidates.map((c) => c.status)).toEqual(["ok", "cancelled", "cancelled"])
     expect(cancelled.next).toContain("resynthesize")
     const aborted = await waitFor("the fake to see both aborts", () => {
-      const now = fake.abortedRequests().slice(abortedBefore)
+      const now = provider.fake.abortedRequests().slice(abortedBefore)
       return now.length === 2 ? now : undefined
     })
     expect(Math.max(...aborted.map((r) => r.endedAt ?? Infinity)) - started).toBeLessThan(1_000)
@@ -183,12 +180,12 @@ describe("get_run and cancel_run", () => {
   })
 
   it("refuse more models than --max-models before any call, naming the setting", async () => {
-    const before = fake.chatRequests().length
+    const before = provider.log().length
     const models = Array.from({ length: 17 }, (_, i) => `fast/m${i}`)
     const result = await call(mcp.client, "process_prompt", { prompt: "Too many", models })
     expect(result.isError).toBe(true)
     expect(textOf(result)).toContain("17 candidate models, more than the 16 allowed in one run (--max-models)")
-    expect(fake.chatRequests().length).toBe(before)
+    expect(provider.log().length).toBe(before)
   })
 
   it("every other tool's results are text only too", async () => {
@@ -273,13 +270,16 @@ describe("MCP Tasks: a task is a run", () => {
       const taskId = first.value?.type === "taskCreated" ? first.value.task.taskId : ""
       await waitFor(
         "the stuck request in flight",
-        () => fake.requests.some((r) => r.model === "stuck/one" && r.endedAt === undefined && !r.aborted)
+        () => provider.fake.requests.some((r) => r.model === "stuck/one" && r.endedAt === undefined && !r.aborted)
       )
       await waitFor("the fast answer on disk", () => fs.existsSync(path.join(outputDir, taskId, "responses", "01-fast-one.md")))
-      const abortedBefore = fake.abortedRequests().length
+      const abortedBefore = provider.fake.abortedRequests().length
       const cancelled = await mcp.client.experimental.tasks.cancelTask(taskId)
       expect(cancelled.status).toBe("cancelled")
-      await waitFor("the abort at the provider", () => fake.abortedRequests().slice(abortedBefore).some((r) => r.model === "stuck/one"))
+      await waitFor(
+        "the abort at the provider",
+        () => provider.fake.abortedRequests().slice(abortedBefore).some((r) => r.model === "stuck/one")
+      )
       const manifest = await waitFor("the cancelled manifest", () => readManifest(path.join(outputDir, taskId)))
       expect(manifest.status).toBe("cancelled")
       expect(manifest.candidates.map((c) => c.status)).toEqual(["ok", "cancelled"])

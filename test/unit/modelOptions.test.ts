@@ -4,7 +4,7 @@ import { Effect, Either, Option, Schema } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, beforeAll, beforeEach } from "vitest"
+import { afterAll, beforeEach } from "vitest"
 import { appLayer } from "../../src/appLayer.js"
 import { Manifest } from "../../src/domain/manifest.js"
 import { withCallSettings } from "../../src/programs/callSettings.js"
@@ -13,35 +13,31 @@ import { runPipeline } from "../../src/programs/runPipeline.js"
 import { Settings } from "../../src/services/settings.js"
 import { loadSettings } from "../../src/settings/load.js"
 import type { SettingsValue } from "../../src/settings/values.js"
-import { type FakeOpenRouter, type RecordedRequest, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
+import type { RecordedRequest } from "../support/fakeOpenRouter.js"
 import { runCliInProcess } from "../support/inProcessCli.js"
 import { connectMcpInProcess } from "../support/inProcessMcp.js"
 import { serverEnv } from "../support/mcpHarness.js"
 import { freshDirs } from "../support/spawnCli.js"
-import { makeTestSettings } from "../support/testSettings.js"
+import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // Per-model options (model objects in the config file), the run's reasoning effort, and web search with
 // the citations it brings back: what goes into each request body, and what the manifest keeps.
 
-let fake: FakeOpenRouter
+const provider = withFakeProvider()
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-modelopts-"))
 const freshDir = freshDirs(tmp)
 
-beforeAll(async () => {
-  fake = await startFakeOpenRouter()
-})
-afterAll(async () => {
-  await fake.close()
+afterAll(() => {
   fs.rmSync(tmp, { recursive: true, force: true })
 })
 beforeEach(() => {
-  fake.setScript({})
-  fake.setDefault({ kind: "ok" })
-  fake.reset()
+  provider.fake.setScript({})
+  provider.fake.setDefault({ kind: "ok" })
+  provider.fake.reset()
 })
 
 const bodyFor = (model: string): Record<string, unknown> => {
-  const request = fake.chatRequests().find((r: RecordedRequest) => r.model === model)
+  const request = provider.log().find((r: RecordedRequest) => r.model === model)
   if (request === undefined) throw new Error(`no request for ${model}`)
   return request.body as Record<string, unknown>
 }
@@ -50,8 +46,7 @@ const bodyFor = (model: string): Record<string, unknown> => {
 const run = (overrides: Partial<SettingsValue>, web?: boolean) =>
   runPipeline({ prompt: "What is new?" }).pipe(
     withCallSettings({ web }),
-    Effect.provide(appLayer(Settings.Test(makeTestSettings({
-      baseUrl: fake.url,
+    Effect.provide(appLayer(Settings.Test(provider.settings({
       outputDir: freshDir("runs"),
       models: ["test/alpha", "test/beta"],
       retries: 0,
@@ -73,7 +68,7 @@ describe("per-model options in the request body", () => {
   it.live("each model gets its own temperature, max tokens, reasoning, provider routing and fallback list", () =>
     Effect.gen(function*() {
       // The primary fails with a 503: OpenRouter (here the fake) serves the first fallback instead.
-      fake.setScript({ "test/alpha": { kind: "status", status: 503 } })
+      provider.fake.setScript({ "test/alpha": { kind: "status", status: 503 } })
       const { manifest } = yield* run({
         modelOptions: {
           "test/alpha": {
@@ -144,7 +139,7 @@ describe("citations, reasoning and cached tokens", () => {
   for (const stream of [false, true]) {
     it.live(`${stream ? "streamed" : "whole"} answers: kept in the manifest, cleaned, and shown to the synthesizer`, () =>
       Effect.gen(function*() {
-        fake.setScript({
+        provider.fake.setScript({
           "test/alpha": {
             kind: "ok",
             content: "It changed [example](https://example.com/news).",
@@ -290,7 +285,7 @@ describe("over the built CLI and MCP", () => {
     PATH: process.env.PATH,
     HOME: tmp,
     XDG_CONFIG_HOME: tmp,
-    OPENROUTER_BASE_URL: fake.url,
+    OPENROUTER_BASE_URL: provider.url,
     PARALLEL_LLM_OUTPUT_DIR: out,
     PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none",
     ...extra
@@ -315,7 +310,7 @@ describe("over the built CLI and MCP", () => {
     const config = path.join(freshDir("mcp-config"), "config.json")
     fs.writeFileSync(config, JSON.stringify({ synthesizer: { id: "local/s", temperature: 0.1 } }))
     const mcp = await connectMcpInProcess(serverEnv({
-      baseUrl: fake.url,
+      baseUrl: provider.url,
       outputDir: freshDir("mcp"),
       apiKey: "",
       models: ["local/m"],

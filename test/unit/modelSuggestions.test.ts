@@ -1,10 +1,10 @@
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, describe, expect, it } from "vitest"
 import { nearestIds } from "../../src/programs/listConfiguredModels.js"
-import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { runCliInProcess } from "../support/inProcessCli.js"
+import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // "Did you mean": only an id that is actually close, in `models` and in `--check-models`; and, on a server
 // that has none of the configured ids (a local one with the default panel), what it does have.
@@ -28,21 +28,17 @@ describe("nearestIds", () => {
 })
 
 describe("suggestions from the built CLI against a server of local model ids", () => {
-  let fake: FakeOpenRouter
+  const provider = withFakeProvider({ models: [{ id: "llama3.2:3b" }, { id: "qwen2.5:7b" }] })
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-suggest-"))
   const env = () => ({
     PATH: process.env.PATH ?? "",
     HOME: tmp,
     XDG_CONFIG_HOME: path.join(tmp, "config"),
-    OPENROUTER_BASE_URL: fake.url,
+    OPENROUTER_BASE_URL: provider.url,
     PARALLEL_LLM_OUTPUT_DIR: path.join(tmp, "runs")
   })
 
-  beforeAll(async () => {
-    fake = await startFakeOpenRouter({ models: [{ id: "llama3.2:3b" }, { id: "qwen2.5:7b" }] })
-  })
-  afterAll(async () => {
-    await fake?.close()
+  afterAll(() => {
     fs.rmSync(tmp, { recursive: true, force: true })
   })
 
@@ -55,12 +51,12 @@ describe("suggestions from the built CLI against a server of local model ids", (
   })
 
   it("ask --check-models: refused before any call, with the close id suggested", async () => {
-    fake.reset()
+    provider.fake.reset()
     const result = await runCliInProcess(["ask", "--check-models", "-m", "llama3.2", "-m", "qwen2.5:7b", "-s", "qwen2.5:7b", "hi"], {
       env: env()
     })
     expect(result.code).toBe(2)
-    expect(result.stderr).toContain(`unknown model at ${fake.url}: llama3.2 (did you mean llama3.2:3b?)`)
-    expect(fake.chatRequests()).toHaveLength(0)
+    expect(result.stderr).toContain(`unknown model at ${provider.url}: llama3.2 (did you mean llama3.2:3b?)`)
+    expect(provider.log()).toHaveLength(0)
   })
 })

@@ -5,7 +5,7 @@ import { Effect, Either, Layer, Option, Redacted } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, beforeAll, beforeEach } from "vitest"
+import { afterAll, beforeEach } from "vitest"
 import { httpStatusOf, isTransient, type ProviderError } from "../../src/domain/errors.js"
 import type { ModelRequest } from "../../src/domain/modelCall.js"
 import { foldAnswer, type FoldHooks, streamedText, textSoFar } from "../../src/programs/answerFold.js"
@@ -18,32 +18,27 @@ import { parseRetryAfter } from "../../src/services/providers/openaiCompatible/r
 import { RunStore } from "../../src/services/runStore.js"
 import { Settings } from "../../src/services/settings.js"
 import type { SettingsValue } from "../../src/settings/values.js"
-import { type Behavior, type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
+import type { Behavior } from "../support/fakeOpenRouter.js"
 import { realHttpClientLayer, waitUntil } from "../support/realHttpClient.js"
-import { makeTestSettings } from "../support/testSettings.js"
+import { withFakeProvider } from "../support/withFakeProvider.js"
 
 /** Distinctive, so that a leak anywhere is unmistakable. */
 const KEY = "sk-or-v1-SECRET-5f3c9a1e7d2b4c6a8e0f1a2b3c4d5e6f"
 
-let fake: FakeOpenRouter
+const provider = withFakeProvider()
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-client-"))
 
-beforeAll(async () => {
-  fake = await startFakeOpenRouter()
-})
-afterAll(async () => {
-  await fake.close()
+afterAll(() => {
   fs.rmSync(tmp, { recursive: true, force: true })
 })
 beforeEach(() => {
-  fake.setScript({})
-  fake.setDefault({ kind: "ok" })
-  fake.reset()
+  provider.fake.setScript({})
+  provider.fake.setDefault({ kind: "ok" })
+  provider.fake.reset()
 })
 
 const settingsFor = (overrides: Partial<SettingsValue> = {}): SettingsValue =>
-  makeTestSettings({
-    baseUrl: fake.url,
+  provider.settings({
     apiKey: Option.some(Redacted.make(KEY)),
     appUrl: "https://example.test/parallel",
     appTitle: "parallel-llm tests",
@@ -70,16 +65,16 @@ const complete = (request: ModelRequest, hooks: FoldHooks = {}) => Effect.flatMa
 /** One attempt against `behavior`; the typed error it fails with. */
 const failureOf = (model: string, behavior: Behavior) =>
   Effect.gen(function*() {
-    fake.setScript({ [model]: behavior })
+    provider.fake.setScript({ [model]: behavior })
     return yield* complete(ask(model)).pipe(Effect.flip, Effect.provide(clientLayer()))
   })
 
-const chatCount = (model: string) => fake.chatRequests().filter((r) => r.model === model).length
+const chatCount = (model: string) => provider.log().filter((r) => r.model === model).length
 
 describe("ModelClient.stream (OpenAI-compatible): a good answer", () => {
   it.live("returns content, servedBy, usage with cost and finishReason, and sends the right request", () =>
     Effect.gen(function*() {
-      fake.setScript({
+      provider.fake.setScript({
         "good/model": {
           kind: "ok",
           content: "The answer is 42.",
@@ -100,7 +95,7 @@ describe("ModelClient.stream (OpenAI-compatible): a good answer", () => {
       expect(completion.usage).toEqual({ promptTokens: 11, completionTokens: 7, cost: 0.00123 })
       expect(completion.finishReason).toBe("length")
 
-      const [request, ...others] = fake.chatRequests()
+      const [request, ...others] = provider.log()
       expect(others).toHaveLength(0)
       expect(request!.method).toBe("POST")
       expect(request!.path).toBe("/api/v1/chat/completions")
@@ -121,7 +116,7 @@ describe("ModelClient.stream (OpenAI-compatible): a good answer", () => {
       const completion = yield* complete(ask("plain/model")).pipe(Effect.provide(clientLayer()))
       expect(completion.content).toBe("Answer from plain/model")
       expect(completion.servedBy).toBe("plain/model")
-      const body = fake.chatRequests()[0]!.body as Record<string, unknown>
+      const body = provider.log()[0]!.body as Record<string, unknown>
       expect(body).not.toHaveProperty("max_tokens")
       expect(body).not.toHaveProperty("temperature")
       expect(body["model"]).toBe("plain/model")
@@ -129,7 +124,7 @@ describe("ModelClient.stream (OpenAI-compatible): a good answer", () => {
 
   it.live("a streamed answer hands each network read's text to the fold's onDelta as it arrives: the pieces make up the answer", () =>
     Effect.gen(function*() {
-      fake.setScript({ "delta/model": { kind: "trickle", content: "one two three four five six", chunks: 4, chunkDelayMs: 15 } })
+      provider.fake.setScript({ "delta/model": { kind: "trickle", content: "one two three four five six", chunks: 4, chunkDelayMs: 15 } })
       const pieces: Array<string> = []
       const completion = yield* complete(
         ask("delta/model"),
@@ -145,7 +140,7 @@ describe("ModelClient.stream (OpenAI-compatible): a good answer", () => {
   it.live("sends no Authorization header when there is no key (loopback servers)", () =>
     Effect.gen(function*() {
       yield* complete(ask("nokey/model")).pipe(Effect.provide(clientLayer({ apiKey: Option.none() })))
-      expect(fake.chatRequests()[0]!.headers["authorization"]).toBeUndefined()
+      expect(provider.log()[0]!.headers["authorization"]).toBeUndefined()
     }))
 })
 
@@ -312,7 +307,7 @@ describe("a 429 is typed by the provider's code wherever it arrives", () => {
     it.live(`in ${where}: RateLimited with httpStatus 429, transient`, () =>
       Effect.gen(function*() {
         const model = `limited/${where.replace(/\W+/g, "-")}`
-        fake.setScript({ [model]: behavior })
+        provider.fake.setScript({ [model]: behavior })
         const streamed = streamedText()
         const error = yield* complete(ask(model), { streamed }).pipe(Effect.flip, Effect.provide(clientLayer({ stream })))
         expect(error._tag).toBe("RateLimited")
@@ -344,7 +339,7 @@ describe("parseRetryAfter", () => {
 describe("ModelClient.listModels", () => {
   it.live("reads ids, context lengths and prices (USD per million tokens)", () =>
     Effect.gen(function*() {
-      fake.setModels([
+      provider.fake.setModels([
         { id: "a/one", name: "A One", context_length: 200_000, pricing: { prompt: "0.000003", completion: "0.000015" } },
         { id: "b/two" }
       ])
@@ -353,7 +348,7 @@ describe("ModelClient.listModels", () => {
       expect(models[0]!.contextLength).toBe(200_000)
       expect(models[0]!.promptPrice).toBeCloseTo(3, 6)
       expect(models[0]!.completionPrice).toBeCloseTo(15, 6)
-      const request = fake.requests.find((r) => r.path === "/api/v1/models")
+      const request = provider.fake.requests.find((r) => r.path === "/api/v1/models")
       expect(request?.method).toBe("GET")
       expect(request?.headers["authorization"]).toBe(`Bearer ${KEY}`)
     }))
@@ -364,7 +359,7 @@ describe("callModel with the real client and the real clock", () => {
 
   it.live("500 then success: ok after 2 attempts", () =>
     Effect.gen(function*() {
-      fake.setScript({ "retry/once": [{ kind: "status", status: 500 }, { kind: "ok", content: "second time lucky" }] })
+      provider.fake.setScript({ "retry/once": [{ kind: "status", status: 500 }, { kind: "ok", content: "second time lucky" }] })
       const call = yield* callModel(ask("retry/once"), policy).pipe(Effect.provide(clientLayer()))
       expect(Either.isRight(call.result)).toBe(true)
       expect(Either.getOrThrow(call.result).content).toBe("second time lucky")
@@ -374,7 +369,7 @@ describe("callModel with the real client and the real clock", () => {
 
   it.live("a connection reset then success: retried", () =>
     Effect.gen(function*() {
-      fake.setScript({ "retry/reset": [{ kind: "reset" }, { kind: "ok" }] })
+      provider.fake.setScript({ "retry/reset": [{ kind: "reset" }, { kind: "ok" }] })
       const call = yield* callModel(ask("retry/reset"), policy).pipe(Effect.provide(clientLayer()))
       expect(Either.isRight(call.result)).toBe(true)
       expect(call.attempts).toBe(2)
@@ -382,7 +377,7 @@ describe("callModel with the real client and the real clock", () => {
 
   it.live("an ErrorInBody with a transient code then success: retried", () =>
     Effect.gen(function*() {
-      fake.setScript({ "retry/body": [{ kind: "errorIn200", code: 503 }, { kind: "ok" }] })
+      provider.fake.setScript({ "retry/body": [{ kind: "errorIn200", code: 503 }, { kind: "ok" }] })
       const call = yield* callModel(ask("retry/body"), policy).pipe(Effect.provide(clientLayer()))
       expect(Either.isRight(call.result)).toBe(true)
       expect(call.attempts).toBe(2)
@@ -390,7 +385,7 @@ describe("callModel with the real client and the real clock", () => {
 
   it.live("502 forever: ProviderFailure after retries + 1 attempts, exactly that many requests", () =>
     Effect.gen(function*() {
-      fake.setScript({ "down/always": { kind: "status", status: 502 } })
+      provider.fake.setScript({ "down/always": { kind: "status", status: 502 } })
       const call = yield* callModel(ask("down/always"), { ...policy, retries: 2 }).pipe(Effect.provide(clientLayer()))
       const error = Either.getLeft(call.result).pipe(Option.getOrThrow)
       expect(error._tag).toBe("ProviderFailure")
@@ -410,7 +405,7 @@ describe("callModel with the real client and the real clock", () => {
     it.live(`a 200 that is not a chat completion (${behavior.kind}) is retried under the same schedule`, () =>
       Effect.gen(function*() {
         const model = `invalid/${behavior.kind}`
-        fake.setScript({ [model]: [behavior, { kind: "ok", content: "a real answer" }] })
+        provider.fake.setScript({ [model]: [behavior, { kind: "ok", content: "a real answer" }] })
         const call = yield* callModel(ask(model), policy).pipe(Effect.provide(clientLayer()))
         expect(Either.getOrThrow(call.result).content).toBe("a real answer")
         expect(call.attempts).toBe(2)
@@ -431,7 +426,7 @@ describe("callModel with the real client and the real clock", () => {
     it.live(`${label}: exactly 1 request, never retried`, () =>
       Effect.gen(function*() {
         const model = `permanent/${label.replace(/\W+/g, "-")}`
-        fake.setScript({ [model]: behavior })
+        provider.fake.setScript({ [model]: behavior })
         const call = yield* callModel(ask(model), policy).pipe(Effect.provide(clientLayer()))
         expect(Either.isLeft(call.result)).toBe(true)
         expect(call.attempts).toBe(1)
@@ -442,22 +437,22 @@ describe("callModel with the real client and the real clock", () => {
   // A lower bound only: a slow machine can only make the gap longer.
   it.live("429 with Retry-After: the next attempt waits at least that long", () =>
     Effect.gen(function*() {
-      fake.setScript({ "limited/once": [{ kind: "status", status: 429, retryAfter: 1 }, { kind: "ok" }] })
+      provider.fake.setScript({ "limited/once": [{ kind: "status", status: 429, retryAfter: 1 }, { kind: "ok" }] })
       const call = yield* callModel(ask("limited/once"), policy).pipe(Effect.provide(clientLayer()))
       expect(Either.isRight(call.result)).toBe(true)
       expect(call.attempts).toBe(2)
-      const [first, second] = fake.chatRequests()
+      const [first, second] = provider.log()
       expect(second!.startedAt - (first!.endedAt ?? first!.startedAt)).toBeGreaterThanOrEqual(900)
     }))
 
-  // 1 s rather than a few hundred ms: on a loaded machine the request must first reach the fake.
+  // 1 s rather than a few hundred ms: on a loaded machine the request must first reach the provider.fake.
   it.live("a hang with a 1 s budget: Timeout, and the HTTP request is really aborted", () =>
     Effect.gen(function*() {
-      fake.setScript({ "slow/hang": { kind: "hang" } })
+      provider.fake.setScript({ "slow/hang": { kind: "hang" } })
       const outcome = yield* Effect.gen(function*() {
         const call = yield* callModel(ask("slow/hang"), { ...policy, timeoutMs: 1_000 })
         // Still inside the client's layer: the agent is alive, so only the interruption can have aborted it.
-        yield* Effect.promise(() => waitUntil(() => fake.abortedRequests().length >= 1, "the fake to see the request aborted"))
+        yield* Effect.promise(() => waitUntil(() => provider.fake.abortedRequests().length >= 1, "the fake to see the request aborted"))
         return call
       }).pipe(Effect.provide(clientLayer()))
       const error = Either.getLeft(outcome.result).pipe(Option.getOrThrow)
@@ -465,13 +460,13 @@ describe("callModel with the real client and the real clock", () => {
       expect(error._tag === "Timeout" && error.timeoutMs).toBe(1_000)
       expect(isTransient(error)).toBe(false)
       expect(outcome.attempts).toBe(1)
-      expect(fake.abortedRequests().map((r) => r.model)).toEqual(["slow/hang"])
-      expect(fake.inFlight).toBe(0)
+      expect(provider.fake.abortedRequests().map((r) => r.model)).toEqual(["slow/hang"])
+      expect(provider.fake.inFlight).toBe(0)
     }))
 
   it.live("the time budget covers the backoff too: a long Retry-After ends in Timeout", () =>
     Effect.gen(function*() {
-      fake.setScript({ "limited/long": { kind: "status", status: 429, retryAfter: 60 } })
+      provider.fake.setScript({ "limited/long": { kind: "status", status: 429, retryAfter: 60 } })
       const call = yield* callModel(ask("limited/long"), { ...policy, timeoutMs: 1_500 }).pipe(Effect.provide(clientLayer()))
       const error = Either.getLeft(call.result).pipe(Option.getOrThrow)
       expect(error._tag).toBe("Timeout")
@@ -496,8 +491,8 @@ describe("pooled connections", () => {
         expect(completion.content).toBe(`Answer from pool/seq-${i}`)
         yield* turn
       }
-      expect(fake.chatRequests()).toHaveLength(20)
-      expect(fake.connections).toBe(1)
+      expect(provider.log()).toHaveLength(20)
+      expect(provider.fake.connections).toBe(1)
     }).pipe(Effect.provide(clientLayer())))
 
   it.live("20 sequential streamed calls use exactly 1 TCP connection: the body is read to its end after [DONE]", () =>
@@ -508,35 +503,35 @@ describe("pooled connections", () => {
         expect(completion.content).toBe(`Answer from pool/stream-${i}`)
         yield* turn
       }
-      expect(fake.connections).toBe(1)
+      expect(provider.fake.connections).toBe(1)
     }).pipe(Effect.provide(clientLayer({ stream: true }))))
 
   it.live("a response that ends a moment after [DONE]: waited for, and its connection reused", () =>
     Effect.gen(function*() {
-      fake.setDefault({ kind: "ok", endAfterDoneMs: 50 })
+      provider.fake.setDefault({ kind: "ok", endAfterDoneMs: 50 })
       const client = yield* ModelClient
       for (let i = 0; i < 5; i++) {
         expect((yield* answerOf(client, ask(`pool/late-end-${i}`))).content).toBe(`Answer from pool/late-end-${i}`)
         yield* turn
       }
-      expect(fake.connections).toBe(1)
-      expect(fake.abortedRequests()).toHaveLength(0)
+      expect(provider.fake.connections).toBe(1)
+      expect(provider.fake.abortedRequests()).toHaveLength(0)
     }).pipe(Effect.provide(clientLayer({ stream: true }))))
 
   it.live("a response kept open after [DONE]: the answer is returned and only that connection is dropped", () =>
     Effect.gen(function*() {
-      fake.setScript({ "pool/never-ends": { kind: "ok", content: "complete anyway", endAfterDoneMs: 600_000 } })
+      provider.fake.setScript({ "pool/never-ends": { kind: "ok", content: "complete anyway", endAfterDoneMs: 600_000 } })
       const completion = yield* complete(ask("pool/never-ends")).pipe(Effect.provide(clientLayer({ stream: true })))
       expect(completion.content).toBe("complete anyway")
-      yield* Effect.promise(() => waitUntil(() => fake.abortedRequests().length === 1, "the open response to be dropped"))
+      yield* Effect.promise(() => waitUntil(() => provider.fake.abortedRequests().length === 1, "the open response to be dropped"))
     }))
 
   it.live("20 sequential calls back to back in one tick still reuse connections (at most 2)", () =>
     Effect.gen(function*() {
       const client = yield* ModelClient
       for (let i = 0; i < 20; i++) yield* answerOf(client, ask(`pool/tight-${i}`))
-      expect(fake.chatRequests()).toHaveLength(20)
-      expect(fake.connections).toBeLessThanOrEqual(2)
+      expect(provider.log()).toHaveLength(20)
+      expect(provider.fake.connections).toBeLessThanOrEqual(2)
     }).pipe(Effect.provide(clientLayer())))
 
   it.live("4 rounds of 5 concurrent calls use at most 5 connections", () =>
@@ -551,9 +546,9 @@ describe("pooled connections", () => {
         expect(results).toHaveLength(5)
         yield* turn
       }
-      expect(fake.chatRequests()).toHaveLength(20)
-      expect(fake.connections).toBeGreaterThanOrEqual(1)
-      expect(fake.connections).toBeLessThanOrEqual(5)
+      expect(provider.log()).toHaveLength(20)
+      expect(provider.fake.connections).toBeGreaterThanOrEqual(1)
+      expect(provider.fake.connections).toBeLessThanOrEqual(5)
     }).pipe(Effect.provide(clientLayer())))
 
   it.live("the provider can be built directly from Settings and an HttpClient", () =>
@@ -574,7 +569,7 @@ const readTree = (dir: string): ReadonlyArray<{ file: string; text: string }> =>
 describe("the API key is never logged", () => {
   it.live("a run with many kinds of failure leaks the key nowhere, though the provider got it", () =>
     Effect.gen(function*() {
-      fake.setScript({
+      provider.fake.setScript({
         "leak/unauthorized": { kind: "status", status: 401 },
         "leak/flaky": { kind: "status", status: 500 },
         "leak/malformed": { kind: "malformed" },
@@ -617,7 +612,7 @@ describe("the API key is never logged", () => {
       expect(byModel.get("leak/good")?.status).toBe("ok")
 
       // The provider did receive the key, on every call.
-      const chats = fake.chatRequests()
+      const chats = provider.log()
       expect(chats.length).toBeGreaterThanOrEqual(1 + 3 + 1 + 3 + 1 + 1)
       for (const request of chats) expect(request.headers["authorization"]).toBe(`Bearer ${KEY}`)
 
@@ -652,7 +647,7 @@ describe("the API key is never logged", () => {
       const echo = `upper ${KEY.toUpperCase()}, lower ${KEY.toLowerCase()}, cut ${KEY.slice(0, 20)}… and the rest of the answer`
       const leaks = (text: string) => text.toLowerCase().includes(KEY.slice(0, 16).toLowerCase())
       for (const stream of [false, true]) {
-        fake.setScript({ "echo/answer": { kind: "ok", content: echo } })
+        provider.fake.setScript({ "echo/answer": { kind: "ok", content: echo } })
         const completion = yield* complete(ask("echo/answer")).pipe(Effect.provide(clientLayer({ stream })))
         expect(leaks(completion.content), completion.content).toBe(false)
         expect(completion.content).toContain("and the rest of the answer")

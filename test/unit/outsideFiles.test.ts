@@ -16,7 +16,6 @@ import { collectAttachments, type CollectOptions } from "../../src/programs/atta
 import { Settings } from "../../src/services/settings.js"
 import { loadSettings } from "../../src/settings/load.js"
 import type { SettingsValue } from "../../src/settings/values.js"
-import { serverEnv, spawnRawServer, waitFor } from "../support/mcpHarness.js"
 import { makeTempDirs } from "../support/tempDirs.js"
 import { makeTestSettings } from "../support/testSettings.js"
 
@@ -77,11 +76,11 @@ describe("attachments: files that are not what they say", () => {
       expect(process.memoryUsage().rss - before).toBeLessThan(100 * 1024 * 1024)
     }))
 
-  it.live("a directory of 3,000 files is refused by --attach-max-files before any file is read", () =>
+  it.live("a directory of 1,001 files is refused by --attach-max-files before any file is read", () =>
     Effect.gen(function*() {
       const dir = tempDir()
       fs.mkdirSync(path.join(dir, "many"))
-      for (let i = 0; i < 3_000; i++) fs.writeFileSync(path.join(dir, "many", `f${String(i).padStart(4, "0")}.txt`), "x\n")
+      for (let i = 0; i < 1_001; i++) fs.writeFileSync(path.join(dir, "many", `f${String(i).padStart(4, "0")}.txt`), "x\n")
       expect(yield* collect(["many"], { base: dir, what: "--attach" })).toMatchObject({
         refused: "--attach: with many/f1000.txt more than 1,000 files are attached, the most one run may attach (--attach-max-files)"
       })
@@ -207,40 +206,4 @@ describe("JSON nested too deep", () => {
         .pipe(Effect.flip)
       expect(error.message).toBe(`Invalid arguments for process_prompt: (arguments): invalid: nested deeper than ${MAX_JSON_DEPTH} levels`)
     }))
-})
-
-describe("JSON nested too deep, over the built server", () => {
-  it("tools/call with arguments 300,000 levels deep answers invalid arguments in one line, naming no install path", async () => {
-    const server = await spawnRawServer(
-      serverEnv({
-        baseUrl: "http://127.0.0.1:9/api/v1",
-        outputDir: tempDir(),
-        apiKey: "sk-or-test",
-        models: ["test/alpha"],
-        synthesizer: "test/synth"
-      })
-    )
-    try {
-      // Written by hand: JSON.stringify of such a value would itself overflow this process's stack.
-      const levels = 300_000
-      server.child.stdin!.write(
-        `{"jsonrpc":"2.0","id":"deep","method":"tools/call","params":{"name":"process_prompt","arguments":` +
-          `{"prompt":"q","models":${"[".repeat(levels)}${"]".repeat(levels)}}}}\n`
-      )
-      const line = await waitFor("the answer", () => server.stdoutLines().find((l) => l.includes(`"id":"deep"`)))
-      expect(JSON.parse(line)).toMatchObject({
-        result: {
-          isError: true,
-          content: [{
-            type: "text",
-            text: `Invalid arguments for process_prompt: (arguments): invalid: nested deeper than ${MAX_JSON_DEPTH} levels`
-          }]
-        }
-      })
-      expect(server.stderr()).not.toMatch(/RangeError|node_modules|dist\/main/)
-    } finally {
-      server.child.kill()
-      await server.exited
-    }
-  })
 })

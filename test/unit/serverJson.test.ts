@@ -3,9 +3,9 @@ import addFormats from "ajv-formats"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { ensureBuilt, repoRoot } from "../support/mcpHarness.js"
-import { runCli } from "../support/spawnCli.js"
+import { afterAll, describe, expect, it } from "vitest"
+import { runCliInProcess } from "../support/inProcessCli.js"
+import { repoRoot } from "../support/spawnCli.js"
 
 // server.json, the entry for the official MCP registry, against the registry's published schema (vendored in
 // test/fixtures/mcp-registry, see its README), and the facts it shares with package.json and manifest.json:
@@ -52,7 +52,6 @@ const validator = () => {
 }
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-serverjson-"))
-beforeAll(() => ensureBuilt())
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }))
 
 describe("server.json (the MCP registry entry)", () => {
@@ -98,7 +97,7 @@ describe("server.json (the MCP registry entry)", () => {
     const names = [...new Set([...variables.map((v) => v.name), ...Object.keys(manifest.server.mcp_config.env)])]
     for (const name of names) expect(valid[name], `a valid value for ${name} in this test`).toBeDefined()
     const env = { PATH: process.env.PATH ?? "", HOME: tmp, ...Object.fromEntries(names.map((name) => [name, valid[name]!])) }
-    const result = await runCli(["config", "--json"], { env })
+    const result = await runCliInProcess(["config", "--json"], { env })
     expect(result.code, result.stderr).toBe(0)
     const rows = JSON.parse(result.stdout) as ReadonlyArray<{ readonly source: string }>
     const sources = new Set(rows.map((row) => row.source))

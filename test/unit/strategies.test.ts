@@ -3,7 +3,7 @@ import { Effect, Fiber, Logger, Option, Schema } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, beforeAll, beforeEach } from "vitest"
+import { afterAll, beforeEach } from "vitest"
 import { appLayer } from "../../src/appLayer.js"
 import { Manifest } from "../../src/domain/manifest.js"
 import { withCallSettings } from "../../src/programs/callSettings.js"
@@ -15,33 +15,28 @@ import { Settings } from "../../src/services/settings.js"
 import type { PerCallValues } from "../../src/settings/perCall.js"
 import type { SettingsValue } from "../../src/settings/values.js"
 import { failureOf } from "../support/failureOf.js"
-import { type FakeOpenRouter, type RecordedRequest, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
+import type { RecordedRequest } from "../support/fakeOpenRouter.js"
 import { waitUntil } from "../support/realHttpClient.js"
 import { recordOf } from "../support/strategyRecord.js"
-import { makeTestSettings } from "../support/testSettings.js"
+import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // Each strategy against the loopback provider, through the real client, call path and run store: the calls
 // it sends (how many, to whom, with what), what it keeps on disk, and what its manifest says.
 
-let fake: FakeOpenRouter
+const provider = withFakeProvider()
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-strategies-"))
 
-beforeAll(async () => {
-  fake = await startFakeOpenRouter()
-})
-afterAll(async () => {
-  await fake.close()
+afterAll(() => {
   fs.rmSync(tmp, { recursive: true, force: true })
 })
 beforeEach(() => {
-  fake.setScript({})
-  fake.reset()
+  provider.fake.setScript({})
+  provider.fake.reset()
 })
 
 /** A run, with a call's own settings (as an MCP call gives them) over `overrides` of the test settings. */
 const run = ({ deadline, models, rounds, strategy, ...request }: RunRequest & PerCallValues, overrides: Partial<SettingsValue> = {}) => {
-  const settings = makeTestSettings({
-    baseUrl: fake.url,
+  const settings = provider.settings({
     apiKey: Option.none(),
     outputDir: fs.mkdtempSync(path.join(tmp, "runs-")),
     retries: 0,
@@ -61,7 +56,7 @@ const manifestIn = (runDir: string) =>
 /** The messages of a chat request, as one text (what the model read). */
 const textOf = (request: RecordedRequest) => JSON.stringify((request.body as { messages: unknown }).messages)
 const systemOf = (request: RecordedRequest) => (request.body as { messages: ReadonlyArray<{ content: string }> }).messages[0]?.content
-const to = (model: string) => fake.chatRequests().filter((r) => r.model === model)
+const to = (model: string) => provider.log().filter((r) => r.model === model)
 
 const ok = (content: string) => ({ kind: "ok" as const, content })
 const candidates = { "test/alpha": ok("alpha thinks 4"), "test/beta": ok("beta thinks 5"), "test/gamma": ok("gamma thinks 4") }
@@ -69,7 +64,7 @@ const candidates = { "test/alpha": ok("alpha thinks 4"), "test/beta": ok("beta t
 describe("strategy rank", () => {
   it.live("judges rank the anonymised answers; Borda picks the order the synthesizer gets; a failing or unreadable judge is recorded, not counted", () =>
     Effect.gen(function*() {
-      fake.setScript({
+      provider.fake.setScript({
         ...candidates,
         "jd/one": ok("A is right, C too.\nRANKING: A > B > C"),
         "jd/two": ok("{\"ranking\": [\"A\", \"C\", \"B\"]}"),
@@ -85,7 +80,7 @@ describe("strategy rank", () => {
 
       expect(result.final).toBe("It is 4.")
       // 3 candidates, 4 judges, 1 synthesis.
-      expect(fake.chatRequests()).toHaveLength(8)
+      expect(provider.log()).toHaveLength(8)
       for (const judge of ["jd/one", "jd/two", "jd/down", "jd/vague"]) {
         const [request] = to(judge)
         expect(systemOf(request!)).toBe(JUDGE_INSTRUCTIONS)
@@ -136,7 +131,7 @@ describe("strategy rank", () => {
 
   it.live("the synthesizer sees the answers best first under the judges' labels, so rankings and report agree on what \"A\" is", () =>
     Effect.gen(function*() {
-      fake.setScript({ ...candidates, "jd/one": ok("RANKING: C > B > A"), "test/synth": ok("It is 4.") })
+      provider.fake.setScript({ ...candidates, "jd/one": ok("RANKING: C > B > A"), "test/synth": ok("It is 4.") })
       const result = yield* run({ prompt: "What is 2+2?", strategy: "rank" }, { judges: Option.some(["jd/one"]) })
       const strategy = recordOf(result.manifest, "rank")
       expect(strategy.aggregate!.map((s) => s.label)).toEqual(["C", "B", "A"])
@@ -154,7 +149,7 @@ describe("strategy rank", () => {
 
   it.live("a judge's tie (`C = A`) is recorded with its ranking and scored at the places' mean", () =>
     Effect.gen(function*() {
-      fake.setScript({ ...candidates, "jd/one": ok("RANKING: C = A > B (B is weakest)"), "test/synth": ok("It is 4.") })
+      provider.fake.setScript({ ...candidates, "jd/one": ok("RANKING: C = A > B (B is weakest)"), "test/synth": ok("It is 4.") })
       const result = yield* run({ prompt: "What is 2+2?", strategy: "rank" }, { judges: Option.some(["jd/one"]) })
       const strategy = recordOf(result.manifest, "rank")
       expect(strategy.judges!.map((j) => [j.ranking, j.tied])).toEqual([[["C", "A", "B"], [["C", "A"]]]])
@@ -163,7 +158,7 @@ describe("strategy rank", () => {
 
   it.live("judges read the question as the candidates were asked it: an attached text file included", () =>
     Effect.gen(function*() {
-      fake.setScript({ ...candidates, "jd/one": ok("RANKING: A > B > C"), "test/synth": ok("It is 4.") })
+      provider.fake.setScript({ ...candidates, "jd/one": ok("RANKING: A > B > C"), "test/synth": ok("It is 4.") })
       const text = "const answer = 4 // from the attached file"
       const bytes = new TextEncoder().encode(text)
       yield* run(
@@ -180,7 +175,7 @@ describe("strategy rank", () => {
   it.live("by default the candidates judge, and none ranks its own answer", () =>
     Effect.gen(function*() {
       const twice = (answer: string) => [ok(answer), ok("RANKING: A > B > C")]
-      fake.setScript({
+      provider.fake.setScript({
         "test/alpha": twice("alpha thinks 4"),
         "test/beta": twice("beta thinks 5"),
         "test/gamma": twice("gamma thinks 4"),
@@ -202,7 +197,12 @@ describe("strategy rank", () => {
 describe("strategy steps under a deadline and a cancel", () => {
   it.live("a judge that hangs is cut in time for the synthesis under --deadline; the run still answers", () =>
     Effect.gen(function*() {
-      fake.setScript({ ...candidates, "jd/one": ok("RANKING: B > A > C"), "jd/slow": { kind: "hang" }, "test/synth": ok("It is 4.") })
+      provider.fake.setScript({
+        ...candidates,
+        "jd/one": ok("RANKING: B > A > C"),
+        "jd/slow": { kind: "hang" },
+        "test/synth": ok("It is 4.")
+      })
       const result = yield* run(
         { prompt: "What is 2+2?", strategy: "rank", deadline: 3 },
         { judges: Option.some(["jd/one", "jd/slow"]) }
@@ -210,12 +210,12 @@ describe("strategy steps under a deadline and a cancel", () => {
       expect(result.final).toBe("It is 4.")
       expect(recordOf(result.manifest, "rank").judges?.map((j) => [j.model, j.status])).toEqual([["jd/one", "ok"], ["jd/slow", "timeout"]])
       expect(recordOf(result.manifest, "rank").aggregate?.[0]).toMatchObject({ label: "B", points: 1 })
-      expect(fake.abortedRequests().map((r) => r.model)).toEqual(["jd/slow"])
+      expect(provider.fake.abortedRequests().map((r) => r.model)).toEqual(["jd/slow"])
     }))
 
   it.live("a cancel while the judges rank aborts their calls and leaves a cancelled manifest that records them", () =>
     Effect.gen(function*() {
-      fake.setScript({ ...candidates, "jd/slow": { kind: "hang" } })
+      provider.fake.setScript({ ...candidates, "jd/slow": { kind: "hang" } })
       let runDir = ""
       const fiber = yield* Effect.fork(run(
         {
@@ -225,20 +225,20 @@ describe("strategy steps under a deadline and a cancel", () => {
         },
         { judges: Option.some(["jd/slow"]) }
       ))
-      yield* Effect.promise(() => fake.waitForRequests(4))
+      yield* Effect.promise(() => provider.fake.waitForRequests(4))
       yield* Fiber.interrupt(fiber)
       const manifest = manifestIn(runDir)
       expect(manifest.status).toBe("cancelled")
       expect(recordOf(manifest, "rank").judges).toEqual([{ model: "jd/slow", status: "cancelled", reason: "interrupted", attempts: 0 }])
       expect(to("test/synth")).toHaveLength(0)
-      yield* Effect.promise(() => waitUntil(() => fake.abortedRequests().length === 1, "the judge's request aborted"))
+      yield* Effect.promise(() => waitUntil(() => provider.fake.abortedRequests().length === 1, "the judge's request aborted"))
     }))
 })
 
 describe("strategy refine", () => {
   it.live("each round, every model sees the previous round's answers anonymised; the last round is synthesized; every round stays on disk", () =>
     Effect.gen(function*() {
-      fake.setScript({
+      provider.fake.setScript({
         "test/alpha": [ok("alpha round 1"), ok("alpha round 2"), ok("alpha round 3")],
         "test/beta": [ok("beta round 1"), ok("beta round 2"), ok("beta round 3")],
         "test/synth": ok("merged")
@@ -246,7 +246,7 @@ describe("strategy refine", () => {
       const result = yield* run({ prompt: "Explain tides.", models: ["test/alpha", "test/beta"], strategy: "refine", rounds: 2 })
 
       // 2 candidates, 2 refinements in each of 2 rounds, 1 synthesis.
-      expect(fake.chatRequests()).toHaveLength(7)
+      expect(provider.log()).toHaveLength(7)
       for (const model of ["test/alpha", "test/beta"]) {
         const [first, second, third] = to(model)
         expect(textOf(first!)).not.toContain("round")
@@ -274,7 +274,7 @@ describe("strategy refine", () => {
 
   it.live("a refinement that fails keeps the round going without it; a round with no answer leaves the one before", () =>
     Effect.gen(function*() {
-      fake.setScript({
+      provider.fake.setScript({
         "test/alpha": [ok("alpha round 1"), { kind: "status", status: 400 }],
         "test/beta": [ok("beta round 1"), { kind: "status", status: 400 }],
         "test/synth": ok("merged")
@@ -290,7 +290,7 @@ describe("strategy refine", () => {
 describe("strategy self", () => {
   it.live("asks the first model N times, at the configured temperature, and synthesizes the samples", () =>
     Effect.gen(function*() {
-      fake.setScript({ "test/alpha": [ok("sample 1"), ok("sample 2"), ok("sample 3")], "test/synth": ok("merged") })
+      provider.fake.setScript({ "test/alpha": [ok("sample 1"), ok("sample 2"), ok("sample 3")], "test/synth": ok("merged") })
       const result = yield* run({ prompt: "Name a colour.", strategy: "self" }, { samples: 3, temperature: 1.1 })
 
       expect(to("test/alpha")).toHaveLength(3)
@@ -314,7 +314,7 @@ describe("strategy self, refused", () => {
     Effect.gen(function*() {
       const refused = yield* run({ prompt: "Hi", strategy: "self" }, { samples: 20, maxModels: 16 }).pipe(failureOf)
       expect(refused.message).toBe("--samples 20: more answers than the 16 one run may have (--max-models)")
-      expect(fake.chatRequests()).toHaveLength(0)
+      expect(provider.log()).toHaveLength(0)
     }))
 })
 
@@ -322,7 +322,7 @@ describe("strategy synthesize", () => {
   it.live("is the default, and the manifest says so", () =>
     Effect.gen(function*() {
       const result = yield* run({ prompt: "Hi" })
-      expect(fake.chatRequests()).toHaveLength(4)
+      expect(provider.log()).toHaveLength(4)
       expect(result.manifest.strategy).toEqual({ name: "synthesize" })
     }))
 })

@@ -5,38 +5,31 @@ import { SystemError } from "@effect/platform/Error"
 import { Effect, Layer, Logger, Option } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { withCallSettings } from "../../src/programs/callSettings.js"
 import { listedUnwritten, UNWRITTEN_LISTED } from "../../src/programs/run/writes.js"
 import { runPipeline } from "../../src/programs/runPipeline.js"
 import { ModelClient } from "../../src/services/modelClient.js"
 import { RunStore } from "../../src/services/runStore.js"
 import { Settings } from "../../src/services/settings.js"
-import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { realHttpClientLayer } from "../support/realHttpClient.js"
 import { recordOf } from "../support/strategyRecord.js"
 import { makeTempDirs } from "../support/tempDirs.js"
-import { makeTestSettings } from "../support/testSettings.js"
+import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // Issue 23, finding 17: a full disk during `rank`. Writes that failed are tried once more when the others have
 // ended (space freed by a failed big write comes back at once); what still fails is listed as unwritten, and
 // no record (candidate, label, judge) names a file that is not on disk.
 
 const tempDir = makeTempDirs("pllm-unwritten-")
-let fake: FakeOpenRouter
-beforeAll(async () => {
-  const ok = (content: string) => [{ kind: "ok" as const, content }, { kind: "ok" as const, content: "RANKING: A > B > C" }]
-  fake = await startFakeOpenRouter({
-    script: {
-      "test/alpha": ok("alpha thinks 4"),
-      "test/beta": ok("beta thinks 5"),
-      "test/gamma": ok("gamma thinks 4"),
-      "test/synth": { kind: "ok", content: "It is 4." }
-    }
-  })
-})
-afterAll(async () => {
-  await fake.close()
+const ok = (content: string) => [{ kind: "ok" as const, content }, { kind: "ok" as const, content: "RANKING: A > B > C" }]
+const provider = withFakeProvider({
+  script: {
+    "test/alpha": ok("alpha thinks 4"),
+    "test/beta": ok("beta thinks 5"),
+    "test/gamma": ok("gamma thinks 4"),
+    "test/synth": { kind: "ok", content: "It is 4." }
+  }
 })
 
 const noSpace = () =>
@@ -72,8 +65,7 @@ const failingWrites = (files: Readonly<Record<string, number>>) => {
 
 describe("a full disk while the judges rank", () => {
   it("retries the unwritten answers once, and records name only the files on disk", async () => {
-    const settings = makeTestSettings({
-      baseUrl: fake.url,
+    const settings = provider.settings({
       apiKey: Option.none(),
       outputDir: tempDir(),
       models: ["test/alpha", "test/beta", "test/gamma"],
