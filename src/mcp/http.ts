@@ -149,17 +149,16 @@ const serve = (options: HttpServeOptions, settings: SettingsValue, version: stri
         yield* refusals.flush
       })
     )
+    const login = viewer.access.issueLogin(yield* Clock.currentTimeMillis)
+    // One write for both lines: whoever reads the first (a supervisor, a test) has the second too.
     yield* Console.error(
       `parallel-llm: MCP over HTTP at ${url}` +
         (access.fromEnvironment
           ? ` (bearer token from ${TOKEN_ENV})`
           : `; send "Authorization: Bearer ${
             Redacted.value(access.token)
-          }" (a token for this process only; set ${TOKEN_ENV} to choose one)`)
-    )
-    const login = viewer.access.issueLogin(yield* Clock.currentTimeMillis)
-    yield* Console.error(
-      `parallel-llm: runs in a browser at ${url.replace(/\/mcp$/, VIEWER_PATH)}?token=${Redacted.value(login)} (works once, ` +
+          }" (a token for this process only; set ${TOKEN_ENV} to choose one)`) +
+        `\nparallel-llm: runs in a browser at ${url.replace(/\/mcp$/, VIEWER_PATH)}?token=${Redacted.value(login)} (works once, ` +
         `within ${Duration.format(VIEWER_LOGIN_TTL)}; POST ${VIEWER_PATH}/login with the bearer token gives another)`
     )
     yield* Effect.logInfo(`MCP server ready on ${url}; runs go to ${settings.outputDir}`)
