@@ -2,6 +2,7 @@ import type { FileSystem } from "@effect/platform"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import { Layer, Logger } from "effect"
+import * as path from "node:path"
 import { afterAll, beforeAll } from "vitest"
 import { ModelClient } from "../../src/services/modelClient.js"
 import { RunStore } from "../../src/services/runStore.js"
@@ -48,6 +49,11 @@ export interface FakeProvider {
   readonly settings: (overrides?: Partial<SettingsValue>) => SettingsValue
   /** {@link providerLayer} over {@link FakeProvider.settings}. */
   readonly layer: (overrides?: Partial<SettingsValue>, options?: ProviderLayerOptions) => ReturnType<typeof providerLayer>
+  /**
+   * The environment of a command line (`runCliInProcess`, `spawnCli`) pointed at the fake: `dir` as its home, its
+   * runs under `dir/runs`, no fallback synthesizer and no retry (a scripted failure stays one).
+   */
+  readonly cliEnv: (dir: string) => Record<string, string | undefined>
 }
 
 /**
@@ -76,6 +82,14 @@ export const withFakeProvider = (script: FakeOpenRouterOptions = {}): FakeProvid
     },
     log: () => fake().chatRequests(),
     settings,
-    layer: (overrides, options) => providerLayer(settings(overrides), options)
+    layer: (overrides, options) => providerLayer(settings(overrides), options),
+    cliEnv: (dir) => ({
+      PATH: process.env["PATH"],
+      HOME: dir,
+      OPENROUTER_BASE_URL: fake().url,
+      PARALLEL_LLM_OUTPUT_DIR: path.join(dir, "runs"),
+      PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none",
+      PARALLEL_LLM_RETRIES: "0"
+    })
   }
 }

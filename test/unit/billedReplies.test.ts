@@ -1,35 +1,21 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
+import { beforeEach, describe, expect, it } from "vitest"
 import type { EvalResult } from "../../src/programs/eval/evalResults.js"
 import { markdownReport, strategyRows } from "../../src/programs/eval/report.js"
-import { type FakeOpenRouter, type RecordedRequest, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
+import type { RecordedRequest } from "../support/fakeOpenRouter.js"
 import { runCliInProcess } from "../support/inProcessCli.js"
 import { makeTempDirs } from "../support/tempDirs.js"
+import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // Issue 25, item 5: a reply that was billed but gave no usable text (empty, failed after streaming) still
 // counts: its usage as the server reported it, or an estimate marked as one; the run's and eval's totals
 // include it, and a cost that leaves an estimate out says so. Against the loopback provider, in-process.
 
-let fake: FakeOpenRouter
+const provider = withFakeProvider()
 const tempDir = makeTempDirs("pllm-billed-")
 
-beforeAll(async () => {
-  fake = await startFakeOpenRouter()
-})
-afterAll(async () => {
-  await fake?.close()
-})
-beforeEach(() => fake.reset())
-
-const envFor = (dir: string) => ({
-  PATH: process.env.PATH,
-  HOME: dir,
-  OPENROUTER_BASE_URL: fake.url,
-  PARALLEL_LLM_OUTPUT_DIR: path.join(dir, "runs"),
-  PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none",
-  PARALLEL_LLM_RETRIES: "0"
-})
+beforeEach(() => provider.fake.reset())
 
 const manifestOf = (runsDir: string) => {
   const [id] = fs.readdirSync(runsDir).filter((f) => fs.existsSync(path.join(runsDir, f, "run.json")))
@@ -42,7 +28,7 @@ const promptChars = (request: RecordedRequest) =>
 
 describe("a billed reply without an answer", () => {
   it("cut after streaming with usage, or empty with usage: each failed record keeps its usage, and the run's totals include it", async () => {
-    fake.setScript({
+    provider.fake.setScript({
       "bl/cut": { kind: "streamError", partial: "It is", usage: { prompt_tokens: 100, completion_tokens: 7, cost: 0.002 } },
       "bl/empty": { kind: "emptyContent" },
       "bl/ok": { kind: "ok", content: "It is 4." },
@@ -50,7 +36,7 @@ describe("a billed reply without an answer", () => {
     })
     const dir = tempDir()
     const r = await runCliInProcess(["ask", "What is 2+2?", "-m", "bl/cut", "-m", "bl/empty", "-m", "bl/ok", "-s", "bl/synth"], {
-      env: envFor(dir)
+      env: provider.cliEnv(dir)
     })
     expect(r.code, r.stderr).toBe(0)
     const manifest = manifestOf(path.join(dir, "runs"))
@@ -65,18 +51,18 @@ describe("a billed reply without an answer", () => {
   })
 
   it("cut after streaming without usage: estimated from the prompt's and the streamed text's length, marked, its cost unknown (never 0)", async () => {
-    fake.setScript({
+    provider.fake.setScript({
       "bl/cut": { kind: "streamError", partial: "The answer, worked out at length, is" },
       "bl/ok": { kind: "ok", content: "It is 4." },
       "bl/synth": { kind: "ok", content: "4." }
     })
     const dir = tempDir()
     const r = await runCliInProcess(["ask", "What is 2+2? Show the working.", "-m", "bl/cut", "-m", "bl/ok", "-s", "bl/synth"], {
-      env: envFor(dir)
+      env: provider.cliEnv(dir)
     })
     expect(r.code, r.stderr).toBe(0)
     const manifest = manifestOf(path.join(dir, "runs"))
-    const sent = fake.chatRequests().find((q) => q.model === "bl/cut")!
+    const sent = provider.fake.chatRequests().find((q) => q.model === "bl/cut")!
     const estimate = {
       promptTokens: Math.ceil(promptChars(sent) / 4),
       completionTokens: Math.ceil("The answer, worked out at length, is".length / 4),
@@ -95,13 +81,15 @@ describe("a billed reply without an answer", () => {
   })
 
   it("an error before any text bills nothing: no usage is made up", async () => {
-    fake.setScript({
+    provider.fake.setScript({
       "bl/down": { kind: "status", status: 400 },
       "bl/ok": { kind: "ok", content: "4" },
       "bl/synth": { kind: "ok", content: "4." }
     })
     const dir = tempDir()
-    const r = await runCliInProcess(["ask", "What is 2+2?", "-m", "bl/down", "-m", "bl/ok", "-s", "bl/synth"], { env: envFor(dir) })
+    const r = await runCliInProcess(["ask", "What is 2+2?", "-m", "bl/down", "-m", "bl/ok", "-s", "bl/synth"], {
+      env: provider.cliEnv(dir)
+    })
     expect(r.code, r.stderr).toBe(0)
     const manifest = manifestOf(path.join(dir, "runs"))
     expect(manifest.candidates[0]).not.toHaveProperty("usage")
@@ -109,7 +97,7 @@ describe("a billed reply without an answer", () => {
   })
 
   it("eval over live candidates: the results line and the strategy row count the empty reply's tokens", async () => {
-    fake.setScript({
+    provider.fake.setScript({
       "bl/empty": { kind: "emptyContent" },
       "bl/ok": { kind: "ok", content: "#### 4" },
       "bl/synth": { kind: "ok", content: "#### 4" }
@@ -118,7 +106,7 @@ describe("a billed reply without an answer", () => {
     const file = path.join(dir, "live.jsonl")
     fs.writeFileSync(file, `${JSON.stringify({ id: "q1", question: "What is 2+2?", answer: "4" })}\n`)
     const r = await runCliInProcess(["eval", file, "-m", "bl/empty", "-m", "bl/ok", "-s", "bl/synth", "--json"], {
-      env: envFor(dir)
+      env: provider.cliEnv(dir)
     })
     expect(r.code, r.stderr).toBe(0)
     const [line] = fs.readFileSync(path.join(dir, "live.eval.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l))

@@ -1,40 +1,25 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
+import { beforeEach, describe, expect, it } from "vitest"
 import { runCliInProcess } from "../support/inProcessCli.js"
 import { connectMcpInProcess } from "../support/inProcessMcp.js"
 import { makeTempDirs } from "../support/tempDirs.js"
+import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // Issue 25, item 6: a strategy that fell back to a plain synthesis (no ranking counted, a refinement round
 // nobody answered) says so: in the run's manifest, its summary (CLI and MCP), and eval's strategy row.
 
-let fake: FakeOpenRouter
+const provider = withFakeProvider()
 const tempDir = makeTempDirs("pllm-degraded-")
 
-beforeAll(async () => {
-  fake = await startFakeOpenRouter()
-})
-afterAll(async () => {
-  await fake?.close()
-})
 beforeEach(() => {
-  fake.reset()
+  provider.fake.reset()
   // Every judge answers without a ranking; every refinement fails; the candidates and the synthesizer answer.
-  fake.setScript({
+  provider.fake.setScript({
     "dg/one": [{ kind: "ok", content: "one says 18" }, { kind: "ok", content: "They all have merit." }],
     "dg/two": [{ kind: "ok", content: "two says 26" }, { kind: "ok", content: "Both are fine." }],
     "dg/synth": { kind: "ok", content: "#### 18" }
   })
-})
-
-const envFor = (dir: string) => ({
-  PATH: process.env.PATH,
-  HOME: dir,
-  OPENROUTER_BASE_URL: fake.url,
-  PARALLEL_LLM_OUTPUT_DIR: path.join(dir, "runs"),
-  PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none",
-  PARALLEL_LLM_RETRIES: "0"
 })
 
 const manifestOf = (runsDir: string) => {
@@ -46,7 +31,7 @@ describe("a run whose strategy fell back", () => {
   it("rank with no ranking counted: the manifest's strategy record and the summary say it is degraded", async () => {
     const dir = tempDir()
     const r = await runCliInProcess(["ask", "How many?", "-m", "dg/one", "-m", "dg/two", "-s", "dg/synth", "--strategy", "rank"], {
-      env: envFor(dir)
+      env: provider.cliEnv(dir)
     })
     expect(r.code, r.stderr).toBe(0)
     expect(r.stderr).toMatch(/ · rank: 0\/2 rankings counted \(degraded: 0\/2 rankings counted: the answers were synthesized unranked\) · /)
@@ -57,13 +42,13 @@ describe("a run whose strategy fell back", () => {
   })
 
   it("refine with a round nobody answered: degraded in the manifest and in the MCP result's summary", async () => {
-    fake.setScript({
+    provider.fake.setScript({
       "dg/one": [{ kind: "ok", content: "one says 18" }, { kind: "status", status: 400 }],
       "dg/two": [{ kind: "ok", content: "two says 26" }, { kind: "status", status: 400 }],
       "dg/synth": { kind: "ok", content: "#### 18" }
     })
     const dir = tempDir()
-    const env = { ...envFor(dir), PARALLEL_LLM_MODELS: "dg/one,dg/two", PARALLEL_LLM_SYNTHESIZER: "dg/synth" }
+    const env = { ...provider.cliEnv(dir), PARALLEL_LLM_MODELS: "dg/one,dg/two", PARALLEL_LLM_SYNTHESIZER: "dg/synth" }
     const mcp = await connectMcpInProcess(Object.fromEntries(Object.entries(env).flatMap(([k, v]) => (v === undefined ? [] : [[k, v]]))))
     try {
       const result = await mcp.client.callTool({ name: "process_prompt", arguments: { prompt: "How many?", strategy: "refine", wait: 60 } })
@@ -93,13 +78,13 @@ describe("eval's strategy rows", () => {
       ].map((l) => JSON.stringify(l)).join("\n") + "\n"
     )
     // Over frozen answers the configured models judge: each one's reply is its first scripted one.
-    fake.setScript({
+    provider.fake.setScript({
       "dg/one": { kind: "ok", content: "They all have merit." },
       "dg/two": { kind: "ok", content: "Both are fine." },
       "dg/synth": { kind: "ok", content: "#### 18" }
     })
     const r = await runCliInProcess(["eval", file, "-m", "dg/one", "-m", "dg/two", "-s", "dg/synth", "--strategies", "rank,synthesize"], {
-      env: envFor(dir)
+      env: provider.cliEnv(dir)
     })
     expect(r.code, r.stderr).toBe(0)
     expect(r.stdout).toMatch(
@@ -113,7 +98,7 @@ describe("eval's strategy rows", () => {
     ])
     const json = await runCliInProcess(
       ["eval", file, "-m", "dg/one", "-m", "dg/two", "-s", "dg/synth", "--strategies", "rank", "--json"],
-      { env: envFor(dir) }
+      { env: provider.cliEnv(dir) }
     )
     expect(JSON.parse(json.stdout).strategies[0]).toMatchObject({ strategy: "rank", steps: { done: 0, of: 4 }, degraded: 2 })
   })

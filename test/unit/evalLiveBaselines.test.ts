@@ -1,40 +1,25 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
+import { beforeEach, describe, expect, it } from "vitest"
 import { runCliInProcess } from "../support/inProcessCli.js"
 import { makeTempDirs } from "../support/tempDirs.js"
+import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // Issue 25, item 4: with candidates asked rather than frozen, their own answers are scored too, so best single,
 // vote and oracle rows exist for any dataset, and the paired test compares each strategy with the best single
 // candidate. The case that went unseen: every candidate right, the synthesis wrong.
 
-let fake: FakeOpenRouter
+const provider = withFakeProvider()
 const tempDir = makeTempDirs("pllm-live-baselines-")
 
-beforeAll(async () => {
-  fake = await startFakeOpenRouter()
-})
-afterAll(async () => {
-  await fake?.close()
-})
 beforeEach(() => {
-  fake.reset()
+  provider.fake.reset()
   // lv/right is right on every item; lv/half only on the first two; the synthesizer is always wrong.
-  fake.setScript({
+  provider.fake.setScript({
     "lv/right": { kind: "ok", content: "#### 4" },
     "lv/half": [{ kind: "ok", content: "#### 4" }, { kind: "ok", content: "#### 4" }, { kind: "ok", content: "#### 5" }],
     "lv/synth": { kind: "ok", content: "#### 7" }
   })
-})
-
-const envFor = (dir: string) => ({
-  PATH: process.env.PATH,
-  HOME: dir,
-  OPENROUTER_BASE_URL: fake.url,
-  PARALLEL_LLM_OUTPUT_DIR: path.join(dir, "runs"),
-  PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none",
-  PARALLEL_LLM_RETRIES: "0"
 })
 
 const dataset = (dir: string) => {
@@ -49,7 +34,7 @@ describe("eval over asked candidates", () => {
     const dir = tempDir()
     const file = dataset(dir)
     const args = ["eval", file, "-m", "lv/right", "-m", "lv/half", "-s", "lv/synth", "--runs", "1"]
-    const r = await runCliInProcess(args, { env: envFor(dir) })
+    const r = await runCliInProcess(args, { env: provider.cliEnv(dir) })
     expect(r.code, r.stderr).toBe(0)
     expect(r.stdout).toMatch(/^\| best single \(lv\/right\) \| 100\.0 % \| .* \| 3\/3 \| — \|/m)
     // Item 3 is tied 1-1: the tie goes to the best single candidate's answer, right.
@@ -63,10 +48,10 @@ describe("eval over asked candidates", () => {
     expect(r.stdout).toMatch(/^\| synthesize \| 0\/3\/0 \| 0\.25 \| 0\/3\/0 \| 0\.25 \|/m)
 
     // A second pass asks nothing, and reads the same answers back from the runs on disk.
-    const before = fake.chatRequests().length
-    const again = await runCliInProcess([...args, "--json"], { env: envFor(dir) })
+    const before = provider.fake.chatRequests().length
+    const again = await runCliInProcess([...args, "--json"], { env: provider.cliEnv(dir) })
     expect(again.code, again.stderr).toBe(0)
-    expect(fake.chatRequests()).toHaveLength(before)
+    expect(provider.fake.chatRequests()).toHaveLength(before)
     const report = JSON.parse(again.stdout)
     expect(report.baselines).toMatchObject({ items: 3, bestSingle: { model: "lv/right", correct: 3 }, oracle: { correct: 3 } })
     expect(report.paired[0]).toMatchObject({ strategy: "synthesize", bestSingle: { model: "lv/right", wins: 0, losses: 3, ties: 0 } })
@@ -75,7 +60,7 @@ describe("eval over asked candidates", () => {
 
 describe("the synthesizer alone (--baselines solo)", () => {
   const script = () =>
-    fake.setScript({
+    provider.fake.setScript({
       "lv/right": [{ kind: "ok", content: "#### 4" }, { kind: "ok", content: "#### 4" }, { kind: "ok", content: "#### 9" }],
       "lv/half": [{ kind: "ok", content: "#### 4" }, { kind: "ok", content: "#### 5" }, { kind: "ok", content: "#### 5" }],
       // Asked three times to synthesize (wrong), then three times alone (right): --runs 1 runs the pairs in order.
@@ -93,9 +78,9 @@ describe("the synthesizer alone (--baselines solo)", () => {
     const dir = tempDir()
     const file = dataset(dir)
     const args = ["eval", file, "-m", "lv/right", "-m", "lv/half", "-s", "lv/synth", "--runs", "1", "--baselines", "solo"]
-    const r = await runCliInProcess(args, { env: envFor(dir) })
+    const r = await runCliInProcess(args, { env: provider.cliEnv(dir) })
     expect(r.code, r.stderr).toBe(0)
-    const alone = fake.chatRequests().filter((q) => q.model === "lv/synth").slice(3)
+    const alone = provider.fake.chatRequests().filter((q) => q.model === "lv/synth").slice(3)
     expect(alone).toHaveLength(3)
     // The question as it is, in one message: nothing to synthesize.
     for (const [i, q] of alone.entries()) {
@@ -117,10 +102,10 @@ describe("the synthesizer alone (--baselines solo)", () => {
     expect(manifest.strategy.note).toMatch(/^synthesizer-alone: lv\/synth asked the question directly/)
 
     // Resumed: nothing asked again. Another temperature: the synthesizer alone is asked again too.
-    const before = fake.chatRequests().length
-    expect((await runCliInProcess(args, { env: envFor(dir) })).code).toBe(0)
-    expect(fake.chatRequests()).toHaveLength(before)
-    expect((await runCliInProcess([...args, "--temperature", "0.3"], { env: envFor(dir) })).code).toBe(0)
+    const before = provider.fake.chatRequests().length
+    expect((await runCliInProcess(args, { env: provider.cliEnv(dir) })).code).toBe(0)
+    expect(provider.fake.chatRequests()).toHaveLength(before)
+    expect((await runCliInProcess([...args, "--temperature", "0.3"], { env: provider.cliEnv(dir) })).code).toBe(0)
     expect(lines(dir).filter((l) => l.strategy === "synthesizer-alone")).toHaveLength(6)
   })
 
@@ -128,7 +113,7 @@ describe("the synthesizer alone (--baselines solo)", () => {
     script()
     const dir = tempDir()
     const args = ["eval", dataset(dir), "-m", "lv/right", "-s", "lv/synth", "--strategies", "self", "--runs", "1", "--baselines", "solo"]
-    const r = await runCliInProcess(args, { env: envFor(dir) })
+    const r = await runCliInProcess(args, { env: provider.cliEnv(dir) })
     expect(r.code, r.stderr).toBe(0)
     expect(r.stdout).not.toMatch(/^\| best single \(/m)
     expect(r.stdout).toContain("Paired, on the 3 items with an answer of the synthesizer alone:")
@@ -139,7 +124,7 @@ describe("the synthesizer alone (--baselines solo)", () => {
     script()
     const dir = tempDir()
     const file = dataset(dir)
-    const env = { ...envFor(dir), OPENROUTER_API_KEY: "sk-or-v1-test" }
+    const env = { ...provider.cliEnv(dir), OPENROUTER_API_KEY: "sk-or-v1-test" }
     const base = ["eval", file, "-m", "lv/right", "-m", "lv/half", "-s", "lv/synth"]
     expect((await runCliInProcess([...base, "--baselines", "none"], { env })).code).toBe(0)
     expect(lines(dir).map((l) => l.strategy)).not.toContain("synthesizer-alone")
@@ -147,7 +132,7 @@ describe("the synthesizer alone (--baselines solo)", () => {
     expect(lines(dir).filter((l) => l.strategy === "synthesizer-alone")).toHaveLength(3)
     const other = tempDir()
     const only = await runCliInProcess(["eval", dataset(other), "-s", "lv/synth", "--baselines-only", "--baselines", "solo"], {
-      env: envFor(other)
+      env: provider.cliEnv(other)
     })
     expect(only.code, only.stderr).toBe(0)
     expect(lines(other).map((l) => l.strategy)).toEqual(["synthesizer-alone", "synthesizer-alone", "synthesizer-alone"])
