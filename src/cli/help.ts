@@ -2,7 +2,7 @@ import type { HelpDoc } from "@effect/cli"
 import type { Span } from "@effect/cli/HelpDoc/Span"
 import { editDistance } from "../domain/text.js"
 import type { AnySetting } from "../settings/setting.js"
-import { settingsTable, settingTopics } from "../settings/table.js"
+import { namedOnly, settingsTable, settingTopics } from "../settings/table.js"
 import type { FlagHelp } from "./flagHelp.js"
 import type { CommandHelp } from "./flags.js"
 import { configFlagHelp, settingFlagHelp, settingKeysOf } from "./settingsOptions.js"
@@ -45,27 +45,32 @@ const section = (title: string, lines: ReadonlyArray<string>): ReadonlyArray<str
 
 const helpFlag: FlagHelp = { names: "-h, --help", value: "", doc: "Show this help", notes: [], takesValue: false }
 
-/** Each topic of the table with the settings `help` takes a flag for. */
-const topicsOf = (help: CommandHelp) => {
-  const keys = settingKeysOf(help.settings)
+/** Each topic of the table with the settings `help` takes a flag for, `named` ones or those it describes in full. */
+const topicsOf = (help: CommandHelp, named: boolean) => {
+  const keys = settingKeysOf(help.settings).filter((key) => help.settings === "all" || namedOnly(help.settings, key) === named)
   return settingTopics.flatMap((topic) => {
     const settings = topic.keys.filter((key) => keys.includes(key)).map((key): AnySetting => settingsTable[key])
     return settings.length === 0 ? [] : [{ title: topic.title, settings }]
   })
 }
 
-/** A command's settings: each flag in full, or (for `config`, which takes them all) their names by topic. */
+/** Flags by name only, a line (or more) per topic: `config`'s whole list, and the settings a command only names. */
+const namesByTopic = (topics: ReturnType<typeof topicsOf>, width: number) =>
+  topics.flatMap(({ settings, title }) => wrap(settings.map((s) => `--${s.flag}`).join(" "), width, 4, `  ${title.toLowerCase()}: `))
+
+/**
+ * A command's settings: each flag in full, then those it only names (documented in `config --help`'s commands
+ * and docs/configuration.md); for `config`, which takes them all, their names by topic.
+ */
 const settingsSections = (help: CommandHelp, width: number): ReadonlyArray<string> =>
   help.settings === "all"
-    ? section(
-      "Settings (each as the --help of a command that takes it says):",
-      topicsOf(help).flatMap(({ settings, title }) =>
-        wrap(settings.map((s) => `--${s.flag}`).join(" "), width, 4, `  ${title.toLowerCase()}: `)
-      )
-    )
-    : topicsOf(help).flatMap(({ settings, title }) =>
-      section(`${title} settings [default; environment variable]:`, settings.flatMap((s) => entry(settingFlagHelp(s), width)))
-    )
+    ? section("Settings (each as the --help of a command that takes it says):", namesByTopic(topicsOf(help, false), width))
+    : [
+      ...topicsOf(help, false).flatMap(({ settings, title }) =>
+        section(`${title} settings [default; environment variable]:`, settings.flatMap((s) => entry(settingFlagHelp(s), width)))
+      ),
+      ...section("More settings (described in docs/configuration.md):", namesByTopic(topicsOf(help, true), width))
+    ]
 
 /** The usage line: the command's own options in brackets (a repeatable one followed by `...`), then its arguments. */
 const usage = (help: CommandHelp, width: number): ReadonlyArray<string> => {

@@ -21,6 +21,8 @@ export type CommandName = "ask" | "batch" | "serve" | "models" | "runs" | "runs 
 export interface Topic {
   readonly title: string
   readonly commands: ReadonlyArray<CommandName>
+  /** Commands that take its flags too, but whose `--help` only names them (`ask`'s is held to 120 lines). */
+  readonly namedIn?: ReadonlyArray<CommandName>
 }
 
 /**
@@ -57,6 +59,8 @@ interface Spec<F extends string, A, V> {
   readonly preset?: boolean
   /** The commands that take its flag, when fewer than its topic's. */
   readonly commands?: ReadonlyArray<CommandName>
+  /** Commands that take its flag too, but whose `--help` only names it (as {@link Topic.namedIn}). */
+  readonly namedIn?: ReadonlyArray<CommandName>
   /** The value its flag stands for when given alone (`--cache` = `--cache 300`); the flag's value is then a whole number. */
   readonly bare?: string
 }
@@ -79,6 +83,7 @@ export interface AnySetting {
   readonly optional: boolean
   readonly preset?: boolean
   readonly commands?: ReadonlyArray<CommandName>
+  readonly namedIn?: ReadonlyArray<CommandName>
   readonly bare?: string
   /** How the value as written becomes the value used: `--help` names seconds and paths by it. */
   readonly convert?: (a: never, ctx: SettingContext) => unknown

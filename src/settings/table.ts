@@ -49,12 +49,23 @@ export const settingTopics: ReadonlyArray<Topic & { readonly keys: ReadonlyArray
 ]
 
 /**
+ * Whether `command`'s `--help` only names the setting's flag (the setting's own `namedIn`, else its topic's): the
+ * command takes it all the same.
+ */
+export const namedOnly = (command: CommandName, key: SettingKey): boolean => {
+  const setting: AnySetting = settingsTable[key]
+  const topic = settingTopics.find((t) => t.keys.includes(key))
+  return (setting.namedIn ?? topic?.namedIn ?? []).includes(command)
+}
+
+/**
  * Whether `command` takes the setting's flag: the setting's own `commands`, else its topic's (a new setting
- * gets its topic's; give it `commands` when fewer use it). The environment and the config file reach every command.
+ * gets its topic's; give it `commands` when fewer use it), and those that only name it. The environment and the
+ * config file reach every command.
  */
 export const takesSetting = (command: CommandName, key: SettingKey): boolean => {
   const setting: AnySetting = settingsTable[key]
   const own = setting.commands
   const topic = settingTopics.find((t) => t.keys.includes(key))
-  return (own ?? topic?.commands ?? []).includes(command)
+  return (own ?? topic?.commands ?? []).includes(command) || namedOnly(command, key)
 }

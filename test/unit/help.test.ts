@@ -63,6 +63,21 @@ describe("--help fits a terminal", () => {
     expect(root).toContain("- ask [prompt]")
   })
 
+  it("ask takes the flags its help only names (web search, cache, CLI agents, attribution, tracing), named in one section", async () => {
+    const named = lines(helpOf("ask")).slice(lines(helpOf("ask")).indexOf("More settings (described in docs/configuration.md):"))
+    for (
+      const flag of ["--cache", "--web-max-results", "--web-exclude-domain", "--cli-agent-concurrency", "--app-title", "--trace-content"]
+    ) {
+      expect(named.join(" "), flag).toContain(flag)
+    }
+    // The flags parse: `--cache` alone stands for its TTL, and a bad value is refused naming its flag, not as unknown.
+    const r = await runCliInProcess(["ask", "--cache", "--trace-content", "--web-max-results", "oops", "q"], {
+      env: { PATH: process.env.PATH }
+    })
+    expect(r.code).toBe(2)
+    expect(r.stderr.trim()).toBe(`parallel-llm: --web-max-results: Unable to decode "oops" into a number`)
+  })
+
   it("ask --help shows each option's kind, default and environment variable", () => {
     const ask = helpOf("ask")
     expect(entryOf(ask, "--timeout")).toMatch(/^ {2}--timeout <seconds> Per-model timeout .*\[240; PARALLEL_LLM_TIMEOUT\]$/)
@@ -83,7 +98,7 @@ describe("--help fits a terminal", () => {
     expect(lines(ask).slice(0, 3).join(" ")).toMatch(/^Usage: parallel-llm ask .*\[--attach <path>\]\.\.\. /)
     expect(entryOf(ask, "--attach")).toMatch(/^ {2}--attach <path>\.\.\. .*\[repeatable\]$/)
     const titles = lines(ask).filter((l) => / settings \[default; environment variable\]:$/.test(l)).map((l) => l.split(" ")[0])
-    expect(titles).toEqual(["Model", "Run", "Strategy", "Attachment", "Output", "Tracing"])
+    expect(titles).toEqual(["Model", "Run", "Strategy", "Attachment", "Output"])
   })
 
   it("each command offers only the settings it uses: runs has no --temperature, ask no serve settings, config them all", () => {

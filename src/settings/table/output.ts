@@ -8,8 +8,8 @@ export const outputTopic: Topic = {
   commands: ["ask", "batch", "serve", "models", "runs", "runs show", "resynth", "eval"]
 }
 
-/** The commands that call the provider, and so send its attribution headers. */
-const callingProvider: ReadonlyArray<CommandName> = ["ask", "batch", "serve", "models", "resynth", "eval"]
+/** The commands that call the provider, but `ask`, whose `--help` only names the attribution headers. */
+const callingProvider: ReadonlyArray<CommandName> = ["batch", "serve", "models", "resynth", "eval"]
 
 export const outputSettings = {
   outputDir: withDefault({
@@ -46,6 +46,7 @@ export const outputSettings = {
     kind: url,
     flag: "app-url",
     commands: callingProvider,
+    namedIn: ["ask"],
     env: "PARALLEL_LLM_APP_URL",
     doc: "HTTP-Referer attribution header sent to OpenRouter",
     default: "https://github.com/parallel-llm-mcp/parallel-llm-mcp",
@@ -56,6 +57,7 @@ export const outputSettings = {
     kind: headerText,
     flag: "app-title",
     commands: callingProvider,
+    namedIn: ["ask"],
     env: "PARALLEL_LLM_APP_TITLE",
     doc: "X-Title attribution header sent to OpenRouter",
     default: "parallel-llm-mcp",

@@ -234,9 +234,9 @@ export const runSettings = {
     kind: integerIn(0, 86_400),
     flag: "cache",
     bare: "300",
-    // Reruns over the same calls (`eval`, `resynth`, a batch, a server's repeated questions) gain the most; `ask
-    // --help` is held to 120 lines, so `ask` reads it from the environment or the config file.
+    // Reruns over the same calls (`eval`, `resynth`, a batch, a server's repeated questions) gain the most.
     commands: ["batch", "serve", "resynth", "eval"],
+    namedIn: ["ask"],
     env: "PARALLEL_LLM_CACHE",
     doc: "OpenRouter's response cache: seconds an identical call is answered again, free (0: off; `--cache` alone: 300)",
     default: 0,
@@ -254,8 +254,8 @@ export const runSettings = {
     field: "cliAgentConcurrency",
     kind: integerIn(1, 64),
     flag: "cli-agent-concurrency",
-    // `ask --help` is full: `ask` takes it from the environment or the config file.
     commands: ["batch", "serve", "eval"],
+    namedIn: ["ask"],
     env: "PARALLEL_LLM_CLI_AGENT_CONCURRENCY",
     doc:
       "CLI agents (`claude-code/…`, `codex/…`, `gemini-cli/…`) running at once in the whole process: a subscription's limits are per account",
@@ -268,6 +268,7 @@ export const runSettings = {
     kind: pathList,
     flag: "codex-config",
     commands: ["batch", "serve", "eval"],
+    namedIn: ["ask"],
     env: "PARALLEL_LLM_CODEX_CONFIG",
     doc:
       "Codex `-c key=value` overrides for `codex/…` models (its user config is not read), e.g. `model_provider=\"my\"`; the answer-only overrides come after them",

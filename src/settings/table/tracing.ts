@@ -2,7 +2,7 @@ import { switchOn } from "../kinds.js"
 import { type Topic, withDefault } from "../setting.js"
 
 /** OpenTelemetry export of a run's spans (docs/tracing.md): what the spans may carry. */
-export const tracingTopic: Topic = { title: "Tracing", commands: ["ask", "batch", "serve", "resynth", "eval"] }
+export const tracingTopic: Topic = { title: "Tracing", commands: ["batch", "serve", "resynth", "eval"], namedIn: ["ask"] }
 
 export const tracingSettings = {
   traceContent: withDefault({

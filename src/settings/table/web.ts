@@ -4,11 +4,10 @@ import { optional, type Topic } from "../setting.js"
 
 /**
  * Web search's limits (`--web` turns it on: run.ts). Only asking the candidates searches. Not per call: an
- * MCP call's `web` searches with the server's limits. Their flags are `batch`'s, `serve`'s and `eval`'s (and
- * `config`'s): `ask --help` is held to 120 lines, so `ask` reads them from the environment, the config
- * file or a preset.
+ * MCP call's `web` searches with the server's limits. `ask` takes their flags too; its `--help`, held to 120
+ * lines, only names them.
  */
-export const webTopic: Topic = { title: "Web search", commands: ["batch", "serve", "eval"] }
+export const webTopic: Topic = { title: "Web search", commands: ["batch", "serve", "eval"], namedIn: ["ask"] }
 
 /** The engines of OpenRouter's `openrouter:web_search` tool. */
 const WebEngine = Schema.Literal("auto", "native", "exa", "firecrawl", "parallel")
