@@ -58,6 +58,8 @@ export interface ViewerHost {
   readonly availability: (data: ViewerData) => Readonly<Record<ActionName, Availability>>
   /** Resolves with a line to show (the new run's id, "cancelled"); rejects with why it failed. */
   readonly act: (action: ActionName, input: ActionInput) => Promise<string>
+  /** Resolves when the host has another run to show (one an action started): the page then follows it. */
+  readonly switched?: () => Promise<void>
 }
 
 /** What the loopback server answers at `view.json`: the data, and which actions it offers. */

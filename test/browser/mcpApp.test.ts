@@ -162,19 +162,32 @@ describe.skipIf(!hasChromium)("the run viewer in a minimal MCP Apps host", () =>
     await tab.close()
   })
 
-  it("re-synthesizes and asks a follow-up from the page, through resynthesize and continue_run", async () => {
+  it("re-synthesizes and asks a follow-up from the page, through resynthesize and continue_run, and follows each new run", async () => {
     const call = await ask(["app/plain"])
     const runId = runIdOf(call.result)
     const { app, errors, tab } = await showInHost(call)
-    const said = app.locator("#actions [role=status]")
     await app.getByLabel("Synthesizer model").fill("app/synth")
     await app.locator("#action-resynthesize").click()
-    await said.filter({ hasText: "Re-synthesis started: run" }).waitFor()
+    await expect.poll(() => relayed.some((c) => c.name === "resynthesize")).toBe(true)
     expect(relayed).toContainEqual({ name: "resynthesize", arguments: { runId, wait: 0, synthesizer: "app/synth" } })
+    // The page goes on with the run the action started, to its end (its line is gone once that run shows).
+    const frame = tab.frames()[1]!
+    const shownAfter = async (...earlier: ReadonlyArray<string>) => {
+      let shown = ""
+      await expect.poll(async () => {
+        shown = /^ok · run (\S+)$/.exec(await frame.title())?.[1] ?? ""
+        return shown !== "" && !earlier.includes(shown)
+      }, { timeout: 30_000 }).toBe(true)
+      return shown
+    }
+    const resynthesized = await shownAfter(runId)
+    expect(relayed.filter((c) => c.name === "get_run_view").map((c) => c.arguments)).toContainEqual({ runId: resynthesized })
     await app.getByLabel("Follow-up question").fill("And 3+3?")
     await app.locator("#action-followUp").click()
-    await said.filter({ hasText: "Follow-up started: run" }).waitFor()
-    expect(relayed).toContainEqual({ name: "continue_run", arguments: { runId, prompt: "And 3+3?", wait: 0 } })
+    // The follow-up asks of the run on the page, the re-synthesized one, and the page then shows the follow-up.
+    await expect.poll(() => relayed.some((c) => c.name === "continue_run")).toBe(true)
+    expect(relayed).toContainEqual({ name: "continue_run", arguments: { runId: resynthesized, prompt: "And 3+3?", wait: 0 } })
+    await shownAfter(runId, resynthesized)
     expect(errors).toEqual([])
     await shot(tab, "actions")
     await tab.close()

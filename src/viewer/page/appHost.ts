@@ -107,22 +107,33 @@ const initialize = (rpc: Rpc): Promise<boolean> =>
     return isObject(answer.hostCapabilities) && isObject(answer.hostCapabilities.serverTools)
   })
 
-/** The actions, each through the server's own tool; a new run (re-synthesis, follow-up) is named. */
-const act = async (callTool: (name: string, args: Json) => Promise<Json>, runId: string, action: ActionName, input: ActionInput) => {
+/** What an action did: a line to show, and the run it started (a re-synthesis, a follow-up), which the page follows. */
+interface Acted {
+  readonly said: string
+  readonly started?: string | undefined
+}
+
+/** The actions, each through the server's own tool. */
+const act = async (
+  callTool: (name: string, args: Json) => Promise<Json>,
+  runId: string,
+  action: ActionName,
+  input: ActionInput
+): Promise<Acted> => {
   switch (action) {
     case "cancel":
       await callTool("cancel_run", { runId })
-      return "Cancelled."
+      return { said: "Cancelled." }
     case "resynthesize": {
       const synthesizer = input.synthesizer?.trim()
-      const started = runOutputOf(await callTool("resynthesize", { runId, wait: 0, ...(synthesizer ? { synthesizer } : {}) }))
-      return `Re-synthesis started: run ${started?.runId ?? "?"} (get_run shows it).`
+      const started = runOutputOf(await callTool("resynthesize", { runId, wait: 0, ...(synthesizer ? { synthesizer } : {}) }))?.runId
+      return { said: `Re-synthesis started: run ${started ?? "?"}; shown here.`, started }
     }
     case "followUp": {
       const prompt = input.prompt?.trim() ?? ""
       if (prompt === "") throw new Error("Write the follow-up question first.")
-      const started = runOutputOf(await callTool("continue_run", { runId, prompt, wait: 0 }))
-      return `Follow-up started: run ${started?.runId ?? "?"} (get_run shows it).`
+      const started = runOutputOf(await callTool("continue_run", { runId, prompt, wait: 0 }))?.runId
+      return { said: `Follow-up started: run ${started ?? "?"}; shown here.`, started }
     }
   }
 }
@@ -162,6 +173,8 @@ export const appHost = (): ViewerHost => {
   /** The run as last seen; whether that came from the tool result (a summary: the run's files come from get_run_view). */
   let last: ViewerData | undefined
   let fromToolResult = false
+  /** Ends the page's wait on a finished run: set while it waits (`switched`). */
+  let wake = (): void => {}
   const fetchRun = async (id: string): Promise<ViewerData> => {
     const data = (await callTool("get_run_view", { runId: id })).structuredContent
     if (!isObject(data) || runOutputOf({ structuredContent: data.view }) === undefined) throw new Error("get_run_view answered no run")
@@ -193,6 +206,16 @@ export const appHost = (): ViewerHost => {
     // The tool result first, then at once the run's files; then every 2 s while the run goes on.
     nextLoadIn: (data) => !relays ? undefined : fromToolResult ? 0 : data.view.status === "running" ? POLL_INTERVAL_MS : undefined,
     availability: (data) => availabilityOf(data, relays),
-    act: (action, input) => (runId === undefined ? Promise.reject(new Error("No run yet.")) : act(callTool, runId, action, input))
+    act: async (action, input) => {
+      if (runId === undefined) throw new Error("No run yet.")
+      const { said, started } = await act(callTool, runId, action, input)
+      // The page goes on with the run the action started: loaded at once, then followed while it runs.
+      if (started !== undefined) {
+        runId = started
+        wake()
+      }
+      return said
+    },
+    switched: () => new Promise<void>((resolve) => (wake = resolve))
   }
 }

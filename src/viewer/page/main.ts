@@ -33,8 +33,10 @@ const follow = async (host: ViewerHost) => {
       : data.view.status === "running"
       ? POLL_INTERVAL_MS
       : undefined
-    if (next === undefined) return
-    await new Promise((resolve) => setTimeout(resolve, next))
+    if (next !== undefined) await new Promise((resolve) => setTimeout(resolve, next))
+    // A finished run is shown until the host has another (an action of the page started it), if it ever does.
+    else if (host.switched !== undefined) await host.switched()
+    else return
   }
 }
 
