@@ -4,6 +4,7 @@ import { finalizeRun } from "./run/finalize.js"
 import { stoppedBy } from "./run/outcome.js"
 import type { RunRequest, RunResult } from "./run/request.js"
 import { announceRun, startRun } from "./run/start.js"
+import type { StartedRun } from "./run/started.js"
 import { synthesizeAnswers } from "./run/synthesize.js"
 import { withRunTrace } from "./runSpan.js"
 import { aggregateAnswers } from "./strategies/registry.js"
@@ -25,15 +26,22 @@ export const runPipeline = Effect.fnUntraced(function*(request: RunRequest) {
       yield* synthesizeAnswers(started, aggregated.answers, aggregated.ranking)
     } else yield* Effect.logError("no candidate answered: nothing to synthesize")
   })
-  // Interrupted, or stopped by a failure of its own (its manifest's included): the manifest says so, and keeps what was done.
-  const cut = <E>(cause: Cause.Cause<E>) => {
+  return yield* finishRun(started, steps)
+}, Effect.scoped)
+
+/**
+ * A started run's steps, then its manifest, however they end. Interrupted, or stopped by a failure of its own (its
+ * manifest's included): the manifest says so, and keeps what was done. One mask for the run: its steps can be
+ * interrupted, its manifest cannot.
+ */
+export const finishRun = Effect.fnUntraced(function*<E, R>(started: StartedRun, steps: Effect.Effect<void, E, R>) {
+  const cut = <F>(cause: Cause.Cause<F>) => {
     const interrupted = Cause.isInterrupted(cause)
     return Effect.zipRight(
       finalizeRun(started, { interrupted, stopped: interrupted ? undefined : stoppedBy(cause) }),
       Effect.failCause(cause)
     )
   }
-  // One mask for the run: its steps can be interrupted, its manifest cannot.
   const manifest = yield* withRunTrace(
     started,
     Effect.uninterruptibleMask((restore) =>
@@ -45,4 +53,4 @@ export const runPipeline = Effect.fnUntraced(function*(request: RunRequest) {
   ).pipe(Effect.annotateLogs("run", started.run.id))
   const { final } = yield* Ref.get(started.state)
   return { manifest, final, runDir: started.run.dir } satisfies RunResult
-}, Effect.scoped)
+})

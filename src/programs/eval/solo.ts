@@ -1,11 +1,10 @@
-import { Cause, Effect, Ref } from "effect"
+import { Effect, Ref } from "effect"
 import { Settings } from "../../services/settings.js"
 import type { SettingsValue } from "../../settings/values.js"
 import { collectCandidates } from "../run/candidates.js"
-import { finalizeRun } from "../run/finalize.js"
-import { stoppedBy } from "../run/outcome.js"
-import type { RunEvent, RunResult } from "../run/request.js"
+import type { RunEvent } from "../run/request.js"
 import { announceRun, startRun } from "../run/start.js"
+import { finishRun } from "../runPipeline.js"
 
 // The `synthesizer-alone` baseline: the synthesizer asked the question directly, as one candidate would be,
 // with the same settings (temperature, max tokens, reasoning, its own options in the config file) and no web
@@ -44,19 +43,5 @@ export const runSolo = (question: string, onEvent: (event: RunEvent) => Effect.E
         ...(outcome?.content !== undefined ? { final: outcome.content } : {})
       }))
     })
-    const cut = <E>(cause: Cause.Cause<E>) => {
-      const interrupted = Cause.isInterrupted(cause)
-      return Effect.zipRight(
-        finalizeRun(started, { interrupted, stopped: interrupted ? undefined : stoppedBy(cause) }),
-        Effect.failCause(cause)
-      )
-    }
-    const manifest = yield* Effect.uninterruptibleMask((restore) =>
-      Effect.matchCauseEffect(restore(steps), {
-        onSuccess: () => Effect.catchAllCause(finalizeRun(started, { interrupted: false }), cut),
-        onFailure: cut
-      })
-    ).pipe(Effect.annotateLogs("run", started.run.id))
-    const { final } = yield* Ref.get(started.state)
-    return { manifest, final, runDir: started.run.dir } satisfies RunResult
+    return yield* finishRun(started, steps)
   }).pipe(Effect.scoped, Effect.provideServiceEffect(Settings, Effect.map(Settings, (s) => Settings.make(soloSettings(s)))))
