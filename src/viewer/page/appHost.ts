@@ -151,6 +151,14 @@ const availabilityOf = (data: ViewerData, relays: boolean): Readonly<Record<Acti
   }
 }
 
+/** A server tool called through the host, once the host has answered `ui/initialize`; an `isError` result throws. */
+const toolCaller = (rpc: ReturnType<typeof connect>, ready: Promise<unknown>) => async (name: string, args: Json): Promise<Json> => {
+  await ready
+  const result = (await rpc.request("tools/call", { name, arguments: args })) as Partial<CallToolResult>
+  if (result.isError === true) throw new Error(textOf(result))
+  return result
+}
+
 export const appHost = (): ViewerHost => {
   let settle: { resolve: (result: Json) => void; reject: (error: Error) => void } | undefined
   const toolResult = new Promise<Json>((resolve, reject) => (settle = { resolve, reject }))
@@ -162,12 +170,7 @@ export const appHost = (): ViewerHost => {
   })
   const ready = initialize(rpc)
   let relays = false
-  const callTool = async (name: string, args: Json): Promise<Json> => {
-    await ready
-    const result = (await rpc.request("tools/call", { name, arguments: args })) as Partial<CallToolResult>
-    if (result.isError === true) throw new Error(textOf(result))
-    return result
-  }
+  const callTool = toolCaller(rpc, ready)
 
   let runId: string | undefined
   /** The run as last seen; whether that came from the tool result (a summary: the run's files come from get_run_view). */
