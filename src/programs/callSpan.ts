@@ -65,8 +65,8 @@ const annotateOutcome = (span: Tracer.Span, tracing: TracingShape, call: Finishe
 }
 
 /**
- * The request with the run's Broadcast fields, where the provider takes them: the run's trace, and under a
- * call span its ids (OpenRouter nests its own spans of the call under it).
+ * The request with the run's Broadcast fields (sent where the provider takes them: request.ts): the run's trace,
+ * and under a call span its ids (OpenRouter nests its own spans of the call under it).
  */
 export const withBroadcast = (
   request: ModelRequest,
@@ -74,7 +74,7 @@ export const withBroadcast = (
   role: CallRole | undefined,
   span?: Tracer.Span
 ): ModelRequest =>
-  run?.broadcast === true
+  run !== undefined
     ? {
       ...request,
       broadcast: {

@@ -1,8 +1,6 @@
 import { Context, Effect } from "effect"
 import * as crypto from "node:crypto"
-import { Settings } from "../services/settings.js"
 import { RunParent, RunTrace, Tracing, underParent } from "../services/tracing.js"
-import { isOpenRouterUrl } from "../settings/paths.js"
 import { spanEvent } from "./callSpan.js"
 import type { StartedRun } from "./run/started.js"
 
@@ -14,12 +12,11 @@ const traceIdOf = (runId: string): string => crypto.createHash("sha256").update(
  * when spans are exported, the run's span, under an MCP `tools/call` or a batch item when there is one, at
  * the root of a trace of its own otherwise; every call of the run is a child of it.
  */
-export const withRunTrace = <A, E, R>(started: StartedRun, work: Effect.Effect<A, E, R>): Effect.Effect<A, E, R | Settings> =>
-  Effect.flatMap(Effect.context<Settings>(), (services) => {
+export const withRunTrace = <A, E, R>(started: StartedRun, work: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.flatMap(Effect.context<never>(), (services) => {
     const tracing = Context.get(services, Tracing)
     const runId = started.run.id
-    const broadcast = isOpenRouterUrl(Context.get(services, Settings).baseUrl)
-    if (!tracing.enabled) return Effect.provideService(work, RunTrace, { runId, traceId: traceIdOf(runId), broadcast })
+    if (!tracing.enabled) return Effect.provideService(work, RunTrace, { runId, traceId: traceIdOf(runId) })
     const attributes = {
       "parallel_llm.run_id": runId,
       "parallel_llm.strategy": started.plan.strategy,
@@ -29,7 +26,7 @@ export const withRunTrace = <A, E, R>(started: StartedRun, work: Effect.Effect<A
     return Effect.flatMap(
       Effect.orDie(Effect.currentSpan),
       (span) =>
-        Effect.provideService(work, RunTrace, { runId, traceId: span.traceId, broadcast }).pipe(
+        Effect.provideService(work, RunTrace, { runId, traceId: span.traceId }).pipe(
           Effect.onInterrupt(() => spanEvent("parallel_llm.cut", { "parallel_llm.reason": "interrupted" }))
         )
     ).pipe(

@@ -38,8 +38,6 @@ export class RunParent extends Context.Reference<RunParent>()("parallel-llm/RunP
 export interface RunTraceShape {
   readonly runId: string
   readonly traceId: string
-  /** Whether the provider takes these fields (OpenRouter); another server may refuse a field it does not know. */
-  readonly broadcast: boolean
 }
 
 export class RunTrace extends Context.Reference<RunTrace>()("parallel-llm/RunTrace", {

@@ -76,7 +76,8 @@ export const chatBody = (request: ModelRequest, options: ChatBodyOptions) => ({
       }
     }
     : {}),
-  ...(request.broadcast !== undefined ? broadcastBody(request.broadcast) : {})
+  // OpenRouter's own fields: another server may refuse a field it does not know.
+  ...(request.broadcast !== undefined && options.openRouter ? broadcastBody(request.broadcast) : {})
 })
 
 type ClientSettings = Pick<SettingsValue, "baseUrl" | "apiKey" | "appUrl" | "appTitle" | "cacheTtl">
