@@ -1,6 +1,7 @@
 import { Redacted } from "effect"
 import * as crypto from "node:crypto"
 import * as net from "node:net"
+import { secretMatcher } from "../domain/hash.js"
 
 // Who may talk to `serve --http`: pure checks on the address it binds and on each request's headers.
 // A local HTTP server can be reached by any web page the user visits (directly, or through DNS
@@ -62,13 +63,8 @@ export const originAllowed = (origin: string | undefined, allowed: ReadonlyArray
   return LOOPBACK_NAMES.has(url.hostname.toLowerCase()) || allowed.includes(url.origin)
 }
 
-const digest = (text: string): Buffer => crypto.createHash("sha256").update(text, "utf8").digest()
-
 /** Whether a secret given matches the one expected, in a time that says nothing about either (both hashed first). */
-export const secretMatches = (expected: Redacted.Redacted<string>) => {
-  const hashed = digest(Redacted.value(expected))
-  return (given: string): boolean => crypto.timingSafeEqual(digest(given), hashed)
-}
+export const secretMatches = (expected: Redacted.Redacted<string>) => secretMatcher(Redacted.value(expected))
 
 /**
  * The bearer-token check: "missing" when the request carries no `Authorization: Bearer <token>`,

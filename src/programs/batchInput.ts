@@ -1,5 +1,5 @@
 import { ParseResult, Schema } from "effect"
-import * as crypto from "node:crypto"
+import { sha256Hex } from "../domain/hash.js"
 import { oneLine } from "../domain/text.js"
 import { perCallFields } from "../settings/perCall.js"
 
@@ -60,8 +60,6 @@ export interface DuplicateId {
   readonly lines: ReadonlyArray<number>
 }
 
-const sha256 = (text: string) => crypto.createHash("sha256").update(text).digest("hex")
-
 /** Every non-blank line, as an item or the reason it is not one; ids default to the line number, and repeated ones are listed. */
 export const parseBatchInput = (
   text: string
@@ -84,7 +82,14 @@ export const parseBatchInput = (
       return
     }
     linesOf.set(id, [line])
-    items.push({ line, id, prompt: value.prompt, models: value.models, synthesizer: value.synthesizer, promptSha256: sha256(value.prompt) })
+    items.push({
+      line,
+      id,
+      prompt: value.prompt,
+      models: value.models,
+      synthesizer: value.synthesizer,
+      promptSha256: sha256Hex(value.prompt)
+    })
   })
   const duplicates = [...linesOf].filter(([, lines]) => lines.length > 1).map(([id, lines]) => ({ id, lines }))
   return { items, bad, duplicates }

@@ -1,6 +1,6 @@
 import { FileSystem } from "@effect/platform"
 import { Effect, Option } from "effect"
-import * as crypto from "node:crypto"
+import { sha256Hex } from "../domain/hash.js"
 import type { Manifest, RunSettings, StrategyRecord } from "../domain/manifest.js"
 import { runIdTime } from "../domain/runState.js"
 import { RUN_ID_PATTERN, type RunView } from "../services/runReader.js"
@@ -38,8 +38,6 @@ type Sampling = Pick<RunSettings, "temperature" | "maxTokens" | "reasoning">
 const keyOf = (sha256: string, models: ReadonlyArray<string>, synthesizer: string, sampling: Sampling) =>
   JSON.stringify([sha256, models, synthesizer, sampling.temperature ?? null, sampling.maxTokens ?? null, sampling.reasoning ?? null])
 
-export const sha256 = (text: string) => crypto.createHash("sha256").update(text).digest("hex")
-
 /** A run's key and what it can give a batch; undefined for a run still going, failed, or made by something else. */
 const candidateOf = (store: RunStore, view: RunView, match: StrategyMatch | undefined) =>
   Effect.gen(function*() {
@@ -60,7 +58,7 @@ const candidateOf = (store: RunStore, view: RunView, match: StrategyMatch | unde
     const prompt = yield* store.readRunFile(view.id, "prompt.md").pipe(Effect.option)
     if (Option.isNone(prompt)) return undefined
     const found: FoundRun = { _tag: "Interrupted", runId: view.id }
-    return { key: keyFor(settings, sha256(prompt.value)), found }
+    return { key: keyFor(settings, sha256Hex(prompt.value)), found }
   })
 
 /**

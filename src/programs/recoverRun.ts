@@ -1,5 +1,5 @@
 import { Effect, Option } from "effect"
-import * as crypto from "node:crypto"
+import { sha256Hex } from "../domain/hash.js"
 import type { CandidateRecord, Manifest } from "../domain/manifest.js"
 import { responseFileName } from "../domain/model.js"
 import type { RunView } from "../services/runReader.js"
@@ -35,7 +35,7 @@ export const interruptedManifest = (view: RunView, prompt: string): Manifest | u
     // When it died is not known: its last write is the last sign of life.
     finishedAt: (lastWrite ?? createdAt).toISOString(),
     durationMs: Math.max(0, (lastWrite ?? createdAt).getTime() - createdAt.getTime()),
-    prompt: { chars: prompt.length, sha256: crypto.createHash("sha256").update(prompt).digest("hex") },
+    prompt: { chars: prompt.length, sha256: sha256Hex(prompt) },
     settings,
     candidates,
     usage: sumUsage(candidates),

@@ -1,11 +1,11 @@
 import { Context, Effect } from "effect"
-import * as crypto from "node:crypto"
+import { sha256Hex } from "../domain/hash.js"
 import { RunParent, RunTrace, Tracing, underParent } from "../services/tracing.js"
 import { spanEvent } from "./callSpan.js"
 import type { StartedRun } from "./run/started.js"
 
 /** A trace id for a run whose spans are not exported: its run id's, so the provider still groups its calls. */
-const traceIdOf = (runId: string): string => crypto.createHash("sha256").update(runId).digest("hex").slice(0, 32)
+const traceIdOf = (runId: string): string => sha256Hex(runId).slice(0, 32)
 
 /**
  * The run's work with its trace: the run id and trace id every call sends upstream (services/tracing.ts) and,

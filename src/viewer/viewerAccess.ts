@@ -1,5 +1,7 @@
 import { Duration, Redacted } from "effect"
 import * as crypto from "node:crypto"
+import { secretMatcher, sha256Hex } from "../domain/hash.js"
+import { generateToken } from "../mcp/httpGuard.js"
 
 // Who may see the viewer in a browser, which cannot send a bearer header: a one-time login token (printed
 // by the server, short-lived, spent by its first use) is traded for a session cookie signed with this
@@ -26,11 +28,6 @@ export const VIEWER_SESSION_TTL = Duration.hours(1)
 
 const FORMAT = "v1"
 
-const sha256 = (text: string): Buffer => crypto.createHash("sha256").update(text, "utf8").digest()
-
-/** Equal texts, in a time that says nothing about either (both hashed to the same length first). */
-const sameText = (a: string, b: string): boolean => crypto.timingSafeEqual(sha256(a), sha256(b))
-
 export const makeViewerAccess = (options: ViewerAccessOptions) => {
   const key = crypto.randomBytes(32)
   // By the hash of the token, so that the tokens themselves are not kept: hash → when it stops being good.
@@ -48,13 +45,13 @@ export const makeViewerAccess = (options: ViewerAccessOptions) => {
       forgetExpired(nowMs)
       const oldest = pending.keys().next()
       if (pending.size >= options.maxPending && oldest.done !== true) pending.delete(oldest.value)
-      const token = crypto.randomBytes(32).toString("base64url")
-      pending.set(sha256(token).toString("hex"), nowMs + options.loginMs)
-      return Redacted.make(token)
+      const token = generateToken()
+      pending.set(sha256Hex(Redacted.value(token)), nowMs + options.loginMs)
+      return token
     },
     /** Whether `given` is a login token issued here, unspent and unexpired: spent by this call either way. */
     redeem: (given: string, nowMs: number): boolean => {
-      const hash = sha256(given).toString("hex")
+      const hash = sha256Hex(given)
       const expiresAt = pending.get(hash)
       pending.delete(hash)
       return expiresAt !== undefined && nowMs < expiresAt
@@ -70,7 +67,7 @@ export const makeViewerAccess = (options: ViewerAccessOptions) => {
       if (match === null) return false
       const [, payload = "", until = "", signature = ""] = match
       // The signature is checked first, whatever the date says: a forged date is told no sooner than a stale one.
-      const signed = sameText(signature, mac(payload))
+      const signed = secretMatcher(mac(payload))(signature)
       const untilMs = Number(until)
       return signed && nowMs < untilMs && untilMs <= nowMs + options.sessionMs
     }

@@ -6,8 +6,9 @@ import { Effect, Either, Layer, Logger } from "effect"
 import { execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { sha256Hex } from "../../src/domain/hash.js"
 import { readRunResource } from "../../src/mcp/resources.js"
-import { type Attachment, sha256Of } from "../../src/programs/attachments/attachment.js"
+import type { Attachment } from "../../src/programs/attachments/attachment.js"
 import { collectAttachments } from "../../src/programs/attachments/collect.js"
 import { saveAttachments } from "../../src/programs/attachments/plan.js"
 import { makeRunWrites } from "../../src/programs/run/writes.js"
@@ -145,7 +146,7 @@ describe("bounded writes", () => {
       const outputDir = tempDir()
       const files: ReadonlyArray<Attachment> = Array.from({ length: 200 }, (_, i) => {
         const bytes = new TextEncoder().encode(`file ${i}\n`)
-        return { path: `f${i}.txt`, kind: "text", mediaType: "text/plain", bytes, sha256: sha256Of(bytes), text: `file ${i}\n` }
+        return { path: `f${i}.txt`, kind: "text", mediaType: "text/plain", bytes, sha256: sha256Hex(bytes), text: `file ${i}\n` }
       })
       yield* Effect.scoped(Effect.gen(function*() {
         const store = yield* RunStore

@@ -1,5 +1,4 @@
 import { Either } from "effect"
-import * as crypto from "node:crypto"
 import type { AttachmentForm } from "../../domain/manifest.js"
 import { slugOf } from "../../domain/model.js"
 
@@ -51,8 +50,6 @@ export const sniff = (
   const text = asText(bytes)
   return text === undefined ? undefined : { kind: "text", mediaType: "text/plain", text }
 }
-
-export const sha256Of = (bytes: Uint8Array): string => crypto.createHash("sha256").update(bytes).digest("hex")
 
 /** The copy's name in the run directory: `NN-<name>`, NN its 1-based position, the file name made safe. */
 export const attachmentFileName = (index: number, filePath: string): string =>

@@ -3,11 +3,12 @@ import { Effect, Option, Ref } from "effect"
 import { glob, isDynamicPattern } from "tinyglobby"
 import { RunRefused } from "../../domain/errors.js"
 import { formatBytes } from "../../domain/format.js"
+import { sha256Hex } from "../../domain/hash.js"
 import { type FileRefused, isInsidePath as isInside, readFileSafely } from "../../domain/safeFile.js"
 import { stripControl } from "../../domain/text.js"
 import { Settings } from "../../services/settings.js"
 import type { SettingsValue } from "../../settings/values.js"
-import { type Attachment, sha256Of, sniff } from "./attachment.js"
+import { type Attachment, sniff } from "./attachment.js"
 import { gitignoreRules } from "./gitignore.js"
 import { globRefusal, globStart } from "./globs.js"
 
@@ -237,7 +238,7 @@ const attach = (c: Collector, tally: Tally, file: Found) =>
       kind: kind.kind,
       mediaType: kind.mediaType,
       bytes,
-      sha256: sha256Of(bytes),
+      sha256: sha256Hex(bytes),
       text: kind.text
     })
   })

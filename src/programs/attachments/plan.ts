@@ -1,11 +1,12 @@
 import { Effect, Either } from "effect"
 import type { StoreError } from "../../domain/errors.js"
+import { sha256Hex } from "../../domain/hash.js"
 import type { AttachmentRecord, Manifest } from "../../domain/manifest.js"
 import type { ChatMessage } from "../../domain/modelCall.js"
 import { ATTACHMENTS_DIR, type InvalidRunPath, type RunFileNotFound } from "../../services/runReader.js"
 import { type RunHandle, RunStore } from "../../services/runStore.js"
 import { catalogueWithin } from "../catalogue.js"
-import { type Attachment, attachmentFileName, formFor, sha256Of, sniff } from "./attachment.js"
+import { type Attachment, attachmentFileName, formFor, sniff } from "./attachment.js"
 import { userContent } from "./message.js"
 
 /** A run's attachments, with what each candidate model can be sent. */
@@ -119,7 +120,7 @@ export const loadRunAttachments = (
               kind,
               mediaType: record.mediaType,
               bytes,
-              sha256: sha256Of(bytes),
+              sha256: sha256Hex(bytes),
               text: kind === "text" ? sniff(bytes)?.text : undefined,
               sentAs: record.sentAs,
               note: record.note

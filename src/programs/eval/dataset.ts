@@ -1,7 +1,7 @@
 import { Effect, Either, ParseResult, Schema } from "effect"
-import * as crypto from "node:crypto"
 import { fileURLToPath } from "node:url"
 import { UsageError } from "../../domain/errors.js"
+import { sha256Hex } from "../../domain/hash.js"
 import { readTextSafely, USER_FILE_READ } from "../../domain/safeFile.js"
 import { oneLine } from "../../domain/text.js"
 import { fromGsm8k, Gsm8kLine } from "./gsm8k.js"
@@ -167,8 +167,7 @@ export const selectItems = <A>(
 }
 
 /** What a result was computed from: a result with another fingerprint is not reused. */
-export const fingerprintOf = (parts: unknown): string =>
-  crypto.createHash("sha256").update(JSON.stringify(parts)).digest("hex").slice(0, 32)
+export const fingerprintOf = (parts: unknown): string => sha256Hex(JSON.stringify(parts)).slice(0, 32)
 
 /** Items as an eval dataset file (what the GSM8K converter writes): one `{question, answer, candidates?}` per line. */
 export const toEvalJsonl = (items: ReadonlyArray<EvalItem>): string =>

@@ -5,12 +5,13 @@ import { SentOptions } from "../../domain/modelOptions.js"
 import { readTextSafely, RUN_FILE_READ } from "../../domain/safeFile.js"
 import type { StrategyName } from "../../domain/strategy.js"
 import type { SettingsValue } from "../../settings/values.js"
-import { previousRunsFor, sha256, type StrategyMatch } from "../batchResume.js"
+import { previousRunsFor, type StrategyMatch } from "../batchResume.js"
 import { modelCallOptions, sentOptions } from "../run/callPlan.js"
 
 import type { RunResult } from "../run/request.js"
 import { recordFits } from "../strategies/registry.js"
 
+import { sha256Hex } from "../../domain/hash.js"
 import type { FrozenAnswer } from "./dataset.js"
 import type { EvalPair } from "./evalPairs.js"
 import { fellBackToCandidate, keyOf } from "./evalResults.js"
@@ -85,7 +86,7 @@ export const evalRunsOnDisk = Effect.fnUntraced(function*(
     const pairs = new Map(todo.filter((pair) => pair.strategy === strategy).map((pair) => [pair.item.id, pair]))
     const wanted = [...pairs.values()].map((pair) => ({
       id: pair.item.id,
-      promptSha256: sha256(pair.item.question),
+      promptSha256: sha256Hex(pair.item.question),
       models: modelsOf(pair, settings),
       synthesizer: settings.synthesizer
     }))

@@ -1,7 +1,7 @@
 import { Clock, Effect, Ref } from "effect"
-import * as crypto from "node:crypto"
 import { StoreError } from "../../domain/errors.js"
 import { answeredOf, formatSeconds } from "../../domain/format.js"
+import { sha256Hex } from "../../domain/hash.js"
 import { type CandidateRecord, type Manifest, strategyCalls, type SynthesisRecord } from "../../domain/manifest.js"
 import { RunStore } from "../../services/runStore.js"
 import { failureReason, statusOf, sumUsage } from "./outcome.js"
@@ -41,7 +41,7 @@ const manifestOf = Effect.fnUntraced(function*(started: StartedRun, ending: Endi
     createdAt: run.createdAt.toISOString(),
     finishedAt: new Date(run.createdAt.getTime() + (finishedMs - startedMs)).toISOString(),
     durationMs: finishedMs - startedMs,
-    prompt: { chars: request.prompt.length, sha256: crypto.createHash("sha256").update(request.prompt).digest("hex") },
+    prompt: { chars: request.prompt.length, sha256: sha256Hex(request.prompt) },
     settings: plan.settings,
     candidates: candidates.map((c) => writes.withoutUnwritten(c, unwritten)),
     ...(synthesis ? { synthesis: writes.withoutUnwritten(synthesis, unwritten) } : {}),
