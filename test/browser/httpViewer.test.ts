@@ -2,13 +2,13 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { REPORT_DELIMITER } from "../../src/programs/synthesisReply.js"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { bearer, connectHttp, type HttpServer, startHttpServer } from "../support/httpHarness.js"
 import { runCliInProcess } from "../support/inProcessCli.js"
 import { serverEnv } from "../support/mcpHarness.js"
 import { repoRoot } from "../support/spawnCli.js"
 import { makeTempDirs } from "../support/tempDirs.js"
+import { synthesizerReply } from "../support/viewerRun.js"
 
 // The run viewer over `serve --http` in a real browser (Debian's chromium, playwright-core): the built
 // server, its runs made over the loopback fake provider. A browser gets in by the one-time URL the server
@@ -80,7 +80,7 @@ beforeAll(async () => {
     script: {
       "hv/hostile": { kind: "ok", content: HOSTILE },
       "hv/bad": { kind: "status", status: 400, body: { error: { code: 400, message: "No such <b>model</b>" } } },
-      "hv/synth": { kind: "ok", content: `${ANSWER}\n\n${REPORT_DELIMITER}\n${JSON.stringify(FINDINGS)}` },
+      "hv/synth": { kind: "ok", content: synthesizerReply(ANSWER, FINDINGS) },
       "hv/slow": { kind: "trickle", content: "Slowly, slowly: it is 4, as anyone can see.", chunkDelayMs: 400, chunks: 200 }
     }
   })

@@ -5,13 +5,13 @@ import * as path from "node:path"
 import { type Browser, chromium, type FrameLocator, type Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { APP_MIME_TYPE, RUN_VIEW_URI, UI_EXTENSION } from "../../src/mcp/appView.js"
-import { REPORT_DELIMITER } from "../../src/programs/synthesisReply.js"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { connectMcpInProcess, type InProcessConnection } from "../support/inProcessMcp.js"
 import { hostPage, type HostSetup } from "../support/mcpAppHost.js"
 import { serverEnv } from "../support/mcpHarness.js"
 import { repoRoot } from "../support/spawnCli.js"
 import { makeTempDirs } from "../support/tempDirs.js"
+import { FINDINGS, MERGED_ANSWER as ANSWER, synthesizerReply } from "../support/viewerRun.js"
 
 // The run viewer as an MCP App in a real browser: Debian's chromium (playwright-core) shows a minimal MCP Apps
 // host written to the spec (test/support/mcpAppHost.ts), which iframes the page the server serves at
@@ -25,14 +25,6 @@ if (!hasChromium) console.warn(`test/browser: skipped, no ${CHROMIUM} (apt-get i
 
 const APPS: ClientCapabilities = { extensions: { [UI_EXTENSION]: { mimeTypes: [APP_MIME_TYPE] } } }
 const HOSTILE = `Try this: <script>window.__pwned = "script"</script> <img src="x" onerror="window.__pwned = 'img'"> the answer is 4`
-const ANSWER = "# Merged\n\nThe answer is **4**, as both agree."
-const FINDINGS = {
-  agreements: ["2 + 2 = 4"],
-  contradictions: [{ topic: "the unit", positions: [{ candidates: ["A"], claim: "none" }, { candidates: ["B"], claim: "apples" }] }],
-  uniqueClaims: [{ candidate: "B", claim: "apples are red" }],
-  confidence: "medium",
-  confidenceReason: "One candidate adds a unit."
-}
 
 const tempDir = makeTempDirs("pllm-mcp-app-browser-")
 let fake: FakeOpenRouter
@@ -54,7 +46,7 @@ beforeAll(async () => {
       // Long enough to be seen running, under load too.
       "app/slow": { kind: "trickle", content: "Slowly: it is 4.", chunkDelayMs: 1500, chunks: 5 },
       "app/stuck": { kind: "hang" },
-      "app/synth": { kind: "ok", content: `${ANSWER}\n\n${REPORT_DELIMITER}\n${JSON.stringify(FINDINGS)}` }
+      "app/synth": { kind: "ok", content: synthesizerReply(ANSWER, FINDINGS) }
     }
   })
   server = await connectMcpInProcess(

@@ -4,10 +4,10 @@ import * as path from "node:path"
 import { type Browser, chromium, type Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { Manifest } from "../../src/domain/manifest.js"
-import { REPORT_DELIMITER } from "../../src/programs/synthesisReply.js"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { cliEntry, repoRoot, runCli, type RunningCli, startCli } from "../support/spawnCli.js"
 import { makeTempDirs } from "../support/tempDirs.js"
+import { FINDINGS, MERGED_ANSWER as ANSWER, synthesizerReply } from "../support/viewerRun.js"
 
 // `parallel-llm runs open` in a real browser: Debian's chromium, driven by playwright-core (no browser
 // download), against runs made by the built CLI over the loopback fake provider. Screenshots of each state
@@ -20,14 +20,6 @@ if (!hasChromium) console.warn(`test/browser: skipped, no ${CHROMIUM} (apt-get i
 
 const HOSTILE = `Try this: <script>window.__pwned = "script"</script> <img src="x" onerror="window.__pwned = 'img'"> ` +
   `<b>bold?</b> [link](javascript:alert(1)) the answer is 4`
-const ANSWER = "# Merged\n\nThe answer is **4**, as both agree."
-const FINDINGS = {
-  agreements: ["2 + 2 = 4"],
-  contradictions: [{ topic: "the unit", positions: [{ candidates: ["A"], claim: "none" }, { candidates: ["B"], claim: "apples" }] }],
-  uniqueClaims: [{ candidate: "B", claim: "apples are red" }],
-  confidence: "medium",
-  confidenceReason: "One candidate adds a unit."
-}
 
 const tempDir = makeTempDirs("pllm-viewer-")
 let fake: FakeOpenRouter
@@ -74,7 +66,7 @@ beforeAll(async () => {
       "view/hostile": { kind: "ok", content: HOSTILE },
       "view/plain": { kind: "ok", content: "The answer is 4 apples." },
       "view/slow": { kind: "trickle", content: "Slowly: it is 4.", chunkDelayMs: 1000, chunks: 20 },
-      "view/synth": { kind: "ok", content: `${ANSWER}\n\n${REPORT_DELIMITER}\n${JSON.stringify(FINDINGS)}` }
+      "view/synth": { kind: "ok", content: synthesizerReply(ANSWER, FINDINGS) }
     }
   })
   // Each launch gets a fresh, temporary --user-data-dir from playwright itself (it refuses one passed in args).
