@@ -1,6 +1,6 @@
 import { Channel, type Chunk, Duration, Effect, Either, identity, Stream } from "effect"
 import type { ProviderError } from "../domain/errors.js"
-import type { CacheOutcome, Completion, ModelPart, TokenUsage } from "../domain/modelCall.js"
+import type { CacheOutcome, Completion, CostDetails, ModelPart, TokenUsage } from "../domain/modelCall.js"
 import type { Citation } from "../domain/modelOptions.js"
 
 /**
@@ -43,16 +43,43 @@ export const billedUsage = (streamed: StreamedText, promptChars: number): Billed
   }
 }
 
-/** Two bills added up: estimated if either part is; the cost only when both report one (else it is unknown). */
+/** Two sums of a field: `both` when both must report it (else unknown), else of those that report it. */
+const sumOf = (x: number | undefined, y: number | undefined, both: boolean): number | undefined =>
+  x === undefined || y === undefined ? (both ? undefined : x ?? y) : x + y
+
+/** The upstream costs added up, each like the cost: only when both report it. */
+const addCostDetails = (a: CostDetails | undefined, b: CostDetails | undefined): CostDetails | undefined => {
+  if (a === undefined || b === undefined) return undefined
+  const details: Record<keyof CostDetails, number | undefined> = {
+    upstreamInferenceCost: sumOf(a.upstreamInferenceCost, b.upstreamInferenceCost, true),
+    upstreamPromptCost: sumOf(a.upstreamPromptCost, b.upstreamPromptCost, true),
+    upstreamCompletionCost: sumOf(a.upstreamCompletionCost, b.upstreamCompletionCost, true)
+  }
+  const known = Object.entries(details).filter(([, v]) => v !== undefined)
+  return known.length === 0 ? undefined : Object.fromEntries(known)
+}
+
+/**
+ * Two bills added up (`a` the answer's, when one answered): estimated if either part is; the cost and each upstream
+ * cost only when both report one (else it is unknown); reasoning and cached tokens of those that report them, as the
+ * run's totals count them; the source is `a`'s (a call's attempts all go to one provider).
+ */
 export const addBilled = (a: BilledUsage | undefined, b: BilledUsage | undefined): BilledUsage | undefined => {
   if (a === undefined || b === undefined) return a ?? b
-  const sum = (x: number | undefined, y: number | undefined) => (x === undefined || y === undefined ? undefined : x + y)
-  const cost = sum(a.cost, b.cost)
+  const cost = sumOf(a.cost, b.cost, true)
+  const reasoningTokens = sumOf(a.reasoningTokens, b.reasoningTokens, false)
+  const cachedTokens = sumOf(a.cachedTokens, b.cachedTokens, false)
+  const costDetails = addCostDetails(a.costDetails, b.costDetails)
+  const source = a.source ?? b.source
   return {
     promptTokens: a.promptTokens + b.promptTokens,
     completionTokens: a.completionTokens + b.completionTokens,
     ...(cost !== undefined ? { cost } : {}),
-    ...(a.estimated === true || b.estimated === true ? { estimated: true } : {})
+    ...(reasoningTokens !== undefined ? { reasoningTokens } : {}),
+    ...(cachedTokens !== undefined ? { cachedTokens } : {}),
+    ...(costDetails !== undefined ? { costDetails } : {}),
+    ...(a.estimated === true || b.estimated === true ? { estimated: true } : {}),
+    ...(source !== undefined ? { source } : {})
   }
 }
 
