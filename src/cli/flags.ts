@@ -1,5 +1,6 @@
-import { Args, Command, Options } from "@effect/cli"
-import type { Option, Schema } from "effect"
+import { Args, Command, HelpDoc, Options, ValidationError } from "@effect/cli"
+import { Either, type Option, ParseResult, Schema } from "effect"
+import { WholeNumberText } from "../settings/kinds.js"
 import type { CommandName } from "../settings/setting.js"
 import type { FlagHelp } from "./flagHelp.js"
 import { type SettingsFlagOptions, settingsOptionsFor } from "./settingsOptions.js"
@@ -58,16 +59,29 @@ export const repeatedFlag = (spec: ValueSpec): Flag<Array<string>> =>
     "repeatable"
   ])
 
+/**
+ * A number flag, decoded by `schema` (default: any whole number) with one line naming the flag, the way the
+ * settings' number flags say it (`--limit: expected a whole number, got "x"`), not @effect/cli's own words.
+ */
+const numberOption = (name: string, schema: Schema.Schema<number, string>): Options.Options<number> => {
+  const decode = Schema.decodeEither(schema)
+  return Options.text(name).pipe(Options.mapEffect((text) =>
+    Either.mapLeft(decode(text), (error) => {
+      const message = ParseResult.ArrayFormatter.formatErrorSync(error)[0]?.message ?? "invalid"
+      return ValidationError.invalidValue(HelpDoc.p(`--${name}: ${message}`))
+    })
+  ))
+}
+
 /** An optional whole number. */
 export const integerFlag = (spec: Spec & { readonly value?: string }): Flag<Option.Option<number>> => {
   const value = spec.value ?? "integer"
-  return flagOf(spec, Options.integer(spec.name).pipe(Options.withPseudoName(value), Options.optional), `<${value}>`)
+  return flagOf(spec, numberOption(spec.name, WholeNumberText).pipe(Options.withPseudoName(value), Options.optional), `<${value}>`)
 }
 
-/** A whole number with a default. */
-export const integerFlagOr = (spec: Spec, fallback: number, bounds?: Schema.Schema<number>): Flag<number> => {
-  const integer = Options.integer(spec.name).pipe(Options.withPseudoName("integer"))
-  const checked = bounds === undefined ? integer : Options.withSchema(integer, bounds)
+/** A whole number with a default, within `bounds` if given. */
+export const integerFlagOr = (spec: Spec, fallback: number, bounds: Schema.Schema<number, string> = WholeNumberText): Flag<number> => {
+  const checked = numberOption(spec.name, bounds).pipe(Options.withPseudoName("integer"))
   return flagOf(spec, checked.pipe(Options.withDefault(fallback)), "<integer>", [`default: ${fallback}`])
 }
 

@@ -33,8 +33,19 @@ const withinBounds = (min: number, max: number, integer: boolean) => (n: number)
 export const boundedNumber = (min: number, max: number, integer: boolean): Schema.Schema<number> =>
   integer ? Schema.Number.pipe(Schema.int(), Schema.between(min, max)) : Schema.Number.pipe(Schema.between(min, max))
 
+/** A number written as text; a word that is none is refused saying what was expected (not Schema's own words). */
+const numberText = (integer: boolean): Schema.Schema<number, string> =>
+  Schema.NumberFromString.annotations({
+    message: (issue) => `expected ${integer ? "a whole number" : "a number"}, got ${JSON.stringify(issue.actual)}`
+  })
+
+/** A whole number written as text: what a command's own integer flags take (`--runs`, `--port`). */
+export const WholeNumberText: Schema.Schema<number, string> = numberText(true).pipe(
+  Schema.filter((n) => Number.isInteger(n) || `expected a whole number, got ${n}`)
+)
+
 const numeric = (min: number, max: number, integer: boolean): Kind<number> => ({
-  text: Schema.NumberFromString.pipe(Schema.filter(withinBounds(min, max, integer))),
+  text: numberText(integer).pipe(Schema.filter(withinBounds(min, max, integer))),
   file: Schema.Number,
   flag: integer ? "integer" : "number",
   plain: boundedNumber(min, max, integer),
@@ -51,10 +62,7 @@ export interface Bounds {
 export const integerIn = (min: number, max: number) => numeric(min, max, true)
 
 /** How many runs `runs --limit` lists: at least one (0 or less would still list some, or mean nothing). */
-export const RunsLimit: Schema.Schema<number> = Schema.Number.pipe(
-  Schema.filter((n) => withinBounds(1, 10_000, true)(n) === true),
-  Schema.annotations({ message: (issue) => `--limit: must be a whole number from 1 to 10000, got ${String(issue.actual)}` })
-)
+export const RunsLimit: Schema.Schema<number, string> = integerIn(1, 10_000).text
 export const numberIn = (min: number, max: number) => numeric(min, max, false)
 
 /** A URL without its user name and password, for messages: they must never be printed. */
