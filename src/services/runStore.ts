@@ -4,6 +4,7 @@ import * as NodePath from "@effect/platform-node/NodePath"
 import { Effect, Fiber, Layer, Option, Queue, type Redacted, Schema } from "effect"
 import * as crypto from "node:crypto"
 import { fsFailure, StoreError } from "../domain/errors.js"
+import { makeDirectories } from "../domain/makeDirectories.js"
 import { type AttachmentRecord, Manifest, type RunSettings } from "../domain/manifest.js"
 import { responseFileName } from "../domain/model.js"
 import { makeRedact } from "../domain/redact.js"
@@ -166,7 +167,7 @@ const makeRunDirs = (w: Writer, outputDir: string) => {
   // The root is made once per process (and again if it disappears), not before every run; ids from one
   // process must sort in creation order even within one millisecond.
   const state = { rootMade: false, lastMs: 0 }
-  const makeRoot = w.fs.makeDirectory(outputDir, { recursive: true, ...PRIVATE_DIR }).pipe(
+  const makeRoot = makeDirectories(w.fs, outputDir, PRIVATE_DIR.mode).pipe(
     Effect.mapError((e) =>
       new StoreError({ path: outputDir, message: fsFailure(`cannot create the output directory ${outputDir} (--output-dir)`, e) })
     ),
@@ -252,7 +253,7 @@ const writeFinal = (w: Writer, run: RunHandle, content: string, manifest: Manife
 }
 
 const writeAttachment = (w: Writer, run: RunHandle, name: string, bytes: Uint8Array) =>
-  w.fs.makeDirectory(w.path.join(run.dir, ATTACHMENTS_DIR), { recursive: true, ...PRIVATE_DIR }).pipe(
+  makeDirectories(w.fs, w.path.join(run.dir, ATTACHMENTS_DIR), PRIVATE_DIR.mode).pipe(
     Effect.mapError(w.fail(w.path.join(run.dir, ATTACHMENTS_DIR))),
     Effect.zipRight(writeAtomic(w, w.path.join(run.dir, ATTACHMENTS_DIR, name), bytes)),
     Effect.as(`${ATTACHMENTS_DIR}/${name}`)
@@ -272,7 +273,7 @@ const storeAt = Effect.fnUntraced(function*(apiKey: Option.Option<Redacted.Redac
     writeResponse: (run, index, model, content, kind = "answer") =>
       writeRelative(w, run, responseFileName(index, model, kind === "partial" ? ".partial.md" : ".md"), content),
     writeStepFile: (run, relative, content) =>
-      w.fs.makeDirectory(w.path.join(run.dir, w.path.dirname(relative)), { recursive: true, ...PRIVATE_DIR }).pipe(
+      makeDirectories(w.fs, w.path.join(run.dir, w.path.dirname(relative)), PRIVATE_DIR.mode).pipe(
         Effect.mapError(w.fail(w.path.join(run.dir, relative))),
         Effect.zipRight(writeRelative(w, run, relative, content))
       ),

@@ -1,6 +1,7 @@
 import { FileSystem } from "@effect/platform"
 import { Context, Effect, Either, Option } from "effect"
 import { plainFsReason, type SettingsError } from "../domain/errors.js"
+import { makeDirectories } from "../domain/makeDirectories.js"
 import { whereSet } from "./layers.js"
 import { type LoadedSettings, type LoadInput, loadSettings } from "./load.js"
 import { settingsTable } from "./table.js"
@@ -48,7 +49,7 @@ const outputDirProblem = (loaded: LoadedSettings) =>
         configFile: Option.getOrUndefined(loaded.settings.configFile),
         presetName: Option.getOrUndefined(loaded.settings.preset)
       })
-    return fs.makeDirectory(dir, { recursive: true, mode: 0o700 }).pipe(
+    return makeDirectories(fs, dir, 0o700).pipe(
       Effect.as(Option.none<StartupProblem>()),
       Effect.catchAll((error) =>
         Effect.succeed(Option.some<StartupProblem>({
