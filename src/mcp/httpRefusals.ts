@@ -1,4 +1,5 @@
-import { HttpIncomingMessage, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { type HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
 import { Clock, Effect, Either, Option } from "effect"
 import { makeRefusalLimiter } from "./httpGuard.js"
@@ -48,6 +49,38 @@ export const makeRefusalLog = (): { readonly log: RefusalLog; readonly flush: Ef
 }
 
 /**
+ * The body's text, read up to `maxBytes`; none when it is longer. Not `request.text` under `withMaxBodySize`: past
+ * the limit that destroys the request's stream, and with it the socket, so a chunked body over the limit got a
+ * closed connection instead of its 413. Here reading just stops, and the socket stays for the answer.
+ */
+const boundedText = (request: HttpServerRequest.HttpServerRequest, maxBytes: number): Effect.Effect<Option.Option<string>, Error> =>
+  Effect.async((resume) => {
+    const incoming = NodeHttpServerRequest.toIncomingMessage(request)
+    const chunks: Array<Buffer> = []
+    let bytes = 0
+    const stop = () => {
+      incoming.off("data", onData).off("end", onEnd).off("error", onError)
+    }
+    const onData = (chunk: Buffer) => {
+      bytes += chunk.length
+      if (bytes <= maxBytes) return void chunks.push(chunk)
+      stop()
+      incoming.pause()
+      resume(Effect.succeed(Option.none()))
+    }
+    const onEnd = () => {
+      stop()
+      resume(Effect.succeed(Option.some(Buffer.concat(chunks).toString("utf8"))))
+    }
+    const onError = (error: Error) => {
+      stop()
+      resume(Effect.fail(error))
+    }
+    incoming.on("data", onData).on("end", onEnd).on("error", onError)
+    return Effect.sync(stop)
+  })
+
+/**
  * A POST's body, read within `maxBodyBytes` and checked as JSON-RPC before the SDK sees it: the parsed
  * message or batch, or the answer to send instead (413; -32700, -32600 or -32602 with 400 for junk and
  * for a batch with a repeated request id).
@@ -60,14 +93,16 @@ export const makeBodyCheck = (maxBodyBytes: number, logRefusal: RefusalLog) =>
   Effect.gen(function*() {
     // A declared length over the limit is refused unread; a longer body without one stops being read there.
     const declared = Number(request.headers["content-length"] ?? 0)
-    const text: Either.Either<string, unknown> = declared > maxBodyBytes
-      ? Either.left("too large")
-      : yield* request.text.pipe(HttpIncomingMessage.withMaxBodySize(Option.some(maxBodyBytes)), Effect.either)
-    if (Either.isLeft(text)) {
+    const text = declared > maxBodyBytes
+      ? undefined
+      : yield* boundedText(request, maxBodyBytes).pipe(Effect.map(Option.getOrUndefined), Effect.orElseSucceed(() => undefined))
+    if (text === undefined) {
       const message = `Payload Too Large: Request body must not exceed ${maxBodyBytes} bytes`
-      return Either.left(yield* Effect.as(logRefusal(request, 413, message, "too large"), refuse(413, message, cors)))
+      // The connection closes after the answer: Node would otherwise read the rest of the body, however long.
+      const answer = refuse(413, message, { ...cors, connection: "close" })
+      return Either.left(yield* Effect.as(logRefusal(request, 413, message, "too large"), answer))
     }
-    const value = Either.try(() => JSON.parse(text.right) as unknown)
+    const value = Either.try(() => JSON.parse(text) as unknown)
     if (Either.isLeft(value)) {
       const message = "Parse error: Invalid JSON"
       return Either.left(yield* Effect.as(logRefusal(request, 400, message, "not JSON"), refuse(400, message, cors, -32700)))
