@@ -45,8 +45,9 @@ const reportingClient = (target: string, stderr: OutputStream) =>
   ).pipe(Layer.provide(layerPooledHttpClient))
 
 /**
- * Effect's tracer, exporting every ended span as OTLP/HTTP protobuf (the protocol collectors take by default)
- * in batches, and once more when the layer is released: the end of the command, a signal, `serve` stopping.
+ * Effect's tracer, exporting every ended span over OTLP/HTTP, as protobuf (what collectors take by default) or
+ * JSON (`OTEL_EXPORTER_OTLP_PROTOCOL=http/json`), in batches, and once more when the layer is released: the end
+ * of the command, a signal, `serve` stopping.
  */
 export const layerOtlpExport = (config: OtelExport, stderr: OutputStream): Layer.Layer<never> =>
   OtlpTracer.layer({
@@ -55,6 +56,6 @@ export const layerOtlpExport = (config: OtelExport, stderr: OutputStream): Layer
     headers: config.headers,
     shutdownTimeout: FLUSH_TIMEOUT
   }).pipe(
-    Layer.provide(OtlpSerialization.layerProtobuf),
+    Layer.provide(config.protocol === "http/json" ? OtlpSerialization.layerJson : OtlpSerialization.layerProtobuf),
     Layer.provide(reportingClient(exportTarget(config.url), stderr))
   )

@@ -7,11 +7,24 @@ import { Either, ParseResult, Schema } from "effect"
 export interface OtelExport {
   /** The OTLP/HTTP traces URL (`…/v1/traces`). */
   readonly url: string
+  /** How spans are encoded: OTLP/HTTP's protobuf (the default) or its JSON. */
+  readonly protocol: OtlpProtocol
   /** Sent with every export (a collector's API key): a secret, never logged. */
   readonly headers: Readonly<Record<string, string>>
   readonly serviceName: string
   readonly resourceAttributes: Readonly<Record<string, string>>
 }
+
+/** The OTLP protocols the exporter speaks: OTLP/HTTP only (gRPC is not spoken). */
+export const OTLP_PROTOCOLS = ["http/protobuf", "http/json"] as const
+export type OtlpProtocol = typeof OTLP_PROTOCOLS[number]
+
+const isProtocol = (text: string): text is OtlpProtocol => (OTLP_PROTOCOLS as ReadonlyArray<string>).includes(text)
+
+const Protocol = Schema.Trim.pipe(Schema.filter(isProtocol, {
+  message: (issue) =>
+    `${JSON.stringify(issue.actual)} is not spoken here (OTLP/HTTP only): set ${OTLP_PROTOCOLS.join(" or ")}, or leave it unset`
+}))
 
 /** `key=value,key=value`, each part percent-encoded (the W3C Baggage form the OpenTelemetry spec names). */
 const KeyValueList = Schema.transformOrFail(Schema.String, Schema.Record({ key: Schema.String, value: Schema.String }), {
@@ -50,6 +63,7 @@ const HttpUrl = Schema.String.pipe(
 )
 
 const decodeList = Schema.decodeUnknownEither(KeyValueList)
+const decodeProtocol = Schema.decodeUnknownEither(Protocol)
 const decodeUrl = Schema.decodeUnknownEither(HttpUrl)
 
 const isSet = (value: string | undefined): value is string => value !== undefined && value.trim() !== ""
@@ -75,6 +89,12 @@ export const otelExportOf = (env: Readonly<Record<string, string | undefined>>):
     `${variable}: ${ParseResult.ArrayFormatter.formatErrorSync(error)[0]?.message ?? "invalid"}`
   const checked = decodeUrl(url)
   if (Either.isLeft(checked)) return Either.left(problem(name, checked.left))
+  // The signal's own variable wins, as for the endpoint.
+  const [protocolName, protocolText] = isSet(env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL)
+    ? ["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL]
+    : ["OTEL_EXPORTER_OTLP_PROTOCOL", env.OTEL_EXPORTER_OTLP_PROTOCOL]
+  const protocol = isSet(protocolText) ? decodeProtocol(protocolText) : Either.right("http/protobuf" as const)
+  if (Either.isLeft(protocol)) return Either.left(problem(protocolName, protocol.left))
   const headers = decodeList(env.OTEL_EXPORTER_OTLP_HEADERS ?? "")
   if (Either.isLeft(headers)) return Either.left(problem("OTEL_EXPORTER_OTLP_HEADERS", headers.left))
   const attributes = decodeList(env.OTEL_RESOURCE_ATTRIBUTES ?? "")
@@ -82,7 +102,13 @@ export const otelExportOf = (env: Readonly<Record<string, string | undefined>>):
   const serviceName = isSet(env.OTEL_SERVICE_NAME)
     ? env.OTEL_SERVICE_NAME.trim()
     : attributes.right["service.name"] ?? DEFAULT_SERVICE_NAME
-  return Either.right({ url: checked.right, headers: headers.right, serviceName, resourceAttributes: attributes.right })
+  return Either.right({
+    url: checked.right,
+    protocol: protocol.right,
+    headers: headers.right,
+    serviceName,
+    resourceAttributes: attributes.right
+  })
 }
 
 /** Where spans go, as a warning may say it: no credentials, query or fragment. */

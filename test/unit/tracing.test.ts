@@ -20,6 +20,7 @@ describe("OpenTelemetry's variables", () => {
     const base = otelExportOf({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318/" })
     expect(Either.getOrThrow(base)).toEqual({
       url: "http://collector:4318/v1/traces",
+      protocol: "http/protobuf",
       headers: {},
       serviceName: "parallel-llm",
       resourceAttributes: {}

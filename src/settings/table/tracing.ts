@@ -32,6 +32,12 @@ export const tracingEnvironment: ReadonlyArray<{ readonly env: string; readonly 
     defaultDoc: "none"
   },
   {
+    env: "OTEL_EXPORTER_OTLP_PROTOCOL",
+    doc: "How spans are encoded: `http/protobuf` or `http/json` (`grpc` is refused: a warning, tracing off); " +
+      "`OTEL_EXPORTER_OTLP_TRACES_PROTOCOL` wins over it",
+    defaultDoc: "`http/protobuf`"
+  },
+  {
     env: "OTEL_EXPORTER_OTLP_HEADERS",
     doc: "Headers of every export, `key=value,…` (a secret: never logged)",
     defaultDoc: "none"
