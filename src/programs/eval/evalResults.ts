@@ -1,10 +1,10 @@
 import { Cause, Effect, Option, Schema } from "effect"
 import * as path from "node:path"
-import { strategySteps } from "../../domain/format.js"
 import type { Manifest } from "../../domain/manifest.js"
 import { readTextSafely, RUN_FILE_READ } from "../../domain/safeFile.js"
 import { oneLine } from "../../domain/text.js"
 import type { RunResult } from "../run/request.js"
+import { strategySteps } from "../strategies/registry.js"
 import type { Scorer, ScorerName } from "./scorers.js"
 
 // The results file of an eval: its lines, how a run becomes one, and how an earlier one is read back.
