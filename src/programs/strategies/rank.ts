@@ -187,6 +187,7 @@ export const rank: Strategy<typeof RankRecord.Type, typeof RankRecord.Encoded> =
   fingerprint: (plan) => ({ judges: plan.steps.models }),
   fits: (record, plan) => sameList(record.judges?.map((j) => j.model), plan.steps.models),
   calls: (record) => record.judges ?? [],
+  stepUnit: "rankings counted",
   steps: ({ judges = [] }) => {
     const counted = judges.filter((j) => j.ranking !== undefined).length
     return { done: counted, of: judges.length, text: `${counted}/${judges.length} rankings counted` }

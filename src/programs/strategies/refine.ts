@@ -106,6 +106,7 @@ export const refine: Strategy<typeof RefineRecord.Type, typeof RefineRecord.Enco
     record.rounds?.length === plan.steps.rounds &&
     record.rounds.every((round) => sameList(round.answers.map((a) => a.model), plan.steps.models)),
   calls: (record) => (record.rounds ?? []).flatMap((round) => round.answers),
+  stepUnit: "refinement rounds answered",
   steps: ({ rounds = [] }) => {
     const answered = rounds.filter((r) => r.answers.some((a) => a.status === "ok")).length
     return { done: answered, of: rounds.length, text: `${answered}/${plural(rounds.length, "more round")} answered` }

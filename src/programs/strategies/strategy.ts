@@ -82,6 +82,8 @@ export interface Strategy<R extends StrategyRecord, I = R> {
   readonly calls: (record: R) => ReadonlyArray<CandidateRecord>
   /** What its step did, for the run's summary line and eval's report; undefined: nothing to say (`synthesize`). */
   readonly steps: (record: R) => StepCount | undefined
+  /** What eval's report counts its steps in ("rankings counted"); undefined: they are not calls, eval counts none (`self`). */
+  readonly stepUnit: string | undefined
 }
 
 /** No calls of its own. */
@@ -103,7 +105,8 @@ export const plain = {
   fingerprint: () => ({}),
   fits: () => true,
   calls: () => [],
-  steps: () => undefined
+  steps: () => undefined,
+  stepUnit: undefined
 } as const satisfies Partial<Strategy<StrategyRecord>>
 
 export const sameList = (a: ReadonlyArray<string> | undefined, b: ReadonlyArray<string>) =>
