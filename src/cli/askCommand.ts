@@ -7,7 +7,7 @@ import { readTextSafely } from "../domain/safeFile.js"
 import { collectAttachments } from "../programs/attachments/collect.js"
 import type { RunEvent } from "../programs/run/request.js"
 import { runPipeline } from "../programs/runPipeline.js"
-import { registry } from "../programs/strategies/registry.js"
+import { strategyNamed, strategySteps } from "../programs/strategies/registry.js"
 import { continueRun } from "../programs/thread/continueRun.js"
 import { Logging } from "../services/logging.js"
 import { ProcessIo } from "../services/processIo.js"
@@ -88,7 +88,7 @@ export const ask = Effect.fn("ask")(function*(args: ParsedArgs<typeof askCli>) {
       display?.onEvent(event)
       if (event._tag === "RunFinished") {
         display?.close()
-        io.stderr.write(`${summaryLine(event.manifest, event.runDir)}\n`)
+        io.stderr.write(`${summaryLine(event.manifest, event.runDir, strategySteps(event.manifest.strategy))}\n`)
       }
     })
   // Spinners and elapsed times move between events too; the ticker ends with the run.
@@ -102,7 +102,7 @@ export const ask = Effect.fn("ask")(function*(args: ParsedArgs<typeof askCli>) {
     })
     : Effect.void
   // Models named with -m are the run's own, as an MCP call's are: `self` then says which it does not ask.
-  const unsampled = registry[settings.strategy].warning(modelsGiven(args.settings) ? settings.models : undefined)
+  const unsampled = strategyNamed(settings.strategy)?.warning(modelsGiven(args.settings) ? settings.models : undefined)
   const run = Effect.zipRight(
     unsampled === undefined ? Effect.void : Effect.logWarning(unsampled),
     Option.match(args.continue, {

@@ -7,7 +7,7 @@ import { stripControl } from "../domain/text.js"
 import { holdResultsLock, isSameFile } from "../programs/batchLock.js"
 import { type BatchResult, defaultResultsPath } from "../programs/batchResults.js"
 import { type BatchProgress, remainingOf, runBatch } from "../programs/runBatch.js"
-import { registry } from "../programs/strategies/registry.js"
+import { strategyNamed } from "../programs/strategies/registry.js"
 
 import { Logging } from "../services/logging.js"
 import { type OutputStream, ProcessIo } from "../services/processIo.js"
@@ -103,7 +103,7 @@ export const batch = Effect.fn("batch")(function*(args: ParsedArgs<typeof batchC
   // Models named with -m, as in ask: `self` says once which of them it does not ask (a line's own models, per run).
   const settings = yield* Settings
   const named = modelsGiven(args.settings) ? settings.models : undefined
-  const unsampled = registry[settings.strategy].warning(named)
+  const unsampled = strategyNamed(settings.strategy)?.warning(named)
   const ticker = view.tty ? Effect.sync(() => view.tick()).pipe(Effect.repeat(Schedule.spaced("1 second"))) : Effect.never
 
   const final = yield* Effect.zipRight(

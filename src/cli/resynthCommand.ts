@@ -3,6 +3,7 @@ import { summaryLine } from "../domain/format.js"
 import { formatReport } from "../domain/reportFormat.js"
 import { resynthesize } from "../programs/resynthesize.js"
 import type { RunEvent } from "../programs/run/request.js"
+import { strategySteps } from "../programs/strategies/registry.js"
 import { argument, defineCommand, type ParsedArgs, switchFlag } from "./flags.js"
 import { outcomeIf } from "./outcome.js"
 import { writeStderr, writeStdout } from "./output.js"
@@ -28,7 +29,7 @@ export const resynthCommand = resynthCli.command
 export const resynth = Effect.fn("resynth")(function*(args: ParsedArgs<typeof resynthCli>) {
   const onEvent = (event: RunEvent) =>
     event._tag === "RunFinished"
-      ? writeStderr(`${summaryLine(event.manifest, event.runDir)}\n`)
+      ? writeStderr(`${summaryLine(event.manifest, event.runDir, strategySteps(event.manifest.strategy))}\n`)
       : Effect.void
   // The source run's synthesizer unless one is named here (on the command line: not the configured default).
   const synthesizer = Option.getOrUndefined(

@@ -4,6 +4,7 @@ import { RunRefused, type StoreError } from "../domain/errors.js"
 import { answeredOf, formatSeconds, formatUsd, summaryLine } from "../domain/format.js"
 import { formatReport } from "../domain/reportFormat.js"
 import { readRunWithManifest } from "../programs/recoverRun.js"
+import { strategySteps } from "../programs/strategies/registry.js"
 import { RunStore } from "../services/runStore.js"
 import type { Settings } from "../services/settings.js"
 import { RunsLimit } from "../settings/kinds.js"
@@ -69,7 +70,7 @@ export const show = (
         ]
         : []
       yield* write([
-        summaryLine(manifest, path.join(store.root, manifest.id)),
+        summaryLine(manifest, path.join(store.root, manifest.id), strategySteps(manifest.strategy)),
         ...(manifest.source ? [`  re-synthesis of run ${manifest.source}`] : []),
         ...(manifest.parent ? [`  follow-up of run ${manifest.parent}`] : []),
         ...interrupted,

@@ -2,10 +2,11 @@ import { Options } from "@effect/cli"
 import type { FileSystem } from "@effect/platform"
 import { Effect, Layer, Option } from "effect"
 import { SettingsError } from "../domain/errors.js"
+import { isStrategyName, strategiesDescribed, unknownStrategy } from "../programs/strategies/registry.js"
 import { ProcessIo } from "../services/processIo.js"
 import { Settings } from "../services/settings.js"
-import { type LoadInput, loadSettings } from "../settings/load.js"
-import { defaultText, envText, helpText, valueName } from "../settings/readme.js"
+import { type LoadInput, loadSettings, type SettingChecks } from "../settings/load.js"
+import { defaultText, type DocEndings, docOf, envText, helpText, valueName } from "../settings/readme.js"
 import type { AnySetting, CommandName } from "../settings/setting.js"
 import { type SettingKey, settingKeys, settingsTable, takesSetting } from "../settings/table.js"
 import type { RawSettings } from "../settings/values.js"
@@ -22,9 +23,18 @@ type FlagValue = Option.Option<string | boolean | ReadonlyArray<string>>
 /** `--log-level` is one of @effect/cli's built-in options: `main.ts` takes it off the command line (below). */
 type FlagKey = Exclude<SettingKey, "logLevel">
 
+/**
+ * What the loader cannot check below the programs: a strategy's name, against the registry (the one list of
+ * strategies). Every command's settings are read with it (`rawFromFlags`), `serve`'s too.
+ */
+const settingChecks: SettingChecks = { strategy: (name) => (isStrategyName(name) ? undefined : unknownStrategy(name)) }
+
+/** What the table's docs cannot say below the programs, by setting: the strategies' names, from the registry. */
+export const docEndings: DocEndings = { strategy: strategiesDescribed }
+
 const optionOf = (s: AnySetting): Options.Options<FlagValue> => {
   const named = (o: Options.Options<string>) => (s.alias === undefined ? o : Options.withAlias(o, s.alias))
-  const described = <A>(o: Options.Options<A>) => Options.withDescription(o, helpText(s))
+  const described = <A>(o: Options.Options<A>) => Options.withDescription(o, helpText(s, docEndings))
   switch (s.kind.flag) {
     case "on":
     case "off":
@@ -62,7 +72,7 @@ export const settingFlagHelp = (s: AnySetting): FlagHelp => {
   return {
     names: [...(s.alias === undefined ? [] : [`-${s.alias}`]), `--${s.flag}`].join(", "),
     value: s.bare === undefined ? shown : `[${shown}]`,
-    doc: s.doc,
+    doc: docOf(s, docEndings),
     notes: [...(s.kind.flag === "list" ? ["repeatable"] : []), `${defaultText(s)}; ${envText(s)}`],
     takesValue: value !== undefined
   }
@@ -128,7 +138,7 @@ const givenEmpty = (argv: ReadonlyArray<string>, s: AnySetting): boolean => {
   )
 }
 
-/** The flags the user gave, as raw text for the loader. An empty value is refused, never dropped. */
+/** The flags the user gave, as raw text for the loader (with the checks above the settings). An empty value is refused, never dropped. */
 export const rawFromFlags = Effect.fn("rawFromFlags")(function*(parsed: SettingsFlags) {
   const flags: RawSettings = {}
   const { argv } = yield* ProcessIo
@@ -153,7 +163,11 @@ export const rawFromFlags = Effect.fn("rawFromFlags")(function*(parsed: Settings
     }
   }
   const config = parsed.config ?? Option.none()
-  return { flags, configFlag: Option.getOrUndefined(Option.filter(config, (c): c is string => typeof c === "string")) }
+  return {
+    flags,
+    configFlag: Option.getOrUndefined(Option.filter(config, (c): c is string => typeof c === "string")),
+    checks: settingChecks
+  }
 })
 
 export interface SettingsOptions {

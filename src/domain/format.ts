@@ -77,44 +77,19 @@ export interface StrategySteps {
   readonly degraded: string | undefined
 }
 
-/** What a strategy other than `synthesize` did, as its record says (undefined for `synthesize`). */
-export const strategySteps = (strategy: Manifest["strategy"]): StrategySteps | undefined => {
-  const steps = (done: number, of: number, text: string): StrategySteps => ({
-    name: strategy?.name ?? "synthesize",
-    done,
-    of,
-    text: `${strategy?.name}: ${text}`,
-    degraded: strategy?.degraded
-  })
-  switch (strategy?.name) {
-    case "rank": {
-      const judges = strategy.judges ?? []
-      const counted = judges.filter((j) => j.ranking !== undefined).length
-      return steps(counted, judges.length, `${counted}/${judges.length} rankings counted`)
-    }
-    case "refine": {
-      const rounds = strategy.rounds ?? []
-      const answered = rounds.filter((r) => r.answers.some((a) => a.status === "ok")).length
-      return steps(answered, rounds.length, `${answered}/${plural(rounds.length, "more round")} answered`)
-    }
-    case "self":
-      return steps(strategy.samples ?? 0, strategy.samples ?? 0, plural(strategy.samples ?? 0, "sample"))
-    default:
-      return undefined
-  }
-}
-
 /** What a strategy other than `synthesize` did, for the summary: " · rank: 3/4 rankings counted (degraded: …)". */
-const strategyNote = ({ strategy }: Manifest): string => {
-  const steps = strategySteps(strategy)
+const strategyNote = (steps: StrategySteps | undefined): string => {
   if (steps === undefined) return ""
   return ` · ${steps.text}${steps.degraded !== undefined ? ` (degraded: ${stripControl(steps.degraded)})` : ""}`
 }
 
-/** The one-line summary of a finished run (stderr of ask and resynth, `runs show`). */
-export const summaryLine = (manifest: Manifest, runDir: string): string => {
+/**
+ * The one-line summary of a finished run (stderr of ask and resynth, `runs show`), with what its strategy's step
+ * did (`strategySteps` of src/programs/strategies/registry.ts, which knows each strategy's record).
+ */
+export const summaryLine = (manifest: Manifest, runDir: string, steps: StrategySteps | undefined): string => {
   const cost = costOf(manifest.usage)
-  return `parallel-llm: ${manifest.status} · ${answeredOf(manifest)} answered${strategyNote(manifest)} · ` +
+  return `parallel-llm: ${manifest.status} · ${answeredOf(manifest)} answered${strategyNote(steps)} · ` +
     `${formatSeconds(manifest.durationMs)} · ${runTokens(manifest.usage)}${cost !== undefined ? ` · ${cost}` : ""} · ${runDir}`
 }
 

@@ -107,68 +107,28 @@ export const SynthesisRecord = Schema.Struct({
 })
 export type SynthesisRecord = typeof SynthesisRecord.Type
 
-/** A judge of the `rank` strategy: its call, and the ranking read from its answer (or why none could be). */
-export const JudgeRecord = Schema.Struct({
-  ...CandidateRecord.fields,
-  /** The labels it ranked, best first, without its own answer's (no self-votes). */
-  ranking: Schema.optional(Schema.Array(Schema.String)),
-  /** Groups of labels in `ranking` that it ranked level (`C = A`). */
-  tied: Schema.optional(Schema.Array(Schema.Array(Schema.String))),
-  /** The labels of its own answers, left out of its ranking. */
-  ownLabels: Schema.optional(Schema.Array(Schema.String)),
-  /** Why its ranking is not counted: it failed, or its answer held no ranking that could be read. */
-  unparsed: Schema.optional(Schema.String)
-})
-export type JudgeRecord = typeof JudgeRecord.Type
-
-/** Why a strategy's step was skipped or cut short (one answer has nothing to rank). */
-const note = Schema.optional(Schema.String)
-/**
- * The strategy fell back: its own step did not shape the answer (no ranking counted, a refinement round nobody
- * answered), so the run is a plain synthesis of what there was, paid for as the strategy. Why, in one line.
- */
-const degraded = Schema.optional(Schema.String)
+/** What every strategy's record holds besides its name and its own fields. */
+export const sharedStrategyFields = {
+  /** Why a strategy's step was skipped or cut short (one answer has nothing to rank). */
+  note: Schema.optional(Schema.String),
+  /**
+   * The strategy fell back: its own step did not shape the answer (no ranking counted, a refinement round
+   * nobody answered), so the run is a plain synthesis of what there was, paid for as the strategy. Why, in one line.
+   */
+  degraded: Schema.optional(Schema.String)
+}
 
 /**
- * A strategy's record: its `name` (the literal the union is told apart by, the name `--strategy` takes) and its
- * one-line description (`--strategy`'s help and docs list it), with what its step did. One per strategy, all in
- * `StrategyRecord` below: the names the settings accept are read from that union (src/domain/strategy.ts).
+ * A strategy's record, as every reader below the programs sees it: its name, the shared fields, and its own
+ * fields (rank's judges, refine's rounds…) kept as they are, unread, on decode and encode, so that a run of any
+ * strategy, this version's or another's, is read and written again without losing any. Each strategy declares
+ * its own fields in its module (src/programs/strategies/); the registry there narrows a record to them.
  */
-const strategyRecord = <N extends string, F extends Schema.Struct.Fields>(name: N, description: string, fields: F) =>
-  Schema.Struct({ name: Schema.Literal(name), ...fields, note, degraded }).annotations({ description })
-
-export const SynthesizeRecord = strategyRecord("synthesize", "merged", {})
-
-export const RankRecord = strategyRecord("rank", "judges rank them first", {
-  /** Which label stood for which answer (its file), as the judges saw them. */
-  labels: Schema.optional(
-    Schema.Array(Schema.Struct({ label: Schema.String, model: Schema.String, file: Schema.optional(Schema.String) }))
-  ),
-  judges: Schema.optional(Schema.Array(JudgeRecord)),
-  /** Borda score (mean over the rankings that could name the answer, 1 best, 0 worst), best first; the synthesizer saw the answers in this order. */
-  aggregate: Schema.optional(Schema.Array(Schema.Struct({ label: Schema.String, model: Schema.String, points: Schema.Number })))
-})
-
-export const RefineRecord = strategyRecord("refine", "more rounds", {
-  /** Each round after the first (the candidates), with every refined answer (`rounds/N/NN-<slug>.md`). */
-  rounds: Schema.optional(Schema.Array(Schema.Struct({ round: Schema.Number, answers: Schema.Array(CandidateRecord) })))
-})
-
-export const SelfRecord = strategyRecord("self", "one model sampled", {
-  /** The one model sampled, and how many times. */
-  model: Schema.optional(Schema.String),
-  samples: Schema.optional(Schema.Number)
-})
-
-/** What the run's strategy did besides asking the candidates and synthesizing (see src/programs/strategies/). */
-export const StrategyRecord = Schema.Union(SynthesizeRecord, RankRecord, RefineRecord, SelfRecord)
+export const StrategyRecord = Schema.Struct(
+  { name: Schema.String, ...sharedStrategyFields },
+  Schema.Record({ key: Schema.String, value: Schema.Unknown })
+)
 export type StrategyRecord = typeof StrategyRecord.Type
-
-/** The calls a strategy's step made (judges, refinements), whichever it is: paid for and listed like the others. */
-export const strategyCalls = (record: StrategyRecord | undefined): ReadonlyArray<CandidateRecord> => [
-  ...(record !== undefined && "judges" in record ? record.judges ?? [] : []),
-  ...(record !== undefined && "rounds" in record ? (record.rounds ?? []).flatMap((round) => round.answers) : [])
-]
 
 export const RunSettings = Schema.Struct({
   models: Schema.Array(Schema.String),

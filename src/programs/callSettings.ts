@@ -2,7 +2,7 @@ import { Effect, Either } from "effect"
 import { RunRefused } from "../domain/errors.js"
 import { Settings } from "../services/settings.js"
 import { patchSettings, type PerCallValues } from "../settings/perCall.js"
-import { registry } from "./strategies/registry.js"
+import { strategyNamed } from "./strategies/registry.js"
 
 /**
  * Runs `run` with one call's own settings (an MCP tool's arguments, a `batch` line's): its preset, then its
@@ -16,7 +16,7 @@ export const withCallSettings =
         onLeft: (message): Effect.Effect<A, E | RunRefused, R> => Effect.fail(new RunRefused({ message })),
         onRight: (patched) => {
           // `self` asks the first of the models a call names: the others are said not to be asked, not dropped silently.
-          const unsampled = registry[patched.strategy].warning(values.models)
+          const unsampled = strategyNamed(patched.strategy)?.warning(values.models)
           const warned = unsampled === undefined ? run : Effect.zipRight(Effect.logWarning(unsampled), run)
           return Effect.provideService(warned, Settings, Settings.make(patched))
         }

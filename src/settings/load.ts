@@ -136,7 +136,16 @@ export interface LoadInput {
   /** `~` and the directory relative paths start from: the process's own unless the command line runs elsewhere. */
   readonly home?: string
   readonly cwd?: string
+  /** Checks of a value that only a layer above the settings can make (see `SettingChecks`). */
+  readonly checks?: SettingChecks
 }
+
+/**
+ * By setting key, a check of its value as read (a message saying what is wrong, or undefined) that only a layer
+ * above the settings can make: whether `strategy` names a strategy of the registry (src/programs/strategies/).
+ * A wrong value is refused like any other, naming the flag, variable or key it was written in.
+ */
+export type SettingChecks = { readonly [K in SettingKey]?: (value: string) => string | undefined }
 
 /**
  * Reads every setting with the contract's precedence: flag > environment > the active preset > config file > default.
@@ -200,6 +209,7 @@ export const loadSettings = Effect.fn("Settings.load")(function*(input: LoadInpu
   const settings = !openRouter && sources.fallbackSynthesizers === "default" ? { ...loaded, fallbackSynthesizers: [] } : loaded
   // A panel of CLI agents only (docs/cli-agents.md) sends nothing to OpenRouter: no key to require.
   const httpModels = [...settings.models, settings.synthesizer].some((m) => !isCliAgent(m))
+  yield* checkValues(fields, input.checks ?? {}, describe)
   yield* checkConsistent(settings, base.apiKey, describe, input.requireApiKey !== false && openRouter && httpModels)
   return { settings, sources } satisfies LoadedSettings
 })
@@ -218,6 +228,15 @@ const configFileOf = Effect.fnUntraced(function*(input: LoadInput, home: string)
   const defaultFile = defaultConfigFile(input.env, process.platform, home)
   return (yield* fs.exists(defaultFile).pipe(Effect.orElseSucceed(() => false))) ? defaultFile : undefined
 })
+
+const checkValues = (fields: Readonly<Record<string, unknown>>, checks: SettingChecks, describe: (key: SettingKey) => string) => {
+  for (const key of settingKeys) {
+    const value = fields[settingsTable[key].field]
+    const problem = typeof value === "string" ? checks[key]?.(value) : undefined
+    if (problem !== undefined) return new SettingsError({ setting: describe(key), message: `${describe(key)}: ${problem}` })
+  }
+  return Effect.void
+}
 
 /** Values that contradict each other, or a key that could never be sent (or none where one is needed): refused before any call. */
 const checkConsistent = (

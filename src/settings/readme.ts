@@ -41,15 +41,25 @@ const keyCell = (key: string, s: AnySetting): string => {
   return `${code(key)}${notes.length > 0 ? ` (${notes.join("; ")})` : ""}`
 }
 
+/**
+ * What a layer above the settings completes a setting's doc with, by the setting's field: the strategies' names
+ * and descriptions, from their registry (`docEndings` in cli/settingsOptions.ts).
+ */
+export type DocEndings = Readonly<Record<string, string>>
+
+/** A setting's doc, completed where a layer above gives its ending: "How answers are combined: `synthesize` (merged), …". */
+export const docOf = (s: AnySetting, endings: DocEndings): string =>
+  Object.hasOwn(endings, s.field) ? `${s.doc}: ${endings[s.field]}` : s.doc
+
 /** The settings table of docs/configuration.md, generated from the declarations (test/docs.test.ts compares the two). */
-export const settingsMarkdownTable = (): string =>
+export const settingsMarkdownTable = (endings: DocEndings): string =>
   [
     "| setting | flag | environment | config key | default |",
     "|---|---|---|---|---|",
     "| API key | — | `OPENROUTER_API_KEY` | — | required for OpenRouter's own URL; optional for any other server (sent when set) |",
     ...settingKeys.map((key) => {
       const s: AnySetting = settingsTable[key]
-      return `| ${s.doc} | ${flagCell(s)} | ${envCell(s)} | ${keyCell(key, s)} | ${s.defaultDoc} |`
+      return `| ${docOf(s, endings)} | ${flagCell(s)} | ${envCell(s)} | ${keyCell(key, s)} | ${s.defaultDoc} |`
     }),
     "| Bearer token of `serve --http` (a secret: environment only) | — | `PARALLEL_LLM_HTTP_TOKEN` | — | " +
     "generated at start and printed once to stderr; required to listen beyond loopback |",
@@ -101,4 +111,5 @@ export const envText = (s: AnySetting): string =>
 export const defaultText = (s: AnySetting): string => s.defaultDoc.replaceAll("`", "")
 
 /** A flag's one-paragraph help text: the one-line doc, the default and the environment variable. */
-export const helpText = (s: AnySetting): string => `${s.doc}. Default: ${defaultText(s)}. [env ${envText(s)}]`
+export const helpText = (s: AnySetting, endings: DocEndings): string =>
+  `${docOf(s, endings)}. Default: ${defaultText(s)}. [env ${envText(s)}]`

@@ -4,6 +4,7 @@ import type { LiveRuns } from "../mcp/liveRuns.js"
 import { finishedResult, runningResult } from "../mcp/results.js"
 import { RunOutput } from "../mcp/runOutput.js"
 import { readRunView } from "../mcp/runView.js"
+import { knownRecord } from "../programs/strategies/registry.js"
 import { readThread } from "../programs/thread/readThread.js"
 import { RunStore } from "../services/runStore.js"
 import { type ThreadTurn, VIEWER_TEXT_MAX_CHARS, type ViewerData } from "./viewerData.js"
@@ -56,6 +57,7 @@ export const readViewerData = Effect.fn("readViewerData")(function*(runs: LiveRu
   const data: ViewerData = {
     view: output,
     manifest,
+    strategy: knownRecord(manifest?.strategy),
     texts: yield* textsOf(runId, files),
     thread: yield* threadOf(manifest?.parent),
     ...(live !== undefined ? { live } : {})

@@ -1,5 +1,6 @@
 import type { Manifest } from "../domain/manifest.js"
 import type { RunOutput } from "../mcp/runOutput.js"
+import type { KnownStrategyRecord } from "../programs/strategies/registry.js"
 
 // What the run viewer page is given and what it can ask for: types only, shared by the page (which runs in
 // a browser) and the servers that feed it. The page never knows where its data comes from: `runs open`
@@ -18,6 +19,8 @@ export interface ViewerData {
   readonly view: RunOutput
   /** `run.json`, once the run wrote it: tokens and cost per candidate, the strategy's rankings and rounds. */
   readonly manifest: Manifest | null
+  /** The manifest's strategy record with its own fields (rank's judges, refine's rounds), if this version knows the strategy. */
+  readonly strategy?: KnownStrategyRecord | undefined
   /** The run's text files by their path in the run (answers, rankings, rounds, prompt), each capped. */
   readonly texts: Readonly<Record<string, string>>
   /** For a follow-up: the turns before this run. */

@@ -1,6 +1,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
+import { docEndings } from "../../src/cli/settingsOptions.js"
 import { tools } from "../../src/mcp/tools/index.js"
 import { settingsMarkdownTable } from "../../src/settings/readme.js"
 import { repoRoot } from "../support/spawnCli.js"
@@ -126,7 +127,7 @@ describe("the documentation", () => {
     const end = text.indexOf(END)
     expect(start, `docs/configuration.md lacks the marker ${START}`).toBeGreaterThanOrEqual(0)
     expect(end).toBeGreaterThan(start)
-    const expected = `${START}\n${settingsMarkdownTable()}\n${END}`
+    const expected = `${START}\n${settingsMarkdownTable(docEndings)}\n${END}`
     if (process.env.UPDATE_DOCS === "1") {
       fs.writeFileSync(CONFIGURATION, text.slice(0, start) + expected + text.slice(end + END.length))
       return

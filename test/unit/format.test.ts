@@ -44,21 +44,21 @@ describe("format", () => {
   })
 
   it("writes the one-line summary of a run, its cost known or not", () => {
-    expect(summaryLine(manifest({ promptTokens: 60, completionTokens: 30, cost: 0.003 }), "/runs/r1"))
+    expect(summaryLine(manifest({ promptTokens: 60, completionTokens: 30, cost: 0.003 }), "/runs/r1", undefined))
       .toBe("parallel-llm: partial · 2/3 answered · 4.8 s · 90 tokens · $0.0030 · /runs/r1")
-    expect(summaryLine(manifest({ promptTokens: 1200, completionTokens: 34 }), "/runs/r1"))
+    expect(summaryLine(manifest({ promptTokens: 1200, completionTokens: 34 }), "/runs/r1", undefined))
       .toBe("parallel-llm: partial · 2/3 answered · 4.8 s · 1,234 tokens · cost unknown · /runs/r1")
-    expect(summaryLine(manifest({ promptTokens: 0, completionTokens: 0 }), "/runs/r1"))
+    expect(summaryLine(manifest({ promptTokens: 0, completionTokens: 0 }), "/runs/r1", undefined))
       .toBe("parallel-llm: partial · 2/3 answered · 4.8 s · 0 tokens · /runs/r1")
   })
 
   it("says tokens no call reported are unknown, never 0; counts the calls that reported none", () => {
-    expect(summaryLine(manifest({ promptTokens: 0, completionTokens: 0, unreportedCalls: 2 }), "/runs/r1"))
+    expect(summaryLine(manifest({ promptTokens: 0, completionTokens: 0, unreportedCalls: 2 }), "/runs/r1", undefined))
       .toBe("parallel-llm: partial · 2/3 answered · 4.8 s · tokens unknown · /runs/r1")
     // As run.json now says it: no tokens at all when no call reported any (an older one says 0, read the same).
-    expect(summaryLine(manifest({ unreportedCalls: 2 }), "/runs/r1"))
+    expect(summaryLine(manifest({ unreportedCalls: 2 }), "/runs/r1", undefined))
       .toBe("parallel-llm: partial · 2/3 answered · 4.8 s · tokens unknown · /runs/r1")
-    expect(summaryLine(manifest({ promptTokens: 1200, completionTokens: 34, cost: 0.01, unreportedCalls: 1 }), "/runs/r1"))
+    expect(summaryLine(manifest({ promptTokens: 1200, completionTokens: 34, cost: 0.01, unreportedCalls: 1 }), "/runs/r1", undefined))
       .toBe("parallel-llm: partial · 2/3 answered · 4.8 s · 1,234 tokens (+ 1 call unreported) · $0.0100 · /runs/r1")
     expect(describeCall({ result: Either.right({ usage: undefined }), attempts: 1, latencyMs: 500 }))
       .toBe("answered in 0.5 s (tokens unknown)")

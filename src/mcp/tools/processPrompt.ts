@@ -2,7 +2,9 @@ import { Effect, Schema } from "effect"
 import { collectAttachments } from "../../programs/attachments/collect.js"
 import { withCallSettings } from "../../programs/callSettings.js"
 import { runPipeline } from "../../programs/runPipeline.js"
+import { StrategyName } from "../../programs/strategies/registry.js"
 import { perCallFields } from "../../settings/perCall.js"
+import { settingsTable } from "../../settings/table.js"
 import { RunOutput } from "../runOutput.js"
 import { Files, Prompt, Wait } from "./fields.js"
 import { runFailure, startToolRun } from "./runs.js"
@@ -14,7 +16,9 @@ export const ProcessPromptInput = Schema.Struct({
   ...perCallFields("models", "synthesizer", "deadline", "quorum", "grace", "rounds", "samples"),
   wait: Schema.optionalWith(Wait, { exact: true }),
   files: Schema.optionalWith(Files, { exact: true }),
-  ...perCallFields("web", "strategy", "preset")
+  ...perCallFields("web", "strategy", "preset"),
+  // The strategies are the registry's (src/programs/strategies/registry.ts): the settings below it take any name.
+  strategy: Schema.optionalWith(StrategyName.annotations({ description: settingsTable.strategy.mcp.description }), { exact: true })
 })
 export type ProcessPromptInput = typeof ProcessPromptInput.Type
 

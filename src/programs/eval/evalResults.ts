@@ -1,10 +1,10 @@
 import { Cause, Effect, Option, Schema } from "effect"
 import * as path from "node:path"
-import { strategySteps } from "../../domain/format.js"
 import type { Manifest } from "../../domain/manifest.js"
 import { readTextSafely, RUN_FILE_READ } from "../../domain/safeFile.js"
 import { oneLine } from "../../domain/text.js"
 import type { RunResult } from "../run/request.js"
+import { strategyNamed, strategySteps } from "../strategies/registry.js"
 import type { Scorer, ScorerName } from "./scorers.js"
 
 // The results file of an eval: its lines, how a run becomes one, and how an earlier one is read back.
@@ -90,7 +90,7 @@ export const resultOf = (
     ...(run.manifest.usage.unreportedCalls !== undefined ? { unreportedCalls: run.manifest.usage.unreportedCalls } : {}),
     ...(run.manifest.usage.estimatedCalls !== undefined ? { estimatedCalls: run.manifest.usage.estimatedCalls } : {}),
     durationMs: run.manifest.durationMs,
-    ...(steps !== undefined && steps.name !== "self" ? { steps: { done: steps.done, of: steps.of } } : {}),
+    ...(steps !== undefined && strategyNamed(steps.name)?.stepUnit !== undefined ? { steps: { done: steps.done, of: steps.of } } : {}),
     ...(steps?.degraded !== undefined ? { degraded: oneLine(steps.degraded).slice(0, 200) } : {}),
     ...(fellBack
       ? { error: `the synthesis failed (${run.manifest.synthesis?.error?.message ?? "no synthesizer answered"}): not scored` }

@@ -1,15 +1,14 @@
 import { Effect, Option, Schema } from "effect"
 import * as path from "node:path"
-import { type Manifest, strategyCalls } from "../../domain/manifest.js"
+import type { Manifest } from "../../domain/manifest.js"
 import { SentOptions } from "../../domain/modelOptions.js"
 import { readTextSafely, RUN_FILE_READ } from "../../domain/safeFile.js"
-import type { StrategyName } from "../../domain/strategy.js"
 import type { SettingsValue } from "../../settings/values.js"
 import { previousRunsFor, type StrategyMatch } from "../batchResume.js"
 import { modelCallOptions, sentOptions } from "../run/callPlan.js"
 
 import type { RunResult } from "../run/request.js"
-import { recordFits } from "../strategies/registry.js"
+import { recordFits, strategyCalls, type StrategyName } from "../strategies/registry.js"
 
 import { sha256Hex } from "../../domain/hash.js"
 import type { FrozenAnswer } from "./dataset.js"

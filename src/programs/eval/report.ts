@@ -1,5 +1,6 @@
 import { formatUsd, roundUsd } from "../../domain/format.js"
 import { stripControl } from "../../domain/text.js"
+import { strategyNamed } from "../strategies/registry.js"
 import type { Baselines, perItemBaselines } from "./baselines.js"
 import type { EvalResult } from "./evalResults.js"
 import { type Accuracy, accuracyOf, mean, median, type Paired, pairedOf } from "./stats.js"
@@ -139,7 +140,7 @@ const stepsOf = (results: ReadonlyArray<EvalResult>): Pick<StrategyRow, "steps">
 
 /** "rank: 0/42 rankings counted, degraded in 14 runs": what the strategy really did, beside its name. */
 const whatHappened = (s: StrategyRow): string => {
-  const unit = s.strategy === "rank" ? "rankings counted" : s.strategy === "refine" ? "refinement rounds answered" : "steps"
+  const unit = strategyNamed(s.strategy)?.stepUnit ?? "steps"
   const steps = s.steps === undefined ? "" : `, ${s.strategy}: ${s.steps.done}/${s.steps.of} ${unit}`
   const degraded = (s.degraded ?? 0) > 0
     ? `, **degraded** in ${s.degraded} run${s.degraded === 1 ? "" : "s"} (fell back to synthesize)`

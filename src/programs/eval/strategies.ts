@@ -1,12 +1,11 @@
 import { type Effect, Schema } from "effect"
-import { type StrategyName, StrategyText } from "../../domain/strategy.js"
 import type { SettingsValue } from "../../settings/values.js"
 
 import { synthesizeGiven } from "../resynthesize.js"
 import type { RunEvent } from "../run/request.js"
 import type { StrategyPlan } from "../run/started.js"
 import { runPipeline } from "../runPipeline.js"
-import { registry } from "../strategies/registry.js"
+import { registry, type StrategyName, StrategyText } from "../strategies/registry.js"
 import type { EvalItem } from "./dataset.js"
 
 // The aggregation strategies eval can measure, by name. Each one turns an item into a normal run: with

@@ -2,7 +2,7 @@ import { Clock, Effect, Ref } from "effect"
 import { StoreError } from "../../domain/errors.js"
 import { answeredOf, formatSeconds } from "../../domain/format.js"
 import { sha256Hex } from "../../domain/hash.js"
-import { type CandidateRecord, type Manifest, strategyCalls, type SynthesisRecord } from "../../domain/manifest.js"
+import type { CandidateRecord, Manifest, SynthesisRecord } from "../../domain/manifest.js"
 import { RunStore } from "../../services/runStore.js"
 import { failureReason, statusOf, sumUsage } from "./outcome.js"
 import type { StartedRun } from "./started.js"
@@ -32,8 +32,9 @@ const manifestOf = Effect.fnUntraced(function*(started: StartedRun, ending: Endi
   const synthesis: SynthesisRecord | undefined = s.synthesis ??
     (s.synthesizing !== undefined ? { model: s.synthesizing, status: cut ? "cancelled" : "error", attempts: 0 } : undefined)
   const unwritten = yield* writes.unwritten
+  const stepCalls = plan.strategyCalls(s.strategy)
   // A file that could not be written is lost from the run: the run is no better than partial.
-  const status = ((st) => (st === "ok" && unwritten.length > 0 ? "partial" : st))(statusOf(s, interrupted))
+  const status = ((st) => (st === "ok" && unwritten.length > 0 ? "partial" : st))(statusOf(s, interrupted, stepCalls))
   const error = stopped ?? failureReason(s, status)
   return {
     id: run.id,
@@ -46,7 +47,7 @@ const manifestOf = Effect.fnUntraced(function*(started: StartedRun, ending: Endi
     candidates: candidates.map((c) => writes.withoutUnwritten(c, unwritten)),
     ...(synthesis ? { synthesis: writes.withoutUnwritten(synthesis, unwritten) } : {}),
     // A re-synthesis paid only for its synthesis: the candidates' usage stays with the source run.
-    usage: sumUsage([...(request.reuse ? [] : candidates), ...strategyCalls(s.strategy), synthesis]),
+    usage: sumUsage([...(request.reuse ? [] : candidates), ...stepCalls, synthesis]),
     ...(request.reuse?.sourceRunId !== undefined ? { source: request.reuse.sourceRunId } : {}),
     ...(request.thread !== undefined ? { parent: request.thread.parent } : {}),
     ...(error !== undefined ? { error } : {}),

@@ -6,7 +6,6 @@ import {
   type CandidateRecord,
   type RunStatus,
   type RunUsage,
-  strategyCalls,
   type StrategyRecord,
   type SynthesisRecord,
   type Usage
@@ -88,9 +87,10 @@ export const sumUsage = (
   }
 }
 
-export const statusOf = (state: RunTally, interrupted: boolean): RunStatus => {
+/** `stepCalls`: the calls the strategy's step made (judges, refinements), which count like the candidates. */
+export const statusOf = (state: RunTally, interrupted: boolean, stepCalls: ReadonlyArray<CandidateRecord>): RunStatus => {
   if (state.final === undefined) return interrupted ? "cancelled" : "failed"
-  const allAnswered = [...state.candidates, ...strategyCalls(state.strategy)].every((c) => c?.status === "ok")
+  const allAnswered = [...state.candidates, ...stepCalls].every((c) => c?.status === "ok")
   const firstSynthesizerAnswered = state.alone === true ||
     (state.synthesis?.status === "ok" && state.synthesis.failedSynthesizers === undefined)
   return allAnswered && firstSynthesizerAnswered ? "ok" : "partial"

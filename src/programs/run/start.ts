@@ -3,14 +3,14 @@ import { RunRefused } from "../../domain/errors.js"
 import { plural } from "../../domain/format.js"
 import type { RunSettings } from "../../domain/manifest.js"
 import { OWNER_FILE } from "../../domain/runState.js"
-import type { StrategyName } from "../../domain/strategy.js"
 import { RunStore } from "../../services/runStore.js"
 import { Settings } from "../../services/settings.js"
 import { isOpenRouterUrl } from "../../settings/paths.js"
 import type { SettingsValue } from "../../settings/values.js"
 import { planAttachments, saveAttachments } from "../attachments/plan.js"
 import { checkRunRequest } from "../checkRunRequest.js"
-import { registry } from "../strategies/registry.js"
+import { strategyCalls, strategyNamed, unknownStrategy } from "../strategies/registry.js"
+import { synthesize } from "../strategies/synthesize.js"
 import { threadChars } from "../thread/turns.js"
 import type { FanOutPolicy } from "./fanOut.js"
 import { initialState } from "./outcome.js"
@@ -18,13 +18,21 @@ import type { RunRequest } from "./request.js"
 import type { RunPlan, StartedRun } from "./started.js"
 import { makeRunWrites } from "./writes.js"
 
-/** The run's strategy: the chosen one, but a sampling strategy over given answers (a re-synthesis's) just synthesizes them. */
-const strategyFor = (request: RunRequest, settings: SettingsValue): StrategyName =>
-  request.reuse !== undefined && registry[settings.strategy].samples ? "synthesize" : settings.strategy
+/**
+ * The run's strategy: the one named, but a sampling strategy over given answers (a re-synthesis's) just
+ * synthesizes them. A name no strategy has is refused here, before any call, whatever it came from (the
+ * entry points refuse it earlier, naming the flag, variable, key or argument: cli/settingsOptions.ts).
+ */
+const strategyFor = (request: RunRequest, settings: SettingsValue) => {
+  const named = strategyNamed(settings.strategy)
+  if (named === undefined) return Effect.fail(new RunRefused({ message: `strategy: ${unknownStrategy(settings.strategy)}` }))
+  return Effect.succeed(request.reuse !== undefined && named.samples ? synthesize : named)
+}
 
-const planRun = (request: RunRequest, settings: SettingsValue, startedMs: number) => {
-  const strategy = strategyFor(request, settings)
-  const planned = registry[strategy].plan({ settings, models: settings.models, panel: request.panel })
+type ChosenStrategy = Effect.Effect.Success<ReturnType<typeof strategyFor>>
+
+const planRun = (request: RunRequest, settings: SettingsValue, startedMs: number, strategy: ChosenStrategy) => {
+  const planned = strategy.plan({ settings, models: settings.models, panel: request.panel })
   const models = planned.candidates
   const primary = settings.synthesizer
   const synthesizers = [primary, ...settings.fallbackSynthesizers.filter((m) => m !== primary)]
@@ -57,7 +65,16 @@ const planRun = (request: RunRequest, settings: SettingsValue, startedMs: number
     ...Option.match(settings.reasoning, { onNone: () => ({}), onSome: (reasoning) => ({ reasoning }) }),
     ...(web ? { web } : {})
   }
-  const plan: RunPlan = { models, synthesizers, policy, deadlineAt, settings: runSettings, strategy, steps: planned.steps }
+  const plan: RunPlan = {
+    models,
+    synthesizers,
+    policy,
+    deadlineAt,
+    settings: runSettings,
+    strategy: strategy.name,
+    steps: planned.steps,
+    strategyCalls
+  }
   return { plan, planned }
 }
 
@@ -69,8 +86,8 @@ export const startRun = Effect.fnUntraced(function*(request: RunRequest) {
   const store = yield* RunStore
   const startedMs = yield* Clock.currentTimeMillis
   const settings = yield* Settings
-  const { plan, planned } = planRun(request, settings, startedMs)
-  const strategy = registry[plan.strategy]
+  const strategy = yield* strategyFor(request, settings)
+  const { plan, planned } = planRun(request, settings, startedMs, strategy)
   const refused = strategy.refusal(planned, settings)
   if (refused !== undefined) return yield* new RunRefused({ message: refused })
   yield* checkRunRequest({

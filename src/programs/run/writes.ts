@@ -86,23 +86,28 @@ export const makeRunWrites = Effect.fnUntraced(function*(run: RunHandle, scope: 
     }
   }
 
-  /** The strategy's record without the judges', refiners' and labels' files that are not on disk. */
+  /**
+   * The strategy's record without the files of its step that are not on disk, whatever the strategy: a call in it
+   * (rank's judges, refine's answers: an entry with a `status`) then says why, as a candidate does; any other
+   * entry naming such a file (rank's labels) names none.
+   */
   const strategyWithoutUnwritten = (record: StrategyRecord, all: ReadonlyArray<Unwritten>): StrategyRecord => {
     if (all.length === 0) return record
-    const lost = new Set(all.map((u) => u.file))
-    if ("judges" in record) {
+    const strip = (value: unknown): unknown => {
+      if (Array.isArray(value)) return value.map(strip)
+      if (typeof value !== "object" || value === null) return value
+      const entry = Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, strip(inner)]))
+      const lost = all.filter((u) => u.file === entry.file || u.file === entry.partialFile)
+      if (lost.length === 0) return entry
+      const isLost = (file: unknown) => lost.some((u) => u.file === file)
       return {
-        ...record,
-        ...(record.labels
-          ? { labels: record.labels.map((l) => (l.file !== undefined && lost.has(l.file) ? { ...l, file: undefined } : l)) }
-          : {}),
-        ...(record.judges ? { judges: record.judges.map((j) => withoutUnwritten(j, all)) } : {})
+        ...entry,
+        ...(isLost(entry.file) ? { file: undefined } : {}),
+        ...(isLost(entry.partialFile) ? { partialFile: undefined } : {}),
+        ...("status" in entry ? { writeError: lost.map((u) => u.message).join("; ") } : {})
       }
     }
-    if ("rounds" in record && record.rounds) {
-      return { ...record, rounds: record.rounds.map((r) => ({ ...r, answers: r.answers.map((a) => withoutUnwritten(a, all)) })) }
-    }
-    return record
+    return { ...record, ...Object.fromEntries(Object.entries(record).map(([key, value]) => [key, strip(value)])) }
   }
 
   return { save, note, allSettled, retryUnwritten, unwritten, withoutUnwritten, strategyWithoutUnwritten }

@@ -1,8 +1,7 @@
-import { Clock, Effect, Either, Ref } from "effect"
+import { Clock, Effect, Either, Ref, Schema } from "effect"
 import { describeCall } from "../../domain/format.js"
-import type { CandidateRecord } from "../../domain/manifest.js"
+import type { CandidateRecord, StrategyRecord } from "../../domain/manifest.js"
 import type { ChatMessage } from "../../domain/modelCall.js"
-import { isRecordOf, type StrategyName, type StrategyRecordOf } from "../../domain/strategy.js"
 import { Settings } from "../../services/settings.js"
 import { questionAsAsked } from "../attachments/message.js"
 import { answersHeading, cutMarker, fairShares, MIN_SHARE, promptSection } from "../buildSynthesisPrompt.js"
@@ -112,9 +111,8 @@ export const stepCall = Effect.fnUntraced(function*(
 /** A call of a step cut by an interruption (Ctrl-C, an MCP cancel): what the manifest says of it. */
 export const cancelledCall = (model: string): CandidateRecord => ({ model, status: "cancelled", reason: "interrupted", attempts: 0 })
 
-/** Updates the run's strategy record, if it is `name`'s (it is in the manifest however the run ends). */
-export const updateStrategy = <N extends StrategyName>(
-  started: StartedRun,
-  name: N,
-  f: (record: StrategyRecordOf<N>) => StrategyRecordOf<N>
-) => Ref.update(started.state, (s) => (isRecordOf(name)(s.strategy) ? { ...s, strategy: f(s.strategy) } : s))
+/** Updates the run's strategy record, if it is one of `Record` (it is in the manifest however the run ends). */
+export const updateStrategy = <R extends StrategyRecord, I>(started: StartedRun, Record: Schema.Schema<R, I>, f: (record: R) => R) => {
+  const isOwn = Schema.is(Record)
+  return Ref.update(started.state, (s) => (isOwn(s.strategy) ? { ...s, strategy: f(s.strategy) } : s))
+}

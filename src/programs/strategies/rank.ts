@@ -1,5 +1,5 @@
-import { Array as Arr, Chunk, Effect, Either, Option, Random, Ref } from "effect"
-import type { JudgeRecord } from "../../domain/manifest.js"
+import { Array as Arr, Chunk, Effect, Either, Option, Random, Ref, Schema } from "effect"
+import { CandidateRecord } from "../../domain/manifest.js"
 import { slugOf } from "../../domain/model.js"
 import { RunStore } from "../../services/runStore.js"
 import { Settings } from "../../services/settings.js"
@@ -7,7 +7,32 @@ import { labelFor } from "../buildSynthesisPrompt.js"
 import type { StartedRun } from "../run/started.js"
 import { bordaCount, type BordaScore, parseRanking, RANKING_LINE } from "./borda.js"
 import { cancelledCall, panelMessage, questionOf, stepCall, updateStrategy } from "./panel.js"
-import { type Aggregated, type Answered, plain, sameList, type Strategy } from "./strategy.js"
+import { type Aggregated, type Answered, plain, sameList, type Strategy, strategyRecord } from "./strategy.js"
+
+/** A judge: its call, and the ranking read from its answer (or why none could be). */
+const JudgeRecord = Schema.Struct({
+  ...CandidateRecord.fields,
+  /** The labels it ranked, best first, without its own answer's (no self-votes). */
+  ranking: Schema.optional(Schema.Array(Schema.String)),
+  /** Groups of labels in `ranking` that it ranked level (`C = A`). */
+  tied: Schema.optional(Schema.Array(Schema.Array(Schema.String))),
+  /** The labels of its own answers, left out of its ranking. */
+  ownLabels: Schema.optional(Schema.Array(Schema.String)),
+  /** Why its ranking is not counted: it failed, or its answer held no ranking that could be read. */
+  unparsed: Schema.optional(Schema.String)
+})
+type JudgeRecord = typeof JudgeRecord.Type
+
+/** `rank`'s record: the labels the judges saw, each judge, and the Borda aggregate. */
+export const RankRecord = strategyRecord("rank", "judges rank them first", {
+  /** Which label stood for which answer (its file), as the judges saw them. */
+  labels: Schema.optional(
+    Schema.Array(Schema.Struct({ label: Schema.String, model: Schema.String, file: Schema.optional(Schema.String) }))
+  ),
+  judges: Schema.optional(Schema.Array(JudgeRecord)),
+  /** Borda score (mean over the rankings that could name the answer, 1 best, 0 worst), best first; the synthesizer saw the answers in this order. */
+  aggregate: Schema.optional(Schema.Array(Schema.Struct({ label: Schema.String, model: Schema.String, points: Schema.Number })))
+})
 
 export const JUDGE_INSTRUCTIONS = `You are a judge on a panel of AI models. Several models answered the user's prompt \
 independently. Their answers are labelled anonymously (Candidate A, Candidate B, …) and shown in random order: the labels \
@@ -64,7 +89,9 @@ const askJudges = Effect.fnUntraced(function*(started: StartedRun, shown: Readon
   const records = yield* Ref.make(new Map<number, JudgeRecord>())
   const record = (index: number, judge: JudgeRecord) =>
     Ref.updateAndGet(records, (all) => new Map(all).set(index, judge)).pipe(
-      Effect.tap((all) => updateStrategy(started, "rank", (r) => ({ ...r, judges: [...all].sort(([a], [b]) => a - b).map(([, j]) => j) }))),
+      Effect.tap((all) =>
+        updateStrategy(started, RankRecord, (r) => ({ ...r, judges: [...all].sort(([a], [b]) => a - b).map(([, j]) => j) }))
+      ),
       Effect.flatMap((all) => emit({ _tag: "StrategyStep", message: `ranking: ${all.size}/${total} judges done` }))
     )
   yield* emit({ _tag: "StrategyStep", message: `ranking: asking ${total} judge${total === 1 ? "" : "s"}` })
@@ -107,11 +134,11 @@ export const rankAnswers = Effect.fnUntraced(function*(
   const unranked: Aggregated = { answers: answered, ranking: undefined }
   if (answered.length < 2) {
     const why = "one answer: nothing to rank"
-    yield* updateStrategy(started, "rank", (r) => ({ ...r, note: why, degraded: why }))
+    yield* updateStrategy(started, RankRecord, (r) => ({ ...r, note: why, degraded: why }))
     return unranked
   }
   const shown = Chunk.toReadonlyArray(yield* Random.shuffle(answered)).map((answer, i) => ({ label: labelFor(i), answer }))
-  yield* updateStrategy(started, "rank", (r) => ({
+  yield* updateStrategy(started, RankRecord, (r) => ({
     ...r,
     labels: shown.map(({ answer, label }) => ({ label, model: answer.model, ...(answer.record.file ? { file: answer.record.file } : {}) })),
     judges: []
@@ -124,7 +151,7 @@ export const rankAnswers = Effect.fnUntraced(function*(
     const why = `0/${judged.length} rankings counted: the answers were synthesized unranked`
     yield* updateStrategy(
       started,
-      "rank",
+      RankRecord,
       (r) => ({ ...r, note: "no ranking could be counted: the answers were synthesized unranked", degraded: why })
     )
     return unranked
@@ -134,7 +161,7 @@ export const rankAnswers = Effect.fnUntraced(function*(
     const answer = byLabel.get(score.label)
     return answer === undefined ? [] : [{ score, answer }]
   })
-  yield* updateStrategy(started, "rank", (r) => ({
+  yield* updateStrategy(started, RankRecord, (r) => ({
     ...r,
     aggregate: ranked.map(({ answer, score }) => ({ label: score.label, model: answer.model, points: score.points }))
   }))
@@ -146,9 +173,10 @@ export const rankAnswers = Effect.fnUntraced(function*(
 })
 
 /** `rank`: judges (`--judge`, else the panel) rank the answers; the synthesizer gets them best first. */
-export const rank: Strategy<"rank"> = {
+export const rank: Strategy<typeof RankRecord.Type, typeof RankRecord.Encoded> = {
   ...plain,
   name: "rank",
+  Record: RankRecord,
   plan: ({ models, panel, settings }) => ({
     candidates: models,
     steps: { models: Option.getOrElse(settings.judges, () => panel ?? models), rounds: 1 }
@@ -157,5 +185,11 @@ export const rank: Strategy<"rank"> = {
   record: () => ({ name: "rank" }),
   aggregate: rankAnswers,
   fingerprint: (plan) => ({ judges: plan.steps.models }),
-  fits: (record, plan) => sameList(record.judges?.map((j) => j.model), plan.steps.models)
+  fits: (record, plan) => sameList(record.judges?.map((j) => j.model), plan.steps.models),
+  calls: (record) => record.judges ?? [],
+  stepUnit: "rankings counted",
+  steps: ({ judges = [] }) => {
+    const counted = judges.filter((j) => j.ranking !== undefined).length
+    return { done: counted, of: judges.length, text: `${counted}/${judges.length} rankings counted` }
+  }
 }

@@ -1,12 +1,18 @@
-import { Array as Arr, Chunk, Effect, Random, Ref } from "effect"
-import type { CandidateRecord } from "../../domain/manifest.js"
+import { Array as Arr, Chunk, Effect, Random, Ref, Schema } from "effect"
+import { plural } from "../../domain/format.js"
+import { CandidateRecord } from "../../domain/manifest.js"
 import { slugOf } from "../../domain/model.js"
 import { RunStore } from "../../services/runStore.js"
 import { Settings } from "../../services/settings.js"
 import { labelFor } from "../buildSynthesisPrompt.js"
 import type { StartedRun } from "../run/started.js"
 import { cancelledCall, panelMessage, questionOf, stepCall, updateStrategy } from "./panel.js"
-import { type Answered, plain, sameList, type Strategy } from "./strategy.js"
+import { type Answered, plain, sameList, type Strategy, strategyRecord } from "./strategy.js"
+
+/** `refine`'s record: each round after the first (the candidates), with every refined answer (`rounds/N/NN-<slug>.md`). */
+export const RefineRecord = strategyRecord("refine", "more rounds", {
+  rounds: Schema.optional(Schema.Array(Schema.Struct({ round: Schema.Number, answers: Schema.Array(CandidateRecord) })))
+})
 
 export const REFINE_INSTRUCTIONS = `You are one model of a panel of AI models. Several models answered the user's prompt \
 independently; their answers are below, labelled anonymously (Candidate A, Candidate B, …) in random order.
@@ -35,7 +41,7 @@ export const refineAnswers = Effect.fnUntraced(function*(
   const total = plan.steps.models.length
   const question = questionOf(started, settings.synthesisMaxChars)
   let current = answered
-  yield* updateStrategy(started, "refine", (r) => ({ ...r, rounds: [] }))
+  yield* updateStrategy(started, RefineRecord, (r) => ({ ...r, rounds: [] }))
   for (let round = 2; round <= plan.steps.rounds + 1; round++) {
     const shown = Chunk.toReadonlyArray(yield* Random.shuffle(current)).map((a, i) => ({ label: labelFor(i), content: a.content }))
     const messages = [
@@ -46,7 +52,7 @@ export const refineAnswers = Effect.fnUntraced(function*(
     const record = (index: number, answer: CandidateRecord) =>
       Ref.updateAndGet(records, (all) => new Map(all).set(index, answer)).pipe(
         Effect.tap((all) =>
-          updateStrategy(started, "refine", (r) => ({
+          updateStrategy(started, RefineRecord, (r) => ({
             ...r,
             rounds: [
               ...(r.rounds ?? []).filter((x) => x.round !== round),
@@ -73,7 +79,7 @@ export const refineAnswers = Effect.fnUntraced(function*(
       yield* Effect.logWarning(`refining, round ${round}: no model answered; the answers of round ${round - 1} are synthesized`)
       yield* updateStrategy(
         started,
-        "refine",
+        RefineRecord,
         (r) => {
           const why = `round ${round}: no model answered; round ${round - 1} was synthesized`
           return { ...r, note: why, degraded: why }
@@ -87,9 +93,10 @@ export const refineAnswers = Effect.fnUntraced(function*(
 })
 
 /** `refine`: `rounds` more rounds in which the panel (the candidates' models) improves on every answer of the round before. */
-export const refine: Strategy<"refine"> = {
+export const refine: Strategy<typeof RefineRecord.Type, typeof RefineRecord.Encoded> = {
   ...plain,
   name: "refine",
+  Record: RefineRecord,
   plan: ({ models, panel, settings }) => ({ candidates: models, steps: { models: panel ?? models, rounds: settings.rounds } }),
   stepInstructionChars: REFINE_INSTRUCTIONS.length,
   record: () => ({ name: "refine" }),
@@ -97,5 +104,11 @@ export const refine: Strategy<"refine"> = {
   fingerprint: (plan) => ({ refiners: plan.steps.models, rounds: plan.steps.rounds }),
   fits: (record, plan) =>
     record.rounds?.length === plan.steps.rounds &&
-    record.rounds.every((round) => sameList(round.answers.map((a) => a.model), plan.steps.models))
+    record.rounds.every((round) => sameList(round.answers.map((a) => a.model), plan.steps.models)),
+  calls: (record) => (record.rounds ?? []).flatMap((round) => round.answers),
+  stepUnit: "refinement rounds answered",
+  steps: ({ rounds = [] }) => {
+    const answered = rounds.filter((r) => r.answers.some((a) => a.status === "ok")).length
+    return { done: answered, of: rounds.length, text: `${answered}/${plural(rounds.length, "more round")} answered` }
+  }
 }

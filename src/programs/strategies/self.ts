@@ -1,13 +1,21 @@
-import { Array as Arr } from "effect"
-import { noSteps, plain, type Strategy, unchanged } from "./strategy.js"
+import { Array as Arr, Schema } from "effect"
+import { plural } from "../../domain/format.js"
+import { noSteps, plain, type Strategy, strategyRecord, unchanged } from "./strategy.js"
+
+/** `self`'s record: the one model sampled, and how many times. */
+export const SelfRecord = strategyRecord("self", "one model sampled", {
+  model: Schema.optional(Schema.String),
+  samples: Schema.optional(Schema.Number)
+})
 
 /**
  * `self`: one model (the first given or configured) asked `samples` times, each a sample at the configured
  * temperature; the samples are then synthesized like any candidates' answers.
  */
-export const self: Strategy<"self"> = {
+export const self: Strategy<typeof SelfRecord.Type> = {
   ...plain,
   name: "self",
+  Record: SelfRecord,
   plan: ({ models, settings }) => ({
     candidates: Arr.isNonEmptyReadonlyArray(models) ? Array.from({ length: settings.samples }, () => models[0]) : models,
     steps: noSteps
@@ -26,5 +34,6 @@ export const self: Strategy<"self"> = {
   }),
   aggregate: unchanged,
   // The model sampled and how often are its candidates, compared as the run's models; the fingerprint names them too.
-  fingerprint: (plan, settings) => ({ sampled: plan.candidates[0], samples: settings.samples })
+  fingerprint: (plan, settings) => ({ sampled: plan.candidates[0], samples: settings.samples }),
+  steps: ({ samples = 0 }) => ({ done: samples, of: samples, text: plural(samples, "sample") })
 }

@@ -1,10 +1,7 @@
 import { Schema } from "effect"
 import { ReportMode } from "../../domain/report.js"
-import { strategiesDescribed, StrategyName, StrategyText } from "../../domain/strategy.js"
-import { integerIn, modelList, oneOf } from "../kinds.js"
+import { integerIn, modelList, nonEmptyText, oneOf } from "../kinds.js"
 import { optional, perCall, type Topic, withDefault } from "../setting.js"
-
-const DEFAULT_STRATEGY: StrategyName = "synthesize"
 
 /** How a run aggregates its candidates' answers (see src/programs/strategies/ and the README's Strategies). */
 export const strategyTopic: Topic = { title: "Strategy", commands: ["ask", "batch", "serve", "resynth", "eval"] }
@@ -14,13 +11,17 @@ export const strategySettings = {
     withDefault({
       field: "strategy",
       preset: true,
-      kind: oneOf(StrategyText, StrategyName),
+      // A strategy's name: the strategies are the registry's, above the settings (src/programs/strategies/registry.ts),
+      // which checks the name where the settings are read (cli/settingsOptions.ts), the MCP argument's schema
+      // (mcp/tools/processPrompt.ts) and again where a run is planned; `--help` and the docs complete this doc with
+      // their names and descriptions (`docEndings`, cli/settingsOptions.ts).
+      kind: nonEmptyText,
       flag: "strategy",
       // `eval` names its strategies with `--strategies`.
       commands: ["ask", "batch", "serve", "resynth"],
       env: "PARALLEL_LLM_STRATEGY",
-      doc: strategiesDescribed,
-      default: DEFAULT_STRATEGY,
+      doc: "How answers are combined",
+      default: "synthesize",
       defaultDoc: "synthesize"
     }),
     { description: "How answers are combined." }

@@ -46,7 +46,7 @@ export const reportSection = (data: ViewerData, select: (index: number) => void)
   )
 }
 
-type Strategy = NonNullable<NonNullable<ViewerData["manifest"]>["strategy"]>
+type Strategy = NonNullable<ViewerData["strategy"]>
 type Rank = Extract<Strategy, { name: "rank" }>
 type Refine = Extract<Strategy, { name: "refine" }>
 type Call = NonNullable<Refine["rounds"]>[number]["answers"][number]
@@ -106,14 +106,24 @@ const refineParts = (data: ViewerData, refine: Refine): ReadonlyArray<HTMLElemen
     )
   )
 
+/** What the strategy did, by its own record; a strategy without a view of its own here shows its name and note. */
+const strategyParts = (data: ViewerData, strategy: Strategy | undefined): ReadonlyArray<HTMLElement> => {
+  switch (strategy?.name) {
+    case "rank":
+      return rankParts(data, strategy)
+    case "refine":
+      return [h("p", { class: "muted" }, "Round 1 is the candidates' answers above."), ...refineParts(data, strategy)]
+    case "self":
+      return [h("p", {}, `${strategy.model ?? "One model"} sampled ${strategy.samples ?? "several"} times.`)]
+    default:
+      return []
+  }
+}
+
 export const strategySection = (data: ViewerData): HTMLElement | undefined => {
   const strategy = data.manifest?.strategy
   if (strategy === undefined || strategy.name === "synthesize") return undefined
-  const parts = strategy.name === "rank"
-    ? rankParts(data, strategy)
-    : strategy.name === "refine"
-    ? [h("p", { class: "muted" }, "Round 1 is the candidates' answers above."), ...refineParts(data, strategy)]
-    : [h("p", {}, `${strategy.model ?? "One model"} sampled ${strategy.samples ?? "several"} times.`)]
+  const parts = strategyParts(data, data.strategy)
   return section(
     "strategy",
     `Strategy: ${strategy.name}`,
