@@ -1,6 +1,5 @@
 import { Effect, Option } from "effect"
 import { UsageError } from "../domain/errors.js"
-import { serveMcpHttp } from "../mcp/http.js"
 import { serveMcp } from "../mcp/server.js"
 import type { ParsedArgs } from "./flags.js"
 import { succeeded } from "./outcome.js"
@@ -15,6 +14,8 @@ export const serve = Effect.fn("serve")(function*(args: ParsedArgs<typeof serveC
   }
   const port = Option.getOrElse(args.port, () => SERVE_DEFAULT_PORT)
   if (port < 0 || port > 65_535) return yield* new UsageError({ message: `--port must be a whole number from 0 to 65535, got ${port}` })
+  // The HTTP server and the viewer's routes are imported only here: `serve` on stdio starts without them.
+  const { serveMcpHttp } = yield* Effect.promise(() => import("../mcp/http.js"))
   yield* serveMcpHttp({ host: Option.getOrElse(args.host, () => SERVE_DEFAULT_HOST), port })
   return succeeded
 })
