@@ -1,4 +1,5 @@
 import { Effect, Either } from "effect"
+import { formatCount } from "../domain/format.js"
 import { lastServedBy, type ServedBy } from "../programs/lastServedBy.js"
 import { type ConfiguredModel, listConfiguredModels } from "../programs/listConfiguredModels.js"
 import type { CliAgentStatus } from "../services/providers/cliAgent/discovery.js"
@@ -68,7 +69,7 @@ export const models = Effect.fn("models")(function*(args: ParsedArgs<typeof mode
     role,
     m.id,
     m.problem !== undefined ? `NOT READY (${m.problem})` : statusOf(m, Either.isRight(listing.catalogue)),
-    m.contextLength?.toLocaleString("en-US") ?? "-",
+    m.contextLength !== undefined ? formatCount(m.contextLength) : "-",
     price(m.promptPrice, m.variablePrice),
     price(m.completionPrice, m.variablePrice)
   ])
