@@ -2,19 +2,18 @@ import { Command, ValidationError } from "@effect/cli"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Cause, Console, Effect, Layer, Logger, Ref } from "effect"
 import { format } from "node:util"
-import { appLayer, type AppServices, batchLayer, serveLayer } from "./appLayer.js"
-import { ask, askCommand } from "./cli/askCommand.js"
-import { batch, batchCommand } from "./cli/batchCommand.js"
-import { BATCH_DEFAULTS } from "./cli/batchProgress.js"
-import { config, configCommand } from "./cli/configCommand.js"
-import { evalCommand, evalSettings, evaluate } from "./cli/evalCommand.js"
+import type { AppServices } from "./appLayer.js"
+import { askCli } from "./cli/askCli.js"
+import { BATCH_DEFAULTS, batchCli } from "./cli/batchCli.js"
+import { configCli } from "./cli/configCli.js"
+import { evalCli } from "./cli/evalCli.js"
 import { asksForHelp, commandHelp, commandOf, docText, optionProblem, rootHelp } from "./cli/help.js"
-import { models, modelsCommand } from "./cli/modelsCommand.js"
+import { modelsCli } from "./cli/modelsCli.js"
 import type { Outcome } from "./cli/outcome.js"
-import { resynth, resynthCommand } from "./cli/resynthCommand.js"
-import { runs, runsCommand, show, showCommand } from "./cli/runsCommand.js"
-import { open, openCommand } from "./cli/runsOpenCommand.js"
-import { serve, serveCommand } from "./cli/serveCommand.js"
+import { resynthCli } from "./cli/resynthCli.js"
+import { runsCli, showCli } from "./cli/runsCli.js"
+import { openCli } from "./cli/runsOpenCli.js"
+import { serveCli } from "./cli/serveCli.js"
 import { rawFromFlags, type SettingsFlags, settingsLayer, withBareValues } from "./cli/settingsOptions.js"
 import { DESCRIPTION, helpTree } from "./cli/tree.js"
 import type { CallGate } from "./services/callGate.js"
@@ -31,15 +30,32 @@ export interface RunCliOptions {
   readonly overrides?: ServiceOverrides
 }
 
+// A command's handler and the services it runs with are imported when the command runs, not before: the
+// bundle keeps them in its one file but evaluates a module only when first imported, so `--version`, `--help`
+// or one command does not evaluate every other command's programs, the MCP server, the HTTP client and the
+// tracing at start-up. The declarations (options and help) are all read: the command line is parsed against them.
+
+/** The graph of appLayer.ts, once the first command that needs it asks. */
+const services = <A, E, R>(of: (graph: typeof import("./appLayer.js")) => Layer.Layer<A, E, R>) =>
+  Layer.unwrapEffect(Effect.map(Effect.promise(() => import("./appLayer.js")), of))
+
+/** A handler of the module `load` imports. */
+const handlerOf = <M, A, E, R>(load: () => Promise<M>, pick: (module: M) => (args: A) => Effect.Effect<Outcome, E, R>) => (args: A) =>
+  Effect.flatMap(Effect.promise(load), (module) => pick(module)(args))
+
 /**
  * `serve`'s services: it starts even when its settings cannot work (no key, a broken config file, an
  * output directory it cannot make), and says why in every call that needs what is missing. A bad flag
  * still stops it at once.
  */
 const serveServices = (args: SettingsFlags) =>
-  serveLayer(
-    Effect.flatMap(Effect.all([rawFromFlags(args), ProcessIo]), ([raw, io]) =>
-      loadDegraded({ ...raw, env: io.env, home: io.home, cwd: io.cwd }))
+  services((graph) =>
+    graph.serveLayer(
+      Effect.flatMap(
+        Effect.all([rawFromFlags(args), ProcessIo]),
+        ([raw, io]) => loadDegraded({ ...raw, env: io.env, home: io.home, cwd: io.cwd })
+      )
+    )
   )
 
 /**
@@ -55,33 +71,56 @@ const commands = (exitCode: Ref.Ref<number>, console: Console.Console, overrides
     <LA, LE, LR>(layerOf: (flags: SettingsFlags) => Layer.Layer<LA, LE, LR>) =>
     <Name extends string, R, E, A extends { readonly settings: SettingsFlags }>(command: Command.Command<Name, R, E, A>) =>
       Command.provide(command, (args: A) => layerOf(args.settings))
-  const app = (flags: SettingsFlags) => withOverrides(appLayer(settingsLayer(flags)))
+  const app = (flags: SettingsFlags) => services((graph) => withOverrides(graph.appLayer(settingsLayer(flags))))
   // Commands that make no paid call work without a key.
-  const appWithoutKey = (flags: SettingsFlags) => withOverrides(appLayer(settingsLayer(flags, { requireApiKey: false })))
+  const appWithoutKey = (flags: SettingsFlags) =>
+    services((graph) => withOverrides(graph.appLayer(settingsLayer(flags, { requireApiKey: false }))))
+  const batchServices = (flags: SettingsFlags) =>
+    services((graph) => withOverrides(graph.batchLayer(settingsLayer(flags, { defaults: BATCH_DEFAULTS }))))
+  const evalCommand = () => import("./cli/evalCommand.js")
   return Command.make("parallel-llm").pipe(
     Command.withDescription(DESCRIPTION),
     Command.withSubcommands([
-      askCommand.pipe(Command.withHandler(record(ask)), provide(app)),
-      batchCommand.pipe(
-        Command.withHandler(record(batch)),
-        provide((flags) => withOverrides(batchLayer(settingsLayer(flags, { defaults: BATCH_DEFAULTS }))))
+      askCli.command.pipe(Command.withHandler(record(handlerOf(() => import("./cli/askCommand.js"), (m) => m.ask))), provide(app)),
+      batchCli.command.pipe(
+        Command.withHandler(record(handlerOf(() => import("./cli/batchCommand.js"), (m) => m.batch))),
+        provide(batchServices)
       ),
-      serveCommand.pipe(Command.withHandler(record(serve)), provide(serveServices)),
-      modelsCommand.pipe(Command.withHandler(record(models)), provide(appWithoutKey)),
-      runsCommand.pipe(
-        Command.withHandler(record(runs)),
+      serveCli.command.pipe(
+        Command.withHandler(record(handlerOf(() => import("./cli/serveCommand.js"), (m) => m.serve))),
+        provide(serveServices)
+      ),
+      modelsCli.command.pipe(
+        Command.withHandler(record(handlerOf(() => import("./cli/modelsCommand.js"), (m) => m.models))),
+        provide(appWithoutKey)
+      ),
+      runsCli.command.pipe(
+        Command.withHandler(record(handlerOf(() => import("./cli/runsCommand.js"), (m) => m.runs))),
         provide(appWithoutKey),
         Command.withSubcommands([
-          showCommand.pipe(Command.withHandler(record(show)), provide(appWithoutKey)),
-          openCommand.pipe(Command.withHandler(record(open)), provide(appWithoutKey))
+          showCli.command.pipe(
+            Command.withHandler(record(handlerOf(() => import("./cli/runsCommand.js"), (m) => m.show))),
+            provide(appWithoutKey)
+          ),
+          openCli.command.pipe(
+            Command.withHandler(record(handlerOf(() => import("./cli/runsOpenCommand.js"), (m) => m.open))),
+            provide(appWithoutKey)
+          )
         ])
       ),
-      resynthCommand.pipe(Command.withHandler(record(resynth)), provide(app)),
-      evalCommand.pipe(
-        Command.withHandler(record(evaluate)),
-        Command.provide((args) => withOverrides(batchLayer(evalSettings(args))))
+      resynthCli.command.pipe(
+        Command.withHandler(record(handlerOf(() => import("./cli/resynthCommand.js"), (m) => m.resynth))),
+        provide(app)
       ),
-      configCommand.pipe(Command.withHandler(record(config)))
+      evalCli.command.pipe(
+        Command.withHandler(record(handlerOf(evalCommand, (m) => m.evaluate))),
+        Command.provide((args) =>
+          Layer.unwrapEffect(
+            Effect.map(Effect.promise(evalCommand), (m) => services((graph) => withOverrides(graph.batchLayer(m.evalSettings(args)))))
+          )
+        )
+      ),
+      configCli.command.pipe(Command.withHandler(record(handlerOf(() => import("./cli/configCommand.js"), (m) => m.config))))
     ])
   )
 }

@@ -12,7 +12,8 @@ import { continueRun } from "../programs/thread/continueRun.js"
 import { Logging } from "../services/logging.js"
 import { ProcessIo } from "../services/processIo.js"
 import { Settings } from "../services/settings.js"
-import { defineCommand, optionalArgument, type ParsedArgs, repeatedFlag, switchFlag, textFlag } from "./flags.js"
+import type { askCli } from "./askCli.js"
+import type { ParsedArgs } from "./flags.js"
 import { type Outcome, outcomeIf } from "./outcome.js"
 import { writeStdout } from "./output.js"
 import { makeProgressDisplay } from "./progressDisplay.js"
@@ -43,36 +44,6 @@ const readPrompt = Effect.fn("readPrompt")(function*(argument: Option.Option<str
   if (prompt.trim() === "") return yield* new UsageError({ message: "the prompt is empty" })
   return prompt
 })
-
-export const askCli = defineCommand("ask", {
-  summary: "Ask every candidate at once, then merge their answers",
-  details: "The answer goes to stdout, progress and logs to stderr, every file of the run to its run directory.",
-  args: {
-    prompt: optionalArgument("prompt", "The prompt. Without it, --file or standard input is read.")
-  },
-  flags: {
-    file: textFlag({ name: "file", alias: "f", value: "path", doc: "Read the prompt from this file." }),
-    attach: repeatedFlag({
-      name: "attach",
-      value: "path",
-      doc: "Attach a file, a directory (its text files, honouring .gitignore) or a glob. Text goes into the prompt, " +
-        "images and PDFs as content parts."
-    }),
-    json: switchFlag({ name: "json", doc: "Print the run manifest with a `final` field (the answer) as JSON instead of the answer." }),
-    continue: textFlag({
-      name: "continue",
-      value: "run-id",
-      doc: "Ask a follow-up question of this run: every model is sent the conversation so far first."
-    }),
-    report: switchFlag({
-      name: "report",
-      doc: "After the answer, print the disagreement report: what the candidates agree on, contradict, or say alone."
-    })
-  },
-  settings: "ask"
-})
-
-export const askCommand = askCli.command
 
 /** `ask`: exit code 1 when the run produced no answer. */
 export const ask = Effect.fn("ask")(function*(args: ParsedArgs<typeof askCli>) {

@@ -13,8 +13,9 @@ import { Logging } from "../services/logging.js"
 import { type OutputStream, ProcessIo } from "../services/processIo.js"
 import { Settings } from "../services/settings.js"
 import { withoutSpansUnlessExported } from "../services/tracing.js"
-import { BATCH_DEFAULT_CONCURRENCY, BATCH_DEFAULT_RUNS, makeStatusLine, progressText } from "./batchProgress.js"
-import { argument, defineCommand, integerFlagOr, type ParsedArgs, switchFlag, textFlag } from "./flags.js"
+import type { batchCli } from "./batchCli.js"
+import { makeStatusLine, progressText } from "./batchProgress.js"
+import type { ParsedArgs } from "./flags.js"
 import { outcomeIf } from "./outcome.js"
 import { modelsGiven } from "./settingsOptions.js"
 
@@ -52,35 +53,6 @@ const makeProgressView = (out: OutputStream) => {
     end: line.end
   }
 }
-
-export const batchCli = defineCommand("batch", {
-  summary: "Run every prompt of a JSONL file, a few at a time",
-  details: `With one bound on HTTP calls in flight for the whole batch (--concurrency, default ${BATCH_DEFAULT_CONCURRENCY}). ` +
-    "Each prompt's result (id, runDir, status, cost) is appended to the results file as it ends; run again on the same " +
-    "file to skip what is answered and retry the rest.",
-  args: {
-    file: argument(
-      "FILE.jsonl",
-      `One JSON object per line: {"id"?, "prompt", "models"?, "synthesizer"?}; the id defaults to the line number.`
-    )
-  },
-  flags: {
-    runs: integerFlagOr({ name: "runs", doc: "Runs (prompts) in flight at once." }, BATCH_DEFAULT_RUNS),
-    waitLock: switchFlag({
-      name: "wait-lock",
-      doc: "When another batch is writing the same results file, wait for it to end instead of refusing."
-    }),
-    out: textFlag({
-      name: "out",
-      alias: "o",
-      value: "path",
-      doc: "The results file, one JSON line per prompt, appended as each ends (default: FILE.results.jsonl)."
-    })
-  },
-  settings: "batch"
-})
-
-export const batchCommand = batchCli.command
 
 /** `batch`: exit code 1 when a prompt failed or was cancelled. Needs the CallGate of `batchLayer`. */
 export const batch = Effect.fn("batch")(function*(args: ParsedArgs<typeof batchCli>) {

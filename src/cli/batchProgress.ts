@@ -2,19 +2,7 @@ import { formatUsd } from "../domain/format.js"
 import { type BatchProgress, remainingOf } from "../programs/runBatch.js"
 import type { OutputStream } from "../services/processIo.js"
 
-import type { RawSettings } from "../settings/values.js"
-
-// What batch and eval (which runs its items as batch runs them) share: their defaults and the progress line.
-
-/** In `batch`, `--concurrency` is process-wide: the bound on HTTP calls in flight across all runs. */
-export const BATCH_DEFAULT_CONCURRENCY = 16
-export const BATCH_DEFAULT_RUNS = 4
-
-/**
- * `batch`'s own defaults: a process-wide concurrency, and warnings and errors only (every run's info
- * lines would drown the progress). A flag, the environment or the config file still wins.
- */
-export const BATCH_DEFAULTS: RawSettings = { concurrency: String(BATCH_DEFAULT_CONCURRENCY), logLevel: "warning" }
+// What batch and eval (which runs its items as batch runs them) share: the progress line (their defaults: batchCli.ts).
 
 const duration = (ms: number): string => {
   const s = Math.round(ms / 1000)

@@ -1,24 +1,11 @@
 import { Effect, Option } from "effect"
 import { ProcessIo } from "../services/processIo.js"
 import { configRows } from "../settings/describe.js"
-import { defineCommand, type ParsedArgs, switchFlag } from "./flags.js"
+import type { configCli } from "./configCli.js"
+import type { ParsedArgs } from "./flags.js"
 import { succeeded } from "./outcome.js"
 import { writeStdout } from "./output.js"
 import { settingsFromFlags } from "./settingsOptions.js"
-
-// `config` takes every setting's flag: it shows what a command line would set, and where each value came from.
-export const configCli = defineCommand("config", {
-  summary: "Print the effective settings and their sources",
-  details: "Sources: flag, environment, config file, preset, default. The API key is never shown. Every setting's flag " +
-    "is taken, to show what it would set.",
-  args: {},
-  flags: {
-    json: switchFlag({ name: "json", doc: "Print the settings and their sources as JSON." })
-  },
-  settings: "all"
-})
-
-export const configCommand = configCli.command
 
 /** `config`: reads the settings itself (it shows their sources), and needs no other service. */
 export const config = Effect.fn("config")(function*(args: ParsedArgs<typeof configCli>) {

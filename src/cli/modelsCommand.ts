@@ -1,28 +1,16 @@
 import { Effect, Either } from "effect"
+import { formatCount } from "../domain/format.js"
 import { lastServedBy, type ServedBy } from "../programs/lastServedBy.js"
 import { type ConfiguredModel, listConfiguredModels } from "../programs/listConfiguredModels.js"
 import type { CliAgentStatus } from "../services/providers/cliAgent/discovery.js"
 import { Settings } from "../services/settings.js"
-import { defineCommand, type ParsedArgs, switchFlag } from "./flags.js"
+import type { ParsedArgs } from "./flags.js"
+import type { modelsCli } from "./modelsCli.js"
 import { outcomeIf } from "./outcome.js"
 import { writeStderr, writeStdout } from "./output.js"
 
 const price = (usdPerMillion: number | undefined, variable: boolean | undefined) =>
   usdPerMillion !== undefined ? `$${usdPerMillion.toFixed(2)}` : variable === true ? "variable" : "-"
-
-export const modelsCli = defineCommand("models", {
-  summary: "Check the configured models against the provider",
-  details: "The candidate models and synthesizers, and each preset's models, against the provider's model list: found " +
-    "or not, context length, prices; for a ~vendor/family-latest slug, the model it resolves to now where the list says; " +
-    "and the CLI agents found on PATH, their versions and logins.",
-  args: {},
-  flags: {
-    json: switchFlag({ name: "json", doc: "Print the list as JSON." })
-  },
-  settings: "models"
-})
-
-export const modelsCommand = modelsCli.command
 
 /**
  * A model's status: found or not, or `?` when the list could not be fetched. A `~…-latest` slug says what it
@@ -81,7 +69,7 @@ export const models = Effect.fn("models")(function*(args: ParsedArgs<typeof mode
     role,
     m.id,
     m.problem !== undefined ? `NOT READY (${m.problem})` : statusOf(m, Either.isRight(listing.catalogue)),
-    m.contextLength?.toLocaleString("en-US") ?? "-",
+    m.contextLength !== undefined ? formatCount(m.contextLength) : "-",
     price(m.promptPrice, m.variablePrice),
     price(m.completionPrice, m.variablePrice)
   ])

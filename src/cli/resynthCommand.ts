@@ -4,26 +4,10 @@ import { formatReport } from "../domain/reportFormat.js"
 import { resynthesize } from "../programs/resynthesize.js"
 import type { RunEvent } from "../programs/run/request.js"
 import { strategySteps } from "../programs/strategies/registry.js"
-import { argument, defineCommand, type ParsedArgs, switchFlag } from "./flags.js"
+import type { ParsedArgs } from "./flags.js"
 import { outcomeIf } from "./outcome.js"
 import { writeStderr, writeStdout } from "./output.js"
-
-export const resynthCli = defineCommand("resynth", {
-  summary: "Synthesize a past run's answers again",
-  details: "Without asking the candidates again: a new run that names its source, synthesized by the source run's " +
-    "synthesizer unless --synthesizer names another. On OpenRouter, --cache makes a re-synthesis of the same " +
-    "answers with the same synthesizer free within its TTL.",
-  args: {
-    runId: argument("run-id", "The run whose answers to synthesize again.")
-  },
-  flags: {
-    json: switchFlag({ name: "json", doc: "Print the new run's manifest with a `final` field as JSON." }),
-    report: switchFlag({ name: "report", doc: "After the answer, print the new synthesis's disagreement report." })
-  },
-  settings: "resynth"
-})
-
-export const resynthCommand = resynthCli.command
+import type { resynthCli } from "./resynthCli.js"
 
 /** `resynth`: exit code 1 when the new run produced no answer. */
 export const resynth = Effect.fn("resynth")(function*(args: ParsedArgs<typeof resynthCli>) {

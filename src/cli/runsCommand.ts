@@ -7,26 +7,11 @@ import { readRunWithManifest } from "../programs/recoverRun.js"
 import { strategySteps } from "../programs/strategies/registry.js"
 import { RunStore } from "../services/runStore.js"
 import type { Settings } from "../services/settings.js"
-import { RunsLimit } from "../settings/kinds.js"
-import { argument, defineCommand, integerFlagOr, type ParsedArgs, switchFlag } from "./flags.js"
+import type { ParsedArgs } from "./flags.js"
 import { type Outcome, succeeded } from "./outcome.js"
 import { writeStdout as write } from "./output.js"
+import type { runsCli, showCli } from "./runsCli.js"
 import { threadLines } from "./threadView.js"
-
-export const showCli = defineCommand("show", {
-  path: "runs show",
-  summary: "Print a run's summary and its final answer",
-  args: {
-    runId: argument("run-id", "The run's id, as `parallel-llm runs` lists it.")
-  },
-  flags: {
-    json: switchFlag({ name: "json", doc: "Print the manifest with a `final` field as JSON." }),
-    report: switchFlag({ name: "report", doc: "After the answer, print the run's disagreement report." })
-  },
-  settings: "runs show"
-})
-
-export const showCommand = showCli.command
 
 /** `runs show ID`: an unknown run is refused (exit 2). */
 export const show = (
@@ -84,19 +69,6 @@ export const show = (
     }),
     succeeded
   )
-
-export const runsCli = defineCommand("runs", {
-  summary: "List recent runs, newest first",
-  details: "Each with its id, time, status, answered/total, seconds, cost and prompt.",
-  args: {},
-  flags: {
-    limit: integerFlagOr({ name: "limit", doc: "How many runs to list (1 to 10000)." }, 20, RunsLimit),
-    json: switchFlag({ name: "json", doc: "Print the list as JSON." })
-  },
-  settings: "runs"
-})
-
-export const runsCommand = runsCli.command
 
 /** `runs`: the list. */
 export const runs = (args: ParsedArgs<typeof runsCli>): Effect.Effect<Outcome, StoreError, RunStore> =>

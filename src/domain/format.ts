@@ -7,11 +7,18 @@ import { stripControl } from "./text.js"
 /** "41.2 s" */
 export const formatSeconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`
 
-/** One formatter for every count (`toLocaleString` builds one per call), made when first needed, not at start-up. */
-let counts: Intl.NumberFormat | undefined
-
-/** "1,234": the same separators on every machine, whatever its locale. */
-export const formatCount = (n: number): string => (counts ??= new Intl.NumberFormat("en-US")).format(n)
+/**
+ * "1,234": the same separators on every machine, whatever its locale, as `Intl.NumberFormat("en-US")` writes them
+ * (at most three decimals). Grouped by hand: a process's first `Intl` formatter loads ICU's locale data, 20 to 60 ms
+ * of CPU, more than the rest of an `ask`'s summary line costs (the CLI's start-up).
+ */
+export const formatCount = (n: number): string => {
+  const abs = Math.abs(n)
+  // Not a count: NaN, infinities and numbers toFixed cannot write out.
+  if (!(abs < 1e21)) return new Intl.NumberFormat("en-US").format(n)
+  const [whole = "", fraction] = abs.toFixed(3).replace(/\.?0+$/, "").split(".")
+  return `${n < 0 || Object.is(n, -0) ? "-" : ""}${whole.replace(/\B(?=(\d{3})+$)/g, ",")}${fraction === undefined ? "" : `.${fraction}`}`
+}
 
 /** "$0.0123": to a hundredth of a cent, as per-call costs are that small. */
 export const formatBytes = (n: number): string => `${formatCount(n)} bytes`

@@ -8,6 +8,8 @@ import {
   ListToolsRequestSchema,
   ReadResourceRequestSchema
 } from "@modelcontextprotocol/sdk/types.js"
+import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation"
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv"
 import { Effect, Either, Fiber, FiberSet, Runtime, Schema } from "effect"
 import { readRunViewPage, rendersApps, RUN_VIEW_URI, runViewResource, toolUiMeta } from "./appView.js"
 import type { LiveRuns } from "./liveRuns.js"
@@ -68,6 +70,15 @@ const appViewOf = (server: Server) => {
   }
 }
 
+/**
+ * The SDK's JSON Schema validator (Ajv with its formats), built when first asked for: the server asks only to check a
+ * client's elicitation reply, and building it costs every connection 10-30 ms of CPU before its first answer.
+ */
+const validatorWhenNeeded = (): jsonSchemaValidator => {
+  let ajv: AjvJsonSchemaValidator | undefined
+  return { getValidator: (schema) => (ajv ??= new AjvJsonSchemaValidator()).getValidator(schema) }
+}
+
 /** One MCP server (one per connection): tools, resources and tasks over the process's services and runs. */
 export const makeMcpApp = (options: McpAppOptions): Server => {
   const { runtime, runs, requests, redact } = options
@@ -81,7 +92,8 @@ export const makeMcpApp = (options: McpAppOptions): Server => {
         tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } }
       },
       instructions: INSTRUCTIONS,
-      taskStore: makeTaskStore(runtime, runs, redact)
+      taskStore: makeTaskStore(runtime, runs, redact),
+      jsonSchemaValidator: validatorWhenNeeded()
     }
   )
 

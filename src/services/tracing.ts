@@ -1,7 +1,6 @@
 import { Context, Effect, Either, Layer, Option, type Tracer } from "effect"
 import { DEFAULT_SERVICE_NAME, otelExportOf } from "../settings/otelEnvironment.js"
 import { isOpenRouterUrl } from "../settings/paths.js"
-import { layerOtlpExport } from "./otlpExport.js"
 import { ProcessIo } from "./processIo.js"
 import { Settings } from "./settings.js"
 
@@ -72,9 +71,9 @@ const serverOf = (baseUrl: string): TracingShape["server"] => {
 
 /**
  * Export of spans over OTLP/HTTP when the environment names an endpoint (`OTEL_EXPORTER_OTLP_ENDPOINT`):
- * the layer is chosen here, so a process without one builds no exporter, and no span of ours is made. (A
- * static import: an `import()` makes esbuild wrap every module of the bundle for lazy start-up, 340 KB
- * more to load.) A variable that is wrong costs a warning and leaves tracing off; it never stops a command.
+ * the layer is chosen here, so a process without one builds no exporter, and no span of ours is made; the
+ * exporter's modules are imported only then (the CLI's start-up). A variable that is wrong costs a warning and
+ * leaves tracing off; it never stops a command.
  */
 export const layerTracing: Layer.Layer<never, never, Settings> = Layer.unwrapEffect(Effect.gen(function*() {
   const io = yield* ProcessIo
@@ -91,6 +90,7 @@ export const layerTracing: Layer.Layer<never, never, Settings> = Layer.unwrapEff
     provider: isOpenRouterUrl(settings.baseUrl) ? "openrouter" : "openai",
     server: serverOf(settings.baseUrl)
   }
+  const { layerOtlpExport } = yield* Effect.promise(() => import("./otlpExport.js"))
   return Layer.merge(
     layerOtlpExport({ ...wanted.right, serviceName: wanted.right.serviceName || DEFAULT_SERVICE_NAME }, io.stderr),
     Layer.succeed(Tracing, tracing)

@@ -1,6 +1,6 @@
 import { Either } from "effect"
 import { describe, expect, it } from "vitest"
-import { costOf, describeCall, formatBudget, formatSeconds, formatUsd, summaryLine } from "../../src/domain/format.js"
+import { costOf, describeCall, formatBudget, formatCount, formatSeconds, formatUsd, summaryLine } from "../../src/domain/format.js"
 import type { Manifest } from "../../src/domain/manifest.js"
 
 const manifest = (usage: Manifest["usage"]): Manifest => ({
@@ -30,6 +30,14 @@ const manifest = (usage: Manifest["usage"]): Manifest => ({
 })
 
 describe("format", () => {
+  it("writes counts as Intl.NumberFormat(\"en-US\") does, without it", () => {
+    const intl = new Intl.NumberFormat("en-US")
+    const values = [0, -0, 1, 12, 123, 1234, 12_345, 123_456, 1_234_567, 1e9, 2 ** 53, 1e20, 1.5, 1234.5678, 0.0004, 0.0005, -0.0001]
+    for (const n of [...values, -1234.5, 999.9995, Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY]) {
+      expect(formatCount(n), String(n)).toBe(intl.format(n))
+    }
+  })
+
   it("says durations, dollars and budgets one way", () => {
     expect(formatSeconds(41_249)).toBe("41.2 s")
     expect(formatUsd(0.0123)).toBe("$0.0123")

@@ -1,5 +1,6 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Either, Option, Schema } from "effect"
+import { formatCount } from "../../domain/format.js"
 import { listConfiguredModels } from "../../programs/listConfiguredModels.js"
 import { CliAgentStatus, discoverCliAgents } from "../../services/providers/cliAgent/discovery.js"
 import { Settings } from "../../services/settings.js"
@@ -61,7 +62,7 @@ const modelLine = (m: ListModelsOutput["models"][number]): string =>
     ? ` (${
       [
         "found",
-        ...(m.contextLength !== undefined ? [`${m.contextLength.toLocaleString("en-US")} tokens context`] : []),
+        ...(m.contextLength !== undefined ? [`${formatCount(m.contextLength)} tokens context`] : []),
         ...(m.promptUsdPerMillion !== undefined || m.completionUsdPerMillion !== undefined
           ? [`${price(m.promptUsdPerMillion)} in / ${price(m.completionUsdPerMillion)} out per million tokens`]
           : [])

@@ -4,6 +4,7 @@ import { UsageError } from "../../domain/errors.js"
 import { sha256Hex } from "../../domain/hash.js"
 import { readTextSafely, USER_FILE_READ } from "../../domain/safeFile.js"
 import { oneLine } from "../../domain/text.js"
+import { builtinDatasets, type DatasetFormat } from "./builtinDatasets.js"
 import { fromGsm8k, Gsm8kLine } from "./gsm8k.js"
 import { answerProblem, type ScorerName } from "./scorers.js"
 
@@ -41,21 +42,12 @@ export interface EvalItem {
   readonly candidates: ReadonlyArray<FrozenAnswer> | undefined
 }
 
-export type DatasetFormat = "eval" | "gsm8k"
-
 export interface Dataset {
   /** `gsm8k` for a built-in one, else the file name. */
   readonly name: string
   readonly file: string
   readonly items: ReadonlyArray<EvalItem>
   readonly defaultScorer: ScorerName
-}
-
-/** Built-in datasets, shipped in the package's `data/` with their licences. */
-export const builtinDatasets: Readonly<
-  Record<string, { readonly file: URL; readonly format: DatasetFormat; readonly scorer: ScorerName }>
-> = {
-  gsm8k: { file: new URL("../../../data/gsm8k-frozen-candidates.jsonl", import.meta.url), format: "gsm8k", scorer: "numeric" }
 }
 
 const issuesText = (error: ParseResult.ParseError): string =>

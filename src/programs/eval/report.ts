@@ -1,4 +1,4 @@
-import { formatUsd, roundUsd } from "../../domain/format.js"
+import { formatCount, formatUsd, roundUsd } from "../../domain/format.js"
 import { stripControl } from "../../domain/text.js"
 import { strategyNamed } from "../strategies/registry.js"
 import type { Baselines, perItemBaselines } from "./baselines.js"
@@ -174,7 +174,7 @@ const tokensText = (s: StrategyRow): string => {
   const total = s.tokens.prompt + s.tokens.completion
   const ran = s.runs.ok + s.runs.partial + s.runs.failed + s.runs.cancelled
   if (total === 0 && (s.unknownTokens ?? 0) > 0 && (s.unknownTokens ?? 0) >= ran) return "unknown"
-  return `${total.toLocaleString("en-US")}${(s.estimatedTokens ?? 0) > 0 ? " (estimated in part)" : ""}` +
+  return `${formatCount(total)}${(s.estimatedTokens ?? 0) > 0 ? " (estimated in part)" : ""}` +
     `${(s.unknownTokens ?? 0) > 0 ? " + unknown" : ""}`
 }
 
