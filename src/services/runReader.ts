@@ -89,6 +89,7 @@ export const makeRunReader = (fs: FileSystem.FileSystem, path: Path.Path, output
     readAttachment: (runId: string, name: string) => readAttachment(d, runId, name),
     readManifest: (runId: string) => readManifest(d, runId),
     readRun: (runId: string) => readRun(d, runId),
+    hasRun: (runId: string) => hasRun(d, runId),
     listRuns: (limit: number) => listRuns(d, limit)
   }
 }
@@ -239,6 +240,13 @@ const readRun = Effect.fn("RunStore.readRun")(function*(d: RunsDir, runId: strin
   const root = yield* runRoot(d, runId, ".")
   return yield* viewOf(d, root, runId)
 })
+
+/** Whether the run is there (its directory, in place under the root), none of its files read. */
+const hasRun = (d: RunsDir, runId: string) =>
+  runRoot(d, runId, ".").pipe(
+    Effect.as(true),
+    Effect.catchTags({ InvalidRunPath: () => Effect.succeed(false), RunFileNotFound: () => Effect.succeed(false) })
+  )
 
 const listRuns = Effect.fn("RunStore.listRuns")(function*(d: RunsDir, limit: number) {
   const root = yield* realRoot(d)

@@ -84,6 +84,8 @@ interface RunStoreShape {
    * Temporary files of a writer that is gone are removed on the way.
    */
   readonly readRun: (runId: string) => Effect.Effect<RunView, InvalidRunPath | RunFileNotFound | StoreError>
+  /** Whether a run is there, none of its files read (a malformed id is not one). */
+  readonly hasRun: (runId: string) => Effect.Effect<boolean, StoreError>
 }
 
 /**

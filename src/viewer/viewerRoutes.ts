@@ -2,7 +2,6 @@ import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platf
 import { Clock, Deferred, Effect, Redacted } from "effect"
 import * as crypto from "node:crypto"
 import type { LiveRuns } from "../mcp/liveRuns.js"
-import { readRunView } from "../mcp/runView.js"
 import { RUN_ID_PATTERN } from "../services/runReader.js"
 import { RunStore } from "../services/runStore.js"
 import { readViewerData } from "./readViewerData.js"
@@ -148,6 +147,16 @@ const viewRoute = (site: ViewerSite) =>
       )
     }))
 
+/**
+ * Whether the run is one to show: this process runs it, or its directory is there. Nothing of it is read: the
+ * page asks for the run's view itself (view.json), so reading it for the page too would read it twice.
+ */
+const isThere = (site: ViewerSite, runId: string) =>
+  Effect.flatMap(
+    site.runs.get(runId),
+    (live) => live !== undefined ? Effect.succeed(true) : Effect.flatMap(RunStore, (store) => store.hasRun(runId))
+  )
+
 const pageRoute = (site: ViewerSite) => {
   const policy = site.page === undefined ? "" : pagePolicy(site.page)
   return guarded(site, () =>
@@ -156,9 +165,10 @@ const pageRoute = (site: ViewerSite) => {
       if (runId === undefined) return refuse(404, NOT_FOUND)
       if (site.page === undefined) return refuse(503, "The viewer page was not built (npm run build makes dist/viewer.html)")
       const page = site.page
-      return yield* readRunView(site.runs, runId).pipe(
-        Effect.as(HttpServerResponse.html(page).pipe(HttpServerResponse.setHeaders(htmlHeaders(policy)))),
-        Effect.catchTag("UnknownRun", () => Effect.succeed(refuse(404, NOT_FOUND))),
+      return yield* isThere(site, runId).pipe(
+        Effect.map((there) =>
+          there ? HttpServerResponse.html(page).pipe(HttpServerResponse.setHeaders(htmlHeaders(policy))) : refuse(404, NOT_FOUND)
+        ),
         Effect.catchAll((e) => Effect.succeed(refuse(500, e.message)))
       )
     }))

@@ -39,6 +39,7 @@ export const makeTestRunStore = () => {
           const answers = [...files.keys()].filter((k) => k.startsWith(`${runId}/responses/`)).map((k) => k.slice(runId.length + 1))
           return { id: runId, dir: `/memory/${runId}`, state: manifest ? "finished" : "running", manifest, owner: undefined, answers }
         }),
+      hasRun: (runId) => Effect.sync(() => [...files.keys()].some((k) => k.startsWith(`${runId}/`))),
       readManifest: (runId) =>
         Effect.fromNullable(manifests.findLast((m) => m.id === runId)).pipe(Effect.orDieWith(() => new Error(`no manifest for ${runId}`))),
       createRun: () => makeRunDir,

@@ -1,4 +1,4 @@
-import { Array as Arr, Effect, Either } from "effect"
+import { Array as Arr, Effect, Either, Option } from "effect"
 import { RunRefused, type StoreError } from "../../domain/errors.js"
 import { plural } from "../../domain/format.js"
 import type { Manifest } from "../../domain/manifest.js"
@@ -51,6 +51,22 @@ const tooDeep = (max: number) =>
   "ask a new question instead, or raise the setting"
 
 /**
+ * How many runs the thread ending with `runId` holds, counted by the `parent` links of their manifests alone and
+ * no further than `limit + 1`: a thread too long is refused from this, before any turn is read (at the default 50
+ * turns, reading them all first took seconds). A link it cannot follow (no readable run.json, a loop) ends the
+ * count there: reading the turns then says why.
+ */
+const threadLength = (store: RunStore, runId: string, limit: number) =>
+  Effect.gen(function*() {
+    const counted = new Set<string>()
+    for (let next: string | undefined = runId; next !== undefined && !counted.has(next) && counted.size <= limit;) {
+      counted.add(next)
+      next = Option.getOrUndefined(yield* Effect.option(store.readManifest(next)))?.parent
+    }
+    return counted.size
+  })
+
+/**
  * Every turn of the thread that ends with run `runId`, oldest first: each run's prompt and final answer.
  * A run that is not there, has no final answer, or a `parent` link that loops is refused with why, and so is
  * a thread longer than `followUpMaxTurns`: it is read no further than that, however long the chain on disk.
@@ -82,6 +98,7 @@ export const readThread = Effect.fn("readThread")(function*(runId: string) {
       return { turn: { runId: id, prompt, attachments, answer } satisfies Turn, parent: manifest.parent }
     })
 
+  if ((yield* threadLength(store, runId, followUpMaxTurns)) > followUpMaxTurns) return yield* refused(tooDeep(followUpMaxTurns))
   const newest = yield* readTurn(runId)
   const turns: Arr.NonEmptyArray<Turn> = [newest.turn]
   for (let next = newest.parent; next !== undefined;) {

@@ -1,4 +1,4 @@
-import { FileSystem, Path } from "@effect/platform"
+import { CommandExecutor, FileSystem, Path } from "@effect/platform"
 import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
@@ -42,7 +42,8 @@ export const cliAgentsIn = (environment: () => NodeJS.ProcessEnv) =>
     const settings = yield* Settings
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
-    const executorLayer = Layer.provide(NodeCommandExecutor.layer, NodeFileSystem.layer)
+    // One executor for every call of the provider: a layer provided per call is built again for each.
+    const executor = yield* CommandExecutor.CommandExecutor
     const permits = yield* Effect.makeSemaphore(settings.cliAgentConcurrency)
     const clis = agentClis(settings.codexConfig)
 
@@ -91,10 +92,10 @@ export const cliAgentsIn = (environment: () => NodeJS.ProcessEnv) =>
           )
         )
         return runAgent(invocation, cli.decoder(request.model))
-      })).pipe(Stream.provideLayer(executorLayer))
+      })).pipe(Stream.provideService(CommandExecutor.CommandExecutor, executor))
     }
     return { stream }
-  }).pipe(Effect.provide(Layer.merge(NodeFileSystem.layer, NodePath.layer)))
+  }).pipe(Effect.provide(Layer.mergeAll(NodeCommandExecutor.layer, NodePath.layer).pipe(Layer.provideMerge(NodeFileSystem.layer))))
 
 /** The CLI-agent provider over this process's environment. */
 export const cliAgents = cliAgentsIn(() => process.env)
