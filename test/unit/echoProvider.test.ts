@@ -19,6 +19,18 @@ const tempDir = makeTempDirs("parallel-llm-echo-")
 // docs/extending.md's worked example: a provider is one file (test/support/echoProvider.ts) plus the one
 // layer line `ModelClient.provider(echo)`; everything else (retries, progress, files, the manifest) is the run's.
 describe("a provider in one file plus one layer line", () => {
+  it("is the doc's text, word for word (its imports and doc comment aside), with the layer line appLayer.ts has", () => {
+    const doc = fs.readFileSync("docs/extending.md", "utf8")
+    const inDoc = /It took one new file, `src\/services\/providers\/echo\.ts`:\n\n```ts\n([\s\S]*?)\n```/.exec(doc)?.[1]
+    const fixture = fs.readFileSync("test/support/echoProvider.ts", "utf8")
+      .replace(/\/\*\*[\s\S]*?\*\/\n/, "")
+      .replaceAll("../../src/domain/", "../../domain/")
+    expect(inDoc).toBe(fixture.trimEnd())
+    // The line the doc says to change is the one the application's layer has.
+    expect(doc).toContain("in place of `ModelClient.Default`")
+    expect(fs.readFileSync("src/appLayer.ts", "utf8")).toContain("\n  ModelClient.Default,\n")
+  })
+
   it.live("a whole run through the echo provider: each answer is its stream of parts folded once", () =>
     Effect.gen(function*() {
       const settings = makeTestSettings({ outputDir: tempDir(), models: ["echo/a", "echo/b"], synthesizer: "echo/s" })

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Layer, Option, Ref, Schema } from "effect"
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 import { Manifest } from "../../src/domain/manifest.js"
 import { withCallSettings } from "../../src/programs/callSettings.js"
@@ -13,6 +14,7 @@ import { synthesize } from "../../src/programs/strategies/synthesize.js"
 import type { SettingsValue } from "../../src/settings/values.js"
 
 import type { RunRequest } from "../../src/programs/run/request.js"
+import { RunStore } from "../../src/services/runStore.js"
 import { Settings } from "../../src/services/settings.js"
 import type { PerCallValues } from "../../src/settings/perCall.js"
 import { makeScriptedClient } from "../support/scriptedClient.js"
@@ -159,6 +161,23 @@ describe("the manifest's strategy record: open below the programs, narrowed by t
     const rankRecord = recordOf(Schema.decodeUnknownSync(Manifest)(fixture("rank")), "rank")
     expect(rankRecord.judges?.map((j) => j.model)).toEqual(["test/alpha", "test/beta"])
   })
+
+  it.effect("reads back and writes again, through the run store, every field a run of each strategy wrote", () =>
+    Effect.gen(function*() {
+      const store = yield* RunStore
+      const newer = { name: "vote", ballots: [{ model: "test/alpha", votes: 2 }], degraded: "one ballot" }
+      const written = [...["synthesize", "rank", "refine", "self"].map(fixture), { ...fixture("self"), strategy: newer }]
+      for (const raw of written) {
+        const run = yield* store.makeRunDir()
+        fs.writeFileSync(path.join(run.dir, "run.json"), JSON.stringify({ ...raw, id: run.id }))
+        const read = yield* store.readManifest(run.id)
+        expect(read.strategy).toEqual(raw.strategy)
+        const again = yield* store.makeRunDir()
+        yield* store.writeManifest(again, { ...read, id: again.id })
+        expect(JSON.parse(fs.readFileSync(path.join(again.dir, "run.json"), "utf8")).strategy).toEqual(raw.strategy)
+        expect((yield* store.readManifest(again.id)).strategy).toEqual(raw.strategy)
+      }
+    }).pipe(Effect.provide(RunStore.Test(fs.mkdtempSync(path.join(os.tmpdir(), "pllm-strategy-records-"))))))
 
   it("keeps a record of a strategy it does not know, and fields no strategy reads; the registry tells them apart", () => {
     const decode = Schema.decodeUnknownSync(Manifest)
