@@ -1,5 +1,8 @@
 import { Command, ValidationError } from "@effect/cli"
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import type { FileSystem, Path, Terminal } from "@effect/platform"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
+import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
 import { Cause, Console, Effect, Layer, Logger, Ref } from "effect"
 import { format } from "node:util"
 import type { AppServices } from "./appLayer.js"
@@ -21,7 +24,14 @@ import { ProcessIo, type ProcessIoShape } from "./services/processIo.js"
 import { loadDegraded } from "./settings/degraded.js"
 
 /** Services put over a command's own (a scripted model client, another run store), built from them. */
-export type ServiceOverrides = Layer.Layer<never, never, AppServices | CallGate | NodeContext.NodeContext>
+export type ServiceOverrides = Layer.Layer<never, never, AppServices | CallGate | Platform>
+
+/**
+ * What the command line runs over: @effect/cli's needs, not all of Node's context (its worker and process
+ * services, which nothing here takes from the context, cost every start-up their modules).
+ */
+type Platform = FileSystem.FileSystem | Path.Path | Terminal.Terminal
+const platformLayer: Layer.Layer<Platform> = Layer.mergeAll(NodeFileSystem.layer, NodePath.layer, NodeTerminal.layer)
 
 export interface RunCliOptions {
   /** What `--version` prints and the help's heading shows. */
@@ -202,4 +212,4 @@ export const runCli = (options: RunCliOptions): Effect.Effect<number> =>
       ),
       Effect.catchAllDefect((defect) => fail(1, `internal error: ${Cause.pretty(Cause.die(defect))}`))
     )
-  }).pipe(Effect.provide(Layer.merge(NodeContext.layer, Logger.remove(Logger.defaultLogger))))
+  }).pipe(Effect.provide(Layer.merge(platformLayer, Logger.remove(Logger.defaultLogger))))
