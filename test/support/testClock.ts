@@ -24,17 +24,21 @@ export const runToEnd = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect
   })
 
 /**
- * Waits, in real time (the program is doing real I/O meanwhile), until the TestClock holds at least `count` sleeps,
- * and returns how far ahead of the clock each wakes, soonest first: what a program has scheduled, read exactly.
+ * Waits, in real time (the program is doing real I/O meanwhile), until the TestClock's pending sleeps satisfy `ready`
+ * (a number: at least that many), and returns how far ahead of the clock each wakes, soonest first: what a program
+ * has scheduled, read exactly.
  */
-export const pendingSleeps = (count: number, timeoutMs = 10_000): Effect.Effect<ReadonlyArray<number>> =>
+export const pendingSleeps = (
+  ready: number | ((aheadMs: ReadonlyArray<number>) => boolean),
+  timeoutMs = 10_000
+): Effect.Effect<ReadonlyArray<number>> =>
   Effect.gen(function*() {
     const deadline = Date.now() + timeoutMs
     for (;;) {
       const now = yield* TestClock.currentTimeMillis
-      const sleeps = Chunk.toReadonlyArray(yield* TestClock.sleeps())
-      if (sleeps.length >= count) return sleeps.map((at) => at - now).sort((a, b) => a - b)
-      if (Date.now() > deadline) return yield* Effect.dieMessage(`${sleeps.length} sleeps after ${timeoutMs} ms, not ${count}`)
+      const ahead = Chunk.toReadonlyArray(yield* TestClock.sleeps()).map((at) => at - now).sort((a, b) => a - b)
+      if (typeof ready === "number" ? ahead.length >= ready : ready(ahead)) return ahead
+      if (Date.now() > deadline) return yield* Effect.dieMessage(`the sleeps never got ready (${ahead.join(", ")} ms ahead)`)
       yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5)))
     }
   })
