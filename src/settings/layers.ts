@@ -44,8 +44,7 @@ export const whereSet = (
   }
 }
 
-const toProvider = (raw: RawSettings, extra: Record<string, string> = {}) =>
-  ConfigProvider.fromMap(new Map(Object.entries({ ...raw, ...extra }).filter((e): e is [string, string] => e[1] !== undefined)))
+const entriesOf = (raw: RawSettings) => Object.entries(raw).filter((e): e is [string, string] => e[1] !== undefined)
 
 /**
  * The layers settled: each setting's source, the Config provider that reads them in order (flag > environment >
@@ -75,11 +74,18 @@ export const settle = (layers: Layers) => {
       home: layers.home,
       baseDir: sources[key] === "file" || sources[key] === "preset" ? fileDir : layers.cwd
     }),
-    provider: toProvider(layers.flags).pipe(
-      ConfigProvider.orElse(() => toProvider(layers.env, layers.apiKey ? { apiKey: layers.apiKey } : {})),
-      ConfigProvider.orElse(() => toProvider(layers.preset)),
-      ConfigProvider.orElse(() => toProvider(layers.file)),
-      ConfigProvider.orElse(() => toProvider(layers.defaults))
+    // One map, a higher layer's entry after a lower one's, rather than a provider per layer falling back on missing
+    // data: the same values, but every setting a layer lacks was a failure there, each building an Error with its
+    // stack (three quarters of a load's CPU).
+    provider: ConfigProvider.fromMap(
+      new Map([
+        ...entriesOf(layers.defaults),
+        ...entriesOf(layers.file),
+        ...entriesOf(layers.preset),
+        ...entriesOf(layers.env),
+        ...(layers.apiKey ? [["apiKey", layers.apiKey] as const] : []),
+        ...entriesOf(layers.flags)
+      ])
     ),
     refusal: (error: ConfigError.ConfigError) => {
       const { key, message } = firstConfigProblem(error)

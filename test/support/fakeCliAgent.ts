@@ -1,5 +1,5 @@
 /**
- * Fake vendor CLIs (`claude`, `codex`, `gemini`) for in-process tests of the CLI-agent provider: one small node script
+ * Fake vendor CLIs (`claude`, `codex`, `gemini`) for in-process tests of the CLI-agent provider: one small shell script
  * under each name in a directory to put first on PATH. Each run follows the plan written for its name (`plan`): the
  * JSON lines it prints, stderr, its exit code, or a hang after the lines; it records its pid, argv, stdin and cwd
  * beside itself, so a test reads what the provider ran and whether the process is still alive.
@@ -32,26 +32,28 @@ export interface CliRecord {
   readonly settings?: unknown
 }
 
-const SCRIPT = `#!/usr/bin/env node
-const fs = require("fs"), path = require("path")
-const name = path.basename(process.argv[1]), dir = path.dirname(process.argv[1])
-const plan = JSON.parse(fs.readFileSync(path.join(dir, name + ".plan.json"), "utf8"))
-const args = process.argv.slice(2)
-if (args[0] === "--version") { process.stdout.write((plan.version || "0.0.0") + "\\n"); process.exit(0) }
-if (args[1] === "status" && plan.login) { process.stdout.write(plan.login.output); process.exit(plan.login.code) }
-let stdin = ""
-process.stdin.on("data", (d) => { stdin += d })
-process.stdin.on("end", () => {
-  const home = process.env.GEMINI_CLI_HOME
-  const settingsFile = home && path.join(home, ".gemini", "settings.json")
-  const settings = settingsFile && fs.existsSync(settingsFile) ? JSON.parse(fs.readFileSync(settingsFile, "utf8")) : undefined
-  const files = fs.readdirSync(process.cwd())
-  const record = { pid: process.pid, args, stdin, cwd: process.cwd(), files, env: process.env, settings }
-  fs.writeFileSync(path.join(dir, name + ".record.json"), JSON.stringify(record))
-  for (const line of plan.lines) process.stdout.write((typeof line === "string" ? line : JSON.stringify(line)) + "\\n")
-  if (plan.stderr) process.stderr.write(plan.stderr)
-  if (plan.hang) { process.on("SIGTERM", () => {}); setInterval(() => {}, 1000) } else process.exitCode = plan.exit || 0
-})
+// A shell script, not a node one: a fake CLI starts in a millisecond instead of a node start-up's 40 ms of CPU. The
+// plan is written out as the files it reads (what to print, the exit code, whether to hang); it records what it was
+// given as files beside itself, `<name>.record.json` written last as the sign that the record is complete.
+const SCRIPT = `#!/bin/sh
+p="$0"
+if [ "$1" = "--version" ]; then cat "$p.version"; exit 0; fi
+if [ "$2" = "status" ] && [ -f "$p.login" ]; then cat "$p.login"; exit "$(cat "$p.login.code")"; fi
+rm -f "$p.record.json" "$p.rec.settings"
+echo $$ > "$p.rec.pid"
+for a in "$@"; do printf '%s\\0' "$a"; done > "$p.rec.args"
+cat > "$p.rec.stdin"
+pwd -P > "$p.rec.cwd"
+ls -A > "$p.rec.files"
+env -0 > "$p.rec.env"
+if [ -n "$GEMINI_CLI_HOME" ] && [ -f "$GEMINI_CLI_HOME/.gemini/settings.json" ]; then
+  cat "$GEMINI_CLI_HOME/.gemini/settings.json" > "$p.rec.settings"
+fi
+: > "$p.record.json"
+cat "$p.out"
+cat "$p.err" >&2
+if [ -f "$p.hang" ]; then trap '' TERM; exec sleep 1000000; fi
+exit "$(cat "$p.exit")"
 `
 
 export interface FakeCliDir {
@@ -63,14 +65,49 @@ export interface FakeCliDir {
   record(name: "claude" | "codex" | "gemini"): CliRecord
 }
 
+/** The plan as the files the script reads. */
+const writePlan = (base: string, plan: CliPlan): void => {
+  const write = (suffix: string, text: string) => fs.writeFileSync(`${base}.${suffix}`, text)
+  write("out", plan.lines.map((line) => `${typeof line === "string" ? line : JSON.stringify(line)}\n`).join(""))
+  write("err", plan.stderr ?? "")
+  write("exit", String(plan.exit ?? 0))
+  write("version", `${plan.version ?? "0.0.0"}\n`)
+  for (const suffix of ["hang", "login", "login.code"]) fs.rmSync(`${base}.${suffix}`, { force: true })
+  if (plan.hang === true) write("hang", "")
+  if (plan.login !== undefined) {
+    write("login", plan.login.output)
+    write("login.code", String(plan.login.code))
+  }
+}
+
+/** What the script recorded, read back into one record. */
+const readRecord = (base: string): CliRecord => {
+  const read = (suffix: string) => fs.readFileSync(`${base}.rec.${suffix}`, "utf8")
+  const settings = fs.existsSync(`${base}.rec.settings`) ? { settings: JSON.parse(read("settings")) as unknown } : {}
+  const env = Object.fromEntries(
+    read("env").split("\0").filter((entry) => entry !== "").map((
+      entry
+    ) => [entry.slice(0, entry.indexOf("=")), entry.slice(entry.indexOf("=") + 1)])
+  )
+  return {
+    pid: Number(read("pid")),
+    args: read("args").split("\0").slice(0, -1),
+    stdin: read("stdin"),
+    cwd: read("cwd").trimEnd(),
+    files: read("files").split("\n").filter((file) => file !== ""),
+    env,
+    ...settings
+  }
+}
+
 /** Writes the three fake CLIs into `dir`. */
 export const makeFakeCliDir = (dir: string): FakeCliDir => {
   for (const name of ["claude", "codex", "gemini"]) fs.writeFileSync(path.join(dir, name), SCRIPT, { mode: 0o755 })
   return {
     dir,
     env: () => ({ ...process.env, PATH: `${dir}${path.delimiter}${process.env["PATH"] ?? ""}` }),
-    plan: (name, plan) => fs.writeFileSync(path.join(dir, `${name}.plan.json`), JSON.stringify(plan)),
-    record: (name) => JSON.parse(fs.readFileSync(path.join(dir, `${name}.record.json`), "utf8")) as CliRecord
+    plan: (name, plan) => writePlan(path.join(dir, name), plan),
+    record: (name) => readRecord(path.join(dir, name))
   }
 }
 

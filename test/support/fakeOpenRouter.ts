@@ -51,6 +51,11 @@ export type Behavior =
     annotations?: unknown
     /** Response headers besides the content type (`X-OpenRouter-Cache-Status`…). */
     headers?: Record<string, string>
+    /**
+     * Holds the answer until the promise this returns (called per request) settles: a test releases it once it has
+     * seen what it wants to see while the call is in flight, instead of waiting out a delay.
+     */
+    until?: () => PromiseLike<unknown>
   }
   /** JSON error body, default `{error:{code:status,message:"..."}}`. A string `body` is sent verbatim. */
   | { kind: "status"; status: number; body?: unknown; retryAfter?: number | string; delayMs?: number }
@@ -160,6 +165,17 @@ export interface FakeOpenRouter {
   close(): Promise<void>
 }
 
+/** A gate for an "ok" behavior's `until`: closed until `open()`; `close()` arms it again (each test its own). */
+export const makeGate = () => {
+  let release = (): void => undefined
+  let gate: Promise<void> = Promise.resolve()
+  const close = (): void => {
+    gate = new Promise<void>((resolve) => (release = resolve))
+  }
+  close()
+  return { until: (): Promise<void> => gate, open: (): void => release(), close }
+}
+
 // ---------------------------------------------------------------------------
 // Constants
 // ---------------------------------------------------------------------------
@@ -262,6 +278,20 @@ function sleep(ctx: Ctx, ms: number | undefined): Promise<boolean> {
       resolve(!ctx.closed)
     }, ms)
     ctx.cancels.add(cancel)
+  })
+}
+
+/** Waits for `gate` to settle; false if the response closed meanwhile. */
+function held(ctx: Ctx, gate: PromiseLike<unknown>): Promise<boolean> {
+  if (ctx.closed) return Promise.resolve(false)
+  return new Promise<boolean>((resolve) => {
+    const cancel = (): void => resolve(false)
+    ctx.cancels.add(cancel)
+    const release = (): void => {
+      ctx.cancels.delete(cancel)
+      resolve(!ctx.closed)
+    }
+    gate.then(release, release)
   })
 }
 
@@ -539,6 +569,7 @@ export function startFakeOpenRouter(options: FakeOpenRouterOptions = {}): Promis
     switch (b.kind) {
       case "ok": {
         if (!(await sleep(ctx, b.delayMs))) return
+        if (b.until !== undefined && !(await held(ctx, b.until()))) return
         const served = b.servedBy ?? model
         const content = b.content ?? `Answer from ${model}`
         const finishReason = b.finishReason ?? "stop"

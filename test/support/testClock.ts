@@ -1,4 +1,4 @@
-import { Effect, Fiber, TestClock } from "effect"
+import { Chunk, Effect, Fiber, TestClock } from "effect"
 
 /**
  * Moves the TestClock on one millisecond at a time until `done` holds. For programs that do real I/O
@@ -21,4 +21,24 @@ export const runToEnd = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect
     const fiber = yield* Effect.fork(effect)
     yield* advanceUntil(Effect.map(Fiber.poll(fiber), (exit) => exit._tag === "Some"))
     return yield* Fiber.join(fiber)
+  })
+
+/**
+ * Waits, in real time (the program is doing real I/O meanwhile), until the TestClock's pending sleeps satisfy `ready`
+ * (a number: at least that many), and returns how far ahead of the clock each wakes, soonest first: what a program
+ * has scheduled, read exactly.
+ */
+export const pendingSleeps = (
+  ready: number | ((aheadMs: ReadonlyArray<number>) => boolean),
+  timeoutMs = 10_000
+): Effect.Effect<ReadonlyArray<number>> =>
+  Effect.gen(function*() {
+    const deadline = Date.now() + timeoutMs
+    for (;;) {
+      const now = yield* TestClock.currentTimeMillis
+      const ahead = Chunk.toReadonlyArray(yield* TestClock.sleeps()).map((at) => at - now).sort((a, b) => a - b)
+      if (typeof ready === "number" ? ahead.length >= ready : ready(ahead)) return ahead
+      if (Date.now() > deadline) return yield* Effect.dieMessage(`the sleeps never got ready (${ahead.join(", ")} ms ahead)`)
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5)))
+    }
   })

@@ -292,9 +292,8 @@ describe("fake OpenRouter", () => {
 
     const hung = chat(f, "h/hang").catch((e: unknown) => e)
     await f.waitForRequests(4, 1_000)
-    const t0 = Date.now()
+    // close() ends the hanging request itself (a server that waited for it would never close): the client sees it cut.
     await f.close()
-    expect(Date.now() - t0).toBeLessThan(1_000)
     expect(await hung).toBeInstanceOf(Error)
   })
 })

@@ -1,7 +1,7 @@
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Logger } from "effect"
+import { Effect, Fiber, Layer, Logger, TestClock } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import type { CandidateRecord } from "../../src/domain/manifest.js"
@@ -13,6 +13,7 @@ import type { SettingsValue } from "../../src/settings/values.js"
 import type { Behavior } from "../support/fakeOpenRouter.js"
 import { realHttpClientLayer } from "../support/realHttpClient.js"
 import { makeTempDirs } from "../support/tempDirs.js"
+import { pendingSleeps } from "../support/testClock.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
 
 const tempDir = makeTempDirs("parallel-llm-faults-")
@@ -69,16 +70,22 @@ const expectFailure = (
 }
 
 describe("fault injection against the loopback fake (streaming)", () => {
-  it.live("429 with Retry-After: waits at least that long, then answers", () =>
+  it.effect("429 with Retry-After: waits at least that long, then answers", () =>
     Effect.gen(function*() {
-      const { result, faultyRecord, requestsForFault } = yield* runAgainstFake([
+      const fiber = yield* Effect.fork(runAgainstFake([
         { kind: "status", status: 429, retryAfter: 1 },
         { kind: "ok", content: "after the wait" }
-      ])
+      ]))
+      // Besides the calls' 10 s budgets (and the good stream's 500 ms to end after its last part), the backoff, which
+      // Retry-After stretches from 10 ms to 1 s: a backoff that ignored it would never show up here.
+      const isBackoff = (ms: number) => ms > 500 && ms < 10_000
+      const backoff = (yield* pendingSleeps((ahead) => ahead.some(isBackoff))).filter(isBackoff)
+      expect(backoff).toEqual([1_000])
+      expect(provider.fake.requests.filter((r) => r.model === "fault/x")).toHaveLength(1)
+      yield* TestClock.adjust(1_000)
+      const { result, faultyRecord, requestsForFault } = yield* Fiber.join(fiber)
       expect(faultyRecord).toMatchObject({ status: "ok", attempts: 2 })
       expect(requestsForFault).toBe(2)
-      const [first, second] = provider.fake.requests.filter((r) => r.model === "fault/x")
-      expect(second!.startedAt - first!.startedAt).toBeGreaterThanOrEqual(950)
       expect(result.manifest.status).toBe("ok")
     }))
 
@@ -105,9 +112,16 @@ describe("fault injection against the loopback fake (streaming)", () => {
       }))
   }
 
-  it.live("a hang: the per-model timeout ends it and the request is aborted", () =>
+  it.effect("a hang: the per-model timeout ends it and the request is aborted", () =>
     Effect.gen(function*() {
-      const { faultyRecord } = yield* runAgainstFake({ kind: "hang" }, { timeoutMs: 800 })
+      const outputDir = tempDir()
+      const fiber = yield* Effect.fork(runAgainstFake({ kind: "hang" }, { timeoutMs: 800, outputDir }))
+      // The good answer written and the hanging request at the fake: only then does the clock reach the budgets.
+      const goodAnswered = () =>
+        fs.readdirSync(outputDir).some((run) => fs.existsSync(path.join(outputDir, run, "responses", "01-good-one.md")))
+      yield* pendingSleeps((ahead) => ahead.includes(800) && goodAnswered() && provider.fake.inFlight === 1)
+      yield* TestClock.adjust(800)
+      const { faultyRecord } = yield* Fiber.join(fiber)
       expectFailure(faultyRecord, { status: "timeout", tag: "Timeout", attempts: 1, message: /Timed out after 0\.8 s/ })
       yield* Effect.promise(() => waitFor(() => provider.fake.abortedRequests().some((r) => r.model === "fault/x")))
     }))

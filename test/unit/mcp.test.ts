@@ -4,6 +4,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { makeGate } from "../support/fakeOpenRouter.js"
 import { connectMcpInProcess, type InProcessConnection } from "../support/inProcessMcp.js"
 import { readManifest, runIdIn, serverEnv, waitFor } from "../support/mcpHarness.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
@@ -18,6 +19,9 @@ const MODELS = ["mcp/alpha", "mcp/beta", "mcp/gamma"]
 const SYNTH = "mcp/synth"
 const SYNTH_ANSWER = "# Merged\n\nAll three agree: **4**."
 
+/** mcp/slow answers only once a test opens this. */
+const slow = makeGate()
+
 const provider = withFakeProvider({
   script: {
     "mcp/alpha": { kind: "ok", content: "alpha says 4", delayMs: 50 },
@@ -26,7 +30,7 @@ const provider = withFakeProvider({
     // Slow enough that the progress sent before the synthesis cannot arrive in the same read as the result
     // (the SDK client drops a progress notification it handles after the response: see the raw test).
     "mcp/synth": { kind: "ok", content: SYNTH_ANSWER, delayMs: 300 },
-    "mcp/slow": { kind: "ok", content: "slow but sure", delayMs: 1_500 },
+    "mcp/slow": { kind: "ok", content: "slow but sure", until: slow.until },
     "mcp/hang": { kind: "hang" },
     "mcp/hang2": { kind: "hang" },
     "fail/limited": { kind: "status", status: 429 },
@@ -280,7 +284,8 @@ describe("MCP server (one server, several calls)", () => {
     const result = await callTool(mcp.client, "process_prompt", {
       prompt: "deadline",
       models: ["mcp/alpha", "mcp/hang"],
-      deadline: 3
+      // Cut at 60 % of it (0.9 s): time enough for alpha's 50 ms answer even on a loaded machine.
+      deadline: 1.5
     })
     expect(result.isError).toBeFalsy()
     const run = structuredOf(result)
@@ -320,9 +325,17 @@ describe("MCP server (one server, several calls)", () => {
   it("runs five calls side by side, each in its own run directory", async () => {
     const prompts = [1, 2, 3, 4, 5].map((n) => `Concurrent question number ${n}`)
     provider.fake.reset()
-    const results = await Promise.all(
+    slow.close()
+    const calls = Promise.all(
       prompts.map((prompt) => callTool(mcp.client, "process_prompt", { prompt, models: ["mcp/slow", "mcp/alpha"] }))
     )
+    // mcp/slow is held until all five runs have asked it: runs made one after another would never get there.
+    await waitFor(
+      "five slow requests in flight at once",
+      () => provider.fake.requests.filter((r) => r.model === "mcp/slow" && r.endedAt === undefined).length === 5
+    )
+    slow.open()
+    const results = await calls
     const runs = results.map(structuredOf)
     for (const [i, result] of results.entries()) {
       expect(result.isError).toBeFalsy()
@@ -388,9 +401,15 @@ describe("MCP server (one server, several calls)", () => {
 describe("MCP server: a run without an answer", () => {
   it("is an isError result naming every model's failure and where the files are", async () => {
     const outputDir = freshDir()
-    // The time budget ends the hanging call; it must leave the 429 model its two quick attempts even on a loaded machine.
+    // The time budget ends the hanging call; it must leave the 429 model its two quick attempts (50 ms apart) even
+    // on a loaded machine.
     const mcp = await connectMcpInProcess(
-      envFor(outputDir, { PARALLEL_LLM_TIMEOUT: "3", PARALLEL_LLM_RETRIES: "1" }, ["fail/limited", "fail/denied", "fail/hang", "fail/echo"])
+      envFor(outputDir, { PARALLEL_LLM_TIMEOUT: "1", PARALLEL_LLM_RETRIES: "1", PARALLEL_LLM_RETRY_BASE_DELAY: "0.05" }, [
+        "fail/limited",
+        "fail/denied",
+        "fail/hang",
+        "fail/echo"
+      ])
     )
     const logs: Array<unknown> = []
     mcp.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {

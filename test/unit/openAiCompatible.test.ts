@@ -1,7 +1,7 @@
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Layer, Option, Redacted } from "effect"
+import { Effect, Either, Fiber, Layer, Option, Redacted, TestClock } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -20,6 +20,7 @@ import { Settings } from "../../src/services/settings.js"
 import type { SettingsValue } from "../../src/settings/values.js"
 import type { Behavior } from "../support/fakeOpenRouter.js"
 import { realHttpClientLayer, waitUntil } from "../support/realHttpClient.js"
+import { pendingSleeps } from "../support/testClock.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
 
 /** Distinctive, so that a leak anywhere is unmistakable. */
@@ -354,7 +355,7 @@ describe("ModelClient.listModels", () => {
     }))
 })
 
-describe("callModel with the real client and the real clock", () => {
+describe("callModel with the real client (its long waits on the TestClock)", () => {
   const policy = { retries: 3, retryBaseDelayMs: 10, timeoutMs: 30_000 }
 
   it.live("500 then success: ok after 2 attempts", () =>
@@ -434,23 +435,29 @@ describe("callModel with the real client and the real clock", () => {
       }))
   }
 
-  // A lower bound only: a slow machine can only make the gap longer.
-  it.live("429 with Retry-After: the next attempt waits at least that long", () =>
+  it.effect("429 with Retry-After: the next attempt waits at least that long", () =>
     Effect.gen(function*() {
       provider.fake.setScript({ "limited/once": [{ kind: "status", status: 429, retryAfter: 1 }, { kind: "ok" }] })
-      const call = yield* callModel(ask("limited/once"), policy).pipe(Effect.provide(clientLayer()))
+      const fiber = yield* callModel(ask("limited/once"), policy).pipe(Effect.provide(clientLayer()), Effect.fork)
+      // Once the 429 is in, two sleeps: the 30 s budget and the backoff, which Retry-After stretches from 10 ms to 1 s.
+      const [backoff] = yield* pendingSleeps(2)
+      expect(backoff).toBeGreaterThanOrEqual(1_000)
+      expect(chatCount("limited/once")).toBe(1)
+      yield* TestClock.adjust(backoff!)
+      const call = yield* Fiber.join(fiber)
       expect(Either.isRight(call.result)).toBe(true)
       expect(call.attempts).toBe(2)
-      const [first, second] = provider.log()
-      expect(second!.startedAt - (first!.endedAt ?? first!.startedAt)).toBeGreaterThanOrEqual(900)
+      expect(chatCount("limited/once")).toBe(2)
     }))
 
-  // 1 s rather than a few hundred ms: on a loaded machine the request must first reach the provider.fake.
-  it.live("a hang with a 1 s budget: Timeout, and the HTTP request is really aborted", () =>
+  it.effect("a hang with a 1 s budget: Timeout, and the HTTP request is really aborted", () =>
     Effect.gen(function*() {
       provider.fake.setScript({ "slow/hang": { kind: "hang" } })
       const outcome = yield* Effect.gen(function*() {
-        const call = yield* callModel(ask("slow/hang"), { ...policy, timeoutMs: 1_000 })
+        const fiber = yield* Effect.fork(callModel(ask("slow/hang"), { ...policy, timeoutMs: 1_000 }))
+        yield* Effect.promise(() => waitUntil(() => provider.fake.inFlight === 1, "the request at the fake"))
+        yield* TestClock.adjust(1_000)
+        const call = yield* Fiber.join(fiber)
         // Still inside the client's layer: the agent is alive, so only the interruption can have aborted it.
         yield* Effect.promise(() => waitUntil(() => provider.fake.abortedRequests().length >= 1, "the fake to see the request aborted"))
         return call
@@ -464,10 +471,14 @@ describe("callModel with the real client and the real clock", () => {
       expect(provider.fake.inFlight).toBe(0)
     }))
 
-  it.live("the time budget covers the backoff too: a long Retry-After ends in Timeout", () =>
+  it.effect("the time budget covers the backoff too: a long Retry-After ends in Timeout", () =>
     Effect.gen(function*() {
       provider.fake.setScript({ "limited/long": { kind: "status", status: 429, retryAfter: 60 } })
-      const call = yield* callModel(ask("limited/long"), { ...policy, timeoutMs: 1_500 }).pipe(Effect.provide(clientLayer()))
+      const fiber = yield* callModel(ask("limited/long"), { ...policy, timeoutMs: 1_500 }).pipe(Effect.provide(clientLayer()), Effect.fork)
+      // The budget's 1.5 s, then the 60 s backoff: the budget ends the call first.
+      expect(yield* pendingSleeps(2)).toEqual([1_500, expect.any(Number)])
+      yield* TestClock.adjust(1_500)
+      const call = yield* Fiber.join(fiber)
       const error = Either.getLeft(call.result).pipe(Option.getOrThrow)
       expect(error._tag).toBe("Timeout")
       expect(chatCount("limited/long")).toBe(1)

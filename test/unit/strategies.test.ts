@@ -204,7 +204,7 @@ describe("strategy steps under a deadline and a cancel", () => {
         "test/synth": ok("It is 4.")
       })
       const result = yield* run(
-        { prompt: "What is 2+2?", strategy: "rank", deadline: 3 },
+        { prompt: "What is 2+2?", strategy: "rank", deadline: 1.5 },
         { judges: Option.some(["jd/one", "jd/slow"]) }
       )
       expect(result.final).toBe("It is 4.")
