@@ -3,6 +3,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
+import { runCliInProcess } from "../support/inProcessCli.js"
 import { cliEntry, repoRoot, runCli } from "../support/spawnCli.js"
 import { pointsOf, textsOf } from "../support/svgMarks.js"
 
@@ -28,7 +29,8 @@ describe("eval --plot through the built CLI", () => {
 
     const dataset = path.join(tmp, "set.jsonl")
     fs.writeFileSync(dataset, `${JSON.stringify({ question: "1+1?", answer: "2", candidates: { a: "2", b: "3" } })}\n`)
-    const refused = await runCli(["eval", dataset, "--baselines-only", "--plot", dataset], { env, cwd: tmp })
+    // A refusal before any plotting: no process needed.
+    const refused = await runCliInProcess(["eval", dataset, "--baselines-only", "--plot", dataset], { env, cwd: tmp })
     expect(refused.code).toBe(2)
     expect(refused.stderr).toContain("--plot must not be the dataset file")
     expect(fs.readFileSync(dataset, "utf8")).toContain("1+1?")

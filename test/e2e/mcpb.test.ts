@@ -80,17 +80,23 @@ beforeAll(async () => {
   expect(unpack.code, unpack.stderr).toBe(0)
 })
 
-afterAll(() => {
+/** The bundle's server with the user's key and every other field left to its default: one process for the tests. */
+let withDefaults: Promise<Client> | undefined
+const connectWithDefaults = () => (withDefaults ??= connectBundle({ api_key: KEY }))
+
+afterAll(async () => {
+  await (await withDefaults)?.close()
   fs.rmSync(tmp, { recursive: true, force: true })
 })
 
-describe("the MCP Bundle (manifest.json, npm run bundle:mcpb)", () => {
+// Each test its own files or processes: they run at the same time, most of it waiting on processes starting.
+describe.concurrent("the MCP Bundle (manifest.json, npm run bundle:mcpb)", () => {
   it("manifest.json passes mcpb validate, and a broken copy does not", async () => {
-    const valid = await mcpb(["validate", manifestFile])
-    expect(valid.code, valid.stdout + valid.stderr).toBe(0)
     const broken = path.join(tmp, "broken.json")
     fs.writeFileSync(broken, JSON.stringify({ ...manifest, server: { ...manifest.server, type: "deno" } }))
-    expect((await mcpb(["validate", broken])).code).not.toBe(0)
+    const [valid, refused] = await Promise.all([mcpb(["validate", manifestFile]), mcpb(["validate", broken])])
+    expect(valid.code, valid.stdout + valid.stderr).toBe(0)
+    expect(refused.code).not.toBe(0)
   })
 
   it("asks for the API key as a secret, and for the models, the synthesizer and the output directory", () => {
@@ -120,20 +126,18 @@ describe("the MCP Bundle (manifest.json, npm run bundle:mcpb)", () => {
   })
 
   it("its server lists exactly the tools the manifest declares, in order", async () => {
-    const client = await connectBundle({ api_key: KEY })
-    try {
-      expect(client.getServerVersion()?.version).toBe(manifest.version)
-      const { tools } = await client.listTools()
-      expect(manifest.tools).toEqual(tools.map((tool) => ({ name: tool.name, description: tool.description ?? "" })))
-    } finally {
-      await client.close()
-    }
+    const client = await connectWithDefaults()
+    expect(client.getServerVersion()?.version).toBe(manifest.version)
+    const { tools } = await client.listTools()
+    expect(manifest.tools).toEqual(tools.map((tool) => ({ name: tool.name, description: tool.description ?? "" })))
   })
 
   it("its server runs with the user's models, synthesizer and output directory, and with the defaults", async () => {
     const outputDir = path.join(tmp, "runs")
-    const configured = await connectBundle({ api_key: KEY, models: "a/one,b/two", synthesizer: "c/synth", output_dir: outputDir })
-    const defaults = await connectBundle({ api_key: KEY })
+    const [configured, defaults] = await Promise.all([
+      connectBundle({ api_key: KEY, models: "a/one,b/two", synthesizer: "c/synth", output_dir: outputDir }),
+      connectWithDefaults()
+    ])
     try {
       const mine = await effectiveConfig(configured)
       expect(mine).toMatchObject({ models: ["a/one", "b/two"], synthesizer: "c/synth", outputDir })
@@ -142,7 +146,7 @@ describe("the MCP Bundle (manifest.json, npm run bundle:mcpb)", () => {
       expect((fallback.models as ReadonlyArray<string>).length).toBeGreaterThan(0)
       expect(fallback.outputDir).not.toBe("")
     } finally {
-      await Promise.all([configured.close(), defaults.close()])
+      await configured.close()
     }
   })
 })

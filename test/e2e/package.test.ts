@@ -17,6 +17,8 @@ import { nodesUnderTest, withNodeOnPath } from "../support/nodeVersions.js"
 // name swapped for the tarball. The build is `npm test`'s own (or ensureBuilt's): packing skips `prepare`.
 // What a user runs (the bin, `ask`, `serve` over stdio and HTTP) runs on each Node of `nodesUnderTest`: the one
 // running the tests and Node 24, put first on PATH, where the bin's `#!/usr/bin/env node` and npx find it.
+// Installed once, the package's checks run at the same time (each in its own directory): most of their time is spent
+// waiting on processes starting.
 
 const KEY = "sk-or-v1-PACKAGE-SECRET-0f1e2d3c4b5a69788796a5b4c3d2e1f0"
 const SYNTH_ANSWER = "# From the installed package\n\nIt works."
@@ -74,7 +76,7 @@ afterAll(async () => {
   fs.rmSync(tmp, { recursive: true, force: true })
 })
 
-describe("the npm package, packed and installed from its tarball", () => {
+describe.concurrent("the npm package, packed and installed from its tarball", () => {
   it("ships the built CLI and its metadata, no sources, maps or code caches", () => {
     const files = packed.files.map((file) => file.path).sort()
     expect(files).toContain("package.json")
@@ -125,7 +127,7 @@ describe("the npm package, packed and installed from its tarball", () => {
 
 for (const node of nodesUnderTest) {
   const title = node.skipped === undefined ? node.label : `${node.label} (skipped: ${node.skipped})`
-  describe.skipIf(node.skipped !== undefined)(`the installed package, run on ${title}`, () => {
+  describe.skipIf(node.skipped !== undefined).concurrent(`the installed package, run on ${title}`, () => {
     // The client's environment, this Node first on PATH; the provider and the key.
     let clientEnv: Record<string, string>
     let binary: string
@@ -133,7 +135,13 @@ for (const node of nodesUnderTest) {
 
     beforeAll(async () => {
       binary = await node.binary()
-      clientEnv = { ...withNodeOnPath(binary, env), OPENROUTER_BASE_URL: fake.url, OPENROUTER_API_KEY: KEY }
+      // An npm cache of its own: the Nodes' `npx -y` run at once, and two installs into one npx cache could collide.
+      clientEnv = {
+        ...withNodeOnPath(binary, env),
+        npm_config_cache: path.join(tmp, `npm-cache-${slug}`),
+        OPENROUTER_BASE_URL: fake.url,
+        OPENROUTER_API_KEY: KEY
+      }
     }, 300_000)
 
     it("runs the installed bin on this Node: parallel-llm --version", async () => {

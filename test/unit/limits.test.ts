@@ -4,11 +4,12 @@ import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { runCliInProcess } from "../support/inProcessCli.js"
-import { connectMcp } from "../support/mcpHarness.js"
+import { connectMcpInProcess } from "../support/inProcessMcp.js"
 import { freshDirs } from "../support/spawnCli.js"
 
-// Issue 13, items 4 and 9 with the built CLI and the MCP server: the bound on models in one run, from
-// every source, before any call; and one bound on upstream calls in flight for the whole `serve` process.
+// Issue 13, items 4 and 9 with the command line and the MCP server in-process (the server as `serve` builds it from
+// its environment): the bound on models in one run, from every source, before any call; and one bound on upstream
+// calls in flight for the whole `serve` process.
 
 let fake: FakeOpenRouter
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-limits-"))
@@ -62,7 +63,7 @@ describe("the bound on models in one run (maxModels, default 16)", () => {
   })
 
   it("applies to an MCP call", async () => {
-    const mcp = await connectMcp({
+    const mcp = await connectMcpInProcess({
       ...envFor(freshDir("mcp-models")),
       PARALLEL_LLM_MAX_MODELS: "2",
       PARALLEL_LLM_SYNTHESIZER: "many/synth"
@@ -81,7 +82,7 @@ describe("the bound on models in one run (maxModels, default 16)", () => {
 
 describe("the process-wide bound on upstream calls (maxInFlight)", () => {
   it("holds across concurrent MCP calls, each run keeping its own bound", async () => {
-    const mcp = await connectMcp({
+    const mcp = await connectMcpInProcess({
       ...envFor(freshDir("in-flight")),
       PARALLEL_LLM_MAX_IN_FLIGHT: "3",
       PARALLEL_LLM_CONCURRENCY: "2",

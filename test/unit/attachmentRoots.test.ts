@@ -1,5 +1,4 @@
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { type CallToolResult, ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -8,11 +7,13 @@ import { pathToFileURL } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { runCliInProcess } from "../support/inProcessCli.js"
-import { connectMcp, ensureBuilt, repoRoot, serverEntry, serverEnv } from "../support/mcpHarness.js"
+import { connectMcpInProcess } from "../support/inProcessMcp.js"
+import { repoRoot, serverEnv } from "../support/mcpHarness.js"
 
-// Issue 14 parts 1 and 2 with the built CLI, and the built server behind the SDK's client: MCP `files` are
-// read only inside the client's roots plus --allow-dir (a client without roots: only --allow-dir, never the
-// server's working directory); a path outside is refused, nothing sent.
+// Issue 14 parts 1 and 2 with the command line and the MCP server in-process (the server behind the SDK's client, as
+// `serve` builds it from its environment): MCP `files` are read only inside the client's roots plus --allow-dir (a
+// client without roots: only --allow-dir, never the server's working directory); a path outside is refused, nothing
+// sent.
 
 let fake: FakeOpenRouter
 const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "pllm-mcp-attach-")))
@@ -24,7 +25,6 @@ const write = (relative: string, text: string) => {
 }
 
 beforeAll(async () => {
-  ensureBuilt()
   fake = await startFakeOpenRouter({ default: { kind: "ok", content: "an answer" } })
   write("outside/secret.txt", "the secret\n")
   write("allowed/inside.txt", "inside text\n")
@@ -57,24 +57,16 @@ const ask = async (client: Client, files: ReadonlyArray<string>) =>
 const textOf = (result: CallToolResult) => result.content.map((c) => (c.type === "text" ? c.text : "")).join("\n")
 const sentToAlpha = () => JSON.stringify(fake.chatRequests().find((r) => r.model === "test/alpha")?.body ?? null)
 
-/** The built server behind an SDK client that declares roots and answers `roots/list` with `roots()`. */
+/** The server behind an SDK client that declares roots and answers `roots/list` with `roots()` (asked at a call). */
 const connectWithRoots = async (roots: () => ReadonlyArray<string>) => {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [serverEntry, "serve"],
-    env: envFor(),
-    cwd: repoRoot,
-    stderr: "pipe"
-  })
-  const client = new Client({ name: "roots-client", version: "1.0.0" }, { capabilities: { roots: { listChanged: true } } })
-  client.setRequestHandler(ListRootsRequestSchema, () => ({
+  const mcp = await connectMcpInProcess(envFor(), { roots: { listChanged: true } })
+  mcp.client.setRequestHandler(ListRootsRequestSchema, () => ({
     roots: roots().map((dir) => ({ uri: pathToFileURL(dir).href, name: path.basename(dir) }))
   }))
-  await client.connect(transport)
-  return client
+  return mcp
 }
 
-describe("ask --attach (the built CLI)", () => {
+describe("ask --attach", () => {
   const cliEnv = () => ({
     PATH: process.env.PATH ?? "",
     HOME: tmp,
@@ -119,7 +111,7 @@ describe("ask --attach (the built CLI)", () => {
 
 describe("where MCP files may be read from", () => {
   it("without roots: not even the server's working directory; the refusal says how to allow a directory, nothing sent", async () => {
-    const mcp = await connectMcp(envFor())
+    const mcp = await connectMcpInProcess(envFor())
     const howTo = "none (this client sent no roots, and the server was started without --allow-dir). Start the server " +
       "with --allow-dir <directory> (or PARALLEL_LLM_ALLOW_DIRS), or use a client that sends its roots"
     try {
@@ -142,7 +134,7 @@ describe("where MCP files may be read from", () => {
   })
 
   it("--allow-dir adds a directory; a symlink in it that points outside is refused", async () => {
-    const mcp = await connectMcp(envFor({ PARALLEL_LLM_ALLOW_DIRS: path.join(tmp, "allowed") }))
+    const mcp = await connectMcpInProcess(envFor({ PARALLEL_LLM_ALLOW_DIRS: path.join(tmp, "allowed") }))
     try {
       fake.reset()
       const link = path.join(tmp, "allowed", "link.txt")
@@ -165,7 +157,7 @@ describe("where MCP files may be read from", () => {
   it("a directory holding a symlink to a directory outside is refused at the link, its contents never listed", async () => {
     write("walk/inside.txt", "inside\n")
     fs.symlinkSync(path.join(tmp, "outside"), path.join(tmp, "walk", "out"))
-    const mcp = await connectMcp(envFor({ PARALLEL_LLM_ALLOW_DIRS: path.join(tmp, "walk") }))
+    const mcp = await connectMcpInProcess(envFor({ PARALLEL_LLM_ALLOW_DIRS: path.join(tmp, "walk") }))
     try {
       fake.reset()
       const refused = await ask(mcp.client, [path.join(tmp, "walk")])
@@ -185,7 +177,8 @@ describe("where MCP files may be read from", () => {
 
   it("honours a client's roots (relative paths against the first), and follows roots/list_changed", async () => {
     let roots = [path.join(tmp, "rootA")]
-    const client = await connectWithRoots(() => roots)
+    const mcp = await connectWithRoots(() => roots)
+    const client = mcp.client
     try {
       fake.reset()
       const ok = await ask(client, ["a.txt"])
@@ -208,7 +201,7 @@ describe("where MCP files may be read from", () => {
       expect(now.isError, textOf(now)).toBeFalsy()
       expect(sentToAlpha()).toContain("text of b")
     } finally {
-      await client.close()
+      await mcp.close()
     }
   })
 })

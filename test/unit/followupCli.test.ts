@@ -5,10 +5,12 @@ import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { runCliInProcess } from "../support/inProcessCli.js"
-import { connectMcp, readManifest, serverEnv } from "../support/mcpHarness.js"
+import { connectMcpInProcess } from "../support/inProcessMcp.js"
+import { readManifest, serverEnv } from "../support/mcpHarness.js"
 import { freshDirs, repoRoot } from "../support/spawnCli.js"
 
-// Follow-up questions through the built CLI (`ask --continue`, `runs show`) and the MCP server (`continue_run`).
+// Follow-up questions through the command line (`ask --continue`, `runs show`) and the MCP server (`continue_run`),
+// both in-process.
 
 let fake: FakeOpenRouter
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-followup-cli-"))
@@ -37,7 +39,7 @@ interface SentMessage {
 const messagesOf = (since: number, model: string) =>
   fake.chatRequests().slice(since).filter((r) => r.model === model).map((r) => (r.body as { messages: Array<SentMessage> }).messages)
 
-describe("ask --continue, through the built CLI", () => {
+describe("ask --continue, through the command line", () => {
   const outputDir = freshDir("cli")
   const env = () => ({
     PATH: process.env.PATH,
@@ -114,7 +116,7 @@ describe("continue_run over MCP", () => {
   it("returns like process_prompt, also running then get_run, and refuses a bad run id", async () => {
     const outputDir = freshDir("mcp")
     // A client without roots may read only --allow-dir directories: the repository, for the attached file.
-    const mcp = await connectMcp(
+    const mcp = await connectMcpInProcess(
       serverEnv({
         baseUrl: fake.url,
         outputDir,
@@ -181,7 +183,7 @@ describe("continue_run over MCP", () => {
 
   it("applies every per-call setting it advertises: samples for a server whose strategy is self", async () => {
     const outputDir = freshDir("mcp-self")
-    const mcp = await connectMcp(
+    const mcp = await connectMcpInProcess(
       serverEnv({
         baseUrl: fake.url,
         outputDir,

@@ -9,7 +9,8 @@ import { ModelClient } from "../../src/services/modelClient.js"
 import { Settings } from "../../src/services/settings.js"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { runCliInProcess } from "../support/inProcessCli.js"
-import { connectMcp, serverEnv } from "../support/mcpHarness.js"
+import { connectMcpInProcess } from "../support/inProcessMcp.js"
+import { serverEnv } from "../support/mcpHarness.js"
 import { realHttpClientLayer } from "../support/realHttpClient.js"
 import { freshDirs } from "../support/spawnCli.js"
 import { makeTestSettings } from "../support/testSettings.js"
@@ -82,7 +83,7 @@ describe("a server that reports no usage", () => {
 
   it("process_prompt: its structured usage says which calls reported none, and matches the output schema", async () => {
     const env = serverEnv({ baseUrl: fake.url, outputDir: freshDir("mcp"), apiKey: "", models: ["local/m"], synthesizer: "local/s" })
-    const mcp = await connectMcp(env)
+    const mcp = await connectMcpInProcess(env)
     try {
       // Listing the tools makes the SDK's client check every structured result against its output schema.
       await mcp.client.listTools()

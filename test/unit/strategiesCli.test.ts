@@ -5,10 +5,11 @@ import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { runCliInProcess } from "../support/inProcessCli.js"
-import { connectMcp, readManifest, serverEnv } from "../support/mcpHarness.js"
+import { connectMcpInProcess } from "../support/inProcessMcp.js"
+import { readManifest, serverEnv } from "../support/mcpHarness.js"
 import { freshDirs } from "../support/spawnCli.js"
 
-// The strategies from the outside: `ask --strategy` through the built CLI, `strategy` of process_prompt over
+// The strategies from the outside, in-process: `ask --strategy` through the command line, `strategy` of process_prompt over
 // MCP, and `eval --strategies` over frozen answers, where only the aggregation is paid for.
 
 let fake: FakeOpenRouter
@@ -115,7 +116,7 @@ describe("ask --strategy", () => {
 describe("process_prompt strategy", () => {
   it("self with samples: one model asked N times, the manifest says so", async () => {
     const out = freshDir("mcp")
-    const mcp = await connectMcp(
+    const mcp = await connectMcpInProcess(
       serverEnv({ baseUrl: fake.url, outputDir: out, apiKey: "", models: ["st/one", "st/two"], synthesizer: "st/synth" })
     )
     try {

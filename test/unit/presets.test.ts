@@ -10,10 +10,11 @@ import { loadSettings } from "../../src/settings/load.js"
 import type { RawSettings } from "../../src/settings/values.js"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { runCliInProcess } from "../support/inProcessCli.js"
-import { connectMcp, type McpConnection, serverEnv } from "../support/mcpHarness.js"
+import { connectMcpInProcess, type InProcessConnection } from "../support/inProcessMcp.js"
+import { serverEnv } from "../support/mcpHarness.js"
 
-// Presets: named panels in the config file. Through the real loader (temp files), the built CLI, and the
-// built MCP server against the loopback fake.
+// Presets: named panels in the config file. Through the real loader (temp files), the command line and the MCP server
+// (both in-process) against the loopback fake.
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-presets-"))
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }))
@@ -115,7 +116,7 @@ describe("presets through the loader", () => {
   })
 })
 
-describe("presets in the built CLI and the MCP server", () => {
+describe("presets in the command line and the MCP server", () => {
   let fake: FakeOpenRouter
   let file: string
   const outputDir = path.join(tmp, "runs")
@@ -162,9 +163,9 @@ describe("presets in the built CLI and the MCP server", () => {
   })
 
   describe("MCP", () => {
-    let mcp: McpConnection
+    let mcp: InProcessConnection
     beforeAll(async () => {
-      mcp = await connectMcp({
+      mcp = await connectMcpInProcess({
         ...serverEnv({ baseUrl: fake.url, outputDir, apiKey: "k", models: [], synthesizer: "file/synth" }),
         PARALLEL_LLM_MODELS: "",
         PARALLEL_LLM_SYNTHESIZER: "",
