@@ -5,9 +5,9 @@ import * as nodePath from "node:path"
 
 /**
  * `mkdir -p`: `dir` and any parent it lacks, each with `mode`. Not Node's `recursive: true`: on Node 20 that
- * loops forever where a parent exists but cannot hold the child (`/proc/x`, under a dangling symlink), since it
- * steps back on ENOENT and forward on EEXIST without end. Here a directory still not found once its parent is
- * there fails with that ENOENT. A file in the way fails with EEXIST, as `recursive: true` does.
+ * loops for ever where a parent exists but cannot hold the child (`/proc/x`), stepping back on ENOENT and forward
+ * on EEXIST without end. Here a directory still not found once its parent is there fails with that ENOENT. A file
+ * in the way fails with EEXIST, as `recursive: true` does.
  */
 export const makeDirectories = (fs: FileSystem.FileSystem, dir: string, mode: number): Effect.Effect<void, PlatformError> => {
   // One directory, or one already there (made by another process meanwhile, say).

@@ -1,6 +1,8 @@
+import { CommandExecutor } from "@effect/platform"
+import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
-import { vi } from "vitest"
+import { Effect, Layer } from "effect"
 import { foldAnswer } from "../../src/programs/answerFold.js"
 import { cliAgentsIn } from "../../src/services/providers/cliAgent/provider.js"
 import { Settings } from "../../src/services/settings.js"
@@ -8,16 +10,21 @@ import { makeFakeCliDir } from "../support/fakeCliAgent.js"
 import { makeTempDirs } from "../support/tempDirs.js"
 import { makeTestSettings } from "../support/testSettings.js"
 
-// The CLI-agent provider builds its command executor once, with the provider, not once per call: the platform's
-// executor layer is counted each time it is built, and two calls through one provider build it once.
+// The CLI-agent provider builds its command executor once, with the provider, not once per call: the executor layer
+// it is given counts its builds and the processes started through it; two calls through one provider build it once
+// and start two CLIs with it.
 
-const built = vi.hoisted(() => ({ count: 0 }))
-
-vi.mock("@effect/platform-node/NodeCommandExecutor", async (importOriginal) => {
-  const original = await importOriginal<typeof import("@effect/platform-node/NodeCommandExecutor")>()
-  const { Effect: E, Layer } = await import("effect")
-  return { ...original, layer: Layer.tap(original.layer, () => E.sync(() => void (built.count += 1))) }
-})
+/** The platform's executor, counting how often its layer is built and how many processes it starts. */
+const countingExecutor = (counts: { built: number; started: number }) =>
+  Layer.effect(
+    CommandExecutor.CommandExecutor,
+    Effect.map(CommandExecutor.CommandExecutor, (executor) => {
+      counts.built += 1
+      return CommandExecutor.makeExecutor((command) =>
+        Effect.zipRight(Effect.sync(() => void (counts.started += 1)), executor.start(command))
+      )
+    })
+  ).pipe(Layer.provide(NodeCommandExecutor.layer), Layer.provide(NodeFileSystem.layer))
 
 const tempDir = makeTempDirs("parallel-llm-cli-executor-")
 const clis = makeFakeCliDir(tempDir())
@@ -36,12 +43,13 @@ describe("the CLI-agent provider's command executor", () => {
   it.live("is built once for the provider, whatever the number of calls", () =>
     Effect.gen(function*() {
       clis.plan("claude", claudeAnswer("4"))
-      const provider = yield* cliAgentsIn(clis.env)
+      const counts = { built: 0, started: 0 }
+      const provider = yield* cliAgentsIn(clis.env, countingExecutor(counts))
       const request = { model: "claude-code/sonnet", messages: [{ role: "user" as const, content: "What is 2+2?" }] }
       for (let call = 0; call < 2; call++) {
         const completion = yield* foldAnswer(request.model, provider.stream(request))
         expect(completion.content).toBe("4")
       }
-      expect(built.count).toBe(1)
+      expect(counts).toEqual({ built: 1, started: 2 })
     }).pipe(Effect.provide(Settings.Test(makeTestSettings()))))
 })

@@ -31,13 +31,20 @@ export const agentClis = (codexConfig: ReadonlyArray<string>): Readonly<Record<C
 /** Stdout per call, in multiples of the answer cap: stream-json repeats the text (deltas, message, result). */
 const STDOUT_FACTOR = 4
 
+/** The platform's command executor, over the real file system. */
+const nodeExecutor = Layer.provide(NodeCommandExecutor.layer, NodeFileSystem.layer)
+
 /**
  * The CLI-agent provider over the environment `environment` gives at each call (the CLIs are found on its PATH and
  * inherit it, less our secrets): a model id `claude-code/…`, `codex/…` or `gemini-cli/…` answered by that CLI run headless,
  * answer only (docs/cli-agents.md), in a fresh working directory holding only the call's attachments. At most
- * `cliAgentConcurrency` of them run at once in the process (a subscription's limits are per account).
+ * `cliAgentConcurrency` of them run at once in the process (a subscription's limits are per account). Every call
+ * runs its CLI with the one executor `executorLayer` builds, with the provider.
  */
-export const cliAgentsIn = (environment: () => NodeJS.ProcessEnv) =>
+export const cliAgentsIn = (
+  environment: () => NodeJS.ProcessEnv,
+  executorLayer: Layer.Layer<CommandExecutor.CommandExecutor> = nodeExecutor
+) =>
   Effect.gen(function*() {
     const settings = yield* Settings
     const fs = yield* FileSystem.FileSystem
@@ -95,7 +102,7 @@ export const cliAgentsIn = (environment: () => NodeJS.ProcessEnv) =>
       })).pipe(Stream.provideService(CommandExecutor.CommandExecutor, executor))
     }
     return { stream }
-  }).pipe(Effect.provide(Layer.mergeAll(NodeCommandExecutor.layer, NodePath.layer).pipe(Layer.provideMerge(NodeFileSystem.layer))))
+  }).pipe(Effect.provide(Layer.mergeAll(executorLayer, NodeFileSystem.layer, NodePath.layer)))
 
 /** The CLI-agent provider over this process's environment. */
 export const cliAgents = cliAgentsIn(() => process.env)
