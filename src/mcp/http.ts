@@ -9,8 +9,6 @@ import { stripControl } from "../domain/text.js"
 import { Settings } from "../services/settings.js"
 import { readViewerPage } from "../services/viewerPage.js"
 import type { SettingsValue } from "../settings/values.js"
-import { makeViewerAccess, VIEWER_LOGIN_TTL, VIEWER_PATH, VIEWER_SESSION_TTL } from "../viewer/viewerAccess.js"
-import { viewerRouter, type ViewerSite } from "../viewer/viewerRoutes.js"
 import { logShutdown, packageVersion } from "./connection.js"
 import { checkHost, generateToken, hostInUrl, isLoopbackHost, makeTokenCheck, originAllowed, tokenProblem } from "./httpGuard.js"
 import { makeBodyCheck, makeRefusalLog, type RefusalLog, refuse, remoteOf } from "./httpRefusals.js"
@@ -18,6 +16,8 @@ import { makeSessions, type Sessions } from "./httpSessions.js"
 import { type LiveRuns, makeLiveRuns } from "./liveRuns.js"
 import { serverOnly } from "./logSink.js"
 import { makeRedactor } from "./redact.js"
+import { makeViewerAccess, VIEWER_LOGIN_TTL, VIEWER_PATH, VIEWER_SESSION_TTL } from "./site/viewerAccess.js"
+import { viewerRouter, type ViewerSite } from "./site/viewerRoutes.js"
 
 export interface HttpServeOptions {
   readonly host: string

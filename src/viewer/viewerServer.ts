@@ -6,8 +6,8 @@ import { UsageError } from "../domain/errors.js"
 import { checkHost } from "../mcp/httpGuard.js"
 import { makeLiveRuns } from "../mcp/liveRuns.js"
 import { readRunView } from "../mcp/runView.js"
-import { makeViewerAccess, VIEWER_LOGIN_TTL, VIEWER_PATH, VIEWER_SESSION_TTL } from "./viewerAccess.js"
-import { viewerRouter } from "./viewerRoutes.js"
+import { makeViewerAccess, VIEWER_LOGIN_TTL, VIEWER_PATH, VIEWER_SESSION_TTL } from "../mcp/site/viewerAccess.js"
+import { viewerRouter } from "../mcp/site/viewerRoutes.js"
 
 // `parallel-llm runs open ID`: the viewer's routes (viewerRoutes.ts, the same as `serve --http`'s) on
 // loopback, for this one run. The printed URL carries a one-time token; the first load trades it for a

@@ -1,8 +1,8 @@
 import { Redacted } from "effect"
 import { describe, expect, it } from "vitest"
+import { escapeHtml, runsListPage } from "../../src/mcp/site/runsListPage.js"
+import { makeViewerAccess } from "../../src/mcp/site/viewerAccess.js"
 import type { RunSummary } from "../../src/services/runReader.js"
-import { escapeHtml, runsListPage } from "../../src/viewer/runsListPage.js"
-import { makeViewerAccess } from "../../src/viewer/viewerAccess.js"
 
 // The viewer's way in for a browser: one-time login tokens traded for a signed, expiring session cookie;
 // and the runs list, whose every run-made text is escaped.

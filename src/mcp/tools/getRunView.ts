@@ -1,7 +1,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Schema } from "effect"
-import { readViewerData } from "../../viewer/readViewerData.js"
 import { errorResult, text } from "../results.js"
+import { readViewerData } from "../site/readViewerData.js"
 import { RunId } from "./fields.js"
 import { defineTool } from "./tool.js"
 

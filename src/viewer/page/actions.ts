@@ -1,4 +1,4 @@
-import type { ActionInput, ActionName, Availability, ViewerHost } from "../viewerData.js"
+import type { ActionInput, ActionName, Availability, ViewerHost } from "../../mcp/site/viewerData.js"
 import { h, section } from "./dom.js"
 
 // The run's actions, each a button the host enables or disables; a disabled one says why beside it.

@@ -1,6 +1,13 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import type { RunOutput } from "../../mcp/runOutput.js"
-import { type ActionInput, type ActionName, type Availability, POLL_INTERVAL_MS, type ViewerData, type ViewerHost } from "../viewerData.js"
+import {
+  type ActionInput,
+  type ActionName,
+  type Availability,
+  POLL_INTERVAL_MS,
+  type ViewerData,
+  type ViewerHost
+} from "../../mcp/site/viewerData.js"
 
 // The page's host inside an MCP Apps client (the io.modelcontextprotocol/ui extension, protocol 2026-01-26):
 // JSON-RPC over postMessage with the parent frame. The page says `ui/initialize`, the host sends it the tool's

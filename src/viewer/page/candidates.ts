@@ -1,4 +1,4 @@
-import type { ViewerData } from "../viewerData.js"
+import type { ViewerData } from "../../mcp/site/viewerData.js"
 import { piecesOf, wordsOf } from "./diff.js"
 import { h, pre, section } from "./dom.js"
 

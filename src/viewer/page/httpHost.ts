@@ -1,4 +1,4 @@
-import type { ActionName, Availability, HttpEnvelope, ViewerData, ViewerHost } from "../viewerData.js"
+import type { ActionName, Availability, HttpEnvelope, ViewerData, ViewerHost } from "../../mcp/site/viewerData.js"
 
 // The page's host over loopback HTTP (`parallel-llm runs open`): the run from `view.json` beside the page,
 // with the session cookie the browser sends by itself; actions as POSTs, offered as the server says.

@@ -1,4 +1,4 @@
-import { POLL_INTERVAL_MS, type ViewerData, type ViewerHost } from "../viewerData.js"
+import { POLL_INTERVAL_MS, type ViewerData, type ViewerHost } from "../../mcp/site/viewerData.js"
 import { appHost } from "./appHost.js"
 import type { TabState } from "./candidates.js"
 import { h } from "./dom.js"

@@ -1,4 +1,4 @@
-import type { ActionName, Availability, ViewerData, ViewerHost } from "../viewerData.js"
+import type { ActionName, Availability, ViewerData, ViewerHost } from "../../mcp/site/viewerData.js"
 import { actionsSection } from "./actions.js"
 import { candidatesSection, stateOf, type TabState } from "./candidates.js"
 import { h, pre, section } from "./dom.js"

@@ -1,4 +1,4 @@
-import type { ViewerData } from "../viewerData.js"
+import type { ViewerData } from "../../mcp/site/viewerData.js"
 import { h, pre, section } from "./dom.js"
 
 // The disagreement report and the strategy's own work (rank's rankings, refine's rounds).

@@ -1,7 +1,7 @@
 import { Duration, Redacted } from "effect"
 import * as crypto from "node:crypto"
-import { secretMatcher, sha256Hex } from "../domain/hash.js"
-import { generateToken } from "../mcp/httpGuard.js"
+import { secretMatcher, sha256Hex } from "../../domain/hash.js"
+import { generateToken } from "../httpGuard.js"
 
 // Who may see the viewer in a browser, which cannot send a bearer header: a one-time login token (printed
 // by the server, short-lived, spent by its first use) is traded for a session cookie signed with this

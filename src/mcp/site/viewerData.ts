@@ -1,6 +1,6 @@
-import type { Manifest } from "../domain/manifest.js"
-import type { RunOutput } from "../mcp/runOutput.js"
-import type { KnownStrategyRecord } from "../programs/strategies/registry.js"
+import type { Manifest } from "../../domain/manifest.js"
+import type { KnownStrategyRecord } from "../../programs/strategies/registry.js"
+import type { RunOutput } from "../runOutput.js"
 
 // What the run viewer page is given and what it can ask for: types only, shared by the page (which runs in
 // a browser) and the servers that feed it. The page never knows where its data comes from: `runs open`

@@ -1,6 +1,6 @@
-import { formatUsd } from "../domain/format.js"
-import { stripControl } from "../domain/text.js"
-import type { RunSummary } from "../services/runReader.js"
+import { formatUsd } from "../../domain/format.js"
+import { stripControl } from "../../domain/text.js"
+import type { RunSummary } from "../../services/runReader.js"
 import { VIEWER_PATH } from "./viewerAccess.js"
 
 // `GET /runs`: the runs of the output directory, newest first, as one HTML page without script. Everything
