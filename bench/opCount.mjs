@@ -19,15 +19,18 @@ fs.copyFileSync(path.join(root, "package.json"), path.join(work, "package.json")
 const bundle = path.join(dist, "parallel-llm.cjs")
 const patches = [
   ["this.currentOpCount+=1;", "this.currentOpCount+=1,globalThis.__ops++;"],
+  // esbuild numbers the parameter's name after the other `fiberId`s of the bundle.
   [
-    "constructor(fiberId3,fiberRefs0,runtimeFlags0){if(super(),",
-    "constructor(fiberId3,fiberRefs0,runtimeFlags0){if(super(),globalThis.__fibers++,"
+    /constructor\((fiberId\d*),fiberRefs0,runtimeFlags0\)\{if\(super\(\),/g,
+    "constructor($1,fiberRefs0,runtimeFlags0){if(super(),globalThis.__fibers++,"
   ]
 ]
 let code = fs.readFileSync(bundle, "utf8")
 for (const [from, to] of patches) {
   // A newer Effect or esbuild spells these differently: say so rather than count nothing.
-  if (code.split(from).length !== 2) throw new Error(`opCount: "${from}" is not in the bundle exactly once`)
+  if ((typeof from === "string" ? code.split(from).length - 1 : [...code.matchAll(from)].length) !== 1) {
+    throw new Error(`opCount: "${from}" is not in the bundle exactly once`)
+  }
   code = code.replace(from, to)
 }
 const report = `globalThis.__ops=0;globalThis.__fibers=0;` +

@@ -1,4 +1,3 @@
-import { TOOL_NAMES } from "../mcp/tools/names.js"
 import { defineCommand, integerFlag, switchFlag, textFlag } from "./flags.js"
 
 // The command's declaration (options, arguments, help), apart from its handler in serveCommand.ts: every start-up
@@ -10,7 +9,7 @@ export const SERVE_DEFAULT_PORT = 8765
 
 export const serveCli = defineCommand("serve", {
   summary: "Run as an MCP server (stdio, or HTTP with --http)",
-  details: `Tools: ${TOOL_NAMES.join(", ")}; every run's files as resources. A call waits for its ` +
+  details: "Serves the tools of docs/mcp.md, and every run's files as resources. A call waits for its " +
     "run at most --mcp-wait seconds, then answers `running` with the run id. Stdout carries only JSON-RPC; logs go " +
     "to stderr, the log file and the MCP client. Ends when the client closes stdin, or with --http on SIGINT/SIGTERM.",
   args: {},

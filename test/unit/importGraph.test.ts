@@ -20,8 +20,6 @@ const folderOf = (file: string): string => (file.includes("/") ? file.split("/")
  */
 const SIDEWAYS_ALLOWED = (from: string, to: string): boolean =>
   (from === "cli/serveCommand.ts" && folderOf(to) === "mcp") ||
-  // `serve --help` names the tools (without loading them: the CLI's start-up).
-  (from === "cli/serveCli.ts" && to === "mcp/tools/names.ts") ||
   (from === "cli/runsOpenCommand.ts" && folderOf(to) === "viewer") ||
   (folderOf(from) === "viewer" && folderOf(to) === "mcp")
 
