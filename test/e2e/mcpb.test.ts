@@ -89,8 +89,9 @@ afterAll(async () => {
   fs.rmSync(tmp, { recursive: true, force: true })
 })
 
-// Each test its own files or processes: they run at the same time, most of it waiting on processes starting.
-describe.concurrent("the MCP Bundle (manifest.json, npm run bundle:mcpb)", () => {
+// Each test its own files or processes: they run at the same time, most of it waiting on processes starting (side by
+// side on a loaded machine each takes longer than alone: their time limit is the group's).
+describe.concurrent("the MCP Bundle (manifest.json, npm run bundle:mcpb)", { timeout: 180_000 }, () => {
   it("manifest.json passes mcpb validate, and a broken copy does not", async () => {
     const broken = path.join(tmp, "broken.json")
     fs.writeFileSync(broken, JSON.stringify({ ...manifest, server: { ...manifest.server, type: "deno" } }))

@@ -18,7 +18,9 @@ import { nodesUnderTest, withNodeOnPath } from "../support/nodeVersions.js"
 // What a user runs (the bin, `ask`, `serve` over stdio and HTTP) runs on each Node of `nodesUnderTest`: the one
 // running the tests and Node 24, put first on PATH, where the bin's `#!/usr/bin/env node` and npx find it.
 // Installed once, the package's checks run at the same time (each in its own directory): most of their time is spent
-// waiting on processes starting.
+// waiting on processes starting. Side by side on a loaded machine each takes longer than alone: their time limits
+// are those of the whole group.
+const CONCURRENT = { timeout: 180_000 }
 
 const KEY = "sk-or-v1-PACKAGE-SECRET-0f1e2d3c4b5a69788796a5b4c3d2e1f0"
 const SYNTH_ANSWER = "# From the installed package\n\nIt works."
@@ -76,7 +78,7 @@ afterAll(async () => {
   fs.rmSync(tmp, { recursive: true, force: true })
 })
 
-describe.concurrent("the npm package, packed and installed from its tarball", () => {
+describe.concurrent("the npm package, packed and installed from its tarball", CONCURRENT, () => {
   it("ships the built CLI and its metadata, no sources, maps or code caches", () => {
     const files = packed.files.map((file) => file.path).sort()
     expect(files).toContain("package.json")
@@ -127,7 +129,7 @@ describe.concurrent("the npm package, packed and installed from its tarball", ()
 
 for (const node of nodesUnderTest) {
   const title = node.skipped === undefined ? node.label : `${node.label} (skipped: ${node.skipped})`
-  describe.skipIf(node.skipped !== undefined).concurrent(`the installed package, run on ${title}`, () => {
+  describe.skipIf(node.skipped !== undefined).concurrent(`the installed package, run on ${title}`, CONCURRENT, () => {
     // The client's environment, this Node first on PATH; the provider and the key.
     let clientEnv: Record<string, string>
     let binary: string
@@ -205,7 +207,7 @@ for (const node of nodesUnderTest) {
         const [, url = "", token = ""] = await waitFor("the server's URL on stderr", () => {
           if (closed) throw new Error(`serve --http exited before listening:\n${stderr}`)
           return READY.exec(stderr) ?? undefined
-        })
+        }, CONCURRENT.timeout)
         expect(token, `the token it generated, on stderr: ${stderr}`).not.toBe("")
         const http = await connectHttp(url, bearer(token))
         try {
