@@ -1,4 +1,5 @@
 import { POLL_INTERVAL_MS, type ViewerData, type ViewerHost } from "../../mcp/site/viewerData.js"
+import type { ActionDrafts } from "./actions.js"
 import { appHost } from "./appHost.js"
 import type { TabState } from "./candidates.js"
 import { h } from "./dom.js"
@@ -10,6 +11,7 @@ import { renderRun } from "./render.js"
 
 const root = document.getElementById("app")
 const tabs: TabState = { selected: 0 }
+const drafts: ActionDrafts = { synthesizer: "", question: "" }
 
 const show = (node: HTMLElement) => root?.replaceChildren(node)
 
@@ -25,7 +27,7 @@ const follow = async (host: ViewerHost) => {
     }
     const text = JSON.stringify(data)
     // Built again only when the run changed, so that focus and scrolling stay put between polls.
-    if (text !== last) show(renderRun(data, host.availability(data), host, tabs))
+    if (text !== last) show(renderRun(data, host.availability(data), host, tabs, drafts))
     last = text
     document.title = `${data.view.status} · run ${data.view.runId}`
     const next = host.nextLoadIn !== undefined

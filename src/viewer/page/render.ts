@@ -1,5 +1,5 @@
 import type { ActionName, Availability, ViewerData, ViewerHost } from "../../mcp/site/viewerData.js"
-import { actionsSection } from "./actions.js"
+import { type ActionDrafts, actionsSection } from "./actions.js"
 import { candidatesSection, stateOf, type TabState } from "./candidates.js"
 import { h, pre, section } from "./dom.js"
 import { filesSection, reportSection, strategySection, threadSection } from "./report.js"
@@ -64,7 +64,8 @@ export const renderRun = (
   data: ViewerData,
   availability: Readonly<Record<ActionName, Availability>>,
   host: ViewerHost,
-  tabs: TabState
+  tabs: TabState,
+  drafts: ActionDrafts
 ): HTMLElement => {
   const candidates = candidatesSection(data, tabs)
   const prompt = data.texts["prompt.md"]
@@ -79,7 +80,7 @@ export const renderRun = (
     reportSection(data, candidates.select),
     strategySection(data),
     threadSection(data),
-    actionsSection(availability, host),
+    actionsSection(availability, host, drafts),
     filesSection(data)
   )
 }
