@@ -1,48 +1,17 @@
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
+import { describe, expect, it } from "vitest"
 import { runCliInProcess } from "../support/inProcessCli.js"
-import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "../support/otlpReceiver.js"
-import { freshDirs } from "../support/spawnCli.js"
+import { PROMPT, SYNTH, useOtelFixture } from "../support/otelFixture.js"
+import { type ReceivedSpan, startOtlpReceiver } from "../support/otlpReceiver.js"
 
 // OpenTelemetry export of the command line's runs, in-process (the command tree and its real services: the
 // exporter's HTTP client included), against a loopback provider and a loopback OTLP/HTTP receiver decoding what the
 // exporter sends (protobuf, with OpenTelemetry's own generated code). What needs a process (a signal's flush, the MCP
 // server over stdio) is in test/e2e/otel.test.ts.
 
-let fake: FakeOpenRouter
-let receiver: OtlpReceiver
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-otel-unit-"))
-const freshDir = freshDirs(tmp)
-const PROMPT = "What is the secret number nine plus nine?"
-const ANSWER = "It is 18.\nRANKING: B > A"
-const USAGE = { prompt_tokens: 11, completion_tokens: 7, cost: 0.0001 }
-const SYNTH = { kind: "ok", content: "#### 18", usage: USAGE } as const
-
-beforeAll(async () => {
-  fake = await startFakeOpenRouter({
-    default: { kind: "ok", content: ANSWER, usage: USAGE },
-    script: { "ot/synth": SYNTH }
-  })
-  receiver = await startOtlpReceiver()
-})
-afterAll(async () => {
-  await fake.close()
-  await receiver.close()
-  fs.rmSync(tmp, { recursive: true, force: true })
-})
-
-const envFor = (outputDir: string, extra: Record<string, string> = {}) => ({
-  PATH: process.env.PATH,
-  HOME: tmp,
-  OPENROUTER_BASE_URL: fake.url,
-  PARALLEL_LLM_OUTPUT_DIR: outputDir,
-  PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none",
-  PARALLEL_LLM_RETRY_BASE_DELAY: "0.01",
-  ...extra
-})
+const otel = useOtelFixture("pllm-otel-unit-")
+const { envFor, freshDir } = otel
 
 const RANK = ["ask", PROMPT, "-m", "ot/one", "-m", "ot/two", "-m", "ot/three", "-s", "ot/synth", "--strategy", "rank"]
 
@@ -51,11 +20,11 @@ const traceOf = (spans: ReadonlyArray<ReceivedSpan>, run: ReceivedSpan) => spans
 
 describe("OpenTelemetry export", () => {
   it("ask --strategy rank: one trace, the run span over a GenAI span per candidate, judge and synthesis call, no text", async () => {
-    receiver.spans.length = 0
+    otel.receiver.spans.length = 0
     const headers = "x-collector-key=otlp-secret-123"
     const r = await runCliInProcess(RANK, {
       env: envFor(freshDir("rank"), {
-        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_EXPORTER_OTLP_ENDPOINT: otel.receiver.url,
         OTEL_EXPORTER_OTLP_HEADERS: headers,
         OTEL_SERVICE_NAME: "otel-test",
         OTEL_RESOURCE_ATTRIBUTES: "deployment.environment=test"
@@ -63,16 +32,16 @@ describe("OpenTelemetry export", () => {
     })
     expect(r.code, r.stderr).toBe(0)
     expect(r.stderr).not.toContain("otlp-secret-123")
-    expect(receiver.requests.every((q) => q.path === "/v1/traces" && q.contentType === "application/x-protobuf")).toBe(true)
-    expect(receiver.requests[0]?.headers["x-collector-key"]).toBe("otlp-secret-123")
+    expect(otel.receiver.requests.every((q) => q.path === "/v1/traces" && q.contentType === "application/x-protobuf")).toBe(true)
+    expect(otel.receiver.requests[0]?.headers["x-collector-key"]).toBe("otlp-secret-123")
 
-    const runs = receiver.spans.filter((s) => s.name === "parallel_llm.run")
+    const runs = otel.receiver.spans.filter((s) => s.name === "parallel_llm.run")
     expect(runs).toHaveLength(1)
     const run = runs[0]!
     expect(run.parentSpanId).toBeUndefined()
     expect(run.resource["service.name"]).toBe("otel-test")
     expect(run.resource["deployment.environment"]).toBe("test")
-    const calls = traceOf(receiver.spans, run).filter((s) => s.attributes["gen_ai.operation.name"] === "chat")
+    const calls = traceOf(otel.receiver.spans, run).filter((s) => s.attributes["gen_ai.operation.name"] === "chat")
     // Three candidates, three judges, one synthesis: each a child of the run span, in its trace.
     expect(calls.map((c) => `${c.attributes["parallel_llm.role"]} ${c.name}`).sort()).toEqual([
       "candidate chat ot/one",
@@ -98,37 +67,37 @@ describe("OpenTelemetry export", () => {
       })
     }
     // No prompt or answer text anywhere unless asked for.
-    const everything = JSON.stringify(receiver.spans)
+    const everything = JSON.stringify(otel.receiver.spans)
     expect(everything).not.toContain("secret number")
     expect(everything).not.toContain("It is 18")
     expect(everything).not.toContain("otlp-secret-123")
   })
 
   it("--trace-content: the prompt and the answer are in the call spans", async () => {
-    receiver.spans.length = 0
+    otel.receiver.spans.length = 0
     const r = await runCliInProcess([...RANK, "--trace-content"], {
-      env: envFor(freshDir("content"), { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url })
+      env: envFor(freshDir("content"), { OTEL_EXPORTER_OTLP_ENDPOINT: otel.receiver.url })
     })
     expect(r.code, r.stderr).toBe(0)
-    const synthesis = receiver.spans.find((s) => s.attributes["parallel_llm.role"] === "synthesis")
+    const synthesis = otel.receiver.spans.find((s) => s.attributes["parallel_llm.role"] === "synthesis")
     expect(String(synthesis?.attributes["gen_ai.output.messages"])).toContain("#### 18")
-    const candidate = receiver.spans.find((s) => s.attributes["parallel_llm.role"] === "candidate")
+    const candidate = otel.receiver.spans.find((s) => s.attributes["parallel_llm.role"] === "candidate")
     expect(String(candidate?.attributes["gen_ai.input.messages"])).toContain("secret number")
     expect(String(candidate?.attributes["gen_ai.output.messages"])).toContain("It is 18")
   })
 
   it("a retry is an event of its call's span", async () => {
-    receiver.spans.length = 0
-    fake.reset()
-    fake.setScript({
+    otel.receiver.spans.length = 0
+    otel.fake.reset()
+    otel.fake.setScript({
       "ot/synth": { kind: "ok", content: "#### 18" },
       "ot/flaky": [{ kind: "status", status: 503 }, { kind: "ok", content: "fine" }]
     })
     const r = await runCliInProcess(["ask", PROMPT, "-m", "ot/flaky", "-s", "ot/synth"], {
-      env: envFor(freshDir("retry"), { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url })
+      env: envFor(freshDir("retry"), { OTEL_EXPORTER_OTLP_ENDPOINT: otel.receiver.url })
     })
     expect(r.code, r.stderr).toBe(0)
-    const call = receiver.spans.find((s) => s.name === "chat ot/flaky")
+    const call = otel.receiver.spans.find((s) => s.name === "chat ot/flaky")
     expect(call?.attributes["parallel_llm.attempts"]).toBe(2)
     expect(call?.events.map((e) => [e.name, e.attributes["parallel_llm.attempt"], e.attributes["error.type"]])).toEqual([
       ["parallel_llm.attempt_failed", 1, "ProviderFailure"]
@@ -136,37 +105,37 @@ describe("OpenTelemetry export", () => {
   })
 
   it("a quorum's cut is an event of the run span, and the call it stopped ends cancelled", async () => {
-    receiver.spans.length = 0
-    fake.setScript({ "ot/synth": SYNTH, "ot/slow": { kind: "hang" } })
+    otel.receiver.spans.length = 0
+    otel.fake.setScript({ "ot/synth": SYNTH, "ot/slow": { kind: "hang" } })
     const r = await runCliInProcess(["ask", PROMPT, "-m", "ot/one", "-m", "ot/slow", "-s", "ot/synth", "--quorum", "1", "--grace", "0"], {
-      env: envFor(freshDir("quorum"), { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url })
+      env: envFor(freshDir("quorum"), { OTEL_EXPORTER_OTLP_ENDPOINT: otel.receiver.url })
     })
     expect(r.code, r.stderr).toBe(0)
-    const run = receiver.spans.find((s) => s.name === "parallel_llm.run")
+    const run = otel.receiver.spans.find((s) => s.name === "parallel_llm.run")
     expect(run?.events.map((e) => [e.name, e.attributes["parallel_llm.reason"]])).toContainEqual(["parallel_llm.cut", "quorum"])
-    const slow = receiver.spans.find((s) => s.name === "chat ot/slow")
+    const slow = otel.receiver.spans.find((s) => s.name === "chat ot/slow")
     expect(slow?.attributes["parallel_llm.outcome"]).toBe("cancelled")
     expect(slow?.events.map((e) => e.name)).toContain("parallel_llm.cut")
   })
 
   it("batch: each prompt is a trace of its own, a batch item span with its run under it", async () => {
-    receiver.spans.length = 0
-    fake.setScript({ "ot/synth": SYNTH })
+    otel.receiver.spans.length = 0
+    otel.fake.setScript({ "ot/synth": SYNTH })
     const dir = freshDir("batch")
     const input = path.join(dir, "questions.jsonl")
     fs.writeFileSync(input, [{ id: "q1", prompt: PROMPT }, { id: "q2", prompt: "And 3+1?" }].map((l) => JSON.stringify(l)).join("\n"))
     const r = await runCliInProcess(["batch", input, "-m", "ot/one", "-s", "ot/synth"], {
-      env: envFor(path.join(dir, "runs"), { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url })
+      env: envFor(path.join(dir, "runs"), { OTEL_EXPORTER_OTLP_ENDPOINT: otel.receiver.url })
     })
     expect(r.code, r.stderr).toBe(0)
-    const items = receiver.spans.filter((s) => s.name === "parallel_llm.batch_item")
+    const items = otel.receiver.spans.filter((s) => s.name === "parallel_llm.batch_item")
     expect(items.map((i) => i.attributes["parallel_llm.batch.item"]).sort()).toEqual(["q1", "q2"])
     expect(new Set(items.map((i) => i.traceId)).size).toBe(2)
     for (const item of items) {
       expect(item.parentSpanId).toBeUndefined()
-      const run = receiver.spans.find((s) => s.name === "parallel_llm.run" && s.parentSpanId === item.spanId)
+      const run = otel.receiver.spans.find((s) => s.name === "parallel_llm.run" && s.parentSpanId === item.spanId)
       expect(run?.traceId).toBe(item.traceId)
-      expect(receiver.spans.filter((s) => s.parentSpanId === run?.spanId).map((s) => s.name).sort()).toEqual([
+      expect(otel.receiver.spans.filter((s) => s.parentSpanId === run?.spanId).map((s) => s.name).sort()).toEqual([
         "chat ot/one",
         "chat ot/synth"
       ])
@@ -174,11 +143,11 @@ describe("OpenTelemetry export", () => {
   })
 
   it("without an endpoint nothing is exported, and a collector that is down costs one warning, never the run", async () => {
-    receiver.spans.length = 0
-    receiver.requests.length = 0
+    otel.receiver.spans.length = 0
+    otel.receiver.requests.length = 0
     const off = await runCliInProcess(RANK, { env: envFor(freshDir("off")) })
     expect(off.code, off.stderr).toBe(0)
-    expect(receiver.requests).toHaveLength(0)
+    expect(otel.receiver.requests).toHaveLength(0)
 
     const down = await startOtlpReceiver()
     await down.close()
