@@ -2,9 +2,10 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll } from "vitest"
-import { type FakeOpenRouter, startFakeOpenRouter } from "./fakeOpenRouter.js"
+import type { FakeOpenRouter } from "./fakeOpenRouter.js"
 import { type OtlpReceiver, startOtlpReceiver } from "./otlpReceiver.js"
 import { freshDirs } from "./spawnCli.js"
+import { withFakeProvider } from "./withFakeProvider.js"
 
 // What the OpenTelemetry tests share (test/unit/otelExport.test.ts in-process, test/e2e/otel.test.ts where a process
 // is the point): a loopback provider whose candidates rank and whose synthesizer answers, a loopback OTLP/HTTP
@@ -24,36 +25,31 @@ export interface OtelFixture {
   readonly envFor: (outputDir: string, extra?: Record<string, string>) => Record<string, string | undefined>
 }
 
-/** Starts the provider and the receiver before the file's tests and stops them after; read them in the tests. */
+/** Starts the provider (withFakeProvider) and the receiver before the file's tests and stops them after; read them in the tests. */
 export const useOtelFixture = (prefix: string): OtelFixture => {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), prefix))
-  let fake: FakeOpenRouter | undefined
+  const provider = withFakeProvider({ default: { kind: "ok", content: ANSWER, usage: USAGE }, script: { "ot/synth": SYNTH } })
   let receiver: OtlpReceiver | undefined
   beforeAll(async () => {
-    fake = await startFakeOpenRouter({ default: { kind: "ok", content: ANSWER, usage: USAGE }, script: { "ot/synth": SYNTH } })
     receiver = await startOtlpReceiver()
   })
   afterAll(async () => {
-    await fake?.close()
     await receiver?.close()
     fs.rmSync(tmp, { recursive: true, force: true })
   })
-  const started = <A>(value: A | undefined): A => {
-    if (value === undefined) throw new Error("the OTel fixture is read before its beforeAll ran")
-    return value
-  }
   return {
     get fake() {
-      return started(fake)
+      return provider.fake
     },
     get receiver() {
-      return started(receiver)
+      if (receiver === undefined) throw new Error("the OTLP receiver starts before the tests: read it inside a test or hook")
+      return receiver
     },
     freshDir: freshDirs(tmp),
     envFor: (outputDir, extra = {}) => ({
       PATH: process.env.PATH,
       HOME: tmp,
-      OPENROUTER_BASE_URL: started(fake).url,
+      OPENROUTER_BASE_URL: provider.url,
       PARALLEL_LLM_OUTPUT_DIR: outputDir,
       PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none",
       PARALLEL_LLM_RETRY_BASE_DELAY: "0.01",
