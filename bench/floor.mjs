@@ -5,6 +5,7 @@
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import { parseArgs } from "node:util"
+import { bareComplete, writeAtomic } from "./bare.mjs"
 
 const { values } = parseArgs({
   options: {
@@ -39,37 +40,7 @@ const limiter = (n) => {
 const calls = limiter(Number(values.concurrency))
 const runs = limiter(Number(values.runs))
 
-const writeAtomic = async (file, text) => {
-  const temp = `${file}.${process.pid}.tmp`
-  await fs.writeFile(temp, text, { mode: 0o600 })
-  await fs.rename(temp, file)
-}
-
-const complete = (model, content) =>
-  calls(async () => {
-    const response = await fetch(`${values.url}/chat/completions`, {
-      method: "POST",
-      headers: { "content-type": "application/json", accept: "text/event-stream" },
-      body: JSON.stringify({ model, messages: [{ role: "user", content }], stream: true })
-    })
-    const decoder = new TextDecoder()
-    let buffer = ""
-    let text = ""
-    let usage
-    for await (const bytes of response.body) {
-      buffer += decoder.decode(bytes, { stream: true })
-      let end
-      while ((end = buffer.indexOf("\n\n")) !== -1) {
-        const event = buffer.slice(0, end)
-        buffer = buffer.slice(end + 2)
-        if (!event.startsWith("data: ") || event === "data: [DONE]") continue
-        const chunk = JSON.parse(event.slice(6))
-        text += chunk.choices?.[0]?.delta?.content ?? ""
-        if (chunk.usage) usage = chunk.usage
-      }
-    }
-    return { model, text, usage }
-  })
+const complete = (model, content) => calls(() => bareComplete(values.url, model, content))
 
 const runOne = (prompt, index) =>
   runs(async () => {

@@ -16,6 +16,7 @@ import * as fs from "node:fs"
 import * as fsp from "node:fs/promises"
 import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
+import { bareComplete, writeAtomic } from "./bare.mjs"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 const dist = (file) => import(pathToFileURL(path.join(root, "dist", file)).href)
@@ -82,45 +83,17 @@ const nowhere = RunStore.make({
 const request = (model, i) => ({ model, messages: [{ role: "user", content: `Question ${i}?` }] })
 const policy = { retries: settings.retries, retryBaseDelayMs: settings.retryBaseDelayMs, timeoutMs: settings.timeoutMs }
 const each = (f) => Effect.forEach(six, f, { concurrency: six.length, discard: true })
-/** The floor's call (bench/floor.mjs): global fetch, the SSE split by hand. */
-const bareCall = async (model, content) => {
-  const response = await fetch(`${url}/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json", accept: "text/event-stream" },
-    body: JSON.stringify({ model, messages: [{ role: "user", content }], stream: true })
-  })
-  const decoder = new TextDecoder()
-  let buffer = ""
-  let text = ""
-  let usage
-  for await (const bytes of response.body) {
-    buffer += decoder.decode(bytes, { stream: true })
-    let end
-    while ((end = buffer.indexOf("\n\n")) !== -1) {
-      const event = buffer.slice(0, end)
-      buffer = buffer.slice(end + 2)
-      if (!event.startsWith("data: ") || event === "data: [DONE]") continue
-      const chunk = JSON.parse(event.slice(6))
-      text += chunk.choices?.[0]?.delta?.content ?? ""
-      if (chunk.usage) usage = chunk.usage
-    }
-  }
-  return { model, text, usage }
-}
-const bareWrite = async (file, text) => {
-  const temp = `${file}.${process.pid}.tmp`
-  await fsp.writeFile(temp, text, { mode: 0o600 })
-  await fsp.rename(temp, file)
-}
+/** The floor's call (bench/bare.mjs). */
+const bareCall = (model, content) => bareComplete(url, model, content)
 /** The floor's files of a prompt: its directory, the prompt, five answers, final.md, run.json. */
 const bareFiles = async (i, answers, final) => {
   const dir = path.join(out, `bare-${i}-${++runs}`)
   await fsp.mkdir(path.join(dir, "responses"), { recursive: true, mode: 0o700 })
-  await bareWrite(path.join(dir, "prompt.md"), `Question ${i}?`)
-  await Promise.all(answers.map((a, k) => bareWrite(path.join(dir, "responses", `0${k + 1}-${a.model.replace(/\W+/g, "-")}.md`), a.text)))
-  await bareWrite(path.join(dir, "final.md"), final)
+  await writeAtomic(path.join(dir, "prompt.md"), `Question ${i}?`)
+  await Promise.all(answers.map((a, k) => writeAtomic(path.join(dir, "responses", `0${k + 1}-${a.model.replace(/\W+/g, "-")}.md`), a.text)))
+  await writeAtomic(path.join(dir, "final.md"), final)
   const record = { prompt: `Question ${i}?`, candidates: answers.map((a) => ({ model: a.model, usage: a.usage })), status: "ok" }
-  await bareWrite(path.join(dir, "run.json"), JSON.stringify(record, null, 2))
+  await writeAtomic(path.join(dir, "run.json"), JSON.stringify(record, null, 2))
 }
 const words = Array.from({ length: 20 }, (_, k) => `word${k}`).join(" ")
 const answers = candidates.map((model) => ({ model, text: words, usage: { prompt_tokens: 10, completion_tokens: 20 } }))
