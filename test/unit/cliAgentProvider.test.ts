@@ -53,7 +53,9 @@ describe("CLI agents: what runs and what it says", () => {
           message: { content: [{ type: "text", text: "The answer is 4" }] }
         }, claudeResult]
       })
-      const { completion, deltas } = yield* ask("claude-code/sonnet")
+      // Our secrets set in the environment the provider is given, so that withholding them is what keeps them out.
+      const secrets = () => ({ ...clis.env(), OPENROUTER_API_KEY: "sk-or-v1-secret", PARALLEL_LLM_HTTP_TOKEN: "http-secret" })
+      const { completion, deltas } = yield* ask("claude-code/sonnet", secrets)
       expect(completion.content).toBe("The answer is 4")
       expect(deltas.join("")).toBe("The answer is 4")
       expect(completion.usage).toEqual({ promptTokens: 25, completionTokens: 3, cost: 0.0012, cachedTokens: 5, source: "subscription" })
@@ -70,6 +72,7 @@ describe("CLI agents: what runs and what it says", () => {
       expect(ran.files).toEqual([])
       expect(fs.existsSync(ran.cwd)).toBe(false)
       expect(ran.env["OPENROUTER_API_KEY"]).toBeUndefined()
+      expect(ran.env["PARALLEL_LLM_HTTP_TOKEN"]).toBeUndefined()
     }))
 
   it.live("codex: the message whole, usage and the model flag; read-only sandbox and no user config", () =>
