@@ -63,16 +63,13 @@ export const originAllowed = (origin: string | undefined, allowed: ReadonlyArray
   return LOOPBACK_NAMES.has(url.hostname.toLowerCase()) || allowed.includes(url.origin)
 }
 
-/** Whether a secret given matches the one expected, in a time that says nothing about either (both hashed first). */
-export const secretMatches = (expected: Redacted.Redacted<string>) => secretMatcher(Redacted.value(expected))
-
 /**
  * The bearer-token check: "missing" when the request carries no `Authorization: Bearer <token>`,
  * "mismatch" when it carries another token. Both sides are hashed first, so that `timingSafeEqual`
  * compares buffers of equal length and the time taken says nothing about the token, not even its length.
  */
 export const makeTokenCheck = (token: Redacted.Redacted<string>) => {
-  const matches = secretMatches(token)
+  const matches = secretMatcher(Redacted.value(token))
   return (authorization: string | undefined): "ok" | "missing" | "mismatch" => {
     const given = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization ?? "")?.[1]
     // Whether the header is well formed says nothing about the token.

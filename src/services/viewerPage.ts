@@ -16,8 +16,8 @@ const unreadable = (file: string, why: string) =>
   new StoreError({ path: file, message: `cannot read the viewer page ${file} (${why}): run npm run build` })
 
 /**
- * The viewer page as built, read afresh each time (a rebuilt page is served at once): opened once, checked as
- * opened, read with a cap. `runs open`, `serve --http`'s /runs and the MCP App's `ui://` resource all serve it.
+ * The viewer page as built: opened once, checked as opened, read with a cap. `runs open` and `serve --http`'s /runs
+ * read it when they start; the MCP App's `ui://` resource at each request (a rebuilt page is served at once).
  */
 export const readViewerPage = Effect.gen(function*() {
   const fs = yield* FileSystem.FileSystem

@@ -1,6 +1,6 @@
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Clock, Deferred, Effect, Redacted } from "effect"
-import * as crypto from "node:crypto"
+import { sha256Base64 } from "../../domain/hash.js"
 import { RUN_ID_PATTERN } from "../../services/runReader.js"
 import { RunStore } from "../../services/runStore.js"
 import type { LiveRuns } from "../liveRuns.js"
@@ -35,10 +35,8 @@ const COMMON_HEADERS = { "cache-control": "no-store", "x-content-type-options": 
 
 const refuse = (status: number, message: string) => HttpServerResponse.text(`${message}\n`, { status, headers: COMMON_HEADERS })
 
-const sha256Base64 = (text: string) => crypto.createHash("sha256").update(text, "utf8").digest("base64")
-
 /** The page's own script may run, nothing else: its hash in the content security policy. */
-export const pagePolicy = (page: string): string => {
+const pagePolicy = (page: string): string => {
   const script = /<script>([\s\S]*)<\/script>/.exec(page)?.[1] ?? ""
   return [
     "default-src 'none'",

@@ -51,7 +51,7 @@ const TurnFailed = Schema.Struct({
 const decodeEvent = lineDecoder(Schema.Union(AgentMessage, TurnCompleted, TurnFailed))
 
 /** Our `-c` overrides: after the user's `codexConfig`, so that theirs cannot turn a tool back on. */
-export const codexOverrides = (userConfig: ReadonlyArray<string>): ReadonlyArray<string> => [
+const codexOverrides = (userConfig: ReadonlyArray<string>): ReadonlyArray<string> => [
   ...userConfig.flatMap((entry) => ["-c", entry]),
   "-c",
   "approval_policy=\"never\"",
