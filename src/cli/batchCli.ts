@@ -5,7 +5,7 @@ import { argument, defineCommand, integerFlagOr, switchFlag, textFlag } from "./
 // builds the command tree from the declarations, and loads a handler only when its command runs (runCli.ts).
 
 /** In `batch`, `--concurrency` is process-wide: the bound on HTTP calls in flight across all runs. */
-export const BATCH_DEFAULT_CONCURRENCY = 16
+const BATCH_DEFAULT_CONCURRENCY = 16
 export const BATCH_DEFAULT_RUNS = 4
 
 /**
