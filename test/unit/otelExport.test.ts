@@ -142,13 +142,8 @@ describe("OpenTelemetry export", () => {
     }
   })
 
-  it("without an endpoint nothing is exported, and a collector that is down costs one warning, never the run", async () => {
-    otel.receiver.spans.length = 0
-    otel.receiver.requests.length = 0
-    const off = await runCliInProcess(RANK, { env: envFor(freshDir("off")) })
-    expect(off.code, off.stderr).toBe(0)
-    expect(otel.receiver.requests).toHaveLength(0)
-
+  // Without an endpoint nothing is exported: test/unit/tracing.test.ts (a run here could not reach this receiver anyway).
+  it("a collector that is down costs one warning, never the run", async () => {
     const down = await startOtlpReceiver()
     await down.close()
     const r = await runCliInProcess(RANK, { env: envFor(freshDir("down"), { OTEL_EXPORTER_OTLP_ENDPOINT: down.url }) })

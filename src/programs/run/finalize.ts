@@ -4,6 +4,7 @@ import { answeredOf, formatSeconds } from "../../domain/format.js"
 import { sha256Hex } from "../../domain/hash.js"
 import type { CandidateRecord, Manifest, SynthesisRecord } from "../../domain/manifest.js"
 import { RunStore } from "../../services/runStore.js"
+import { strategyCalls } from "../strategies/registry.js"
 import { failureReason, statusOf, sumUsage } from "./outcome.js"
 import type { StartedRun } from "./started.js"
 import { listedUnwritten } from "./writes.js"
@@ -32,7 +33,7 @@ const manifestOf = Effect.fnUntraced(function*(started: StartedRun, ending: Endi
   const synthesis: SynthesisRecord | undefined = s.synthesis ??
     (s.synthesizing !== undefined ? { model: s.synthesizing, status: cut ? "cancelled" : "error", attempts: 0 } : undefined)
   const unwritten = yield* writes.unwritten
-  const stepCalls = plan.strategyCalls(s.strategy)
+  const stepCalls = strategyCalls(s.strategy)
   // A file that could not be written is lost from the run: the run is no better than partial.
   const status = ((st) => (st === "ok" && unwritten.length > 0 ? "partial" : st))(statusOf(s, interrupted, stepCalls))
   const error = stopped ?? failureReason(s, status)

@@ -9,7 +9,7 @@ import { isOpenRouterUrl } from "../../settings/paths.js"
 import type { SettingsValue } from "../../settings/values.js"
 import { planAttachments, saveAttachments } from "../attachments/plan.js"
 import { checkRunRequest } from "../checkRunRequest.js"
-import { strategyCalls, strategyNamed, unknownStrategy } from "../strategies/registry.js"
+import { strategyNamed, unknownStrategy } from "../strategies/registry.js"
 import { synthesize } from "../strategies/synthesize.js"
 import { threadChars } from "../thread/turns.js"
 import type { FanOutPolicy } from "./fanOut.js"
@@ -72,8 +72,7 @@ const planRun = (request: RunRequest, settings: SettingsValue, startedMs: number
     deadlineAt,
     settings: runSettings,
     strategy: strategy.name,
-    steps: planned.steps,
-    strategyCalls
+    steps: planned.steps
   }
   return { plan, planned }
 }

@@ -1,5 +1,5 @@
 import type { Effect, Ref } from "effect"
-import type { CandidateRecord, RunSettings, StrategyRecord } from "../../domain/manifest.js"
+import type { RunSettings } from "../../domain/manifest.js"
 import type { RunHandle } from "../../services/runStore.js"
 import type { AttachmentPlan } from "../attachments/plan.js"
 import type { FanOutPolicy } from "./fanOut.js"
@@ -38,8 +38,6 @@ export interface RunPlan {
   /** The strategy's name (src/programs/strategies/registry.ts). */
   readonly strategy: string
   readonly steps: StepPlan
-  /** The calls its step made, by its record (the registry's `strategyCalls`): paid for and counted like the candidates'. */
-  readonly strategyCalls: (record: StrategyRecord | undefined) => ReadonlyArray<CandidateRecord>
 }
 
 /** A run under way: what every later step reads and records into. */
