@@ -100,9 +100,9 @@ const timeLeft = (merge: Merge) =>
 
 const failedSoFar = (merge: Merge) => (merge.failed.length > 0 ? { failedSynthesizers: [...merge.failed] } : {})
 
-/** A synthesizer that failed (or got no time): its record kept as the last, and it joins the failed list. */
+/** A synthesizer that failed (or got no time): its record kept as the last (the failed list is added once all have failed), and it joins that list. */
 const recordFailure = (merge: Merge, record: SynthesisRecord, failure: FailedSynthesizer) => {
-  merge.last = { ...record, ...failedSoFar(merge) }
+  merge.last = record
   merge.failed.push(failure)
 }
 
