@@ -10,7 +10,7 @@ import { Settings } from "../services/settings.js"
 import { duplicateModelMessage, firstDuplicate, isKeyInModelId, keyAsModelMessage } from "../settings/checks.js"
 import type { SettingsValue } from "../settings/values.js"
 import { REPORT_INSTRUCTIONS, SYNTHESIZER_INSTRUCTIONS } from "./buildSynthesisPrompt.js"
-import { nearestIds, resolvedAtCall } from "./listConfiguredModels.js"
+import { nearestIds, outsideCatalogue } from "./listConfiguredModels.js"
 import { registry } from "./strategies/registry.js"
 
 /** How old the kept model list may be for a refusal to rest on it. */
@@ -113,7 +113,7 @@ const verdict = (
     const withFallbacks = named.flatMap((m) => [m, ...(settings.modelOptions[m]?.fallbacks ?? [])])
     // A `~…-latest` slug the list leaves out is still OpenRouter's to resolve at the call: not refused; CLI agents
     // are checked against the CLIs found on PATH instead (agentsProblem).
-    const unknown = [...new Set(withFallbacks)].filter((m) => !catalogue.has(m) && !resolvedAtCall(m, settings.baseUrl) && !isCliAgent(m))
+    const unknown = [...new Set(withFallbacks)].filter((m) => !catalogue.has(m) && !outsideCatalogue(m, settings.baseUrl))
     const withSuggestion = (id: string) => {
       const near = nearestIds(id, [...catalogue.keys()])
       return near.length > 0 ? `${id} (did you mean ${near.join(", ")}?)` : id
@@ -178,7 +178,7 @@ const requestProblem = (request: CheckedRequest, settings: SettingsValue): strin
 }
 
 /** `--check-models` for CLI agents' ids: each one's CLI on PATH and not known to be logged out, else why not. */
-const agentsProblem = (ids: ReadonlyArray<string>, codexConfig: ReadonlyArray<string>): Effect.Effect<string | undefined> => {
+export const agentsProblem = (ids: ReadonlyArray<string>, codexConfig: ReadonlyArray<string>): Effect.Effect<string | undefined> => {
   const named = [...new Set(ids)].filter(isCliAgent)
   if (named.length === 0) return Effect.succeed(undefined)
   return Effect.map(discoverCliAgents(codexConfig), (agents) => {

@@ -1,5 +1,5 @@
 import { Effect, Either, Option } from "effect"
-import { cliAgentOf } from "../domain/cliAgent.js"
+import { cliAgentOf, isCliAgent } from "../domain/cliAgent.js"
 import { isLatestSlug } from "../domain/model.js"
 import { editDistance, stripControl } from "../domain/text.js"
 import { ModelClient } from "../services/modelClient.js"
@@ -46,6 +46,12 @@ const agentEntry = (role: ConfiguredModel["role"], id: string, agents: ReadonlyA
  * it out. Another server has no such slugs: there it is an id like any other.
  */
 export const resolvedAtCall = (id: string, baseUrl: string): boolean => isLatestSlug(id) && isOpenRouterUrl(baseUrl)
+
+/**
+ * An id `--check-models` does not look for in the provider's catalogue: a latest slug OpenRouter resolves at the
+ * call, or a CLI agent's, which is checked against the CLIs on PATH instead (`agentsProblem` in checkRunRequest.ts).
+ */
+export const outsideCatalogue = (id: string, baseUrl: string): boolean => resolvedAtCall(id, baseUrl) || isCliAgent(id)
 
 /** How many of a server's ids `models` names when none of the configured ones is among them. */
 const OFFERED_SHOWN = 20

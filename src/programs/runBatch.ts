@@ -12,7 +12,8 @@ import { type BadLine, type BatchItem, duplicateIdsMessage, parseBatchInput } fr
 import { answeredIn, type BatchResult, openResultsFile, reportedBadLines } from "./batchResults.js"
 import { type FoundRun, previousRunsFor } from "./batchResume.js"
 import { withCallSettings } from "./callSettings.js"
-import { resolvedAtCall } from "./listConfiguredModels.js"
+import { agentsProblem } from "./checkRunRequest.js"
+import { outsideCatalogue } from "./listConfiguredModels.js"
 import { resynthesize } from "./resynthesize.js"
 import type { RunEvent } from "./run/request.js"
 import { runPipeline } from "./runPipeline.js"
@@ -267,11 +268,13 @@ const checkModelsOnce = Effect.fn("runBatch.checkModels")(function*(items: Reado
     for (const model of item.models ?? []) wanted.add(model)
     if (item.synthesizer !== undefined) wanted.add(item.synthesizer)
   }
+  const agentRefusal = yield* agentsProblem([...wanted], settings.codexConfig)
+  if (agentRefusal !== undefined) return yield* new RunRefused({ message: agentRefusal })
   const known = yield* client.listModels().pipe(
     Effect.mapError((e) => new RunRefused({ message: `cannot check the models (--check-models): ${e.message}` }))
   )
   const ids = new Set(known.map((m) => m.id))
-  const unknown = [...wanted].filter((m) => !ids.has(m) && !resolvedAtCall(m, settings.baseUrl))
+  const unknown = [...wanted].filter((m) => !ids.has(m) && !outsideCatalogue(m, settings.baseUrl))
   if (unknown.length > 0) {
     return yield* new RunRefused({
       message: `unknown model${unknown.length === 1 ? "" : "s"} at ${settings.baseUrl}: ${unknown.join(", ")} (see parallel-llm models)`
