@@ -82,7 +82,9 @@ const ask = async (models: ReadonlyArray<string>, wait?: number): Promise<{ inpu
 
 /** The host page in a fresh browser page, showing the app for one tool call; console errors are kept. */
 const showInHost = async (
-  setup: Omit<HostSetup, "html" | "appTools">
+  setup: Omit<HostSetup, "html" | "appTools">,
+  /** A relayed call the host answers with an error instead of passing it on (a server that fails once). */
+  fails: (name: string, args: Record<string, unknown>) => boolean = () => false
 ): Promise<{ tab: Page; app: FrameLocator; errors: Array<string> }> => {
   const tab = await browser.newPage({ viewport: { width: 1100, height: 900 } })
   const errors: Array<string> = []
@@ -90,6 +92,7 @@ const showInHost = async (
   tab.on("pageerror", (error) => void errors.push(error.message))
   await tab.exposeFunction("relayToolCall", async (name: string, args: Record<string, unknown>) => {
     relayed.push({ name, arguments: args })
+    if (fails(name, args)) return { isError: true, content: [{ type: "text", text: "the server failed once" }] }
     return await server.client.callTool({ name, arguments: args })
   })
   await tab.setContent(hostPage({ ...setup, html: page, appTools }))
@@ -182,6 +185,25 @@ describe.skipIf(!hasChromium)("the run viewer in a minimal MCP Apps host", () =>
     await shownAfter(runId, resynthesized)
     expect(errors).toEqual([])
     await shot(tab, "actions")
+    await tab.close()
+  })
+
+  it("goes on to the run an action started when its first look at that run fails", async () => {
+    const call = await ask(["app/plain"])
+    const runId = runIdOf(call.result)
+    let failed = false
+    const failsOnce = (name: string, args: Record<string, unknown>) => {
+      if (failed || name !== "get_run_view" || args["runId"] === runId) return false
+      failed = true
+      return true
+    }
+    const { app, errors, tab } = await showInHost(call, failsOnce)
+    await app.locator("#final-answer").waitFor()
+    await app.locator("#action-resynthesize").click()
+    const frame = tab.frames()[1]!
+    await expect.poll(async () => /^ok · run (\S+)$/.exec(await frame.title())?.[1] ?? runId, { timeout: 30_000 }).not.toBe(runId)
+    expect(failed).toBe(true)
+    expect(errors).toEqual([])
     await tab.close()
   })
 

@@ -158,6 +158,13 @@ const availabilityOf = (data: ViewerData, relays: boolean): Readonly<Record<Acti
   }
 }
 
+/**
+ * When to load again: the tool result first, then at once the run's files; then every 2 s while the run goes on, or
+ * while the page still shows another run than the one it follows (its first look at the run an action started failed).
+ */
+const nextLoadOf = (data: ViewerData, fromToolResult: boolean, following: string | undefined): number | undefined =>
+  fromToolResult ? 0 : data.view.status === "running" || data.view.runId !== following ? POLL_INTERVAL_MS : undefined
+
 /** A server tool called through the host, once the host has answered `ui/initialize`; an `isError` result throws. */
 const toolCaller = (rpc: ReturnType<typeof connect>, ready: Promise<unknown>) => async (name: string, args: Json): Promise<Json> => {
   await ready
@@ -213,8 +220,7 @@ export const appHost = (): ViewerHost => {
         })
       )
     },
-    // The tool result first, then at once the run's files; then every 2 s while the run goes on.
-    nextLoadIn: (data) => !relays ? undefined : fromToolResult ? 0 : data.view.status === "running" ? POLL_INTERVAL_MS : undefined,
+    nextLoadIn: (data) => (relays ? nextLoadOf(data, fromToolResult, runId) : undefined),
     availability: (data) => availabilityOf(data, relays),
     act: async (action, input) => {
       if (runId === undefined) throw new Error("No run yet.")
