@@ -178,5 +178,12 @@ export const readManifest = (runDir: string): ManifestOnDisk | undefined => {
   return fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, "utf8")) as ManifestOnDisk) : undefined
 }
 
+/** The manifest of the one run under `runsDir` that has one, as written (every field the file holds). */
+export const onlyManifestIn = (runsDir: string) => {
+  const [id] = fs.readdirSync(runsDir).filter((f) => fs.existsSync(path.join(runsDir, f, "run.json")))
+  if (id === undefined) throw new Error(`no run with a run.json in ${runsDir}`)
+  return JSON.parse(fs.readFileSync(path.join(runsDir, id, "run.json"), "utf8"))
+}
+
 /** The run id a progress message or log line mentions (`run 20250101-120000-000-abcdef12…`). */
 export const runIdIn = (text: string): string | undefined => /\b(\d{8}-\d{6}-\d{3}-[0-9a-f]{8})\b/.exec(text)?.[1]

@@ -5,6 +5,7 @@ import type { EvalResult } from "../../src/programs/eval/evalResults.js"
 import { markdownReport, strategyRows } from "../../src/programs/eval/report.js"
 import type { RecordedRequest } from "../support/fakeOpenRouter.js"
 import { runCliInProcess } from "../support/inProcessCli.js"
+import { onlyManifestIn } from "../support/mcpHarness.js"
 import { makeTempDirs } from "../support/tempDirs.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
 
@@ -16,11 +17,6 @@ const provider = withFakeProvider()
 const tempDir = makeTempDirs("pllm-billed-")
 
 beforeEach(() => provider.fake.reset())
-
-const manifestOf = (runsDir: string) => {
-  const [id] = fs.readdirSync(runsDir).filter((f) => fs.existsSync(path.join(runsDir, f, "run.json")))
-  return JSON.parse(fs.readFileSync(path.join(runsDir, id!, "run.json"), "utf8"))
-}
 
 /** The characters of the text a request sent (what the estimate of its prompt is made from). */
 const promptChars = (request: RecordedRequest) =>
@@ -39,7 +35,7 @@ describe("a billed reply without an answer", () => {
       env: provider.cliEnv(dir)
     })
     expect(r.code, r.stderr).toBe(0)
-    const manifest = manifestOf(path.join(dir, "runs"))
+    const manifest = onlyManifestIn(path.join(dir, "runs"))
     expect(manifest.candidates.map((c: { status: string; usage?: unknown }) => [c.status, c.usage])).toEqual([
       ["error", { promptTokens: 100, completionTokens: 7, cost: 0.002 }],
       ["error", { promptTokens: 10, completionTokens: 20, cost: 0.0001 }],
@@ -61,7 +57,7 @@ describe("a billed reply without an answer", () => {
       env: provider.cliEnv(dir)
     })
     expect(r.code, r.stderr).toBe(0)
-    const manifest = manifestOf(path.join(dir, "runs"))
+    const manifest = onlyManifestIn(path.join(dir, "runs"))
     const sent = provider.fake.chatRequests().find((q) => q.model === "bl/cut")!
     const estimate = {
       promptTokens: Math.ceil(promptChars(sent) / 4),
@@ -91,7 +87,7 @@ describe("a billed reply without an answer", () => {
       env: provider.cliEnv(dir)
     })
     expect(r.code, r.stderr).toBe(0)
-    const manifest = manifestOf(path.join(dir, "runs"))
+    const manifest = onlyManifestIn(path.join(dir, "runs"))
     expect(manifest.candidates[0]).not.toHaveProperty("usage")
     expect(manifest.usage).toEqual({ promptTokens: 20, completionTokens: 40, cost: 0.0002 })
   })

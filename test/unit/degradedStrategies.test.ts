@@ -3,6 +3,7 @@ import * as path from "node:path"
 import { beforeEach, describe, expect, it } from "vitest"
 import { runCliInProcess } from "../support/inProcessCli.js"
 import { connectMcpInProcess } from "../support/inProcessMcp.js"
+import { onlyManifestIn } from "../support/mcpHarness.js"
 import { makeTempDirs } from "../support/tempDirs.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
 
@@ -22,11 +23,6 @@ beforeEach(() => {
   })
 })
 
-const manifestOf = (runsDir: string) => {
-  const [id] = fs.readdirSync(runsDir).filter((f) => fs.existsSync(path.join(runsDir, f, "run.json")))
-  return JSON.parse(fs.readFileSync(path.join(runsDir, id!, "run.json"), "utf8"))
-}
-
 describe("a run whose strategy fell back", () => {
   it("rank with no ranking counted: the manifest's strategy record and the summary say it is degraded", async () => {
     const dir = tempDir()
@@ -35,7 +31,7 @@ describe("a run whose strategy fell back", () => {
     })
     expect(r.code, r.stderr).toBe(0)
     expect(r.stderr).toMatch(/ · rank: 0\/2 rankings counted \(degraded: 0\/2 rankings counted: the answers were synthesized unranked\) · /)
-    expect(manifestOf(path.join(dir, "runs")).strategy).toMatchObject({
+    expect(onlyManifestIn(path.join(dir, "runs")).strategy).toMatchObject({
       name: "rank",
       degraded: "0/2 rankings counted: the answers were synthesized unranked"
     })
@@ -59,7 +55,7 @@ describe("a run whose strategy fell back", () => {
     } finally {
       await mcp.close()
     }
-    expect(manifestOf(path.join(dir, "runs")).strategy).toMatchObject({
+    expect(onlyManifestIn(path.join(dir, "runs")).strategy).toMatchObject({
       name: "refine",
       degraded: "round 2: no model answered; round 1 was synthesized"
     })

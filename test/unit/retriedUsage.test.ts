@@ -1,8 +1,8 @@
-import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import { addBilled } from "../../src/programs/answerFold.js"
 import { runCliInProcess } from "../support/inProcessCli.js"
+import { onlyManifestIn } from "../support/mcpHarness.js"
 import { makeTempDirs } from "../support/tempDirs.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
 
@@ -11,11 +11,6 @@ import { withFakeProvider } from "../support/withFakeProvider.js"
 
 const provider = withFakeProvider()
 const tempDir = makeTempDirs("pllm-retried-")
-
-const manifestOf = (runsDir: string) => {
-  const [id] = fs.readdirSync(runsDir).filter((f) => fs.existsSync(path.join(runsDir, f, "run.json")))
-  return JSON.parse(fs.readFileSync(path.join(runsDir, id!, "run.json"), "utf8"))
-}
 
 describe("the usage of a call retried, then answered", () => {
   it("adds up the tokens, reasoning and cached tokens, the cost and the upstream costs of both attempts", async () => {
@@ -51,7 +46,7 @@ describe("the usage of a call retried, then answered", () => {
     const env = { ...provider.cliEnv(dir), PARALLEL_LLM_RETRIES: "1", PARALLEL_LLM_RETRY_BASE_DELAY: "0" }
     const r = await runCliInProcess(["ask", "What is 2+2?", "-m", "rt/flaky", "-s", "rt/synth"], { env })
     expect(r.code, r.stderr).toBe(0)
-    const [candidate] = manifestOf(path.join(dir, "runs")).candidates
+    const [candidate] = onlyManifestIn(path.join(dir, "runs")).candidates
     expect(candidate).toMatchObject({ status: "ok", attempts: 2 })
     expect(candidate.usage).toEqual({
       promptTokens: 200,
