@@ -132,4 +132,3 @@ export const readTextSafely = (file: string, options: SafeReadOptions): Effect.E
 export const USER_FILE_READ: SafeReadOptions = { maxBytes: 256 * 1024 * 1024, followLinks: true, timeout: "60 seconds" }
 
 /** A file of a run directory read back whole (an answer, `final.md`): not through a link, at most 64 MiB. */
-export const RUN_FILE_READ: SafeReadOptions = { maxBytes: 64 * 1024 * 1024, timeout: "30 seconds" }

@@ -1,27 +1,22 @@
-import { Effect, Option, Schema } from "effect"
-import * as path from "node:path"
-import { Manifest } from "../../domain/manifest.js"
-import { readTextSafely, RUN_FILE_READ } from "../../domain/safeFile.js"
+import { Effect, Option } from "effect"
 import { registry, type StrategyName } from "../strategies/registry.js"
 import type { EvalItem, FrozenAnswer } from "./dataset.js"
 import type { EvalResult } from "./evalResults.js"
+import { readManifestAt, readRunFileAt } from "./runFiles.js"
 
 // Without frozen candidates the candidates are asked, and their answers are on disk in each run: read back,
 // they give every dataset the same baselines as frozen ones (best single, vote, oracle), computed by the one
 // implementation in baselines.ts, and the paired test its best single candidate.
 
-const decodeManifest = Schema.decodeUnknownOption(Schema.parseJson(Manifest))
-
 /** One run's candidates and their answers, in model order ("" for a candidate that gave none: wrong, and no vote). */
 const answersIn = Effect.fnUntraced(function*(runDir: string) {
-  const text = yield* readTextSafely(path.join(runDir, "run.json"), RUN_FILE_READ).pipe(Effect.option)
-  const manifest = Option.flatMap(text, decodeManifest)
+  const manifest = yield* readManifestAt(runDir)
   if (Option.isNone(manifest)) return undefined
   const answers: Array<FrozenAnswer> = []
   for (const record of manifest.value.candidates) {
     const content = record.status !== "ok" || record.file === undefined
       ? Option.none<string>()
-      : yield* readTextSafely(path.join(runDir, record.file), RUN_FILE_READ).pipe(Effect.option)
+      : yield* readRunFileAt(runDir, record.file)
     answers.push({ model: record.model, content: Option.getOrElse(content, () => "") })
   }
   return answers

@@ -1,10 +1,10 @@
 import { Cause, Effect, Option, Schema } from "effect"
 import * as path from "node:path"
 import type { Manifest } from "../../domain/manifest.js"
-import { readTextSafely, RUN_FILE_READ } from "../../domain/safeFile.js"
 import { oneLine } from "../../domain/text.js"
 import type { RunResult } from "../run/request.js"
 import { strategyNamed, strategySteps } from "../strategies/registry.js"
+import { readRunFileAt } from "./runFiles.js"
 import type { Scorer, ScorerName } from "./scorers.js"
 
 // The results file of an eval: its lines, how a run becomes one, and how an earlier one is read back.
@@ -109,7 +109,7 @@ export const failureText = (cause: Cause.Cause<{ readonly message: string }>): s
 export const rescore = Effect.fnUntraced(function*(before: EvalResult, scorerName: ScorerName, answer: string, scorer: Scorer) {
   if (before.scorer === scorerName && before.answer === answer) return before
   if (before.runDir === null) return undefined
-  const final = yield* readTextSafely(path.join(before.runDir, "final.md"), RUN_FILE_READ).pipe(Effect.option)
+  const final = yield* readRunFileAt(before.runDir, "final.md")
   if (Option.isNone(final)) return undefined
   const extracted = scorer.extract(final.value)
   const { extracted: _, ...rest } = before

@@ -1,8 +1,6 @@
 import { Effect, Option, Schema } from "effect"
-import * as path from "node:path"
 import type { Manifest } from "../../domain/manifest.js"
 import { SentOptions } from "../../domain/modelOptions.js"
-import { readTextSafely, RUN_FILE_READ } from "../../domain/safeFile.js"
 import type { SettingsValue } from "../../settings/values.js"
 import { previousRunsFor, type StrategyMatch } from "../batchResume.js"
 import { modelCallOptions, sentOptions } from "../run/callPlan.js"
@@ -14,6 +12,7 @@ import { sha256Hex } from "../../domain/hash.js"
 import type { FrozenAnswer } from "./dataset.js"
 import type { EvalPair } from "./evalPairs.js"
 import { fellBackToCandidate, keyOf } from "./evalResults.js"
+import { readRunFileAt } from "./runFiles.js"
 import { asksCandidates, evalPlan } from "./strategies.js"
 
 // What an earlier pass of an eval left in the runs directory without a result line (a results file that hit a
@@ -64,7 +63,7 @@ const sameAnswers = Effect.fnUntraced(function*(runDir: string, manifest: Manife
   if (manifest.candidates.length !== frozen.length) return false
   for (const [index, record] of manifest.candidates.entries()) {
     if (record.file === undefined) return false
-    const text = yield* readTextSafely(path.join(runDir, record.file), RUN_FILE_READ).pipe(Effect.option)
+    const text = yield* readRunFileAt(runDir, record.file)
     if (Option.isNone(text) || text.value !== frozen[index]?.content) return false
   }
   return true
@@ -106,7 +105,7 @@ export const evalRunsOnDisk = Effect.fnUntraced(function*(
       if (frozen !== undefined && !(yield* sameAnswers(run.runDir, run.manifest, frozen))) continue
       if (!sentAsNow(run.manifest, settings, frozen === undefined)) continue
       // The final answer is what is scored: a run whose final.md cannot be read is asked again.
-      const final = yield* readTextSafely(path.join(run.runDir, "final.md"), RUN_FILE_READ).pipe(Effect.option)
+      const final = yield* readRunFileAt(run.runDir, "final.md")
       if (Option.isNone(final)) continue
       found.set(keyOf(strategy, id), { _tag: "Answered", run: { manifest: run.manifest, final: final.value, runDir: run.runDir } })
     }
