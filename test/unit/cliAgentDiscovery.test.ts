@@ -11,6 +11,7 @@ import { Settings } from "../../src/services/settings.js"
 import { loadSettings } from "../../src/settings/load.js"
 import { isAlive, makeFakeCliDir } from "../support/fakeCliAgent.js"
 import { makeTempDirs } from "../support/tempDirs.js"
+import { pastFirstSleep } from "../support/testClock.js"
 import { makeTestSettings } from "../support/testSettings.js"
 
 // What `models`, `--check-models` and `list_models` learn of the CLI agents without a model call, and the cap on
@@ -51,7 +52,7 @@ describe("CLI agents: discovery", () => {
 })
 
 describe("CLI agents: their own concurrency cap", () => {
-  it.live("with cliAgentConcurrency 1 a second call starts only when the first has ended", () =>
+  it.effect("with cliAgentConcurrency 1 a second call starts only when the first has ended", () =>
     Effect.gen(function*() {
       const clis = makeFakeCliDir(tempDir())
       clis.plan("claude", { lines: [], hang: true })
@@ -65,7 +66,7 @@ describe("CLI agents: their own concurrency cap", () => {
       const request: ModelRequest = { model: "claude-code/sonnet", messages: [{ role: "user", content: "first" }] }
       const first = yield* Effect.fork(foldAnswer(request.model, provider.stream(request)))
       const record = path.join(clis.dir, "claude.record.json")
-      while (!fs.existsSync(record)) yield* Effect.sleep("20 millis")
+      while (!fs.existsSync(record)) yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 10)))
       const firstPid = clis.record("claude").pid
       clis.plan("codex", {
         lines: [{ type: "item.completed", item: { type: "agent_message", text: "second" } }, { type: "turn.completed" }]
@@ -76,7 +77,8 @@ describe("CLI agents: their own concurrency cap", () => {
       while (!FiberStatus.isSuspended(yield* Fiber.status(second))) yield* Effect.yieldNow()
       expect(pastThePermit).toBe(1)
       expect(fs.existsSync(path.join(clis.dir, "codex.record.json"))).toBe(false)
-      yield* Fiber.interrupt(first)
+      // The hanging CLI ignores SIGTERM: its grace before SIGKILL passes on the TestClock.
+      yield* pastFirstSleep(Fiber.interrupt(first))
       expect(isAlive(firstPid)).toBe(false)
       const answer = yield* Fiber.join(second)
       expect(answer.content).toBe("second")
