@@ -21,15 +21,18 @@ const SYNTH_ANSWER = "# Merged\n\nAll three agree: **4**."
 
 /** mcp/slow answers only once a test opens this. */
 const slow = makeGate()
+/** The synthesizer answers at once, but while the progress test holds it (open but there). */
+const synthHeld = makeGate()
+synthHeld.open()
 
 const provider = withFakeProvider({
   script: {
     "mcp/alpha": { kind: "ok", content: "alpha says 4", delayMs: 50 },
     "mcp/beta": { kind: "ok", content: "beta says 4", delayMs: 100 },
     "mcp/gamma": { kind: "ok", content: "gamma says 4", delayMs: 150 },
-    // Slow enough that the progress sent before the synthesis cannot arrive in the same read as the result
-    // (the SDK client drops a progress notification it handles after the response: see the raw test).
-    "mcp/synth": { kind: "ok", content: SYNTH_ANSWER, delayMs: 300 },
+    // Held by the progress test until its client has the progress sent as the synthesis starts: sent with the result,
+    // it could arrive in the same read (the SDK client drops a progress notification it handles after the response).
+    "mcp/synth": { kind: "ok", content: SYNTH_ANSWER, until: synthHeld.until },
     "mcp/slow": { kind: "ok", content: "slow but sure", until: slow.until },
     "mcp/hang": { kind: "hang" },
     "mcp/hang2": { kind: "hang" },
@@ -173,7 +176,13 @@ describe("MCP server (one server, several calls)", () => {
 
   it("process_prompt answers with the final text, a summary, structured content with the files, and progress", async () => {
     const progress: Array<Progress> = []
-    const result = await callTool(mcp.client, "process_prompt", { prompt: "What is 2 + 2?" }, { onprogress: (p) => progress.push(p) })
+    synthHeld.close()
+    const result = await callTool(mcp.client, "process_prompt", { prompt: "What is 2 + 2?" }, {
+      onprogress: (p) => {
+        progress.push(p)
+        if ((p.message ?? "").includes("synthesizing")) synthHeld.open()
+      }
+    })
 
     expect(result.isError).toBeFalsy()
     expect(result.content[0]).toEqual({ type: "text", text: SYNTH_ANSWER })
