@@ -1,5 +1,6 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { type CallToolResult, LoggingMessageNotificationSchema, type Progress } from "@modelcontextprotocol/sdk/types.js"
+import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -290,12 +291,18 @@ describe("MCP server (one server, several calls)", () => {
   })
 
   it("process_prompt takes a deadline: a straggler is cut and the answer still comes", async () => {
-    const result = await callTool(mcp.client, "process_prompt", {
+    // A server of its own on the TestClock: the deadline passes when the test moves the clock, once alpha has answered.
+    const timed = await connectMcpInProcess(envFor(freshDir()), undefined, { testClock: true })
+    const progress: Array<Progress> = []
+    const call = callTool(timed.client, "process_prompt", {
       prompt: "deadline",
       models: ["mcp/alpha", "mcp/hang"],
-      // Cut at 60 % of it (0.9 s): time enough for alpha's 50 ms answer even on a loaded machine.
       deadline: 1.5
-    })
+    }, { onprogress: (p) => progress.push(p) })
+    await waitFor("alpha's answer", () => progress.some((p) => (p.message ?? "").includes("1/2 answered (mcp/alpha in")))
+    // Past the cut at 60 % of the deadline (0.9 s), short of the deadline, which the synthesis then has left.
+    await Effect.runPromise(timed.clock!.adjust("1 second"))
+    const result = await call.finally(() => timed.close())
     expect(result.isError).toBeFalsy()
     const run = structuredOf(result)
     expect(run.status).toBe("partial")
