@@ -1,6 +1,6 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { type CallToolResult, LoggingMessageNotificationSchema, type Progress } from "@modelcontextprotocol/sdk/types.js"
-import { Effect } from "effect"
+import { Chunk, Effect } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -417,23 +417,42 @@ describe("MCP server (one server, several calls)", () => {
 describe("MCP server: a run without an answer", () => {
   it("is an isError result naming every model's failure and where the files are", async () => {
     const outputDir = freshDir()
-    // The time budget ends the hanging call; it must leave the 429 model its two quick attempts (50 ms apart) even
-    // on a loaded machine.
+    // On the TestClock: the 429 model's backoff (50 ms) passes first, then, once the three others have failed, the
+    // 1 s budget that ends the hanging call.
     const mcp = await connectMcpInProcess(
       envFor(outputDir, { PARALLEL_LLM_TIMEOUT: "1", PARALLEL_LLM_RETRIES: "1", PARALLEL_LLM_RETRY_BASE_DELAY: "0.05" }, [
         "fail/limited",
         "fail/denied",
         "fail/hang",
         "fail/echo"
-      ])
+      ]),
+      undefined,
+      { testClock: true }
     )
+    const clock = mcp.clock!
+    /** How far ahead of the server's clock each pending sleep wakes. */
+    const pendingAhead = () =>
+      Effect.runPromise(Effect.gen(function*() {
+        const now = yield* clock.currentTimeMillis
+        return Chunk.toReadonlyArray(yield* clock.sleeps).map((at) => at - now)
+      }))
     const logs: Array<unknown> = []
     mcp.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
       logs.push(n.params)
     })
     try {
       const progress: Array<Progress> = []
-      const result = await callTool(mcp.client, "process_prompt", { prompt: "Nobody will answer" }, { onprogress: (p) => progress.push(p) })
+      const call = callTool(mcp.client, "process_prompt", { prompt: "Nobody will answer" }, { onprogress: (p) => progress.push(p) })
+      // The budgets are all 1 s ahead while the clock stands still: a shorter sleep is the backoff after the 429.
+      let backoff: number | undefined
+      while (backoff === undefined) {
+        backoff = (await pendingAhead()).find((ahead) => ahead < 1_000)
+        if (backoff === undefined) await new Promise((resolve) => setTimeout(resolve, 5))
+      }
+      await Effect.runPromise(clock.adjust(backoff))
+      await waitFor("three candidates failed", () => progress.some((p) => p.progress >= 3))
+      await Effect.runPromise(clock.adjust("1 second"))
+      const result = await call
       expect(result.isError).toBe(true)
       const text = textOf(result)
       expect(text).toMatch(/^No answer from run \d{8}-\d{6}-\d{3}-[0-9a-f]{8}: no candidate answered \(failed after/)
