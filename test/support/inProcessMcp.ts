@@ -99,7 +99,7 @@ export const connectMcpInProcess = async (
     Effect.gen(function*() {
       // Built first, in this fiber: the connection's runtime (its every fiber) then runs on this clock.
       const clock = options.testClock === true
-        ? Option.some(Context.get(yield* Layer.buildWithScope(TestContext.TestContext, scope), TestClock.TestClock))
+        ? Option.some(yield* Layer.buildWithScope(TestContext.TestContext, scope).pipe(Effect.zipRight(TestClock.testClock())))
         : Option.none()
       const context = yield* Layer.buildWithScope(services, scope)
       const client = yield* connectInProcessWith(capabilities).pipe(Effect.provide(context), Scope.extend(scope))
