@@ -3,7 +3,7 @@ import * as NodePath from "@effect/platform-node/NodePath"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
 import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js"
-import { Context, Effect, Exit, Layer, Option, Scope, TestClock, TestContext } from "effect"
+import { Chunk, Context, Effect, Exit, Layer, Option, Scope, TestClock, TestContext } from "effect"
 import { layerStartupWarnings } from "../../src/appLayer.js"
 import { openConnection } from "../../src/mcp/connection.js"
 import { makeLiveRuns } from "../../src/mcp/liveRuns.js"
@@ -111,5 +111,29 @@ export const connectMcpInProcess = async (
     stderr: () => lines.join(""),
     close: () => Effect.runPromise(Scope.close(scope, Exit.void)),
     ...(Option.isSome(clock) ? { clock: clock.value } : {})
+  }
+}
+
+/** The TestClock of a connection made with `{ testClock: true }`. */
+export const testClockOf = (connection: InProcessConnection): TestClock.TestClock => {
+  if (connection.clock === undefined) throw new Error("this connection runs on the real clock: connect with { testClock: true }")
+  return connection.clock
+}
+
+/**
+ * Waits, in real time, until a sleep less than `belowMs` ahead of the connection's clock is pending, and returns how far
+ * ahead it is: a wait the server has just started (a backoff), among longer ones (the calls' budgets).
+ */
+export const pendingSleepBelow = async (clock: TestClock.TestClock, belowMs: number, timeoutMs = 20_000): Promise<number> => {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const ahead = await Effect.runPromise(Effect.gen(function*() {
+      const now = yield* clock.currentTimeMillis
+      return Chunk.toReadonlyArray(yield* clock.sleeps).map((at) => at - now)
+    }))
+    const found = ahead.find((ms) => ms < belowMs)
+    if (found !== undefined) return found
+    if (Date.now() > deadline) throw new Error(`no sleep under ${belowMs} ms became pending (${ahead.join(", ")} ms ahead)`)
+    await new Promise((resolve) => setTimeout(resolve, 5))
   }
 }

@@ -1,12 +1,12 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { type CallToolResult, LoggingMessageNotificationSchema, type Progress } from "@modelcontextprotocol/sdk/types.js"
-import { Chunk, Effect } from "effect"
+import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeGate } from "../support/fakeOpenRouter.js"
-import { connectMcpInProcess, type InProcessConnection } from "../support/inProcessMcp.js"
+import { connectMcpInProcess, type InProcessConnection, pendingSleepBelow, testClockOf } from "../support/inProcessMcp.js"
 import { readManifest, runIdIn, serverEnv, waitFor } from "../support/mcpHarness.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
 
@@ -301,7 +301,7 @@ describe("MCP server (one server, several calls)", () => {
     }, { onprogress: (p) => progress.push(p) })
     await waitFor("alpha's answer", () => progress.some((p) => (p.message ?? "").includes("1/2 answered (mcp/alpha in")))
     // Past the cut at 60 % of the deadline (0.9 s), short of the deadline, which the synthesis then has left.
-    await Effect.runPromise(timed.clock!.adjust("1 second"))
+    await Effect.runPromise(testClockOf(timed).adjust("1 second"))
     const result = await call.finally(() => timed.close())
     expect(result.isError).toBeFalsy()
     const run = structuredOf(result)
@@ -429,13 +429,7 @@ describe("MCP server: a run without an answer", () => {
       undefined,
       { testClock: true }
     )
-    const clock = mcp.clock!
-    /** How far ahead of the server's clock each pending sleep wakes. */
-    const pendingAhead = () =>
-      Effect.runPromise(Effect.gen(function*() {
-        const now = yield* clock.currentTimeMillis
-        return Chunk.toReadonlyArray(yield* clock.sleeps).map((at) => at - now)
-      }))
+    const clock = testClockOf(mcp)
     const logs: Array<unknown> = []
     mcp.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
       logs.push(n.params)
@@ -444,12 +438,7 @@ describe("MCP server: a run without an answer", () => {
       const progress: Array<Progress> = []
       const call = callTool(mcp.client, "process_prompt", { prompt: "Nobody will answer" }, { onprogress: (p) => progress.push(p) })
       // The budgets are all 1 s ahead while the clock stands still: a shorter sleep is the backoff after the 429.
-      let backoff: number | undefined
-      while (backoff === undefined) {
-        backoff = (await pendingAhead()).find((ahead) => ahead < 1_000)
-        if (backoff === undefined) await new Promise((resolve) => setTimeout(resolve, 5))
-      }
-      await Effect.runPromise(clock.adjust(backoff))
+      await Effect.runPromise(clock.adjust(await pendingSleepBelow(clock, 1_000)))
       await waitFor("three candidates failed", () => progress.some((p) => p.progress >= 3))
       await Effect.runPromise(clock.adjust("1 second"))
       const result = await call

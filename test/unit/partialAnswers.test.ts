@@ -14,6 +14,7 @@ import { Settings } from "../../src/services/settings.js"
 import type { SettingsValue } from "../../src/settings/values.js"
 import { makeScriptedClient, type Step } from "../support/scriptedClient.js"
 import { makeTempDirs } from "../support/tempDirs.js"
+import { advanceUntil } from "../support/testClock.js"
 import { makeTestSettings } from "../support/testSettings.js"
 
 const tempDir = makeTempDirs("pllm-partial-")
@@ -151,7 +152,7 @@ describe("text streamed before a call is cut", () => {
         )
       // The clock moves a millisecond at a time through the retry's backoff until the second attempt has streamed,
       // then on past the 500 ms timeout.
-      while (!(yield* Deferred.isDone(streamed))) yield* TestClock.adjust(1)
+      yield* advanceUntil(Deferred.isDone(streamed))
       yield* TestClock.adjust(500)
       const result = yield* Fiber.join(fiber)
       expect(expectPartialKept(result.runDir, "timeout").candidates[1]!.attempts).toBe(2)
