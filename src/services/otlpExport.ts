@@ -1,7 +1,7 @@
 import * as OtlpSerialization from "@effect/opentelemetry/OtlpSerialization"
 import * as OtlpTracer from "@effect/opentelemetry/OtlpTracer"
 import { HttpClient, type HttpClientError } from "@effect/platform"
-import { Effect, Layer } from "effect"
+import { Duration, Effect, Layer } from "effect"
 import { exportTarget, type OtelExport } from "../settings/otelEnvironment.js"
 import { layerPooledHttpClient } from "./httpClientPool.js"
 import { formatStderrLine } from "./logging.js"
@@ -9,12 +9,6 @@ import type { OutputStream } from "./processIo.js"
 
 // Built only when an OTLP endpoint is set (services/tracing.ts): a process that exports nothing makes no
 // exporter, no connection pool of its own and no span of ours.
-
-/**
- * The longest the last export may hold up the end of a command (`ask`, `serve`, a signal): a collector that
- * does not answer costs this much, and then its spans are dropped.
- */
-const FLUSH_TIMEOUT = "3 seconds"
 
 /** Why an export failed, in words that name no header (the collector's key is in them). */
 const reasonOf = (error: HttpClientError.HttpClientError): string =>
@@ -54,7 +48,10 @@ export const layerOtlpExport = (config: OtelExport, stderr: OutputStream): Layer
     url: config.url,
     resource: { serviceName: config.serviceName, attributes: config.resourceAttributes },
     headers: config.headers,
-    shutdownTimeout: FLUSH_TIMEOUT
+    exportInterval: Duration.millis(config.scheduleDelayMs),
+    // The longest the last export may hold up the end of a command (`ask`, `serve`, a signal): a collector that
+    // does not answer costs this much, and then its spans are dropped.
+    shutdownTimeout: Duration.millis(config.exportTimeoutMs)
   }).pipe(
     Layer.provide(config.protocol === "http/json" ? OtlpSerialization.layerJson : OtlpSerialization.layerProtobuf),
     Layer.provide(reportingClient(exportTarget(config.url), stderr))

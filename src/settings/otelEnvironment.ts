@@ -13,7 +13,16 @@ export interface OtelExport {
   readonly headers: Readonly<Record<string, string>>
   readonly serviceName: string
   readonly resourceAttributes: Readonly<Record<string, string>>
+  /** How often ended spans are sent while the command runs, in milliseconds (`OTEL_BSP_SCHEDULE_DELAY`). */
+  readonly scheduleDelayMs: number
+  /** The longest the last export may hold up the end of a command, in milliseconds (`OTEL_BSP_EXPORT_TIMEOUT`). */
+  readonly exportTimeoutMs: number
 }
+
+/** Unset, a batch goes every 5 s (the exporter's own pace)… */
+const DEFAULT_SCHEDULE_DELAY_MS = 5_000
+/** …and a collector that does not answer holds up the end of a command for 3 s, then its spans are dropped. */
+const DEFAULT_EXPORT_TIMEOUT_MS = 3_000
 
 /** The OTLP protocols the exporter speaks: OTLP/HTTP only (gRPC is not spoken). */
 export const OTLP_PROTOCOLS = ["http/protobuf", "http/json"] as const
@@ -62,7 +71,13 @@ const HttpUrl = Schema.String.pipe(
   })
 )
 
+const Millis = Schema.compose(
+  Schema.Trim.pipe(Schema.filter((text) => /^[1-9][0-9]{0,8}$/.test(text) || "not a whole number of milliseconds above 0")),
+  Schema.NumberFromString
+)
+
 const decodeList = Schema.decodeUnknownEither(KeyValueList)
+const decodeMillis = Schema.decodeUnknownEither(Millis)
 const decodeProtocol = Schema.decodeUnknownEither(Protocol)
 const decodeUrl = Schema.decodeUnknownEither(HttpUrl)
 
@@ -99,6 +114,10 @@ export const otelExportOf = (env: Readonly<Record<string, string | undefined>>):
   if (Either.isLeft(headers)) return Either.left(problem("OTEL_EXPORTER_OTLP_HEADERS", headers.left))
   const attributes = decodeList(env.OTEL_RESOURCE_ATTRIBUTES ?? "")
   if (Either.isLeft(attributes)) return Either.left(problem("OTEL_RESOURCE_ATTRIBUTES", attributes.left))
+  const scheduleDelay = millisOf(env, "OTEL_BSP_SCHEDULE_DELAY", DEFAULT_SCHEDULE_DELAY_MS)
+  if (Either.isLeft(scheduleDelay)) return Either.left(problem("OTEL_BSP_SCHEDULE_DELAY", scheduleDelay.left))
+  const exportTimeout = millisOf(env, "OTEL_BSP_EXPORT_TIMEOUT", DEFAULT_EXPORT_TIMEOUT_MS)
+  if (Either.isLeft(exportTimeout)) return Either.left(problem("OTEL_BSP_EXPORT_TIMEOUT", exportTimeout.left))
   const serviceName = isSet(env.OTEL_SERVICE_NAME)
     ? env.OTEL_SERVICE_NAME.trim()
     : attributes.right["service.name"] ?? DEFAULT_SERVICE_NAME
@@ -107,8 +126,15 @@ export const otelExportOf = (env: Readonly<Record<string, string | undefined>>):
     protocol: protocol.right,
     headers: headers.right,
     serviceName,
-    resourceAttributes: attributes.right
+    resourceAttributes: attributes.right,
+    scheduleDelayMs: scheduleDelay.right,
+    exportTimeoutMs: exportTimeout.right
   })
+}
+
+const millisOf = (env: Readonly<Record<string, string | undefined>>, name: string, otherwise: number) => {
+  const text = env[name]
+  return isSet(text) ? decodeMillis(text) : Either.right(otherwise)
 }
 
 /** Where spans go, as a warning may say it: no credentials, query or fragment. */

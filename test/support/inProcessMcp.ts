@@ -3,7 +3,7 @@ import * as NodePath from "@effect/platform-node/NodePath"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
 import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js"
-import { Context, Effect, Exit, Layer, Option, Scope } from "effect"
+import { Chunk, Context, Effect, Exit, Layer, Option, Scope, TestClock, TestContext } from "effect"
 import { layerStartupWarnings } from "../../src/appLayer.js"
 import { openConnection } from "../../src/mcp/connection.js"
 import { makeLiveRuns } from "../../src/mcp/liveRuns.js"
@@ -59,6 +59,11 @@ export interface InProcessConnection {
   readonly stderr: () => string
   /** Closes the client, then the server: every run still going is interrupted and awaited, as `serve` does. */
   readonly close: () => Promise<void>
+  /**
+   * With `{ testClock: true }`: the server's clock, moved only by the test (`Effect.runPromise(clock.adjust(…))`).
+   * Its HTTP and files stay real; a deadline, a timeout or a backoff waits until the test moves the clock past it.
+   */
+  readonly clock?: TestClock.TestClock
 }
 
 /**
@@ -68,7 +73,8 @@ export interface InProcessConnection {
  */
 export const connectMcpInProcess = async (
   env: Readonly<Record<string, string>>,
-  capabilities?: ClientCapabilities
+  capabilities?: ClientCapabilities,
+  options: { readonly testClock?: boolean } = {}
 ): Promise<InProcessConnection> => {
   const lines: Array<string> = []
   const services = Layer.unwrapEffect(Effect.map(loadDegraded({ flags: {}, env }), ({ loaded, problems }) => {
@@ -89,15 +95,45 @@ export const connectMcpInProcess = async (
   })).pipe(Layer.provide(NodeFileSystem.layer))
   const scope = Effect.runSync(Scope.make())
   // The services live in the connection's scope, not only while connecting.
-  const client = await Effect.runPromise(
+  const [client, clock] = await Effect.runPromise(
     Effect.gen(function*() {
+      // Built first, in this fiber: the connection's runtime (its every fiber) then runs on this clock.
+      const clock = options.testClock === true
+        ? Option.some(yield* Layer.buildWithScope(TestContext.TestContext, scope).pipe(Effect.zipRight(TestClock.testClock())))
+        : Option.none()
       const context = yield* Layer.buildWithScope(services, scope)
-      return yield* connectInProcessWith(capabilities).pipe(Effect.provide(context), Scope.extend(scope))
+      const client = yield* connectInProcessWith(capabilities).pipe(Effect.provide(context), Scope.extend(scope))
+      return [client, clock] as const
     }).pipe(Effect.orDie)
   )
   return {
     client,
     stderr: () => lines.join(""),
-    close: () => Effect.runPromise(Scope.close(scope, Exit.void))
+    close: () => Effect.runPromise(Scope.close(scope, Exit.void)),
+    ...(Option.isSome(clock) ? { clock: clock.value } : {})
+  }
+}
+
+/** The TestClock of a connection made with `{ testClock: true }`. */
+export const testClockOf = (connection: InProcessConnection): TestClock.TestClock => {
+  if (connection.clock === undefined) throw new Error("this connection runs on the real clock: connect with { testClock: true }")
+  return connection.clock
+}
+
+/**
+ * Waits, in real time, until a sleep less than `belowMs` ahead of the connection's clock is pending, and returns how far
+ * ahead it is: a wait the server has just started (a backoff), among longer ones (the calls' budgets).
+ */
+export const pendingSleepBelow = async (clock: TestClock.TestClock, belowMs: number, timeoutMs = 20_000): Promise<number> => {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const ahead = await Effect.runPromise(Effect.gen(function*() {
+      const now = yield* clock.currentTimeMillis
+      return Chunk.toReadonlyArray(yield* clock.sleeps).map((at) => at - now)
+    }))
+    const found = ahead.find((ms) => ms < belowMs)
+    if (found !== undefined) return found
+    if (Date.now() > deadline) throw new Error(`no sleep under ${belowMs} ms became pending (${ahead.join(", ")} ms ahead)`)
+    await new Promise((resolve) => setTimeout(resolve, 5))
   }
 }

@@ -42,3 +42,18 @@ export const pendingSleeps = (
       yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5)))
     }
   })
+
+/**
+ * Runs `effect` on the TestClock and moves the clock past the first sleep it starts, once that is pending (a killed
+ * process's grace before SIGKILL): a wait that is not what the test proves, taken without waiting it out. Later sleeps
+ * are left alone: whatever comes after (SIGKILL's own bounded wait) ends by itself. The TestClock keeps the sleeps of
+ * races already decided (a grace whose process had exited) until the clock passes them: only a new one counts.
+ */
+export const pastFirstSleep = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.gen(function*() {
+    const before = Chunk.size(yield* TestClock.sleeps())
+    const fiber = yield* Effect.fork(effect)
+    const ahead = yield* pendingSleeps(before + 1)
+    yield* TestClock.adjust(Math.max(0, ...ahead))
+    return yield* Fiber.join(fiber)
+  })

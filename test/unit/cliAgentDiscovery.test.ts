@@ -1,6 +1,6 @@
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber } from "effect"
+import { Effect, Fiber, FiberStatus } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import type { ModelRequest } from "../../src/domain/modelCall.js"
@@ -11,6 +11,7 @@ import { Settings } from "../../src/services/settings.js"
 import { loadSettings } from "../../src/settings/load.js"
 import { isAlive, makeFakeCliDir } from "../support/fakeCliAgent.js"
 import { makeTempDirs } from "../support/tempDirs.js"
+import { pastFirstSleep } from "../support/testClock.js"
 import { makeTestSettings } from "../support/testSettings.js"
 
 // What `models`, `--check-models` and `list_models` learn of the CLI agents without a model call, and the cap on
@@ -51,24 +52,33 @@ describe("CLI agents: discovery", () => {
 })
 
 describe("CLI agents: their own concurrency cap", () => {
-  it.live("with cliAgentConcurrency 1 a second call starts only when the first has ended", () =>
+  it.effect("with cliAgentConcurrency 1 a second call starts only when the first has ended", () =>
     Effect.gen(function*() {
       const clis = makeFakeCliDir(tempDir())
       clis.plan("claude", { lines: [], hang: true })
-      const provider = yield* cliAgentsIn(clis.env).pipe(Effect.provide(Settings.Test(makeTestSettings({ cliAgentConcurrency: 1 }))))
+      // The provider reads the environment once a call holds its permit: a count of those reads says how many got past it.
+      let pastThePermit = 0
+      const environment = () => {
+        pastThePermit += 1
+        return clis.env()
+      }
+      const provider = yield* cliAgentsIn(environment).pipe(Effect.provide(Settings.Test(makeTestSettings({ cliAgentConcurrency: 1 }))))
       const request: ModelRequest = { model: "claude-code/sonnet", messages: [{ role: "user", content: "first" }] }
       const first = yield* Effect.fork(foldAnswer(request.model, provider.stream(request)))
       const record = path.join(clis.dir, "claude.record.json")
-      while (!fs.existsSync(record)) yield* Effect.sleep("20 millis")
+      while (!fs.existsSync(record)) yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 10)))
       const firstPid = clis.record("claude").pid
       clis.plan("codex", {
         lines: [{ type: "item.completed", item: { type: "agent_message", text: "second" } }, { type: "turn.completed" }]
       })
       const second = yield* Effect.fork(foldAnswer("codex/x", provider.stream({ ...request, model: "codex/x" })))
-      // The second waits for the permit: its CLI has not started while the first runs.
-      yield* Effect.sleep("1 second")
+      // The second waits for the permit: once its fiber is suspended it has not gone past it (a call that had would have
+      // read the environment first, synchronously) and its CLI has not started while the first runs.
+      while (!FiberStatus.isSuspended(yield* Fiber.status(second))) yield* Effect.yieldNow()
+      expect(pastThePermit).toBe(1)
       expect(fs.existsSync(path.join(clis.dir, "codex.record.json"))).toBe(false)
-      yield* Fiber.interrupt(first)
+      // The hanging CLI ignores SIGTERM: its grace before SIGKILL passes on the TestClock.
+      yield* pastFirstSleep(Fiber.interrupt(first))
       expect(isAlive(firstPid)).toBe(false)
       const answer = yield* Fiber.join(second)
       expect(answer.content).toBe("second")

@@ -8,6 +8,7 @@ import { cliAgentsIn } from "../../src/services/providers/cliAgent/provider.js"
 import { Settings } from "../../src/services/settings.js"
 import { isAlive, makeFakeCliDir } from "../support/fakeCliAgent.js"
 import { makeTempDirs } from "../support/tempDirs.js"
+import { pastFirstSleep } from "../support/testClock.js"
 import { makeTestSettings } from "../support/testSettings.js"
 
 // The CLI-agent provider against fake CLIs on PATH (test/support/fakeCliAgent.ts): what it runs, how it reads each
@@ -119,7 +120,7 @@ describe("CLI agents: what runs and what it says", () => {
 })
 
 describe("CLI agents: failures", () => {
-  it.live("not logged in fails at once, in one line saying what to run; a rate limit is transient", () =>
+  it.effect("not logged in fails at once, in one line saying what to run; a rate limit is transient", () =>
     Effect.gen(function*() {
       clis.plan("claude", { lines: [{ ...claudeResult, is_error: true, result: "Not logged in · Please run /login" }], exit: 1 })
       const login = yield* Effect.either(ask("claude-code/sonnet"))
@@ -144,7 +145,8 @@ describe("CLI agents: failures", () => {
       ])
 
       clis.plan("claude", { lines: [{ type: "system", subtype: "api_retry", error_status: 404, error: "model not found" }], hang: true })
-      const unknown = yield* Effect.either(ask("claude-code/nonesuch"))
+      // The CLI ignores SIGTERM: its grace before SIGKILL passes on the TestClock.
+      const unknown = yield* pastFirstSleep(Effect.either(ask("claude-code/nonesuch")))
       expect(Either.isLeft(unknown) ? [unknown.left._tag, isTransient(unknown.left)] : []).toEqual(["AgentUnavailable", false])
       expect(isAlive(clis.record("claude").pid)).toBe(false)
     }))
@@ -159,9 +161,9 @@ describe("CLI agents: failures", () => {
       ])
     }))
 
-  it.live("interrupting a call kills the CLI's process and keeps what it streamed", () =>
+  it.effect("interrupting a call kills the CLI's process and keeps what it streamed", () =>
     Effect.gen(function*() {
-      // The fake ignores SIGTERM: the provider must still end it (SIGKILL after its grace).
+      // The fake ignores SIGTERM: the provider must still end it (SIGKILL after its grace, passed on the TestClock).
       clis.plan("claude", { lines: [delta("half an ans")], hang: true })
       const provider = yield* cliAgentsIn(clis.env).pipe(Effect.provide(Settings.Test(makeTestSettings())))
       const streamed = streamedText()
@@ -173,7 +175,7 @@ describe("CLI agents: failures", () => {
       yield* seen.await
       const pid = clis.record("claude").pid
       expect(isAlive(pid)).toBe(true)
-      yield* Fiber.interrupt(call)
+      yield* pastFirstSleep(Fiber.interrupt(call))
       expect(isAlive(pid)).toBe(false)
       expect(streamed.pieces.join("")).toBe("half an ans")
     }))

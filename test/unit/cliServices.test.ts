@@ -1,12 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Ref } from "effect"
+import { Effect, Fiber, Layer, Ref, TestClock } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll } from "vitest"
 import { cliEffect } from "../support/inProcessCli.js"
 import { makeScriptedClient } from "../support/scriptedClient.js"
-import { runToEnd } from "../support/testClock.js"
+import { pendingSleeps, runToEnd } from "../support/testClock.js"
 import { makeTestRunStore } from "../support/testRunStore.js"
 
 // A command line through the real command tree (runCli) with its services swapped: a scripted model client and
@@ -56,12 +56,17 @@ describe("a command line with its services swapped", () => {
         "t/synth": [{ answer: "merged" }]
       })
       const store = makeTestRunStore()
-      const r = yield* runToEnd(
+      const fiber = yield* Effect.fork(
         cliEffect(["ask", "quick?", "-m", "t/slow", "-m", "t/fast", "-s", "t/synth", "--timeout", "0.05", "--retries", "0"], {
           env,
           overrides: Layer.merge(client.layer, store.layer)
         })
       )
+      // The fast answer kept and the slow call's 50 ms budget running: only then does the clock reach the budget.
+      const fastKept = () => [...store.files.keys()].some((file) => file.endsWith("t-fast.md"))
+      yield* pendingSleeps((ahead) => ahead.includes(50) && fastKept())
+      yield* TestClock.adjust(50)
+      const r = yield* Fiber.join(fiber)
       expect(r.code, r.stderr).toBe(0)
       expect(r.stdout).toBe("merged\n")
       const manifest = store.manifests.at(-1)

@@ -36,7 +36,8 @@ const runAgainstFake = (faulty: Behavior | Array<Behavior>, overrides: Partial<S
       synthesizer: "s/synth",
       outputDir: tempDir(),
       retries: 2,
-      retryBaseDelayMs: 10,
+      // The backoff is real time here (but in the tests on the TestClock): as short as it goes.
+      retryBaseDelayMs: 1,
       timeoutMs: 10_000,
       stream: true,
       ...overrides
@@ -77,7 +78,7 @@ describe("fault injection against the loopback fake (streaming)", () => {
         { kind: "ok", content: "after the wait" }
       ]))
       // Besides the calls' 10 s budgets (and the good stream's 500 ms to end after its last part), the backoff, which
-      // Retry-After stretches from 10 ms to 1 s: a backoff that ignored it would never show up here.
+      // Retry-After stretches from 1 ms to 1 s: a backoff that ignored it would never show up here.
       const isBackoff = (ms: number) => ms > 500 && ms < 10_000
       const backoff = (yield* pendingSleeps((ahead) => ahead.some(isBackoff))).filter(isBackoff)
       expect(backoff).toEqual([1_000])
@@ -199,7 +200,7 @@ describe("fault injection against the loopback fake (streaming)", () => {
       const { faultyRecord, result } = yield* runAgainstFake({
         kind: "trickle",
         content: "slowly but surely arriving",
-        chunkDelayMs: 40,
+        chunkDelayMs: 10,
         chunks: 6
       })
       expect(faultyRecord).toMatchObject({ status: "ok", attempts: 1 })

@@ -3,7 +3,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
+import { type FakeOpenRouter, makeGate, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { runCliInProcess } from "../support/inProcessCli.js"
 import { connectMcpInProcess } from "../support/inProcessMcp.js"
 import { readManifest, serverEnv } from "../support/mcpHarness.js"
@@ -13,6 +13,8 @@ import { freshDirs, repoRoot } from "../support/spawnCli.js"
 // both in-process.
 
 let fake: FakeOpenRouter
+/** Holds the slow synthesizer's answer until the test has seen its run `running`. */
+const slowSynth = makeGate()
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-followup-cli-"))
 const freshDir = freshDirs(tmp)
 const API_KEY = "sk-or-v1-FOLLOWUP-00112233445566778899aabbccddeeff"
@@ -23,7 +25,7 @@ beforeAll(async () => {
       // A provider's text that tries to drive the terminal: `runs show` must not pass it on.
       "c/synth": [{ kind: "ok", content: "Four.\u001b]0;pwned\u0007" }, { kind: "ok", content: "Twelve." }],
       "m/synth": [{ kind: "ok", content: "M-FINAL-1" }, { kind: "ok", content: "M-FINAL-2" }],
-      "m/slow-synth": { kind: "ok", content: "M-SLOW-FINAL", delayMs: 1_500 }
+      "m/slow-synth": { kind: "ok", content: "M-SLOW-FINAL", until: slowSynth.until }
     }
   })
 })
@@ -162,6 +164,7 @@ describe("continue_run over MCP", () => {
         })
       )
       expect(third.status).toBe("running")
+      slowSynth.open()
       const done = outputOf(await mcp.client.callTool({ name: "get_run", arguments: { runId: third.runId, wait: 30 } }))
       expect(done).toMatchObject({ runId: third.runId, status: "ok", final: "M-SLOW-FINAL" })
       expect(readManifest(path.join(outputDir, third.runId))).toMatchObject({ parent: secondId })

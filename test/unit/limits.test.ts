@@ -16,8 +16,7 @@ const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-limits-"))
 const freshDir = freshDirs(tmp)
 
 beforeAll(async () => {
-  // Every model answers after a pause, so that calls overlap.
-  fake = await startFakeOpenRouter({ default: { kind: "ok", content: "an answer", delayMs: 150 } })
+  fake = await startFakeOpenRouter({ default: { kind: "ok", content: "an answer" } })
 })
 afterAll(async () => {
   await fake?.close()
@@ -91,6 +90,8 @@ describe("the process-wide bound on upstream calls (maxInFlight)", () => {
     })
     try {
       fake.reset()
+      // Every model answers after a pause, so that the four runs' calls overlap: without the bound, more would be in flight.
+      fake.setDefault({ kind: "ok", content: "an answer", delayMs: 50 })
       const calls = Array.from(
         { length: 4 },
         (_, i) => mcp.client.callTool({ name: "process_prompt", arguments: { prompt: `question ${i}` } })

@@ -1,11 +1,12 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { type CallToolResult, LoggingMessageNotificationSchema, type Progress } from "@modelcontextprotocol/sdk/types.js"
+import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeGate } from "../support/fakeOpenRouter.js"
-import { connectMcpInProcess, type InProcessConnection } from "../support/inProcessMcp.js"
+import { connectMcpInProcess, type InProcessConnection, pendingSleepBelow, testClockOf } from "../support/inProcessMcp.js"
 import { readManifest, runIdIn, serverEnv, waitFor } from "../support/mcpHarness.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
 
@@ -21,15 +22,18 @@ const SYNTH_ANSWER = "# Merged\n\nAll three agree: **4**."
 
 /** mcp/slow answers only once a test opens this. */
 const slow = makeGate()
+/** The synthesizer answers at once, but while the progress test holds it (open but there). */
+const synthHeld = makeGate()
+synthHeld.open()
 
 const provider = withFakeProvider({
   script: {
     "mcp/alpha": { kind: "ok", content: "alpha says 4", delayMs: 50 },
     "mcp/beta": { kind: "ok", content: "beta says 4", delayMs: 100 },
     "mcp/gamma": { kind: "ok", content: "gamma says 4", delayMs: 150 },
-    // Slow enough that the progress sent before the synthesis cannot arrive in the same read as the result
-    // (the SDK client drops a progress notification it handles after the response: see the raw test).
-    "mcp/synth": { kind: "ok", content: SYNTH_ANSWER, delayMs: 300 },
+    // Held by the progress test until its client has the progress sent as the synthesis starts: sent with the result,
+    // it could arrive in the same read (the SDK client drops a progress notification it handles after the response).
+    "mcp/synth": { kind: "ok", content: SYNTH_ANSWER, until: synthHeld.until },
     "mcp/slow": { kind: "ok", content: "slow but sure", until: slow.until },
     "mcp/hang": { kind: "hang" },
     "mcp/hang2": { kind: "hang" },
@@ -173,7 +177,13 @@ describe("MCP server (one server, several calls)", () => {
 
   it("process_prompt answers with the final text, a summary, structured content with the files, and progress", async () => {
     const progress: Array<Progress> = []
-    const result = await callTool(mcp.client, "process_prompt", { prompt: "What is 2 + 2?" }, { onprogress: (p) => progress.push(p) })
+    synthHeld.close()
+    const result = await callTool(mcp.client, "process_prompt", { prompt: "What is 2 + 2?" }, {
+      onprogress: (p) => {
+        progress.push(p)
+        if ((p.message ?? "").includes("synthesizing")) synthHeld.open()
+      }
+    })
 
     expect(result.isError).toBeFalsy()
     expect(result.content[0]).toEqual({ type: "text", text: SYNTH_ANSWER })
@@ -281,12 +291,18 @@ describe("MCP server (one server, several calls)", () => {
   })
 
   it("process_prompt takes a deadline: a straggler is cut and the answer still comes", async () => {
-    const result = await callTool(mcp.client, "process_prompt", {
+    // A server of its own on the TestClock: the deadline passes when the test moves the clock, once alpha has answered.
+    const timed = await connectMcpInProcess(envFor(freshDir()), undefined, { testClock: true })
+    const progress: Array<Progress> = []
+    const call = callTool(timed.client, "process_prompt", {
       prompt: "deadline",
       models: ["mcp/alpha", "mcp/hang"],
-      // Cut at 60 % of it (0.9 s): time enough for alpha's 50 ms answer even on a loaded machine.
       deadline: 1.5
-    })
+    }, { onprogress: (p) => progress.push(p) })
+    await waitFor("alpha's answer", () => progress.some((p) => (p.message ?? "").includes("1/2 answered (mcp/alpha in")))
+    // Past the cut at 60 % of the deadline (0.9 s), short of the deadline, which the synthesis then has left.
+    await Effect.runPromise(testClockOf(timed).adjust("1 second"))
+    const result = await call.finally(() => timed.close())
     expect(result.isError).toBeFalsy()
     const run = structuredOf(result)
     expect(run.status).toBe("partial")
@@ -401,23 +417,31 @@ describe("MCP server (one server, several calls)", () => {
 describe("MCP server: a run without an answer", () => {
   it("is an isError result naming every model's failure and where the files are", async () => {
     const outputDir = freshDir()
-    // The time budget ends the hanging call; it must leave the 429 model its two quick attempts (50 ms apart) even
-    // on a loaded machine.
+    // On the TestClock: the 429 model's backoff (50 ms) passes first, then, once the three others have failed, the
+    // 1 s budget that ends the hanging call.
     const mcp = await connectMcpInProcess(
       envFor(outputDir, { PARALLEL_LLM_TIMEOUT: "1", PARALLEL_LLM_RETRIES: "1", PARALLEL_LLM_RETRY_BASE_DELAY: "0.05" }, [
         "fail/limited",
         "fail/denied",
         "fail/hang",
         "fail/echo"
-      ])
+      ]),
+      undefined,
+      { testClock: true }
     )
+    const clock = testClockOf(mcp)
     const logs: Array<unknown> = []
     mcp.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
       logs.push(n.params)
     })
     try {
       const progress: Array<Progress> = []
-      const result = await callTool(mcp.client, "process_prompt", { prompt: "Nobody will answer" }, { onprogress: (p) => progress.push(p) })
+      const call = callTool(mcp.client, "process_prompt", { prompt: "Nobody will answer" }, { onprogress: (p) => progress.push(p) })
+      // The budgets are all 1 s ahead while the clock stands still: a shorter sleep is the backoff after the 429.
+      await Effect.runPromise(clock.adjust(await pendingSleepBelow(clock, 1_000)))
+      await waitFor("three candidates failed", () => progress.some((p) => p.progress >= 3))
+      await Effect.runPromise(clock.adjust("1 second"))
+      const result = await call
       expect(result.isError).toBe(true)
       const text = textOf(result)
       expect(text).toMatch(/^No answer from run \d{8}-\d{6}-\d{3}-[0-9a-f]{8}: no candidate answered \(failed after/)

@@ -1,5 +1,5 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { type CallToolResult, CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js"
+import { type CallToolResult, CallToolResultSchema, type Progress } from "@modelcontextprotocol/sdk/types.js"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -67,7 +67,7 @@ const call = async (
   client: Client,
   name: string,
   args: Record<string, unknown>,
-  options: { timeout?: number; signal?: AbortSignal } = {}
+  options: { timeout?: number; signal?: AbortSignal; onprogress?: (progress: Progress) => void } = {}
 ) => strict(await client.callTool({ name, arguments: args }, undefined, { timeout: 30_000, ...options }) as CallToolResult)
 
 const outputOf = (result: CallToolResult) => result.structuredContent as unknown as RunOutput
@@ -84,9 +84,9 @@ describe("a run outlives the request that started it", () => {
   })
 
   it("a client with a 2 s request timeout gets `running` within it, then the answer from get_run; the run is complete", async () => {
-    // The slow models are held: the call can only answer because its wait ran out (a call that waited for the
-    // run would hit the client's 2 s limit and fail), while the provider has answered nothing yet.
-    const first = await call(mcp.client, "process_prompt", { prompt: "What is 2 + 2?", wait: 1 }, { timeout: 2_000 })
+    // The slow models are held: the call can only answer because its wait (a tenth of a second) ran out (a call that
+    // waited for the run would hit the client's 2 s limit and fail), while the provider has answered nothing yet.
+    const first = await call(mcp.client, "process_prompt", { prompt: "What is 2 + 2?", wait: 0.1 }, { timeout: 2_000 })
     expect(provider.log().filter((r) => r.endedAt !== undefined)).toEqual([])
     expect(first.isError).toBeFalsy()
     const running = outputOf(first)
@@ -120,8 +120,13 @@ describe("a run outlives the request that started it", () => {
     )
     expect(first.status).toBe("running")
     const controller = new AbortController()
-    const waiting = call(mcp.client, "get_run", { runId: first.runId, wait: 30 }, { signal: controller.signal })
-    await new Promise((resolve) => setTimeout(resolve, 300))
+    const progress: Array<Progress> = []
+    const waiting = call(mcp.client, "get_run", { runId: first.runId, wait: 30 }, {
+      signal: controller.signal,
+      onprogress: (p) => progress.push(p)
+    })
+    // Its first progress says the server is waiting on the run: the abort stops that wait, not a call yet to arrive.
+    await waitFor("get_run waiting on the run", () => progress.length > 0)
     controller.abort("the user looked away")
     await expect(waiting).rejects.toThrow()
     slow.open()
@@ -233,10 +238,12 @@ describe("MCP Tasks: a task is a run", () => {
         )
       ) {
         seen.push(message.type)
-        // The task came while slow/one was still held: only now may the run end.
+        // The task came while slow/one was still held: only now may the run end. The client asks for the task
+        // again only once this returns: it then finds the run completed (get_run waited for it) instead of waiting out the task's poll interval.
         if (message.type === "taskCreated") {
           taskId = message.task.taskId
           slow.open()
+          await call(mcp.client, "get_run", { runId: taskId, wait: 30 })
         }
         if (message.type === "taskStatus") expect(["working", "completed"]).toContain(message.task.status)
         if (message.type === "result") final = strict(message.result)

@@ -1,6 +1,8 @@
+import { Either } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
+import { otelExportOf } from "../../src/settings/otelEnvironment.js"
 import { runCliInProcess } from "../support/inProcessCli.js"
 import { PROMPT, SYNTH, useOtelFixture } from "../support/otelFixture.js"
 import { type ReceivedSpan, startOtlpReceiver } from "../support/otlpReceiver.js"
@@ -142,11 +144,41 @@ describe("OpenTelemetry export", () => {
     }
   })
 
+  it("OTEL_BSP_SCHEDULE_DELAY: spans go while the command runs, not only at its end; a bad value is named", async () => {
+    otel.receiver.requests.length = 0
+    otel.fake.setScript({ "ot/synth": SYNTH })
+    const r = await runCliInProcess(["ask", PROMPT, "-m", "ot/one", "-s", "ot/synth"], {
+      env: envFor(freshDir("schedule"), { OTEL_EXPORTER_OTLP_ENDPOINT: otel.receiver.url, OTEL_BSP_SCHEDULE_DELAY: "1" })
+    })
+    expect(r.code, r.stderr).toBe(0)
+    // Every 5 s by default: a run this short is sent in one request, when the command ends.
+    expect(otel.receiver.requests.length).toBeGreaterThan(1)
+    const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318" }
+    expect(Either.getOrThrow(otelExportOf({ ...endpoint, OTEL_BSP_SCHEDULE_DELAY: " 250 ", OTEL_BSP_EXPORT_TIMEOUT: "100" })))
+      .toMatchObject({
+        scheduleDelayMs: 250,
+        exportTimeoutMs: 100
+      })
+    for (const name of ["OTEL_BSP_SCHEDULE_DELAY", "OTEL_BSP_EXPORT_TIMEOUT"]) {
+      for (const bad of ["0", "1.5", "soon"]) {
+        expect(otelExportOf({ ...endpoint, [name]: bad })).toEqual(Either.left(`${name}: not a whole number of milliseconds above 0`))
+      }
+    }
+  })
+
   // Without an endpoint nothing is exported: test/unit/tracing.test.ts (a run here could not reach this receiver anyway).
   it("a collector that is down costs one warning, never the run", async () => {
     const down = await startOtlpReceiver()
     await down.close()
-    const r = await runCliInProcess(RANK, { env: envFor(freshDir("down"), { OTEL_EXPORTER_OTLP_ENDPOINT: down.url }) })
+    // Exports every millisecond fail while the run goes on, and the last one at its end fails too: the warning is
+    // still said once. The exporter retries a failed export 1 s later: the end of the command waits 50 ms, not 3 s.
+    const r = await runCliInProcess(RANK, {
+      env: envFor(freshDir("down"), {
+        OTEL_EXPORTER_OTLP_ENDPOINT: down.url,
+        OTEL_BSP_SCHEDULE_DELAY: "1",
+        OTEL_BSP_EXPORT_TIMEOUT: "50"
+      })
+    })
     expect(r.code, r.stderr).toBe(0)
     expect(r.stdout).toContain("#### 18")
     expect(r.stderr.match(/tracing: cannot export spans to http:\/\/127\.0\.0\.1:\d+\/v1\/traces/g)).toHaveLength(1)

@@ -36,7 +36,7 @@ const observers: { readonly [K in PerCallKey]: Observer } = {
   synthesizer: { value: "test/other-synth", seen: (m) => m.settings.synthesizer },
   deadline: { value: 100, seen: (m) => m.settings.deadlineMs, expected: 100_000 },
   quorum: { value: 2, seen: (m) => m.settings.quorum },
-  grace: { value: 0.2, with: { quorum: 3 }, seen: (m) => m.settings.graceMs, expected: 200 },
+  grace: { value: 0.02, with: { quorum: 3 }, seen: (m) => m.settings.graceMs, expected: 20 },
   rounds: {
     value: 2,
     with: { preset: "refining" },
@@ -78,7 +78,7 @@ const callRun = (client: Client, name: string, args: Record<string, unknown>) =>
   })
 
 describe("per-call settings", () => {
-  // Live clock: a grace is waited out for real (200 ms at most).
+  // Live clock: a grace is waited out for real (20 ms at most).
   it.live(
     "every setting a tool advertises is marked per-call in the table, and a call giving it changes its run",
     () =>

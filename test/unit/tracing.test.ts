@@ -23,7 +23,9 @@ describe("OpenTelemetry's variables", () => {
       protocol: "http/protobuf",
       headers: {},
       serviceName: "parallel-llm",
-      resourceAttributes: {}
+      resourceAttributes: {},
+      scheduleDelayMs: 5_000,
+      exportTimeoutMs: 3_000
     })
     const traces = otelExportOf({
       OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318",

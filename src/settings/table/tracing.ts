@@ -43,5 +43,11 @@ export const tracingEnvironment: ReadonlyArray<{ readonly env: string; readonly 
     defaultDoc: "none"
   },
   { env: "OTEL_SERVICE_NAME", doc: "The service name spans carry", defaultDoc: "`parallel-llm`" },
-  { env: "OTEL_RESOURCE_ATTRIBUTES", doc: "Resource attributes of every span, `key=value,…`", defaultDoc: "none" }
+  { env: "OTEL_RESOURCE_ATTRIBUTES", doc: "Resource attributes of every span, `key=value,…`", defaultDoc: "none" },
+  { env: "OTEL_BSP_SCHEDULE_DELAY", doc: "Milliseconds between two exports of the spans ended meanwhile", defaultDoc: "5000" },
+  {
+    env: "OTEL_BSP_EXPORT_TIMEOUT",
+    doc: "Milliseconds the last export may hold up the end of a command; then its spans are dropped",
+    defaultDoc: "3000"
+  }
 ]
