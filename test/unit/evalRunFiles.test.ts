@@ -18,8 +18,7 @@ import { withFakeProvider } from "../support/withFakeProvider.js"
 
 const provider = withFakeProvider()
 const tempDir = makeTempDirs("pllm-eval-run-files-")
-const run = (effect: Effect.Effect<unknown, unknown, NodeContext.NodeContext>) =>
-  Effect.runPromise(Effect.provide(effect, NodeContext.layer))
+const run = <A, E>(effect: Effect.Effect<A, E, NodeContext.NodeContext>) => Effect.runPromise(Effect.provide(effect, NodeContext.layer))
 
 /** One run of `ask` on disk, and a file outside the runs directory that holds the right answer. */
 const askedRun = async () => {
