@@ -36,7 +36,7 @@ beforeAll(async () => {
     script: {
       "edge/one": { kind: "ok", content: "one says 4", delayMs: 20 },
       "edge/synth": { kind: "ok", content: "Merged: 4", delayMs: 20 },
-      "edge/long": { kind: "ok", content: "long says 4", delayMs: 3_500 }
+      "edge/long": { kind: "ok", content: "long says 4", delayMs: 1_500 }
     }
   })
 })
@@ -239,18 +239,20 @@ describe("serve --http token and idle sessions", () => {
   })
 
   it("counts a session's idle time from the end of its last request, not its start", async () => {
-    const server = await startHttpServer(envFor(freshDir()), ["--http-session-idle", "2"])
+    // The shortest idle time the setting takes (1 s), so the test waits as little as it can.
+    const server = await startHttpServer(envFor(freshDir()), ["--http-session-idle", "1"])
     try {
       const mcp = await connectHttp(server.url, bearer(server.token))
-      // The call outlasts the idle time (2 s) and the expiry check runs meanwhile (every 0.5 s).
+      // The call outlasts the idle time (1 s) by half of it, and the expiry check runs meanwhile (every 0.25 s).
       const result = await mcp.client.callTool(
         { name: "process_prompt", arguments: { prompt: "Take long", models: ["edge/long"] } },
         CallToolResultSchema,
         { timeout: 30_000 }
       ) as CallToolResult
       expect(result.isError).toBeFalsy()
-      // Past two expiry checks after the call's end, well within the idle time that began there.
-      await new Promise((resolve) => setTimeout(resolve, 1_100))
+      // Past two expiry checks after the call's end (counted from its start, the session would be gone by
+      // then), within the idle time that began there.
+      await new Promise((resolve) => setTimeout(resolve, 550))
       expect((await health(server.base)).sessions).toBe(1)
       const { tools } = await mcp.client.listTools()
       expect(tools.length).toBeGreaterThan(0)
