@@ -39,8 +39,9 @@ const run = (script, args, quiet, priority = 0) =>
 
 // `npm run typecheck`'s own command line (package.json says it once), run without a second npm. One thread: beside
 // vitest's workers, tsc's parallel checkers cost more CPU (18 s against 10 on two cores) than they save time. At the
-// lowest priority: vitest runs the unit tier first, which keeps both cores busy, then the e2e tier, which leaves them
-// idle while its tests wait on the processes they spawn; tsc then fills those gaps instead of slowing the unit tier.
+// lowest priority: vitest runs one tier after the other (in either order), the unit tier keeping both cores busy and
+// the e2e tier leaving them idle while its tests wait on the processes they spawn; tsc fills those gaps instead of
+// slowing the unit tier (cold, it takes 6 CPU-s; with its .tmp/typecheck.tsbuildinfo, 2).
 const { scripts } = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8"))
 const [typecheckCommand, ...typecheckArgs] = scripts.typecheck.split(" ")
 if (typecheckCommand !== "tsc") throw new Error(`scripts.typecheck runs ${typecheckCommand}, not tsc: update scripts/test.mjs`)
