@@ -7,7 +7,7 @@ import { cleartextKeyWarning, stripControl } from "../../src/domain/text.js"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { runCliInProcess } from "../support/inProcessCli.js"
 import { connectMcp } from "../support/mcpHarness.js"
-import { cliEntry, freshDirs, listTree } from "../support/spawnCli.js"
+import { cliEntry, freshDirs, listTree, withCodeCache } from "../support/spawnCli.js"
 
 // Issue 13, items 2, 8 and 10 with the built CLI: a log file that cannot be written, a gateway that
 // answers with escape codes, a reader that closes the pipe early, and what the run directory lets others read.
@@ -138,7 +138,7 @@ describe("a reader that closes the pipe early (ask … | head)", () => {
   it("ends quietly, without a stack trace", async () => {
     const outputDir = freshDir("epipe")
     const child = spawn(process.execPath, [cliEntry, "ask", "long", "--no-stream", "-m", "h/long", "-s", "h/long"], {
-      env: envFor(outputDir),
+      env: withCodeCache(envFor(outputDir)),
       stdio: ["ignore", "pipe", "pipe"]
     })
     let stderr = ""

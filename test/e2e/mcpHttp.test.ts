@@ -3,7 +3,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
+import { type FakeOpenRouter, makeGate, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import {
   bearer,
   connectHttp,
@@ -24,6 +24,8 @@ import { runCli } from "../support/spawnCli.js"
 const API_KEY = "sk-or-v1-HTTP-0f1e2d3c4b5a69788796a5b4c3d2e1f0"
 
 let fake: FakeOpenRouter
+/** http/slow answers only once the test opens this: until then its run is certainly still running. */
+const slow = makeGate()
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-http-"))
 let dirCount = 0
 const freshDir = () => path.join(tmp, `runs-${++dirCount}`)
@@ -45,7 +47,7 @@ beforeAll(async () => {
       "http/one": { kind: "ok", content: "one says 4", delayMs: 20 },
       "http/two": { kind: "ok", content: "two says 4", delayMs: 20 },
       "http/synth": { kind: "ok", content: "Merged: 4", delayMs: 20 },
-      "http/slow": { kind: "ok", content: "slow says 4", delayMs: 1_500 },
+      "http/slow": { kind: "ok", content: "slow says 4", until: slow.until },
       "http/hang": { kind: "hang" },
       "http/hang2": { kind: "hang" }
     }
@@ -192,11 +194,11 @@ describe("serve --http", () => {
 
     const second = await connectHttp(server.url, bearer(server.token))
     try {
-      const done = outputOf(
-        await second.client.callTool({ name: "get_run", arguments: { runId: started.runId, wait: 30 } }, CallToolResultSchema, {
-          timeout: 40_000
-        }) as CallToolResult
-      )
+      const waiting = second.client.callTool({ name: "get_run", arguments: { runId: started.runId, wait: 30 } }, CallToolResultSchema, {
+        timeout: 40_000
+      })
+      slow.open()
+      const done = outputOf(await waiting as CallToolResult)
       expect(done.runId).toBe(started.runId)
       expect(done.final).toBe("Merged: 4")
       // Its task (task id = run id) and its files too.

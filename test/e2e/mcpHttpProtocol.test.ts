@@ -36,7 +36,7 @@ beforeAll(async () => {
     script: {
       "edge/one": { kind: "ok", content: "one says 4", delayMs: 20 },
       "edge/synth": { kind: "ok", content: "Merged: 4", delayMs: 20 },
-      "edge/long": { kind: "ok", content: "long says 4", delayMs: 3_500 }
+      "edge/long": { kind: "ok", content: "long says 4", delayMs: 1_500 }
     }
   })
 })
@@ -215,6 +215,14 @@ describe("serve --http at its edges", () => {
 })
 
 describe("serve --http token and idle sessions", () => {
+  // One server for the idle session, then for the refusals it counts until it stops: a process of its own for each
+  // cost a start-up. The shortest idle time the setting takes (1 s), so the idle test waits as little as it can.
+  let shared: Promise<HttpServer> | undefined
+  const sharedServer = () => (shared ??= startHttpServer(envFor(freshDir()), ["--http-session-idle", "1"]))
+  afterAll(async () => {
+    await (await shared)?.stop()
+  })
+
   it("refuses at start a token with whitespace, which could never match (exit 2, one line, never the token)", async () => {
     const token = "my secret token 0123456789\n"
     const result = await runCli(["serve", "--http", "--port", "0"], {
@@ -228,35 +236,32 @@ describe("serve --http token and idle sessions", () => {
     expect(result.stderr).not.toContain("secret")
   })
 
+  it("counts a session's idle time from the end of its last request, not its start", async () => {
+    const server = await sharedServer()
+    const mcp = await connectHttp(server.url, bearer(server.token))
+    // The call outlasts the idle time (1 s) by half of it, and the expiry check runs meanwhile (every 0.25 s).
+    const result = await mcp.client.callTool(
+      { name: "process_prompt", arguments: { prompt: "Take long", models: ["edge/long"] } },
+      CallToolResultSchema,
+      { timeout: 30_000 }
+    ) as CallToolResult
+    expect(result.isError).toBeFalsy()
+    // Past two expiry checks after the call's end (counted from its start, the session would be gone by
+    // then), within the idle time that began there.
+    await new Promise((resolve) => setTimeout(resolve, 550))
+    expect((await health(server.base)).sessions).toBe(1)
+    const { tools } = await mcp.client.listTools()
+    expect(tools.length).toBeGreaterThan(0)
+    await mcp.close()
+  })
+
   it("says on shutdown how many refusals it left out of the log", async () => {
-    const server = await startHttpServer(envFor(freshDir()))
+    const server = await sharedServer()
     for (let i = 0; i < 3; i++) {
       expect((await fetch(server.url, { method: "POST", headers: mcpPostHeaders, body: initializeBody })).status).toBe(401)
     }
     const { stderr } = await server.stop()
     expect(linesOf(stderr).filter((line) => line.includes("no bearer token"))).toHaveLength(1)
     expect(stderr).toMatch(/WARN {2}HTTP: 2 more refused requests not logged \(one line a minute per kind\)/)
-  })
-
-  it("counts a session's idle time from the end of its last request, not its start", async () => {
-    const server = await startHttpServer(envFor(freshDir()), ["--http-session-idle", "2"])
-    try {
-      const mcp = await connectHttp(server.url, bearer(server.token))
-      // The call outlasts the idle time (2 s) and the expiry check runs meanwhile (every 0.5 s).
-      const result = await mcp.client.callTool(
-        { name: "process_prompt", arguments: { prompt: "Take long", models: ["edge/long"] } },
-        CallToolResultSchema,
-        { timeout: 30_000 }
-      ) as CallToolResult
-      expect(result.isError).toBeFalsy()
-      // Past two expiry checks after the call's end, well within the idle time that began there.
-      await new Promise((resolve) => setTimeout(resolve, 1_100))
-      expect((await health(server.base)).sessions).toBe(1)
-      const { tools } = await mcp.client.listTools()
-      expect(tools.length).toBeGreaterThan(0)
-      await mcp.close()
-    } finally {
-      await server.stop()
-    }
   })
 })

@@ -3,7 +3,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
-import { type JsonRpcMessage, readManifest, runIdIn, serverEnv, spawnRawServer, waitFor } from "../support/mcpHarness.js"
+import { type JsonRpcMessage, type RawServer, readManifest, runIdIn, serverEnv, spawnRawServer, waitFor } from "../support/mcpHarness.js"
 
 // The BUILT `node dist/main.js serve` as a process, driven by raw JSON-RPC lines on stdio against the loopback
 // fake OpenRouter: what only a process shows (stdout holds nothing but JSON-RPC, stdin closing, SIGINT). What
@@ -48,6 +48,17 @@ const isJsonRpc = (line: string): boolean => {
 }
 
 describe("MCP server process", () => {
+  // One server for the malformed requests, then for SIGINT, which ends it: a process of its own for each cost a
+  // start-up. The first test needs its own (debug logging, stdin closed).
+  const outputDir = freshDir()
+  let shared: Promise<RawServer> | undefined
+  const sharedServer = () => (shared ??= spawnRawServer(envFor(outputDir)))
+  afterAll(async () => {
+    const server = await shared
+    server?.child.kill("SIGTERM")
+    await server?.exited
+  })
+
   it("writes nothing but JSON-RPC on stdout; closing stdin cancels the run in flight and exits 0", async () => {
     const outputDir = freshDir()
     const server = await spawnRawServer(envFor(outputDir, { PARALLEL_LLM_LOG_LEVEL: "debug" }))
@@ -107,33 +118,27 @@ describe("MCP server process", () => {
   })
 
   it("answers every malformed request that has an id with -32602 and one line naming the field", async () => {
-    const server = await spawnRawServer(envFor(freshDir()))
-    try {
-      const cases: Array<[string, Record<string, unknown> | undefined, string]> = [
-        ["tools/call", {}, "params.name"],
-        ["tools/call", { name: 42 }, "params.name"],
-        ["tools/call", { name: "get_config", arguments: "x" }, "params.arguments"],
-        ["resources/read", {}, "params.uri"],
-        ["tasks/get", {}, "params.taskId"],
-        ["tools/call", undefined, "params"]
-      ]
-      for (const [method, params, field] of cases) {
-        const reply = await server.request(method, params)
-        expect(reply.error, `${method} ${JSON.stringify(params)}`).toMatchObject({ code: -32602 })
-        expect(reply.error?.message).toMatch(new RegExp(`^Invalid params: ${field.replace(/[.[\]]/g, "\\$&")}: `))
-        expect(reply.error?.message).not.toContain("\n")
-      }
-      // Still serving.
-      expect((await server.request("tools/list", {})).result?.tools).toBeDefined()
-    } finally {
-      server.child.kill("SIGTERM")
-      await server.exited
+    const server = await sharedServer()
+    const cases: Array<[string, Record<string, unknown> | undefined, string]> = [
+      ["tools/call", {}, "params.name"],
+      ["tools/call", { name: 42 }, "params.name"],
+      ["tools/call", { name: "get_config", arguments: "x" }, "params.arguments"],
+      ["resources/read", {}, "params.uri"],
+      ["tasks/get", {}, "params.taskId"],
+      ["tools/call", undefined, "params"]
+    ]
+    for (const [method, params, field] of cases) {
+      const reply = await server.request(method, params)
+      expect(reply.error, `${method} ${JSON.stringify(params)}`).toMatchObject({ code: -32602 })
+      expect(reply.error?.message).toMatch(new RegExp(`^Invalid params: ${field.replace(/[.[\]]/g, "\\$&")}: `))
+      expect(reply.error?.message).not.toContain("\n")
     }
+    // Still serving.
+    expect((await server.request("tools/list", {})).result?.tools).toBeDefined()
   })
 
   it("SIGINT cancels the runs in flight, writes their manifests and exits 130", async () => {
-    const outputDir = freshDir()
-    const server = await spawnRawServer(envFor(outputDir))
+    const server = await sharedServer()
     server.send("tools/call", {
       name: "process_prompt",
       arguments: { prompt: "Interrupted", models: ["mcp/alpha", "mcp/hang"] },

@@ -2,10 +2,10 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { connectMcp, type JsonRpcMessage, serverEnv, spawnRawServer, waitFor } from "../support/mcpHarness.js"
+import { type JsonRpcMessage, serverEnv, spawnRawServer, waitFor } from "../support/mcpHarness.js"
 
-// The MCP server over stdio (the built CLI) at the protocol's edges: raw JSON-RPC junk, and tasks of runs
-// that this server does not own or whose files were edited.
+// The MCP server over stdio (the built CLI) at the protocol's edges: raw JSON-RPC junk, as its stdin receives it.
+// Tasks of runs this server does not own, or whose files were edited, need no process: unit/mcpForeignTasks.test.ts.
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-mcp-edges-"))
 afterAll(() => {
@@ -21,14 +21,6 @@ const envFor = (outputDir: string) =>
     models: ["edge/one"],
     synthesizer: "edge/synth"
   })
-
-const settings = { models: ["edge/one"], synthesizer: "edge/synth", concurrency: 5, timeoutMs: 1000, retries: 0 }
-
-/** A run id made now, as the run store names run directories. */
-const runIdNow = (suffix: string) => {
-  const iso = new Date().toISOString()
-  return `${iso.slice(0, 10).replaceAll("-", "")}-${iso.slice(11, 19).replaceAll(":", "")}-${iso.slice(20, 23)}-${suffix}`
-}
 
 describe("MCP over stdio: JSON-RPC junk", () => {
   it("answers each junk line with -32600/-32602 (its id when it has one), logs one short line, and goes on", async () => {
@@ -71,62 +63,6 @@ describe("MCP over stdio: JSON-RPC junk", () => {
     } finally {
       server.child.kill("SIGTERM")
       await server.exited
-    }
-  })
-})
-
-describe("MCP tasks of runs this server does not own", () => {
-  it("refuses tasks/cancel of another process's run, naming that process; the run is not marked cancelled", async () => {
-    const outputDir = path.join(tmp, "elsewhere")
-    const runId = runIdNow("e1e2e3e4")
-    fs.mkdirSync(path.join(outputDir, runId, "responses"), { recursive: true })
-    const now = new Date().toISOString()
-    fs.writeFileSync(
-      path.join(outputDir, runId, "owner.json"),
-      JSON.stringify({ pid: 4242, host: "build-box.elsewhere", processStartedAt: now, createdAt: now, settings })
-    )
-    const mcp = await connectMcp(envFor(outputDir))
-    try {
-      expect((await mcp.client.experimental.tasks.getTask(runId)).status).toBe("working")
-      await expect(mcp.client.experimental.tasks.cancelTask(runId)).rejects.toThrow(
-        `Run ${runId} belongs to process 4242 on build-box.elsewhere, not to this server, and goes on`
-      )
-      expect((await mcp.client.experimental.tasks.getTask(runId)).status).toBe("working")
-      expect(fs.existsSync(path.join(outputDir, runId, "run.json"))).toBe(false)
-    } finally {
-      await mcp.close()
-    }
-  })
-
-  it("takes a task's id from its run directory, not from an id edited into run.json", async () => {
-    const outputDir = path.join(tmp, "edited")
-    const runId = "20250101-000000-000-abcdef12"
-    fs.mkdirSync(path.join(outputDir, runId, "responses"), { recursive: true })
-    fs.writeFileSync(path.join(outputDir, runId, "responses", "01-edge-one.md"), "one says 4")
-    fs.writeFileSync(path.join(outputDir, runId, "final.md"), "Merged: 4")
-    fs.writeFileSync(
-      path.join(outputDir, runId, "run.json"),
-      JSON.stringify({
-        id: "20250101-000000-000-e0e0e0e0",
-        status: "ok",
-        createdAt: "2025-01-01T00:00:00.000Z",
-        finishedAt: "2025-01-01T00:00:01.000Z",
-        durationMs: 1000,
-        prompt: { chars: 1, sha256: "00" },
-        settings,
-        candidates: [{ model: "edge/one", status: "ok", attempts: 1, file: "responses/01-edge-one.md" }],
-        usage: { promptTokens: 1, completionTokens: 1 }
-      })
-    )
-    const mcp = await connectMcp(envFor(outputDir))
-    try {
-      const task = await mcp.client.experimental.tasks.getTask(runId)
-      expect(task).toMatchObject({ taskId: runId, status: "completed" })
-      const listed = await mcp.client.experimental.tasks.listTasks()
-      expect(listed.tasks.map((t) => t.taskId)).toEqual([runId])
-      expect(JSON.stringify(await mcp.client.callTool({ name: "get_run", arguments: { runId } }))).not.toContain("e0e0e0e0")
-    } finally {
-      await mcp.close()
     }
   })
 })

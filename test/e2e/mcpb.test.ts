@@ -6,7 +6,7 @@ import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { runCommand } from "../support/commands.js"
 import { ensureBuilt, repoRoot } from "../support/mcpHarness.js"
-import { listTree } from "../support/spawnCli.js"
+import { listTree, withCodeCache } from "../support/spawnCli.js"
 
 // The MCP Bundle for Claude Desktop: manifest.json passes `mcpb validate`, `scripts/bundle-mcpb.mjs` (what
 // `npm run bundle:mcpb` runs after the build) packs a bundle, and the unpacked bundle's server, started the way a
@@ -33,7 +33,8 @@ const mcpbCli = path.join(repoRoot, "node_modules", "@anthropic-ai", "mcpb", "di
 const manifestFile = path.join(repoRoot, "manifest.json")
 const manifest = JSON.parse(fs.readFileSync(manifestFile, "utf8")) as Manifest
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-mcpb-"))
-const env = { PATH: process.env.PATH ?? "", HOME: tmp }
+// The bundle's server keeps its code cache where the runner's own runs do (see spawnCli's `withCodeCache`).
+const env = withCodeCache({ PATH: process.env.PATH ?? "", HOME: tmp })
 const unpacked = path.join(tmp, "unpacked")
 
 const mcpb = (args: ReadonlyArray<string>) => runCommand(process.execPath, [mcpbCli, ...args], { cwd: tmp, env })

@@ -10,6 +10,7 @@ import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRou
 import { bearer, connectHttp, READY } from "../support/httpHarness.js"
 import { ensureBuilt, repoRoot, waitFor } from "../support/mcpHarness.js"
 import { nodesUnderTest, withNodeOnPath } from "../support/nodeVersions.js"
+import { withCodeCache } from "../support/spawnCli.js"
 
 // The npm package as a user gets it: `npm pack`, then `npm install ./parallel-llm-mcp-*.tgz` into an empty
 // directory, offline, with a scratch npm cache (the CLI bundles its dependencies, so the tarball needs nothing
@@ -50,7 +51,9 @@ const serverJson = readJson<{ readonly name: string }>(path.join(repoRoot, "serv
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-package-"))
 const app = path.join(tmp, "app")
-const env = npmEnv(tmp)
+// The installed bin keeps its code cache where the runner's own runs do (see spawnCli's `withCodeCache`): a scratch one
+// would have every command of each Node compile the whole bundle again. npm reads nothing there.
+const env = withCodeCache(npmEnv(tmp))
 let fake: FakeOpenRouter
 let packed: PackResult
 let tarball: string

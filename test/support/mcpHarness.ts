@@ -4,6 +4,7 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { withCodeCache } from "./spawnCli.js"
 
 // Drives the BUILT server (`node dist/main.js serve`) the way MCP clients do: the SDK's own Client over
 // StdioClientTransport, or raw JSON-RPC lines over a child process when a test must see every byte.
@@ -51,7 +52,7 @@ export const connectMcp = async (env: Record<string, string>): Promise<McpConnec
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [serverEntry, "serve"],
-    env,
+    env: withCodeCache(env),
     cwd: repoRoot,
     stderr: "pipe"
   })
@@ -91,7 +92,7 @@ export interface RawServer {
 /** The built server as a child process speaking raw JSON-RPC lines, initialized. */
 export const spawnRawServer = async (env: Record<string, string>): Promise<RawServer> => {
   ensureBuilt()
-  const child = spawn(process.execPath, [serverEntry, "serve"], { cwd: repoRoot, env, stdio: ["pipe", "pipe", "pipe"] })
+  const child = spawn(process.execPath, [serverEntry, "serve"], { cwd: repoRoot, env: withCodeCache(env), stdio: ["pipe", "pipe", "pipe"] })
   const lines: Array<string> = []
   const notifications: Array<JsonRpcMessage> = []
   const waiting = new Map<number | string, (message: JsonRpcMessage) => void>()

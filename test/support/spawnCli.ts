@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -16,7 +17,7 @@ export interface CliResult {
 }
 
 export interface CliOptions {
-  /** The whole environment of the child (nothing is inherited). */
+  /** The whole environment of the child (nothing is inherited but the code cache's root, see `codeCacheRoot`). */
   readonly env: Readonly<Record<string, string | undefined>>
   /** Text piped to stdin then closed; "ignore" gives /dev/null; default: an empty pipe, closed at once. */
   readonly stdin?: string | "ignore"
@@ -33,10 +34,21 @@ export interface RunningCli {
   readonly stderr: () => string
 }
 
+/**
+ * Where the bin keeps its V8 code cache (dist/main.js) unless a test sets XDG_CACHE_HOME: the runner's own cache
+ * root, as the servers of `serverEnv` (the real HOME) already use. Tests give the CLI a scratch HOME, under which each
+ * first run of a command compiled the whole bundle again and wrote a cache of it (0.2 CPU-s a process). A cache costs
+ * or saves speed, never changes an outcome (test/e2e/codeCache.test.ts sets its own).
+ */
+const codeCacheRoot = process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), ".cache")
+
+/** `env` with the code cache's root added, unless it names one. */
+export const withCodeCache = (env: Readonly<Record<string, string>>): Record<string, string> => ({ XDG_CACHE_HOME: codeCacheRoot, ...env })
+
 /** Starts `node dist/main.js ...args` the way a user runs it: its own process, its own stdio. */
 export const startCli = (args: ReadonlyArray<string>, options: CliOptions): RunningCli => {
   if (!fs.existsSync(cliEntry)) throw new Error(`${cliEntry} is missing: run npm run build`)
-  const env: Record<string, string> = {}
+  const env: Record<string, string> = { XDG_CACHE_HOME: codeCacheRoot }
   for (const [key, value] of Object.entries(options.env)) if (value !== undefined) env[key] = value
   const child = spawn(process.execPath, [cliEntry, ...args], {
     cwd: options.cwd ?? repoRoot,

@@ -7,10 +7,11 @@ import type { Manifest } from "../../src/domain/manifest.js"
 import { REPORT_DELIMITER, SYNTHESIS_REPLY_FORMAT } from "../../src/programs/synthesisReply.js"
 import { type FakeOpenRouter, type ModelSpec, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { runCliInProcess } from "../support/inProcessCli.js"
-import { connectMcp, serverEnv } from "../support/mcpHarness.js"
+import { connectMcpInProcess } from "../support/inProcessMcp.js"
+import { serverEnv } from "../support/mcpHarness.js"
 import { freshDirs } from "../support/spawnCli.js"
 
-// The disagreement report end to end, over loopback HTTP: the built CLI and the MCP server ask the
+// The disagreement report end to end, over loopback HTTP: the CLI and the MCP server (both in this process) ask the
 // synthesizer for its answer and report in one call (structured output where `/models` says the model
 // does it, plain text elsewhere), and the report lands in the manifest, `--json`, `--report` and MCP.
 
@@ -175,7 +176,7 @@ describe("the disagreement report from the CLI", () => {
 describe("the disagreement report over MCP", () => {
   it("structuredContent: final, then report (with the label → model map), then summary; /models asked once", async () => {
     const out = freshDir("mcp")
-    const connection = await connectMcp(
+    const connection = await connectMcpInProcess(
       // Structured output is asked for, as in the CLI tests above (the default is text: test/unit/reportVia.test.ts).
       {
         ...serverEnv({ baseUrl: fake.url, outputDir: out, apiKey: "sk-or-report-test", models: MODELS, synthesizer: SYNTH }),
@@ -188,7 +189,8 @@ describe("the disagreement report over MCP", () => {
       expect(output.type).toBe("object")
       const result = await connection.client.callTool({ name: "process_prompt", arguments: { prompt: "What is 2+2?" } }) as CallToolResult
       expect(result.isError).toBeFalsy()
-      const structured = result.structuredContent as Record<string, unknown>
+      // As a client reads it off the wire (the in-memory transport keeps keys whose value is undefined).
+      const structured = JSON.parse(JSON.stringify(result.structuredContent)) as Record<string, unknown>
       // The contract's first keys (next only when there is something to do), then the report.
       expect(Object.keys(structured).filter((k) => ["final", "summary", "next", "report"].includes(k))).toEqual([
         "final",
@@ -208,7 +210,7 @@ describe("the disagreement report over MCP", () => {
         labels: Object.fromEntries((manifest.synthesis?.labels ?? []).map((l) => [l.label, l.model]))
       })
 
-      // The catalogue is fetched once per process, not once per run.
+      // The catalogue is fetched once per server (per process), not once per run.
       const second = await connection.client.callTool({ name: "process_prompt", arguments: { prompt: "And 3+3?" } }) as CallToolResult
       expect((second.structuredContent as { report?: { via?: string } }).report?.via).toBe("structured")
       expect(fake.requests.filter((r) => r.path.endsWith("/models"))).toHaveLength(1)
