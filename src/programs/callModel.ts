@@ -46,6 +46,22 @@ const scheduleFor = (policy: RetryPolicy) => {
   return schedule
 }
 
+/**
+ * `attempt` under the retry schedule. Most calls succeed at once: the schedule is only driven once an attempt
+ * has failed, its first input being that failure (the same decisions as `Effect.retry(attempt, schedule)`).
+ */
+const withRetries = <A>(attempt: Effect.Effect<A, ProviderError>, policy: RetryPolicy): Effect.Effect<A, ProviderError> =>
+  Effect.catchAll(attempt, (first) => {
+    let replay: ProviderError | undefined = first
+    const again = Effect.suspend(() => {
+      if (replay === undefined) return attempt
+      const failure = replay
+      replay = undefined
+      return Effect.fail(failure)
+    })
+    return Effect.retry(again, scheduleFor(policy))
+  })
+
 /** A failed attempt: a debug line, and an event of the call's span when spans are exported. */
 const attemptFailed = (model: string, n: number, error: ProviderError, retry: boolean, traced: boolean): Effect.Effect<void> => {
   const logged = Effect.logDebug(`${model}: attempt ${n} failed: ${error.message}${retry ? " (will retry)" : ""}`)
@@ -149,18 +165,7 @@ export const callModel = Effect.fnUntraced(function*(
           return Effect.zipRight(budget.start(policy.timeoutMs), tried)
         })
       )
-      // Most calls succeed at once: the retry schedule is only driven once an attempt has failed, its
-      // first input being that failure (the same decisions as `Effect.retry(attempt, schedule)`).
-      return Effect.either(Effect.catchAll(attempt, (first) => {
-        let replay: ProviderError | undefined = first
-        const again = Effect.suspend(() => {
-          if (replay === undefined) return attempt
-          const failure = replay
-          replay = undefined
-          return Effect.fail(failure)
-        })
-        return Effect.retry(again, scheduleFor(policy))
-      }))
+      return Effect.either(withRetries(attempt, policy))
     }, timedOut),
     (result): ModelCall => {
       const finished = clock.unsafeCurrentTimeMillis()
