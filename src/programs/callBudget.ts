@@ -65,7 +65,8 @@ const restart = (timer: Timer): Effect.Effect<void> => {
   timer.fiber?.unsafeInterruptAsFork(timer.fiber.id())
   const generation = ++timer.generation
   timer.wakeAt = -Infinity
-  return Effect.map(Effect.forkDaemon(tick(timer, generation)), (fiber) => {
+  // Interruptible whatever the caller's region: `release` must be able to stop it (a pending sleep keeps a process alive).
+  return Effect.map(Effect.forkDaemon(Effect.interruptible(tick(timer, generation))), (fiber) => {
     if (timer.generation === generation) timer.fiber = fiber
   })
 }
