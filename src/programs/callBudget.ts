@@ -103,14 +103,15 @@ export const withCallBudget = <A>(
   const timer = timerOf(clock)
   let entry: Budgeted | undefined
   const budget: CallBudget = {
+    // Uninterruptible: a call added to the set always has a timer started for it, if it needs one.
     start: (ms) =>
-      Effect.withFiberRuntime((fiber) => {
+      Effect.uninterruptible(Effect.withFiberRuntime((fiber) => {
         if (entry !== undefined) return Effect.void
         const deadline = clock.unsafeCurrentTimeMillis() + ms
         entry = { deadline, fiber, cut: false }
         timer.calls.add(entry)
         return deadline < timer.wakeAt ? restart(timer) : Effect.void
-      })
+      }))
   }
   const ended = () => {
     if (entry !== undefined) release(timer, entry)
