@@ -102,6 +102,11 @@ export type ModelPart =
     readonly reason: string | undefined
     readonly servedBy: string
     readonly cache?: CacheOutcome | undefined
+    /**
+     * The transport already has the whole response: the stream's end is at hand, so its reader need not bound
+     * the wait for it (answerFold.ts). Unset when a provider cannot tell: the wait is then bounded.
+     */
+    readonly ended?: boolean | undefined
   }
 
 export interface ModelInfo {

@@ -110,6 +110,8 @@ const lastRead = <A, E>(read: Effect.Effect<Either.Either<A, unknown>, E>): Effe
 /** What the parts other than text say of the answer, filled in as they come. */
 interface Ending {
   finished: boolean
+  /** The `Finish` said the stream's end is at hand: read on without a bound. */
+  ended: boolean
   servedBy: string
   finishReason: string | undefined
   usage: TokenUsage | undefined
@@ -134,6 +136,7 @@ const foldChunk = (ending: Ending, streamed: StreamedText, parts: Chunk.Chunk<Mo
         break
       case "Finish":
         ending.finished = true
+        ending.ended = part.ended === true
         ending.servedBy = part.servedBy
         ending.finishReason = part.reason
         ending.cache = part.cache
@@ -151,7 +154,7 @@ const foldChunk = (ending: Ending, streamed: StreamedText, parts: Chunk.Chunk<Mo
  * One attempt's answer: the stream of parts folded once into a {@link Completion}, its text gathered in
  * `hooks.streamed` as it comes (so a failure, a timeout or an interruption leaves it there) and handed to
  * `hooks.onDelta` read by read. Once `Finish` has come the rest of the stream gets {@link END_AFTER_FINISH}
- * to end. A pull loop over the stream's channel rather than `Stream.runFold…`: those
+ * to end, unless the `Finish` said its end is at hand (`ended`): a time bound is a race of two fibers. A pull loop over the stream's channel rather than `Stream.runFold…`: those
  * cost a fiber and ~200 more operations per call (see bench/README.md), and a read allocates nothing here
  * but its text.
  */
@@ -169,6 +172,7 @@ export const foldAnswer = (
       const onDelta = hooks.onDelta
       const ending: Ending = {
         finished: false,
+        ended: false,
         servedBy: model,
         finishReason: undefined,
         usage: undefined,
@@ -187,7 +191,7 @@ export const foldAnswer = (
       const onRead = (read: Either.Either<Chunk.Chunk<ModelPart>, unknown>): Effect.Effect<Completion, ProviderError> => {
         if (Either.isLeft(read)) return Effect.sync(completion)
         const text = foldChunk(ending, streamed, read.right)
-        const next = ending.finished ? last : step
+        const next = ending.finished && !ending.ended ? last : step
         if (text === "") return next
         streamed.pieces.push(text)
         return onDelta === undefined ? next : Effect.zipRight(onDelta(text), next)

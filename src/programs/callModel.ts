@@ -1,4 +1,4 @@
-import { Context, Duration, Effect, type Either, Exit, Schedule } from "effect"
+import { Context, Duration, Effect, Either, Exit, Schedule } from "effect"
 import { isTransient, type ProviderError, retryAfterOf, Timeout } from "../domain/errors.js"
 import { formatSeconds } from "../domain/format.js"
 import type { Completion, ModelRequest } from "../domain/modelCall.js"
@@ -6,6 +6,7 @@ import { CallGate } from "../services/callGate.js"
 import { ModelClient } from "../services/modelClient.js"
 import { RunTrace, Tracing } from "../services/tracing.js"
 import { addBilled, type BilledUsage, billedUsage, foldAnswer, type FoldHooks, streamedText } from "./answerFold.js"
+import { withCallBudget } from "./callBudget.js"
 import { type CallRole, spanEvent, withBroadcast, withCallSpan } from "./callSpan.js"
 
 export interface RetryPolicy {
@@ -44,6 +45,22 @@ const scheduleFor = (policy: RetryPolicy) => {
   schedules.set(key, schedule)
   return schedule
 }
+
+/**
+ * `attempt` under the retry schedule. Most calls succeed at once: the schedule is only driven once an attempt
+ * has failed, its first input being that failure (the same decisions as `Effect.retry(attempt, schedule)`).
+ */
+const withRetries = <A>(attempt: Effect.Effect<A, ProviderError>, policy: RetryPolicy): Effect.Effect<A, ProviderError> =>
+  Effect.catchAll(attempt, (first) => {
+    let replay: ProviderError | undefined = first
+    const again = Effect.suspend(() => {
+      if (replay === undefined) return attempt
+      const failure = replay
+      replay = undefined
+      return Effect.fail(failure)
+    })
+    return Effect.retry(again, scheduleFor(policy))
+  })
 
 /** A failed attempt: a debug line, and an event of the call's span when spans are exported. */
 const attemptFailed = (model: string, n: number, error: ProviderError, retry: boolean, traced: boolean): Effect.Effect<void> => {
@@ -121,51 +138,35 @@ export const callModel = Effect.fnUntraced(function*(
   let sentAt: number | undefined
 
   const { billFailed, folded, streamed } = billing(request, hooks)
-  const attempt = gate.withPermit(
-    Effect.suspend(() => {
-      const n = ++attempts
-      sentAt ??= clock.unsafeCurrentTimeMillis()
-      const answer = Effect.onExit(foldAnswer(request.model, client.stream(sent), folded), billFailed)
-      return (hooks.onAttempt === undefined ? answer : Effect.zipRight(hooks.onAttempt(n), answer)).pipe(
-        Effect.tapError((error) => attemptFailed(request.model, n, error, isTransient(error) && n <= policy.retries, tracing.enabled))
-      )
-    })
-  )
+  const timedOut = (): Either.Either<Completion, ProviderError> =>
+    Either.left(
+      new Timeout({
+        model: request.model,
+        timeoutMs: policy.timeoutMs,
+        message: `Timed out after ${formatSeconds(policy.timeoutMs)} (retries included)`
+      })
+    )
 
-  // Most calls succeed at once: the retry schedule is only driven once an attempt has failed, its
-  // first input being that failure (the same decisions as `Effect.retry(attempt, schedule)`).
-  const retried = Effect.catchAll(attempt, (first) => {
-    let replay: ProviderError | undefined = first
-    const again = Effect.suspend(() => {
-      if (replay === undefined) return attempt
-      const failure = replay
-      replay = undefined
-      return Effect.fail(failure)
-    })
-    return Effect.retry(again, scheduleFor(policy))
-  })
-
-  /**
-   * Ends when the budget has run out, `timeoutMs` after the first request went out. It cannot run out
-   * sooner than `timeoutMs` from now, so it sleeps that long first and then only what is left, if the
-   * permit kept the first request waiting: one sleep for every call that waited for none.
-   */
-  const budget = (ms: number): Effect.Effect<void> =>
-    Effect.flatMap(Effect.sleep(Duration.millis(ms)), () => {
-      const left = sentAt === undefined ? policy.timeoutMs : sentAt + policy.timeoutMs - clock.unsafeCurrentTimeMillis()
-      return left > 0 ? budget(left) : Effect.void
-    })
-  const timedOut = (): ProviderError =>
-    new Timeout({
-      model: request.model,
-      timeoutMs: policy.timeoutMs,
-      message: `Timed out after ${formatSeconds(policy.timeoutMs)} (retries included)`
-    })
-
-  // The call against its budget: whichever ends first stops the other; a call past its budget is
-  // interrupted, which aborts its request.
+  // The call against its budget, which starts when the first request goes out: a call past it is
+  // interrupted, which aborts its request (callBudget.ts: one timer per clock, not a race per call).
   const whole = Effect.map(
-    Effect.either(Effect.raceFirst(retried, Effect.zipRight(budget(policy.timeoutMs), Effect.failSync(timedOut)))),
+    withCallBudget(clock, (budget) => {
+      const attempt = gate.withPermit(
+        Effect.suspend(() => {
+          const n = ++attempts
+          const answer = Effect.onExit(foldAnswer(request.model, client.stream(sent), folded), billFailed)
+          const reported = hooks.onAttempt === undefined ? answer : Effect.zipRight(hooks.onAttempt(n), answer)
+          const tried = Effect.tapError(
+            reported,
+            (error) => attemptFailed(request.model, n, error, isTransient(error) && n <= policy.retries, tracing.enabled)
+          )
+          if (sentAt !== undefined) return tried
+          sentAt = clock.unsafeCurrentTimeMillis()
+          return Effect.zipRight(budget.start(policy.timeoutMs), tried)
+        })
+      )
+      return Effect.either(withRetries(attempt, policy))
+    }, timedOut),
     (result): ModelCall => {
       const finished = clock.unsafeCurrentTimeMillis()
       return { result, attempts, latencyMs: finished - (sentAt ?? finished), spent: streamed.spent }

@@ -169,6 +169,40 @@ describe("callModel: retry, backoff, Retry-After and timeout (TestClock)", () =>
       expect(call.attempts).toBe(1)
     }))
 
+  it.effect("calls in flight share one timer: one sleep on the clock for all their budgets, each cut at its own deadline", () =>
+    Effect.gen(function*() {
+      const client = yield* makeScriptedClient({}, { hang: true })
+      const call = (model: string, timeoutMs: number) =>
+        callModel({ ...request, model }, { retries: 0, retryBaseDelayMs: 1000, timeoutMs }).pipe(Effect.provide(client.layer), Effect.fork)
+      const slow = yield* call("m/slow", 8_000)
+      const same = yield* call("m/same", 8_000)
+      yield* TestClock.adjust(0)
+      expect(yield* Ref.get(client.inFlight)).toBe(2)
+      // A race per call would leave a sleep per call.
+      expect(yield* TestClock.sleeps()).toHaveLength(1)
+      yield* TestClock.adjust(1_000)
+      // A call with a sooner deadline, started later: the timer wakes for it.
+      const quick = yield* call("m/quick", 2_000)
+      yield* TestClock.adjust(0)
+      expect(yield* Ref.get(client.inFlight)).toBe(3)
+      yield* TestClock.adjust(1_999)
+      expect(Option.isNone(yield* Fiber.poll(quick))).toBe(true)
+      yield* TestClock.adjust(1)
+      const cut = yield* finished(quick)
+      expect(Either.isLeft(cut.result) && cut.result.left._tag).toBe("Timeout")
+      expect(cut.latencyMs).toBe(2_000)
+      expect(Option.isNone(yield* Fiber.poll(slow))).toBe(true)
+      yield* TestClock.adjust(5_000)
+      for (const fiber of [slow, same]) {
+        const late = yield* finished(fiber)
+        expect(Either.isLeft(late.result) && late.result.left._tag).toBe("Timeout")
+        expect(late.latencyMs).toBe(8_000)
+      }
+      // Every call ended: the aborted requests are gone, and nothing is left sleeping on the clock.
+      expect(yield* Ref.get(client.inFlight)).toBe(0)
+      expect(yield* TestClock.sleeps()).toHaveLength(0)
+    }))
+
   it.effect("is interruptible while a request is in flight", () =>
     Effect.gen(function*() {
       const { client, fiber } = yield* start([{ hang: true }], { retries: 3, retryBaseDelayMs: 1000, timeoutMs: 240_000 })

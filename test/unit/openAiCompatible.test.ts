@@ -1,7 +1,7 @@
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Fiber, Layer, Option, Redacted, TestClock } from "effect"
+import { Chunk, Effect, Either, Fiber, Layer, Option, Redacted, Stream, TestClock } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -528,6 +528,17 @@ describe("pooled connections", () => {
       }
       expect(provider.fake.connections).toBe(1)
       expect(provider.fake.abortedRequests()).toHaveLength(0)
+    }).pipe(Effect.provide(clientLayer({ stream: true }))))
+
+  it.live("a streamed answer's Finish says its end is at hand when the body ended with [DONE], and not when it is still open", () =>
+    Effect.gen(function*() {
+      const finishOf = (model: string) =>
+        Effect.flatMap(ModelClient, (client) => Stream.runCollect(client.stream(ask(model)))).pipe(
+          Effect.map((parts) => Chunk.toArray(parts).find((part) => part._tag === "Finish"))
+        )
+      provider.fake.setScript({ "pool/late": { kind: "ok", content: "later", endAfterDoneMs: 50 } })
+      expect(yield* finishOf("pool/ends")).toMatchObject({ _tag: "Finish", ended: true })
+      expect(yield* finishOf("pool/late")).not.toHaveProperty("ended")
     }).pipe(Effect.provide(clientLayer({ stream: true }))))
 
   it.effect("a response kept open after [DONE]: the answer is returned and only that connection is dropped", () =>

@@ -1,4 +1,5 @@
 import type { HttpClientError } from "@effect/platform"
+import { Readable } from "node:stream"
 import { NetworkError, type ProviderError, ResponseTooLarge } from "../../../domain/errors.js"
 
 /** What reading a body needs to know to type its failures. */
@@ -36,4 +37,20 @@ export const byteCap = (context: BodyContext) => {
     size += bytes.length
     return size > context.maxBytes ? tooLarge(context.model, context.maxBytes) : undefined
   }
+}
+
+/** A property of an object, if `value` is one. */
+const field = (value: unknown, name: string): unknown => typeof value === "object" && value !== null ? Reflect.get(value, name) : undefined
+
+/**
+ * Whether undici has received the whole body of `response`: true from the moment the body's end came off the
+ * socket, before the stream's reader has seen it. The platform's client wraps its response (`original`, to
+ * abort it on interruption), whose `source` is undici's answer, its body a Node `Readable`; Node says the
+ * body ended only in the stream's state (`readableEnded` waits for the `end` event). Read defensively: any
+ * other response gives undefined (cannot tell).
+ */
+export const bodyEnded = (response: object): (() => boolean) | undefined => {
+  const body = field(field(field(response, "original") ?? response, "source"), "body")
+  if (!(body instanceof Readable)) return undefined
+  return () => field(field(body, "_readableState"), "ended") === true
 }

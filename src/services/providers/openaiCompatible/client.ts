@@ -4,7 +4,7 @@ import { InvalidResponse, type ProviderError } from "../../../domain/errors.js"
 import type { ModelInfo, ModelPart, ModelProvider, ModelRequest } from "../../../domain/modelCall.js"
 import { makeRedact, makeStreamRedact, type Redact } from "../../../domain/redact.js"
 import { Settings } from "../../settings.js"
-import { byteCap, transportError } from "./body.js"
+import { bodyEnded, byteCap, transportError } from "./body.js"
 import { providerHttpClient, providerRequests, type WebForm } from "./request.js"
 import { billedUsageOf, cacheOutcomeOf, errorForStatus, interpretChatBody, isVariable, perMillion } from "./response.js"
 import { partsOfCompletion, type StreamContext, streamedParts } from "./stream.js"
@@ -52,7 +52,9 @@ const chatAnswer =
   (p: Provider, model: string) => (response: HttpClientResponse.HttpClientResponse): Stream.Stream<ModelPart, ProviderError> => {
     const contentType = response.headers["content-type"]
     const context = p.contextFor(model, response.status, headerRecord(response))
-    if ((contentType ?? "").includes("text/event-stream")) return streamedParts(context, response.stream)
+    if ((contentType ?? "").includes("text/event-stream")) {
+      return streamedParts({ ...context, bodyEnded: bodyEnded(response) }, response.stream)
+    }
     return Stream.unwrap(
       Effect.map(
         bodyText(p, model, response),

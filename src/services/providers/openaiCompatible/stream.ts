@@ -18,6 +18,8 @@ export interface StreamContext {
   readonly streamRedact: () => StreamRedact
   /** What the response cache did, as the response's headers said. */
   readonly cache?: CacheOutcome | undefined
+  /** Whether the transport has received the whole body (see body.ts's `bodyEnded`), when it can tell. */
+  readonly bodyEnded?: (() => boolean) | undefined
 }
 
 /** What the body has said so far besides its text: one per call, filled in place by the reads. */
@@ -35,7 +37,7 @@ interface Answer {
 }
 
 /** The last parts of a whole answer: usage, citations, then how it finished. */
-const lastParts = (completion: Omit<Completion, "content">): Array<ModelPart> => {
+const lastParts = (completion: Omit<Completion, "content">, ended?: boolean): Array<ModelPart> => {
   const parts: Array<ModelPart> = []
   if (completion.usage !== undefined) parts.push({ _tag: "Usage", usage: completion.usage })
   if (completion.citations !== undefined) parts.push({ _tag: "Citations", citations: completion.citations })
@@ -43,14 +45,15 @@ const lastParts = (completion: Omit<Completion, "content">): Array<ModelPart> =>
     _tag: "Finish",
     reason: completion.finishReason,
     servedBy: completion.servedBy,
-    ...(completion.cache !== undefined ? { cache: completion.cache } : {})
+    ...(completion.cache !== undefined ? { cache: completion.cache } : {}),
+    ...(ended === true ? { ended } : {})
   })
   return parts
 }
 
 /** A whole (not streamed) answer as parts: its text, then the last parts. */
 export const partsOfCompletion = (completion: Completion): Chunk.Chunk<ModelPart> =>
-  Chunk.unsafeFromArray([{ _tag: "TextDelta", text: completion.content }, ...lastParts(completion)])
+  Chunk.unsafeFromArray([{ _tag: "TextDelta", text: completion.content }, ...lastParts(completion, true)])
 
 /**
  * The stages of a streamed answer — the byte cap, bytes to text, text to SSE events, events to decoded
@@ -181,7 +184,7 @@ const endParts = (r: Reading): Array<ModelPart> => {
     finishReason: answer.finishReason,
     citations: citationsOf(answer.annotations, context.redact),
     ...(context.cache !== undefined ? { cache: context.cache } : {})
-  }))
+  }, answer.done && context.bodyEnded?.() === true))
 }
 
 type Parts = Channel.Channel<
