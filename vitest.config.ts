@@ -1,8 +1,17 @@
+import { statSync } from "node:fs"
 import { availableParallelism } from "node:os"
 import { defineConfig } from "vitest/config"
 
 /** `npm run test:agents` (scripts/agentTools.mjs) sets it: only then is the agents tier a project. */
 const agentsTier = process.env["PARALLEL_LLM_AGENTS_TIER"] === "1"
+
+// The tests' temp directories (os.tmpdir(), inherited by the workers and the CLIs they spawn) go to memory where
+// Linux has it: on this machine's ext4 /tmp, writing a small file cost 0.7 ms of CPU and tmpfs 0.03 ms, and the
+// suite writes and removes thousands. A TMPDIR already set is kept.
+const memoryTmp = "/dev/shm"
+if (process.env["TMPDIR"] === undefined && statSync(memoryTmp, { throwIfNoEntry: false })?.isDirectory() === true) {
+  process.env["TMPDIR"] = memoryTmp
+}
 
 export default defineConfig({
   test: {
