@@ -13,6 +13,17 @@ if (process.env["TMPDIR"] === undefined && statSync(memoryTmp, { throwIfNoEntry:
   process.env["TMPDIR"] = memoryTmp
 }
 
+/** `--maxWorkers` as given on the command line (`=N` or ` N`), which overrides the config's. */
+const maxWorkersFlag = process.argv.flatMap((arg, i, all) =>
+  arg === "--maxWorkers" ? [all[i + 1]] : arg.startsWith("--maxWorkers=") ? [arg.slice("--maxWorkers=".length)] : []
+).at(-1)
+/** Test files running at once (forks); undefined when the flag is not a plain count (e.g. `50%`). */
+const workers = maxWorkersFlag === undefined
+  ? Math.max(2, availableParallelism() - 1)
+  : /^\d+$/.test(maxWorkersFlag)
+  ? Number(maxWorkersFlag)
+  : undefined
+
 export default defineConfig({
   test: {
     // Spawned CLIs and MCP servers are slow to start on a loaded 2-core machine: be generous, never flaky.
@@ -21,7 +32,11 @@ export default defineConfig({
     pool: "forks",
     // Most of the suite's time is spent waiting on spawned CLIs and servers, not computing: two workers even on
     // two cores (vitest's default, one fewer than the cores, would leave such a machine with one).
-    maxWorkers: Math.max(2, availableParallelism() - 1),
+    ...(workers === undefined ? {} : { maxWorkers: workers }),
+    // As many kept as at most: above the minimum (vitest's default here is one) the pool (tinypool, idleTimeout 0)
+    // stops a worker the moment it is idle, and with `--maxWorkers=3` that ended runs whose 95 unit files had all
+    // passed with an unhandled "Terminating worker thread". So the minimum follows `--maxWorkers` too.
+    ...(workers === undefined ? {} : { minWorkers: workers }),
     // Test files share their worker's modules (Effect, the SDK, the app) instead of importing them again for every
     // file: most of a file's time was that import (the unit tier: 121 s isolated, 46 s not). Set here, not per
     // project: vitest 3.2 ignores a project's own \`isolate\`. No test leaves global state behind (the unit tier
