@@ -1,4 +1,4 @@
-import { statSync } from "node:fs"
+import { existsSync, readFileSync, statfsSync } from "node:fs"
 import { availableParallelism } from "node:os"
 import { defineConfig } from "vitest/config"
 
@@ -7,9 +7,22 @@ const agentsTier = process.env["PARALLEL_LLM_AGENTS_TIER"] === "1"
 
 // The tests' temp directories (os.tmpdir(), inherited by the workers and the CLIs they spawn) go to memory where
 // Linux has it: on this machine's ext4 /tmp, writing a small file cost 0.7 ms of CPU and tmpfs 0.03 ms, and the
-// suite writes and removes thousands. A TMPDIR already set is kept.
+// suite writes and removes thousands. Only a tmpfs that may run programs (the tests run fake CLIs from their temp
+// directories; Docker's /dev/shm is noexec) with room to spare (Docker's is 64 MB; the package tests install the
+// package). A TMPDIR already set is kept.
 const memoryTmp = "/dev/shm"
-if (process.env["TMPDIR"] === undefined && statSync(memoryTmp, { throwIfNoEntry: false })?.isDirectory() === true) {
+const mountOptions = () =>
+  readFileSync("/proc/self/mounts", "utf8").split("\n").map((line) => line.split(" ")).find((fields) =>
+    fields[1] === memoryTmp && fields[2] === "tmpfs"
+  )
+    ?.[3]?.split(",")
+const usableMemoryTmp = () => {
+  const options = mountOptions()
+  if (options === undefined || options.includes("noexec") || options.includes("ro")) return false
+  const { bavail, bsize } = statfsSync(memoryTmp)
+  return bavail * bsize >= 2 ** 30
+}
+if (process.env["TMPDIR"] === undefined && existsSync("/proc/self/mounts") && usableMemoryTmp()) {
   process.env["TMPDIR"] = memoryTmp
 }
 
