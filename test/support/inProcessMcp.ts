@@ -3,6 +3,8 @@ import * as NodePath from "@effect/platform-node/NodePath"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
 import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js"
+import type { JsonSchemaValidator, jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation"
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv"
 import { Chunk, Context, Effect, Exit, Layer, Option, Scope, TestClock, TestContext } from "effect"
 import { layerStartupWarnings } from "../../src/appLayer.js"
 import { openConnection } from "../../src/mcp/connection.js"
@@ -20,6 +22,23 @@ import { loadDegraded, StartupProblems } from "../../src/settings/degraded.js"
 // The MCP server in this process, as a client sees it: the SDK's own Client over the SDK's in-memory
 // transport, connected to one real connection (openConnection) over the layers a test picks. The
 // client validates every structured result against the tool's outputSchema, as clients do.
+
+/**
+ * The SDK's own validator (Ajv), shared by every test client in the worker and compiling each distinct schema once:
+ * a Client compiles every tool's outputSchema again on each listTools, about 0.8 s of CPU per worker for the same
+ * few schemas. It still checks every structured result against the schema listed.
+ */
+const compiled = new Map<string, JsonSchemaValidator<unknown>>()
+const ajv = new AjvJsonSchemaValidator()
+export const sharedSchemaValidator: jsonSchemaValidator = {
+  getValidator: <T>(schema: Parameters<jsonSchemaValidator["getValidator"]>[0]) => {
+    const key = JSON.stringify(schema)
+    const validate = compiled.get(key) ?? ajv.getValidator<unknown>(schema)
+    compiled.set(key, validate)
+    // The schema says what T is, as it does for the SDK's own getValidator<T>: the cache keeps them as unknown.
+    return validate as JsonSchemaValidator<T>
+  }
+}
 
 /** The services a server connection runs on, from settings and a provider double: a real RunStore on disk. */
 export const serverServices = (
@@ -42,7 +61,10 @@ export const connectInProcessWith = (
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
     const runs = yield* makeLiveRuns
     yield* openConnection(serverSide, { version: "test", runs, redactor: makeRedactor(Option.none()), onClose: () => undefined })
-    const client = new Client({ name: "in-process-test", version: "1.0.0" }, capabilities !== undefined ? { capabilities } : undefined)
+    const client = new Client({ name: "in-process-test", version: "1.0.0" }, {
+      jsonSchemaValidator: sharedSchemaValidator,
+      ...(capabilities !== undefined ? { capabilities } : {})
+    })
     yield* Effect.acquireRelease(Effect.promise(() => client.connect(clientSide)), () => Effect.promise(() => client.close()))
     // The client checks structured results only against the schemas it has listed.
     yield* Effect.promise(() => client.listTools())

@@ -1,7 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Layer, Option, Ref, Schema } from "effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { Manifest } from "../../src/domain/manifest.js"
 import { withCallSettings } from "../../src/programs/callSettings.js"
@@ -19,12 +18,14 @@ import { Settings } from "../../src/services/settings.js"
 import type { PerCallValues } from "../../src/settings/perCall.js"
 import { makeScriptedClient } from "../support/scriptedClient.js"
 import { recordOf } from "../support/strategyRecord.js"
+import { makeTempDirs } from "../support/tempDirs.js"
 import { makeTestRunStore } from "../support/testRunStore.js"
 import { makeTestSettings } from "../support/testSettings.js"
 
 // Every strategy through the registry: its plan, its record, what eval compares, and its step in a run
 // (in process: scripted models, runs in memory), and the manifests today's runs on disk already hold.
 
+const tempDir = makeTempDirs("pllm-strategy-records-")
 const settings = (overrides: Partial<SettingsValue> = {}) => makeTestSettings(overrides)
 const models = ["test/alpha", "test/beta", "test/gamma"]
 
@@ -177,7 +178,7 @@ describe("the manifest's strategy record: open below the programs, narrowed by t
         expect(JSON.parse(fs.readFileSync(path.join(again.dir, "run.json"), "utf8")).strategy).toEqual(raw.strategy)
         expect((yield* store.readManifest(again.id)).strategy).toEqual(raw.strategy)
       }
-    }).pipe(Effect.provide(RunStore.Test(fs.mkdtempSync(path.join(os.tmpdir(), "pllm-strategy-records-"))))))
+    }).pipe(Effect.provide(RunStore.Test(tempDir()))))
 
   it("keeps a record of a strategy it does not know, and fields no strategy reads; the registry tells them apart", () => {
     const decode = Schema.decodeUnknownSync(Manifest)

@@ -40,12 +40,14 @@ const startSwapper = (target: string, inside: string, outsideFile: string, swaps
     const [target, inside, outside, swaps] = process.argv.slice(1)
     const file = target + ".swap-file", link = target + ".swap-link"
     const until = Date.now() + 3000
-    // Each state holds 2 ms, asleep: a busy pause would take the reader's core on a small machine.
+    // Each state holds 1 ms, asleep: a busy pause would take the reader's core on a small machine. What the race
+    // proves grows with the swaps a read can straddle, not with the time between them: a check-then-read broken
+    // by hand is caught about as often as with 2 ms, in half the reader's CPU.
     const pause = new Int32Array(new SharedArrayBuffer(4))
     for (let i = 0; i < Number(swaps) && Date.now() < until; i++) {
       if (i % 2 === 0) { fs.writeFileSync(file, inside); fs.renameSync(file, target) }
       else { fs.rmSync(link, { force: true }); fs.symlinkSync(outside, link); fs.renameSync(link, target) }
-      Atomics.wait(pause, 0, 0, 2)
+      Atomics.wait(pause, 0, 0, 1)
     }
     fs.writeFileSync(file, inside); fs.renameSync(file, target)
   `
