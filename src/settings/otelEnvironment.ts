@@ -20,9 +20,9 @@ export interface OtelExport {
 }
 
 /** Unset, a batch goes every 5 s (the exporter's own pace)… */
-const DEFAULT_SCHEDULE_DELAY_MS = 5_000
+export const DEFAULT_SCHEDULE_DELAY_MS = 5_000
 /** …and a collector that does not answer holds up the end of a command for 3 s, then its spans are dropped. */
-const DEFAULT_EXPORT_TIMEOUT_MS = 3_000
+export const DEFAULT_EXPORT_TIMEOUT_MS = 3_000
 
 /** The OTLP protocols the exporter speaks: OTLP/HTTP only (gRPC is not spoken). */
 export const OTLP_PROTOCOLS = ["http/protobuf", "http/json"] as const

@@ -1,4 +1,5 @@
 import { switchOn } from "../kinds.js"
+import { DEFAULT_EXPORT_TIMEOUT_MS, DEFAULT_SCHEDULE_DELAY_MS } from "../otelEnvironment.js"
 import { type Topic, withDefault } from "../setting.js"
 
 /** OpenTelemetry export of a run's spans (docs/tracing.md): what the spans may carry. */
@@ -44,10 +45,14 @@ export const tracingEnvironment: ReadonlyArray<{ readonly env: string; readonly 
   },
   { env: "OTEL_SERVICE_NAME", doc: "The service name spans carry", defaultDoc: "`parallel-llm`" },
   { env: "OTEL_RESOURCE_ATTRIBUTES", doc: "Resource attributes of every span, `key=value,…`", defaultDoc: "none" },
-  { env: "OTEL_BSP_SCHEDULE_DELAY", doc: "Milliseconds between two exports of the spans ended meanwhile", defaultDoc: "5000" },
+  {
+    env: "OTEL_BSP_SCHEDULE_DELAY",
+    doc: "Milliseconds between two exports of the spans ended meanwhile",
+    defaultDoc: String(DEFAULT_SCHEDULE_DELAY_MS)
+  },
   {
     env: "OTEL_BSP_EXPORT_TIMEOUT",
     doc: "Milliseconds the last export may hold up the end of a command; then its spans are dropped",
-    defaultDoc: "3000"
+    defaultDoc: String(DEFAULT_EXPORT_TIMEOUT_MS)
   }
 ]
