@@ -154,7 +154,8 @@ const foldChunk = (ending: Ending, streamed: StreamedText, parts: Chunk.Chunk<Mo
  * One attempt's answer: the stream of parts folded once into a {@link Completion}, its text gathered in
  * `hooks.streamed` as it comes (so a failure, a timeout or an interruption leaves it there) and handed to
  * `hooks.onDelta` read by read. Once `Finish` has come the rest of the stream gets {@link END_AFTER_FINISH}
- * to end, unless the `Finish` said its end is at hand (`ended`): a time bound is a race of two fibers. A pull loop over the stream's channel rather than `Stream.runFold…`: those
+ * to end, unless the `Finish` said its end is at hand (`ended`): a time bound is a race of two fibers.
+ * A pull loop over the stream's channel rather than `Stream.runFold…`: those
  * cost a fiber and ~200 more operations per call (see bench/README.md), and a read allocates nothing here
  * but its text.
  */
