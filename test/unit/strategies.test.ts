@@ -16,7 +16,7 @@ import type { PerCallValues } from "../../src/settings/perCall.js"
 import type { SettingsValue } from "../../src/settings/values.js"
 import { failureOf } from "../support/failureOf.js"
 import type { RecordedRequest } from "../support/fakeOpenRouter.js"
-import { waitUntil } from "../support/realHttpClient.js"
+import { waitUntil } from "../support/waitUntil.js"
 import { recordOf } from "../support/strategyRecord.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
 
