@@ -3,8 +3,8 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
-import { waitUntil } from "../support/waitUntil.js"
 import { cliEntry, freshDirs, runCli, startCli } from "../support/spawnCli.js"
+import { waitUntil } from "../support/waitUntil.js"
 
 // Issue 13 with two real `batch` processes (item 3). The batch bullets of items 8 and 10 (--out by inode, a
 // duplicate id refused at load, the exit code, a cost the provider did not report) are
@@ -21,7 +21,7 @@ beforeAll(async () => {
       "lock/hang": { kind: "hang" },
       // Hangs for the first batch (killed), answers the second.
       "lock/once": [{ kind: "hang" }, { kind: "ok", content: "answered at last" }],
-      "ok/synth": { kind: "ok", content: "synthesized" },
+      "ok/synth": { kind: "ok", content: "synthesized" }
     }
   })
 })

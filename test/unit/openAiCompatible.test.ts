@@ -20,8 +20,8 @@ import { Settings } from "../../src/services/settings.js"
 import type { SettingsValue } from "../../src/settings/values.js"
 import type { Behavior } from "../support/fakeOpenRouter.js"
 import { realHttpClientLayer } from "../support/realHttpClient.js"
-import { waitUntil } from "../support/waitUntil.js"
 import { pendingSleeps } from "../support/testClock.js"
+import { waitUntil } from "../support/waitUntil.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
 
 /** Distinctive, so that a leak anywhere is unmistakable. */
