@@ -7,7 +7,7 @@ import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRou
 import { connectMcp } from "../support/mcpHarness.js"
 import { cliEntry, freshDirs, withCodeCache } from "../support/spawnCli.js"
 
-// Issue 13, items 2 and 10 with the built CLI, where a process is the point: a server whose log file cannot be
+// Issue 13 (items 2, 8 and 10) with the built CLI, where a process is the point: a server whose log file cannot be
 // written, and a reader that closes the pipe early. The rest is test/unit/hostile.test.ts's.
 
 const ESC = "\u001b"
