@@ -4,8 +4,8 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
-import { waitUntil } from "../support/realHttpClient.js"
 import { cliEntry, freshDirs, listTree, repoRoot, startCli } from "../support/spawnCli.js"
+import { waitUntil } from "../support/waitUntil.js"
 
 // Ctrl-C, which needs the CLI in its own process (`node dist/main.js ...`), against the loopback fake. The rest of
 // the CLI's command lines run in-process in test/unit/cli.test.ts.

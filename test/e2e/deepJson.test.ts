@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { MAX_JSON_DEPTH } from "../../src/domain/jsonDepth.js"
+import { maxJsonDepth } from "../support/e2eConstants.js"
 import { serverEnv, spawnRawServer, waitFor } from "../support/mcpHarness.js"
 import { makeTempDirs } from "../support/tempDirs.js"
 
@@ -33,7 +33,7 @@ describe("JSON nested too deep, over the built server", () => {
           isError: true,
           content: [{
             type: "text",
-            text: `Invalid arguments for process_prompt: (arguments): invalid: nested deeper than ${MAX_JSON_DEPTH} levels`
+            text: `Invalid arguments for process_prompt: (arguments): invalid: nested deeper than ${maxJsonDepth} levels`
           }]
         }
       })

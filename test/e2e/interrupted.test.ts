@@ -3,13 +3,12 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
-import { runCliInProcess } from "../support/inProcessCli.js"
 import { spawnRawServer, waitFor } from "../support/mcpHarness.js"
-import { cliEntry, freshDirs, startCli } from "../support/spawnCli.js"
+import { cliEntry, freshDirs, runCli, startCli } from "../support/spawnCli.js"
 
 // Item 5 of issue 13 with the built CLI: a run whose process is killed (-9) shows as `interrupted`
 // with its answers, its stray temporary files go, and `resynth` finishes it (those three commands read what the
-// killed process left: they run in-process); SIGHUP ends `ask`, `batch` and `serve` like SIGTERM does, with the
+// killed process left, each a process of its own); SIGHUP ends `ask`, `batch` and `serve` like SIGTERM does, with the
 // manifest written.
 
 let fake: FakeOpenRouter
@@ -71,19 +70,19 @@ describe("a run whose process is killed with -9", () => {
       fs.writeFileSync(file, "x")
     }
 
-    const listed = await runCliInProcess(["runs", "--json"], { env })
+    const listed = await runCli(["runs", "--json"], { env })
     expect(listed.code).toBe(0)
     expect(JSON.parse(listed.stdout)).toMatchObject([{ id, status: "interrupted", answered: "1/2" }])
     expect(fs.existsSync(stray)).toBe(false)
     for (const file of strayStep) expect(fs.existsSync(file)).toBe(false)
 
-    const shown = await runCliInProcess(["runs", "show", id], { env })
+    const shown = await runCli(["runs", "show", id], { env })
     expect(shown.code).toBe(0)
     expect(shown.stdout).toContain("interrupted")
     expect(shown.stdout).toContain(answerFile)
     expect(shown.stdout).toContain(`parallel-llm resynth ${id}`)
 
-    const resynth = await runCliInProcess(["resynth", id], { env })
+    const resynth = await runCli(["resynth", id], { env })
     expect(resynth.stderr).not.toContain("internal error")
     expect(resynth.code).toBe(0)
     expect(resynth.stdout).toContain("THE SYNTHESIS")

@@ -5,12 +5,11 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
-import { connectMcpInProcess, type InProcessConnection } from "../support/inProcessMcp.js"
-import { serverEnv, waitFor } from "../support/mcpHarness.js"
+import { connectMcp, type McpConnection, serverEnv, waitFor } from "../support/mcpHarness.js"
 import { startCli } from "../support/spawnCli.js"
 
-// A run of another process (the built CLI, killed with SIGKILL), read by the MCP server from disk: the
-// process is the point. The rest of get_run/cancel_run is unit/mcpRunHandles.test.ts's.
+// A run of another process (the built CLI, killed with SIGKILL), read by the built MCP server from disk: the
+// processes are the point. The rest of get_run/cancel_run is unit/mcpRunHandles.test.ts's.
 
 const API_KEY = "sk-or-v1-HANDLES-0f1e2d3c4b5a69788796a5b4c3d2e1f0"
 const SYNTH_ANSWER = "# Merged\n\nThe answer is **4**."
@@ -56,9 +55,9 @@ const outputOf = (result: CallToolResult) => result.structuredContent as unknown
 const textOf = (result: CallToolResult) => result.content.map((b) => (b.type === "text" ? b.text : "")).join("\n")
 
 describe("get_run and cancel_run", () => {
-  let mcp: InProcessConnection
+  let mcp: McpConnection
   beforeAll(async () => {
-    mcp = await connectMcpInProcess(
+    mcp = await connectMcp(
       serverEnv({
         baseUrl: fake.url,
         outputDir,

@@ -2,14 +2,13 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll } from "vitest"
-import type { FakeOpenRouter } from "./fakeOpenRouter.js"
+import { type FakeOpenRouter, startFakeOpenRouter } from "./fakeOpenRouter.js"
 import { type OtlpReceiver, startOtlpReceiver } from "./otlpReceiver.js"
 import { freshDirs } from "./spawnCli.js"
-import { withFakeProvider } from "./withFakeProvider.js"
 
 // What the OpenTelemetry tests share (test/unit/otelExport.test.ts in-process, test/e2e/otel.test.ts where a process
 // is the point): a loopback provider whose candidates rank and whose synthesizer answers, a loopback OTLP/HTTP
-// receiver, and the environment of a run exporting to it.
+// receiver, and the environment of a run exporting to it. Nothing of src/ here: the e2e workers load none of it.
 
 export const PROMPT = "What is the secret number nine plus nine?"
 const ANSWER = "It is 18.\nRANKING: B > A"
@@ -25,21 +24,27 @@ export interface OtelFixture {
   readonly envFor: (outputDir: string, extra?: Record<string, string>) => Record<string, string | undefined>
 }
 
-/** Starts the provider (withFakeProvider) and the receiver before the file's tests and stops them after; read them in the tests. */
+/** Starts the provider and the receiver before the file's tests and stops them after; read them in the tests. */
 export const useOtelFixture = (prefix: string): OtelFixture => {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), prefix))
-  const provider = withFakeProvider({ default: { kind: "ok", content: ANSWER, usage: USAGE }, script: { "ot/synth": SYNTH } })
+  let fake: FakeOpenRouter | undefined
   let receiver: OtlpReceiver | undefined
   beforeAll(async () => {
+    fake = await startFakeOpenRouter({ default: { kind: "ok", content: ANSWER, usage: USAGE }, script: { "ot/synth": SYNTH } })
     receiver = await startOtlpReceiver()
   })
   afterAll(async () => {
     await receiver?.close()
+    await fake?.close()
     fs.rmSync(tmp, { recursive: true, force: true })
   })
+  const started = (): FakeOpenRouter => {
+    if (fake === undefined) throw new Error("the fake provider starts before the tests: read it inside a test or hook")
+    return fake
+  }
   return {
     get fake() {
-      return provider.fake
+      return started()
     },
     get receiver() {
       if (receiver === undefined) throw new Error("the OTLP receiver starts before the tests: read it inside a test or hook")
@@ -49,7 +54,7 @@ export const useOtelFixture = (prefix: string): OtelFixture => {
     envFor: (outputDir, extra = {}) => ({
       PATH: process.env.PATH,
       HOME: tmp,
-      OPENROUTER_BASE_URL: provider.url,
+      OPENROUTER_BASE_URL: started().url,
       PARALLEL_LLM_OUTPUT_DIR: outputDir,
       PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none",
       PARALLEL_LLM_RETRY_BASE_DELAY: "0.01",

@@ -2,12 +2,3 @@ import { layerPooledHttpClient } from "../../src/services/httpClientPool.js"
 
 /** The HTTP client exactly as `src/main.ts` builds it. */
 export const realHttpClientLayer = layerPooledHttpClient
-
-/** Polls `condition` until it holds, failing with `what` after `timeoutMs` (generous: slow CI machines). */
-export const waitUntil = async (condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> => {
-  const deadline = Date.now() + timeoutMs
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for: ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-}

@@ -5,9 +5,9 @@ import { describe, expect, it } from "vitest"
 import { holdResultsLock } from "../../src/programs/batchLock.js"
 import { runBatch } from "../../src/programs/runBatch.js"
 import { failureOf } from "../support/failureOf.js"
-import { waitUntil } from "../support/realHttpClient.js"
 import { fullDiskFor, interruptedRun, resumeLayerFor } from "../support/resumeLayers.js"
 import { makeTempDirs } from "../support/tempDirs.js"
+import { waitUntil } from "../support/waitUntil.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // What a batch pays for across passes and processes (issue 23, findings 12 and 15): one lock per real results

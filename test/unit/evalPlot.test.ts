@@ -1,10 +1,14 @@
 import { it } from "@effect/vitest"
 import { Effect } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
 import { describe, expect } from "vitest"
 import { plotPoints, renderPlot } from "../../src/programs/eval/plot.js"
 import type { EvalReport, StrategyRow } from "../../src/programs/eval/report.js"
 import { accuracyOf } from "../../src/programs/eval/stats.js"
+import { runCliInProcess } from "../support/inProcessCli.js"
 import { pointsOf, textsOf } from "../support/svgMarks.js"
+import { makeTempDirs } from "../support/tempDirs.js"
 
 // `eval --plot FILE.svg`: the chart opened as a reader would, its points, axes and labels read back from the
 // SVG Vega wrote (the built CLI, whose bundle loads Vega from a file of its own: test/e2e/evalPlot.test.ts).
@@ -81,4 +85,20 @@ describe("eval --plot", () => {
       expect(svg).not.toContain("<b>")
       expect(svg).not.toMatch(/[\u0000-\u0008\u000b-\u001f]/)
     }))
+})
+
+describe("eval --plot, refused", () => {
+  const tempDir = makeTempDirs("pllm-plot-")
+
+  it("refuses the dataset as its target", async () => {
+    const tmp = tempDir()
+    const env = { PATH: process.env.PATH, HOME: tmp }
+    const dataset = path.join(tmp, "set.jsonl")
+    fs.writeFileSync(dataset, `${JSON.stringify({ question: "1+1?", answer: "2", candidates: { a: "2", b: "3" } })}\n`)
+    // A refusal before any plotting: no process needed.
+    const refused = await runCliInProcess(["eval", dataset, "--baselines-only", "--plot", dataset], { env, cwd: tmp })
+    expect(refused.code).toBe(2)
+    expect(refused.stderr).toContain("--plot must not be the dataset file")
+    expect(fs.readFileSync(dataset, "utf8")).toContain("1+1?")
+  })
 })

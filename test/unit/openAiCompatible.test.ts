@@ -19,8 +19,9 @@ import { RunStore } from "../../src/services/runStore.js"
 import { Settings } from "../../src/services/settings.js"
 import type { SettingsValue } from "../../src/settings/values.js"
 import type { Behavior } from "../support/fakeOpenRouter.js"
-import { realHttpClientLayer, waitUntil } from "../support/realHttpClient.js"
+import { realHttpClientLayer } from "../support/realHttpClient.js"
 import { pendingSleeps } from "../support/testClock.js"
+import { waitUntil } from "../support/waitUntil.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
 
 /** Distinctive, so that a leak anywhere is unmistakable. */

@@ -16,8 +16,8 @@ import type { PerCallValues } from "../../src/settings/perCall.js"
 import type { SettingsValue } from "../../src/settings/values.js"
 import { failureOf } from "../support/failureOf.js"
 import type { RecordedRequest } from "../support/fakeOpenRouter.js"
-import { waitUntil } from "../support/realHttpClient.js"
 import { recordOf } from "../support/strategyRecord.js"
+import { waitUntil } from "../support/waitUntil.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // Each strategy against the loopback provider, through the real client, call path and run store: the calls
