@@ -79,11 +79,13 @@ const serveServices = (args: SettingsFlags) =>
  * The command tree; each command's outcome goes to `exitCode`, the one place that turns it into the exit code.
  * The handlers print through `console` (`serve --http` prints its URL with it).
  */
-const commands = (exitCode: Ref.Ref<number>, console: Console.Console, overrides: ServiceOverrides) => {
+const commands = (exitCode: Ref.Ref<number>, console: Console.Console, overrides: ServiceOverrides | undefined) => {
   const record = <A, E, R>(run: (args: A) => Effect.Effect<Outcome, E, R>) => (args: A) =>
     Effect.flatMap(run(args), (outcome) => Ref.set(exitCode, outcome.exitCode)).pipe(Effect.withConsole(console))
   // Each command's services, for settings built from its own flags: the graph of appLayer.ts, provided once.
-  const withOverrides = <A, E, R>(base: Layer.Layer<A | AppServices | CallGate, E, R>) => Layer.merge(base, Layer.provide(overrides, base))
+  // Without overrides, the graph alone: an empty layer over it would still be built, as two more layers.
+  const withOverrides = <A, E, R>(base: Layer.Layer<A | AppServices | CallGate, E, R>) =>
+    overrides === undefined ? base : Layer.merge(base, Layer.provide(overrides, base))
   const provide =
     <LA, LE, LR>(layerOf: (flags: SettingsFlags) => Layer.Layer<LA, LE, LR>) =>
     <Name extends string, R, E, A extends { readonly settings: SettingsFlags }>(command: Command.Command<Name, R, E, A>) =>
@@ -202,7 +204,7 @@ export const runCli = (options: RunCliOptions): Effect.Effect<number> =>
     const problem = optionProblem(target.help, target.rest)
     if (problem !== undefined) return yield* fail(2, problem)
     const exitCode = yield* Ref.make(0)
-    const tree = commands(exitCode, console, options.overrides ?? Layer.empty)
+    const tree = commands(exitCode, console, options.overrides)
     return yield* Command.run(tree, { name: "parallel-llm", version: options.version })(["node", "parallel-llm", ...words]).pipe(
       Effect.withConsole(withoutCliErrors(console)),
       Effect.zipRight(Ref.get(exitCode)),
