@@ -76,6 +76,13 @@ const serveServices = (args: SettingsFlags) =>
   )
 
 /**
+ * A command's services with the overrides put over them; without overrides, the graph alone (an empty layer
+ * over it would still cost building two more).
+ */
+const withOverrides = (overrides: ServiceOverrides | undefined) => <A, E, R>(base: Layer.Layer<A | AppServices | CallGate, E, R>) =>
+  overrides === undefined ? base : Layer.merge(base, Layer.provide(overrides, base))
+
+/**
  * The command tree; each command's outcome goes to `exitCode`, the one place that turns it into the exit code.
  * The handlers print through `console` (`serve --http` prints its URL with it).
  */
@@ -83,19 +90,17 @@ const commands = (exitCode: Ref.Ref<number>, console: Console.Console, overrides
   const record = <A, E, R>(run: (args: A) => Effect.Effect<Outcome, E, R>) => (args: A) =>
     Effect.flatMap(run(args), (outcome) => Ref.set(exitCode, outcome.exitCode)).pipe(Effect.withConsole(console))
   // Each command's services, for settings built from its own flags: the graph of appLayer.ts, provided once.
-  // Without overrides, the graph alone: an empty layer over it would still be built, as two more layers.
-  const withOverrides = <A, E, R>(base: Layer.Layer<A | AppServices | CallGate, E, R>) =>
-    overrides === undefined ? base : Layer.merge(base, Layer.provide(overrides, base))
+  const overridden = withOverrides(overrides)
   const provide =
     <LA, LE, LR>(layerOf: (flags: SettingsFlags) => Layer.Layer<LA, LE, LR>) =>
     <Name extends string, R, E, A extends { readonly settings: SettingsFlags }>(command: Command.Command<Name, R, E, A>) =>
       Command.provide(command, (args: A) => layerOf(args.settings))
-  const app = (flags: SettingsFlags) => services((graph) => withOverrides(graph.appLayer(settingsLayer(flags))))
+  const app = (flags: SettingsFlags) => services((graph) => overridden(graph.appLayer(settingsLayer(flags))))
   // Commands that make no paid call work without a key.
   const appWithoutKey = (flags: SettingsFlags) =>
-    services((graph) => withOverrides(graph.appLayer(settingsLayer(flags, { requireApiKey: false }))))
+    services((graph) => overridden(graph.appLayer(settingsLayer(flags, { requireApiKey: false }))))
   const batchServices = (flags: SettingsFlags) =>
-    services((graph) => withOverrides(graph.batchLayer(settingsLayer(flags, { defaults: BATCH_DEFAULTS }))))
+    services((graph) => overridden(graph.batchLayer(settingsLayer(flags, { defaults: BATCH_DEFAULTS }))))
   const evalCommand = () => import("./cli/evalCommand.js")
   return Command.make("parallel-llm").pipe(
     Command.withDescription(DESCRIPTION),
@@ -135,7 +140,7 @@ const commands = (exitCode: Ref.Ref<number>, console: Console.Console, overrides
         Command.withHandler(record(handlerOf(evalCommand, (m) => m.evaluate))),
         Command.provide((args) =>
           Layer.unwrapEffect(
-            Effect.map(Effect.promise(evalCommand), (m) => services((graph) => withOverrides(graph.batchLayer(m.evalSettings(args)))))
+            Effect.map(Effect.promise(evalCommand), (m) => services((graph) => overridden(graph.batchLayer(m.evalSettings(args)))))
           )
         )
       ),

@@ -46,6 +46,12 @@ const nodePlatform = Effect.runSync(
   Effect.cached(Effect.flatMap(Scope.make(), (scope) => Layer.buildWithScope(platformOf(nodeExecutor), scope)))
 )
 
+/** `make` on the platform of `executorLayer`: the default one built once. */
+const onPlatform = <A, E, R>(make: Effect.Effect<A, E, R>, executorLayer: Layer.Layer<CommandExecutor.CommandExecutor>) =>
+  executorLayer === nodeExecutor
+    ? Effect.flatMap(nodePlatform, (platform) => Effect.provide(make, platform))
+    : Effect.provide(make, platformOf(executorLayer))
+
 /**
  * The CLI-agent provider over the environment `environment` gives at each call (the CLIs are found on its PATH and
  * inherit it, less our secrets): a model id `claude-code/…`, `codex/…` or `gemini-cli/…` answered by that CLI run headless,
@@ -114,11 +120,7 @@ export const cliAgentsIn = (
       })).pipe(Stream.provideService(CommandExecutor.CommandExecutor, executor))
     }
     return { stream }
-  }).pipe((make) =>
-    executorLayer === nodeExecutor
-      ? Effect.flatMap(nodePlatform, (platform) => Effect.provide(make, platform))
-      : Effect.provide(make, platformOf(executorLayer))
-  )
+  }).pipe((make) => onPlatform(make, executorLayer))
 
 /** The CLI-agent provider over this process's environment. */
 export const cliAgents = cliAgentsIn(() => process.env)
