@@ -23,5 +23,12 @@ export const makeDirectories = (fs: FileSystem.FileSystem, dir: string, mode: nu
         return parent === target ? Effect.fail(e) : Effect.zipRight(make(parent), once(target))
       })
     )
-  return make(nodePath.resolve(dir))
+  // Most calls find the directory there (a run store's root, at every run): one stat that succeeds, rather than a
+  // mkdir that fails with EEXIST (an error built with its stack) and a stat.
+  const target = nodePath.resolve(dir)
+  return fs.stat(target).pipe(
+    Effect.map((info) => info.type === "Directory"),
+    Effect.orElseSucceed(() => false),
+    Effect.flatMap((there) => (there ? Effect.void : make(target)))
+  )
 }

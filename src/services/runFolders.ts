@@ -19,26 +19,26 @@ const namesIn = (d: RunsDir, dir: string) => d.fs.readDirectory(dir).pipe(Effect
 
 /**
  * Temporary files whose writer is gone (the run finished or was interrupted): removed, quietly, from the run
- * directory, the `folders` named and every round's folder.
+ * directory, the `folders` named and every round's folder. Only the folders the run has are read: reading one it
+ * lacks fails, and each failure builds an error with its stack (most runs have no rounds, rankings or attachments).
  */
 export const sweep = (d: RunsDir, dir: string, folders: ReadonlyArray<string>) =>
-  namesIn(d, d.path.join(dir, "rounds")).pipe(
-    Effect.map((rounds) => [
-      dir,
-      ...folders.map((sub) => d.path.join(dir, sub)),
-      ...rounds.map((round) => d.path.join(dir, "rounds", round))
-    ]),
-    Effect.flatMap((folders) => Effect.forEach(folders, (folder) => sweepFolder(d, folder), { discard: true }))
-  )
-
-const sweepFolder = (d: RunsDir, folder: string) =>
-  namesIn(d, folder).pipe(
-    Effect.flatMap((names) =>
-      Effect.forEach(names.filter((n) => TEMP_NAME.test(n)), (n) => d.fs.remove(d.path.join(folder, n)).pipe(Effect.ignore), {
-        discard: true
-      })
+  Effect.gen(function*() {
+    const names = yield* namesIn(d, dir)
+    const has = (name: string) => names.includes(name)
+    const rounds = has("rounds") ? yield* namesIn(d, d.path.join(dir, "rounds")) : []
+    yield* removeTemps(d, dir, names)
+    yield* Effect.forEach(
+      [...folders.filter(has).map((sub) => d.path.join(dir, sub)), ...rounds.map((round) => d.path.join(dir, "rounds", round))],
+      (folder) => Effect.flatMap(namesIn(d, folder), (inside) => removeTemps(d, folder, inside)),
+      { discard: true }
     )
-  )
+  })
+
+const removeTemps = (d: RunsDir, folder: string, names: ReadonlyArray<string>) =>
+  Effect.forEach(names.filter((n) => TEMP_NAME.test(n)), (n) => d.fs.remove(d.path.join(folder, n)).pipe(Effect.ignore), {
+    discard: true
+  })
 
 /** The newest modification time among these files of a run. */
 export const newestOf = (d: RunsDir, dir: string, files: ReadonlyArray<string>) =>

@@ -1,4 +1,5 @@
-import { type ConfigError, ConfigProvider } from "effect"
+import { ConfigError, ConfigProvider, Effect, HashSet } from "effect"
+import * as PathPatch from "effect/ConfigProviderPathPatch"
 import * as path from "node:path"
 import { SettingsError } from "../domain/errors.js"
 import { firstConfigProblem } from "./configProblem.js"
@@ -44,6 +45,33 @@ export const whereSet = (
   }
 }
 
+/**
+ * `ConfigProvider.fromMap` over setting names (no nesting, no indices), the same values and errors, without its
+ * cost: fromMap looks a name up by failing on an `Option.none()`, which builds an Error with its stack for every
+ * setting nobody set (most of them, on every load).
+ */
+const fromValues = (values: ReadonlyMap<string, string>): ConfigProvider.ConfigProvider =>
+  ConfigProvider.fromFlat(ConfigProvider.makeFlat({
+    load: (path, primitive, split) => {
+      const name = path.join(".")
+      const text = values.get(name)
+      if (text === undefined) return Effect.fail(ConfigError.MissingData([...path], `Expected ${name} to exist in the provided map`))
+      const parsed = split
+        ? Effect.forEach(text.split(/\s*,\s*/), (part) => primitive.parse(part.trim()))
+        : Effect.map(primitive.parse(text), (value) => [value])
+      return Effect.mapError(parsed, ConfigError.prefixed([...path]))
+    },
+    enumerateChildren: (path) =>
+      Effect.sync(() =>
+        HashSet.fromIterable(
+          [...values.keys()].map((key) => key.split(".")).filter((key) => path.every((part, i) => key[i] === part)).flatMap((key) =>
+            key.slice(path.length, path.length + 1)
+          )
+        )
+      ),
+    patch: PathPatch.empty
+  }))
+
 const entriesOf = (raw: RawSettings) => Object.entries(raw).filter((e): e is [string, string] => e[1] !== undefined)
 
 /**
@@ -77,7 +105,7 @@ export const settle = (layers: Layers) => {
     // One map, a higher layer's entry after a lower one's, rather than a provider per layer falling back on missing
     // data: the same values, but every setting a layer lacks was a failure there, each building an Error with its
     // stack (three quarters of a load's CPU).
-    provider: ConfigProvider.fromMap(
+    provider: fromValues(
       new Map([
         ...entriesOf(layers.defaults),
         ...entriesOf(layers.file),

@@ -22,10 +22,11 @@ export interface InProcessOptions {
   readonly timeoutMs?: number
 }
 
-const version = (): string => {
+/** The package's version, as the bin reads it: read once per worker, not once per command line. */
+const version = ((): string => {
   const pkg: unknown = JSON.parse(fs.readFileSync(path.join(repoRoot, "package.json"), "utf8"))
   return typeof pkg === "object" && pkg !== null && "version" in pkg && typeof pkg.version === "string" ? pkg.version : "0.0.0"
-}
+})()
 
 /** A stream that keeps what is written to it, as a pipe would (no terminal). */
 const captured = () => {
@@ -63,7 +64,7 @@ export const cliEffect = (args: ReadonlyArray<string>, options: InProcessOptions
       stdout: stdout.stream,
       stderr: stderr.stream
     }
-    const program = runCli({ version: version(), ...(options.overrides ? { overrides: options.overrides } : {}) })
+    const program = runCli({ version, ...(options.overrides ? { overrides: options.overrides } : {}) })
     // Past its time the command line is interrupted from inside, so it still ends with what it printed (as a killed process does).
     const limited = options.timeoutMs === undefined
       ? program

@@ -104,13 +104,9 @@ export const connectMcpInProcess = async (
       Context.make(Settings, Settings.make(loaded.settings)).pipe(Context.add(StartupProblems, problems))
     )
     const logging = Logging.Test(loaded.settings, [], (line) => void lines.push(line))
-    return Layer.mergeAll(
-      ModelClient.Default,
-      RunStore.DefaultWithoutDependencies,
-      CallGate.fromMaxInFlight,
-      logging,
-      layerStartupWarnings.pipe(Layer.provide(logging))
-    ).pipe(
+    // Logging provided to the others (as appLayer.ts does), so the graph names each layer once: each costs its building.
+    return Layer.mergeAll(ModelClient.Default, RunStore.DefaultWithoutDependencies, CallGate.fromMaxInFlight, layerStartupWarnings).pipe(
+      Layer.provideMerge(logging),
       Layer.provide(Layer.mergeAll(layerPooledHttpClient, NodeFileSystem.layer, NodePath.layer)),
       Layer.provideMerge(Layer.mergeAll(settings, NodeFileSystem.layer, NodePath.layer))
     )
