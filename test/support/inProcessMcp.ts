@@ -5,7 +5,7 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
 import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js"
 import type { JsonSchemaValidator, jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation"
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv"
-import { Chunk, Context, Effect, Exit, Layer, Option, Scope, TestClock, TestContext } from "effect"
+import { Context, Effect, Exit, Layer, Option, Scope, TestClock, TestContext } from "effect"
 import { layerStartupWarnings } from "../../src/appLayer.js"
 import { openConnection } from "../../src/mcp/connection.js"
 import { makeLiveRuns } from "../../src/mcp/liveRuns.js"
@@ -18,6 +18,7 @@ import { ModelClient } from "../../src/services/modelClient.js"
 import { RunStore } from "../../src/services/runStore.js"
 import { Settings } from "../../src/services/settings.js"
 import { loadDegraded, StartupProblems } from "../../src/settings/degraded.js"
+import { pendingSleeps } from "./testClock.js"
 
 // The MCP server in this process, as a client sees it: the SDK's own Client over the SDK's in-memory
 // transport, connected to one real connection (openConnection) over the layers a test picks. The
@@ -30,11 +31,11 @@ import { loadDegraded, StartupProblems } from "../../src/settings/degraded.js"
  */
 const compiled = new Map<string, JsonSchemaValidator<unknown>>()
 const ajv = new AjvJsonSchemaValidator()
-export const sharedSchemaValidator: jsonSchemaValidator = {
+const sharedSchemaValidator: jsonSchemaValidator = {
   getValidator: <T>(schema: Parameters<jsonSchemaValidator["getValidator"]>[0]) => {
     const key = JSON.stringify(schema)
     const validate = compiled.get(key) ?? ajv.getValidator<unknown>(schema)
-    compiled.set(key, validate)
+    if (!compiled.has(key)) compiled.set(key, validate)
     // The schema says what T is, as it does for the SDK's own getValidator<T>: the cache keeps them as unknown.
     return validate as JsonSchemaValidator<T>
   }
@@ -142,16 +143,10 @@ export const testClockOf = (connection: InProcessConnection): TestClock.TestCloc
  * Waits, in real time, until a sleep less than `belowMs` ahead of the connection's clock is pending, and returns how far
  * ahead it is: a wait the server has just started (a backoff), among longer ones (the calls' budgets).
  */
-export const pendingSleepBelow = async (clock: TestClock.TestClock, belowMs: number, timeoutMs = 20_000): Promise<number> => {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const ahead = await Effect.runPromise(Effect.gen(function*() {
-      const now = yield* clock.currentTimeMillis
-      return Chunk.toReadonlyArray(yield* clock.sleeps).map((at) => at - now)
-    }))
-    const found = ahead.find((ms) => ms < belowMs)
-    if (found !== undefined) return found
-    if (Date.now() > deadline) throw new Error(`no sleep under ${belowMs} ms became pending (${ahead.join(", ")} ms ahead)`)
-    await new Promise((resolve) => setTimeout(resolve, 5))
-  }
-}
+export const pendingSleepBelow = (clock: TestClock.TestClock, belowMs: number, timeoutMs = 20_000): Promise<number> =>
+  Effect.runPromise(
+    pendingSleeps((ahead) => (ahead[0] ?? Infinity) < belowMs, timeoutMs).pipe(
+      Effect.map((ahead) => ahead[0] ?? 0),
+      Effect.withClock(clock)
+    )
+  )

@@ -48,8 +48,9 @@ export const withCodeCache = (env: Readonly<Record<string, string>>): Record<str
 /** Starts `node dist/main.js ...args` the way a user runs it: its own process, its own stdio. */
 export const startCli = (args: ReadonlyArray<string>, options: CliOptions): RunningCli => {
   if (!fs.existsSync(cliEntry)) throw new Error(`${cliEntry} is missing: run npm run build`)
-  const env: Record<string, string> = { XDG_CACHE_HOME: codeCacheRoot }
-  for (const [key, value] of Object.entries(options.env)) if (value !== undefined) env[key] = value
+  const given: Record<string, string> = {}
+  for (const [key, value] of Object.entries(options.env)) if (value !== undefined) given[key] = value
+  const env = withCodeCache(given)
   const child = spawn(process.execPath, [cliEntry, ...args], {
     cwd: options.cwd ?? repoRoot,
     env,

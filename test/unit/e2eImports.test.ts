@@ -9,7 +9,7 @@ import { importsOf } from "../support/sourceModules.js"
 const TEST = path.resolve(import.meta.dirname, "..")
 const SRC = path.resolve(TEST, "../src")
 
-/** The file a relative, not type-only import of `file` loads (`./x.js` → `x.ts`); undefined for packages. */
+/** The files the relative, not type-only imports of `file` load (`./x.js` → `x.ts`); packages are left out. */
 const loadedBy = (file: string): ReadonlyArray<string> =>
   importsOf(fs.readFileSync(file, "utf8"))
     .filter((i) => !i.typeOnly && i.specifier.startsWith("."))
@@ -32,7 +32,7 @@ const srcReachedFrom = (entry: string): ReadonlyArray<string> => {
 }
 
 describe("the e2e tier", () => {
-  const files = fs.readdirSync(path.join(TEST, "e2e")).filter((f) => f.endsWith(".test.ts"))
+  const files = fs.readdirSync(path.join(TEST, "e2e"), { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".test.ts"))
 
   it("has test files to check", () => {
     expect(files.length).toBeGreaterThan(0)

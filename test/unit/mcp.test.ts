@@ -178,12 +178,13 @@ describe("MCP server (one server, several calls)", () => {
   it("process_prompt answers with the final text, a summary, structured content with the files, and progress", async () => {
     const progress: Array<Progress> = []
     synthHeld.close()
+    // Opened in any case: a later test's synthesis must not wait on this one's failure.
     const result = await callTool(mcp.client, "process_prompt", { prompt: "What is 2 + 2?" }, {
       onprogress: (p) => {
         progress.push(p)
         if ((p.message ?? "").includes("synthesizing")) synthHeld.open()
       }
-    })
+    }).finally(() => synthHeld.open())
 
     expect(result.isError).toBeFalsy()
     expect(result.content[0]).toEqual({ type: "text", text: SYNTH_ANSWER })
@@ -299,10 +300,13 @@ describe("MCP server (one server, several calls)", () => {
       models: ["mcp/alpha", "mcp/hang"],
       deadline: 1.5
     }, { onprogress: (p) => progress.push(p) })
-    await waitFor("alpha's answer", () => progress.some((p) => (p.message ?? "").includes("1/2 answered (mcp/alpha in")))
-    // Past the cut at 60 % of the deadline (0.9 s), short of the deadline, which the synthesis then has left.
-    await Effect.runPromise(testClockOf(timed).adjust("1 second"))
-    const result = await call.finally(() => timed.close())
+    // Closed in any case: the worker's other test files share this process.
+    const result = await (async () => {
+      await waitFor("alpha's answer", () => progress.some((p) => (p.message ?? "").includes("1/2 answered (mcp/alpha in")))
+      // Past the cut at 60 % of the deadline (0.9 s), short of the deadline, which the synthesis then has left.
+      await Effect.runPromise(testClockOf(timed).adjust("1 second"))
+      return await call
+    })().finally(() => timed.close())
     expect(result.isError).toBeFalsy()
     const run = structuredOf(result)
     expect(run.status).toBe("partial")

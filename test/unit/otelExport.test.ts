@@ -170,8 +170,8 @@ describe("OpenTelemetry export", () => {
   it("a collector that is down costs one warning, never the run", async () => {
     const down = await startOtlpReceiver()
     await down.close()
-    // Exports every millisecond fail while the run goes on, and the last one at its end fails too: the warning is
-    // still said once. The exporter retries a failed export 1 s later: the end of the command waits 50 ms, not 3 s.
+    // The first periodic export fails (and retries) while the run goes on, and the last one at its end fails too:
+    // the warning is still said once. The end of the command waits 50 ms for that last export, not 3 s.
     const r = await runCliInProcess(RANK, {
       env: envFor(freshDir("down"), {
         OTEL_EXPORTER_OTLP_ENDPOINT: down.url,
