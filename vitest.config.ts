@@ -26,10 +26,12 @@ if (process.env["TMPDIR"] === undefined && existsSync("/proc/self/mounts") && us
   process.env["TMPDIR"] = memoryTmp
 }
 
-/** `--maxWorkers` as given on the command line (`=N` or ` N`), which overrides the config's. */
-const maxWorkersFlag = process.argv.flatMap((arg, i, all) =>
-  arg === "--maxWorkers" ? [all[i + 1]] : arg.startsWith("--maxWorkers=") ? [arg.slice("--maxWorkers=".length)] : []
-).at(-1)
+/** `--maxWorkers` (or `--max-workers`) as given on the command line (`=N` or ` N`), which overrides the config's. */
+const maxWorkersFlag = process.argv.flatMap((arg, i, all) => {
+  const [name, value] = arg.split("=", 2)
+  if (name !== "--maxWorkers" && name !== "--max-workers") return []
+  return [value ?? all[i + 1]]
+}).at(-1)
 /** Test files running at once (forks); undefined when the flag is not a plain count (e.g. `50%`). */
 const workers = maxWorkersFlag === undefined
   ? Math.max(2, availableParallelism() - 1)

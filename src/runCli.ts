@@ -3,7 +3,7 @@ import type { FileSystem, Path, Terminal } from "@effect/platform"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
-import { Cause, Console, Effect, FiberRef, HashSet, Layer, Logger, Ref, Scope } from "effect"
+import { Cause, Console, Effect, FiberRef, HashSet, Layer, Logger, Ref } from "effect"
 import { format } from "node:util"
 import type { AppServices } from "./appLayer.js"
 import { askCli } from "./cli/askCli.js"
@@ -19,6 +19,7 @@ import { openCli } from "./cli/runsOpenCli.js"
 import { serveCli } from "./cli/serveCli.js"
 import { rawFromFlags, type SettingsFlags, settingsLayer, withBareValues } from "./cli/settingsOptions.js"
 import { DESCRIPTION, helpTree } from "./cli/tree.js"
+import { buildOnce } from "./services/buildOnce.js"
 import type { CallGate } from "./services/callGate.js"
 import { ProcessIo, type ProcessIoShape } from "./services/processIo.js"
 import { loadDegraded } from "./settings/degraded.js"
@@ -38,7 +39,7 @@ const platformLayer: Layer.Layer<Platform> = Layer.mergeAll(NodeFileSystem.layer
  * terminal opens its reader only while a prompt reads, and closes it after): providing the layer to every
  * command line instead built it again each time, about 4 ms of CPU, as much as parsing the command line.
  */
-const platformServices = Effect.runSync(Effect.cached(Effect.flatMap(Scope.make(), (scope) => Layer.buildWithScope(platformLayer, scope))))
+const platformServices = buildOnce(platformLayer)
 
 export interface RunCliOptions {
   /** What `--version` prints and the help's heading shows. */

@@ -159,18 +159,16 @@ const builtIns: ReadonlyArray<FlagHelp> = [
 
 // Each command's options, made once per process: every command line looked them up twice, each time writing out the
 // help of every setting flag the command takes (most of a millisecond of CPU at every start).
-const rootKey = {}
-const optionsByCommand = new WeakMap<object, ReadonlyMap<string, boolean>>()
+const optionsByCommand = new Map<CommandHelp | undefined, ReadonlyMap<string, boolean>>()
 
 /** Every option `help`'s command takes, by name (`--file`, `-f`): whether it reads the next word as its value. */
 const optionsOf = (help: CommandHelp | undefined): ReadonlyMap<string, boolean> => {
-  const cacheKey = help ?? rootKey
-  const known = optionsByCommand.get(cacheKey)
+  const known = optionsByCommand.get(help)
   if (known !== undefined) return known
   const settings = help === undefined ? [] : settingKeysOf(help.settings).map((key) => settingFlagHelp(settingsTable[key]))
   const flags = [...builtIns, ...(help === undefined ? [] : [...help.flags, ...settings, configFlagHelp])]
   const options = new Map(flags.flatMap((f) => f.names.split(", ").map((name) => [name, f.takesValue] as const)))
-  optionsByCommand.set(cacheKey, options)
+  optionsByCommand.set(help, options)
   return options
 }
 

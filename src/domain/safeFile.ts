@@ -130,5 +130,3 @@ export const readTextSafely = (file: string, options: SafeReadOptions): Effect.E
  * its link followed, a regular file (never a FIFO waited on), at most 256 MiB, within a minute.
  */
 export const USER_FILE_READ: SafeReadOptions = { maxBytes: 256 * 1024 * 1024, followLinks: true, timeout: "60 seconds" }
-
-/** A file of a run directory read back whole (an answer, `final.md`): not through a link, at most 64 MiB. */

@@ -1,4 +1,4 @@
-import { Cause, type Clock, Duration, Effect, Exit, Fiber } from "effect"
+import { type Clock, Duration, Effect, Exit, Fiber } from "effect"
 
 /**
  * Time budgets of calls, kept by one timer per clock rather than by a race per call.
@@ -122,7 +122,8 @@ export const withCallBudget = <A>(
       (exit) => {
         ended()
         if (Exit.isSuccess(exit)) return Effect.succeed(exit.value)
-        return entry?.cut === true && Cause.isInterruptedOnly(exit.cause) ? Effect.sync(onTimeout) : Effect.failCause(exit.cause)
+        // A call the timer cut timed out, whatever its cleanup then did (as the loser of a race, its exit is dropped).
+        return entry?.cut === true ? Effect.sync(onTimeout) : Effect.failCause(exit.cause)
       }
     ))
 }

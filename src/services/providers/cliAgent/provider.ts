@@ -2,10 +2,11 @@ import { CommandExecutor, FileSystem, Path } from "@effect/platform"
 import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
-import { Effect, Layer, Scope, Stream } from "effect"
+import { Effect, Layer, Stream } from "effect"
 import { type CliAgentName, cliAgentOf } from "../../../domain/cliAgent.js"
 import { AgentUnavailable, type ProviderError } from "../../../domain/errors.js"
 import type { ModelPart, ModelProvider, ModelRequest } from "../../../domain/modelCall.js"
+import { buildOnce } from "../../buildOnce.js"
 import { Settings } from "../../settings.js"
 import type { AgentCall, AgentCli } from "./agentCli.js"
 import { runAgent } from "./agentProcess.js"
@@ -42,9 +43,7 @@ const platformOf = (executorLayer: Layer.Layer<CommandExecutor.CommandExecutor>)
  * The default platform, built once per process on first use (it holds nothing: a stateless executor over the file
  * system): built for every ModelClient instead, it cost each command line and MCP connection 1.5 ms of CPU.
  */
-const nodePlatform = Effect.runSync(
-  Effect.cached(Effect.flatMap(Scope.make(), (scope) => Layer.buildWithScope(platformOf(nodeExecutor), scope)))
-)
+const nodePlatform = buildOnce(platformOf(nodeExecutor))
 
 /** `make` on the platform of `executorLayer`: the default one built once. */
 const onPlatform = <A, E, R>(make: Effect.Effect<A, E, R>, executorLayer: Layer.Layer<CommandExecutor.CommandExecutor>) =>
