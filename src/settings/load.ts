@@ -205,10 +205,12 @@ export const loadSettings = Effect.fn("Settings.load")(function*(input: LoadInpu
     modelOptions: file.modelOptions
   } as SettingsValue
   const openRouter = isOpenRouterUrl(loaded.baseUrl)
-  // The default fallback synthesizer is an OpenRouter model: another server gets none it was not given.
-  const settings = !openRouter && sources.fallbackSynthesizers === "default" ? { ...loaded, fallbackSynthesizers: [] } : loaded
   // A panel of CLI agents only (docs/cli-agents.md) sends nothing to OpenRouter: no key to require.
-  const httpModels = [...settings.models, settings.synthesizer].some((m) => !isCliAgent(m))
+  const httpModels = [...loaded.models, loaded.synthesizer].some((m) => !isCliAgent(m))
+  // The default fallback synthesizer is an OpenRouter model: another server, or a panel of CLI agents only (which
+  // would otherwise fail over to a paid call, or to a 401 without a key), gets none it was not given.
+  const defaultFallbacksApply = openRouter && httpModels
+  const settings = !defaultFallbacksApply && sources.fallbackSynthesizers === "default" ? { ...loaded, fallbackSynthesizers: [] } : loaded
   yield* checkValues(fields, input.checks ?? {}, describe)
   yield* checkConsistent(settings, base.apiKey, describe, input.requireApiKey !== false && openRouter && httpModels)
   return { settings, sources } satisfies LoadedSettings

@@ -126,6 +126,24 @@ describe("loadSettings: defaults", () => {
       }
     }))
 
+  it.effect("a panel of CLI agents only needs no key and gets no OpenRouter fallback synthesizer, unless one is named", () =>
+    Effect.gen(function*() {
+      const agents = { models: "claude-code/sonnet,codex/gpt-5", synthesizer: "claude-code/opus" }
+      // With a key in the environment too: a CLI synthesizer's failure must not turn into a paid OpenRouter call.
+      for (const env of [{ OPENROUTER_API_KEY: undefined }, { OPENROUTER_API_KEY: KEY }]) {
+        const { settings } = yield* load({ flags: agents, env })
+        expect(settings.fallbackSynthesizers).toEqual([])
+      }
+      const chosen = yield* load({
+        flags: { ...agents, fallbackSynthesizers: "gemini-cli/gemini-2.5-pro" },
+        env: { OPENROUTER_API_KEY: undefined }
+      })
+      expect(chosen.settings.fallbackSynthesizers).toEqual(["gemini-cli/gemini-2.5-pro"])
+      // One API model in the panel: OpenRouter is used, and so is its default fallback.
+      const mixed = yield* load({ flags: { ...agents, models: "claude-code/sonnet,openai/gpt-4o-mini" } })
+      expect(mixed.settings.fallbackSynthesizers).toEqual(DEFAULT_FALLBACK_SYNTHESIZERS)
+    }))
+
   it.effect("an MCP Bundle placeholder left unfilled (`${user_config.models}`) counts as not set", () =>
     Effect.gen(function*() {
       const { settings, sources } = yield* load({

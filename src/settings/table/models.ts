@@ -80,7 +80,9 @@ export const modelSettings = {
     env: "PARALLEL_LLM_FALLBACK_SYNTHESIZERS",
     doc: "Fallback synthesizers, tried in order when the one before fails (`none` for none)",
     default: DEFAULT_FALLBACK_SYNTHESIZERS,
-    defaultDoc: `${DEFAULT_FALLBACK_SYNTHESIZERS.map((m) => `\`${m}\``).join(", ")} on OpenRouter; none on any other server`
+    defaultDoc: `${
+      DEFAULT_FALLBACK_SYNTHESIZERS.map((m) => `\`${m}\``).join(", ")
+    } on OpenRouter; none on any other server, nor for a panel of CLI agents only`
   }),
   preset: perCall(
     optional({
