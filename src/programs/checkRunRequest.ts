@@ -181,7 +181,8 @@ const requestProblem = (request: CheckedRequest, settings: SettingsValue): strin
 export const agentsProblem = (ids: ReadonlyArray<string>, codexConfig: ReadonlyArray<string>): Effect.Effect<string | undefined> => {
   const named = [...new Set(ids)].filter(isCliAgent)
   if (named.length === 0) return Effect.succeed(undefined)
-  return Effect.map(discoverCliAgents(codexConfig), (agents) => {
+  const clis = [...new Set(named.flatMap((id) => cliAgentOf(id)?.cli ?? []))]
+  return Effect.map(discoverCliAgents(codexConfig, clis), (agents) => {
     const problems = named.flatMap((id) => {
       const status = agents.find((a) => a.cli === cliAgentOf(id)?.cli)
       const problem = status === undefined ? undefined : agentProblem(status)

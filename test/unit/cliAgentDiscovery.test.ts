@@ -51,6 +51,27 @@ describe("CLI agents: discovery", () => {
     }))
 })
 
+describe("CLI agents: a check of the ones a run names", () => {
+  it.live("probes only the CLIs named: the others are not started", () =>
+    Effect.gen(function*() {
+      const clis = makeFakeCliDir(tempDir())
+      clis.plan("claude", { lines: [], version: "2.1.332", login: { output: "{\"loggedIn\": true}", code: 0 } })
+      // Codex and Gemini CLI, were they started, would leave a mark.
+      for (const name of ["codex", "gemini"]) {
+        fs.writeFileSync(path.join(clis.dir, name), `#!/bin/sh\n: > "$0.started"\necho 1.0.0\n`, { mode: 0o755 })
+      }
+      const environment = () => ({ ...clis.env(), PATH: `${clis.dir}${path.delimiter}${path.dirname(process.execPath)}` })
+      const agents = yield* discoverCliAgentsIn(environment, [], ["claude-code"])
+      expect(agents).toEqual([
+        { cli: "claude-code", executable: "claude", found: true, version: "2.1.332", loggedIn: true, login: "claude login" }
+      ])
+      expect(["codex", "gemini"].filter((name) => fs.existsSync(path.join(clis.dir, `${name}.started`)))).toEqual([])
+      // A listing probes all three.
+      expect(yield* discoverCliAgentsIn(environment)).toHaveLength(3)
+      expect(["codex", "gemini"].filter((name) => fs.existsSync(path.join(clis.dir, `${name}.started`)))).toEqual(["codex", "gemini"])
+    }))
+})
+
 describe("CLI agents: their own concurrency cap", () => {
   it.effect("with cliAgentConcurrency 1 a second call starts only when the first has ended", () =>
     Effect.gen(function*() {

@@ -2,7 +2,7 @@ import { Command, FileSystem } from "@effect/platform"
 import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Effect, Layer, Option, Schema, Stream } from "effect"
-import { CLI_AGENTS } from "../../../domain/cliAgent.js"
+import { CLI_AGENTS, type CliAgentName } from "../../../domain/cliAgent.js"
 import { stripControl } from "../../../domain/text.js"
 import type { AgentCli } from "./agentCli.js"
 import { agentClis, inheritedEnv } from "./provider.js"
@@ -68,15 +68,24 @@ const statusOf = (cli: AgentCli, env: Readonly<Record<string, string>>) =>
     } satisfies CliAgentStatus
   })
 
-/** The three CLI agents as this environment has them, probed side by side. */
-export const discoverCliAgentsIn = (environment: () => NodeJS.ProcessEnv, codexConfig: ReadonlyArray<string> = []) =>
+/**
+ * The CLI agents as this environment has them, probed side by side: all three (a listing), or `only` those (a check
+ * of the ones a run names: each probe starts the CLI, a Node program, once or twice).
+ */
+export const discoverCliAgentsIn = (
+  environment: () => NodeJS.ProcessEnv,
+  codexConfig: ReadonlyArray<string> = [],
+  only?: ReadonlyArray<CliAgentName>
+) =>
   Effect.suspend(() => {
     const env = inheritedEnv(environment())
-    return Effect.forEach(Object.values(agentClis(codexConfig)), (cli) => statusOf(cli, env), { concurrency: "unbounded" })
+    const clis = Object.values(agentClis(codexConfig)).filter((cli) => only === undefined || only.includes(cli.name))
+    return Effect.forEach(clis, (cli) => statusOf(cli, env), { concurrency: "unbounded" })
   }).pipe(Effect.provide(Layer.provideMerge(NodeCommandExecutor.layer, NodeFileSystem.layer)))
 
 /** The CLI agents of this process's environment, Codex with the user's `-c` overrides (`codexConfig`). */
-export const discoverCliAgents = (codexConfig: ReadonlyArray<string>) => discoverCliAgentsIn(() => process.env, codexConfig)
+export const discoverCliAgents = (codexConfig: ReadonlyArray<string>, only?: ReadonlyArray<CliAgentName>) =>
+  discoverCliAgentsIn(() => process.env, codexConfig, only)
 
 /** Why a configured CLI agent cannot answer here (not on PATH, not logged in), or nothing. */
 export const agentProblem = (status: CliAgentStatus): string | undefined =>
