@@ -78,15 +78,20 @@ export const nearestIds = (id: string, known: ReadonlyArray<string>): ReadonlyAr
 }
 
 /**
- * The configured models, and each preset's, checked against the provider's catalogue when it can be reached; CLI
- * agents' ids against the CLIs found on PATH (`agents`: the three, found or not, with versions and logins), or `found`.
+ * The configured models, and each preset's, checked against the provider's catalogue when it can be reached (within
+ * `catalogueTimeout`, when given); CLI agents' ids against the CLIs found on PATH (`agents`: the three, found or not,
+ * with versions and logins), probed meanwhile under their own bound.
  */
-export const listConfiguredModels = Effect.fn("listConfiguredModels")(function*(found?: ReadonlyArray<CliAgentStatus>) {
+export const listConfiguredModels = Effect.fn("listConfiguredModels")(function*(catalogueTimeout?: `${number} seconds`) {
   const settings = yield* Settings
   const client = yield* ModelClient
+  const listed = client.listModels().pipe(Effect.mapError((e) => e.message))
   const [catalogue, agents] = yield* Effect.all([
-    client.listModels().pipe(Effect.mapError((e) => e.message), Effect.either),
-    found !== undefined ? Effect.succeed(found) : discoverCliAgents(settings.codexConfig)
+    catalogueTimeout === undefined ? Effect.either(listed) : Effect.either(Effect.timeoutFail(listed, {
+      duration: catalogueTimeout,
+      onTimeout: () => `the provider's model list did not arrive within ${catalogueTimeout}`
+    })),
+    discoverCliAgents(settings.codexConfig)
   ], { concurrency: 2 })
   const byId = new Map(Either.isRight(catalogue) ? catalogue.right.map((m) => [m.id, m] as const) : [])
   const entry = (role: ConfiguredModel["role"], id: string): ConfiguredModel => {

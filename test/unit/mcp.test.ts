@@ -2,6 +2,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { type CallToolResult, LoggingMessageNotificationSchema, type Progress } from "@modelcontextprotocol/sdk/types.js"
 import { Effect } from "effect"
 import * as fs from "node:fs"
+import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -173,6 +174,34 @@ describe("MCP server (one server, several calls)", () => {
     expect(listing.synthesizer).toBe(SYNTH)
     expect(listing.models.map((m) => m.id)).toEqual([...MODELS, SYNTH])
     expect(JSON.stringify(models)).not.toContain(API_KEY)
+  })
+
+  it("list_models answers without the provider's list when it does not come within 15 s, and still lists the CLIs", async () => {
+    // A provider that takes the connection and never answers; the server's clock is the test's.
+    const silent = net.createServer(() => undefined)
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve))
+    const { port } = silent.address() as net.AddressInfo
+    const baseUrl = `http://127.0.0.1:${port}/api/v1`
+    const timed = await connectMcpInProcess(
+      serverEnv({ baseUrl, outputDir: freshDir(), apiKey: API_KEY, models: MODELS, synthesizer: SYNTH }),
+      undefined,
+      { testClock: true }
+    )
+    try {
+      const call = callTool(timed.client, "list_models", {})
+      const clock = testClockOf(timed)
+      await Effect.runPromise(clock.adjust(await pendingSleepBelow(clock, 16_000)))
+      const result = await call
+      expect(result.isError).toBeFalsy()
+      const listing = result.structuredContent as { catalogueError?: string; agents?: Array<unknown>; models: Array<{ found: unknown }> }
+      expect(listing.catalogueError).toBe("the provider's model list did not arrive within 15 seconds")
+      expect(listing.agents).toHaveLength(3)
+      expect(listing.models.map((m) => m.found)).toEqual([...MODELS, SYNTH].map(() => null))
+      expect(textOf(result)).toContain("(Not checked against the provider: the provider's model list did not arrive within 15 seconds.)")
+    } finally {
+      await timed.close()
+      silent.close()
+    }
   })
 
   it("process_prompt answers with the final text, a summary, structured content with the files, and progress", async () => {

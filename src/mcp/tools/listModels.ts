@@ -2,7 +2,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Either, Option, Schema } from "effect"
 import { formatCount } from "../../domain/format.js"
 import { listConfiguredModels } from "../../programs/listConfiguredModels.js"
-import { CliAgentStatus, discoverCliAgents } from "../../services/providers/cliAgent/discovery.js"
+import { CliAgentStatus } from "../../services/providers/cliAgent/discovery.js"
 import { Settings } from "../../services/settings.js"
 import { presetPanels } from "../../settings/presets.js"
 import { text } from "../results.js"
@@ -10,7 +10,7 @@ import { NoArguments } from "./fields.js"
 import { defineTool } from "./tool.js"
 
 /** How long `list_models` waits for the provider's model list before answering without it. */
-const CATALOGUE_TIMEOUT = "15 seconds"
+const CATALOGUE_TIMEOUT = "15 seconds" as const
 
 const price = (usd: number | undefined) => (usd === undefined ? "?" : `$${usd.toFixed(2)}`)
 
@@ -92,42 +92,26 @@ export const listModelsTool = defineTool({
   run: () =>
     Effect.gen(function*() {
       const settings = yield* Settings
-      // The CLIs first, under their own bound (a CLI's start may be slow): the catalogue's wait is the provider's.
-      const agents = yield* discoverCliAgents(settings.codexConfig)
-      const checked = yield* listConfiguredModels(agents).pipe(Effect.timeout(CATALOGUE_TIMEOUT), Effect.either)
+      // The CLIs are probed under their own bound (a CLI's start may be slow) while the provider's list is awaited.
+      const listing = yield* listConfiguredModels(CATALOGUE_TIMEOUT)
       const panels = presetPanels(settings)
-      const configured = {
+      const output: ListModelsOutput = {
+        models: listing.models.map((m) => ({
+          role: m.role,
+          id: m.id,
+          found: m.found ?? null,
+          contextLength: m.contextLength,
+          promptUsdPerMillion: m.promptPrice,
+          completionUsdPerMillion: m.completionPrice,
+          problem: m.problem
+        })),
+        agents: listing.agents,
         candidates: settings.models,
         synthesizer: settings.synthesizer,
         fallbackSynthesizers: settings.fallbackSynthesizers,
-        ...(panels.length > 0 ? { presets: panels } : {})
+        ...(panels.length > 0 ? { presets: panels } : {}),
+        catalogueError: Either.isLeft(listing.catalogue) ? listing.catalogue.left : undefined
       }
-      const output: ListModelsOutput = Either.match(checked, {
-        onRight: (listing) => ({
-          models: listing.models.map((m) => ({
-            role: m.role,
-            id: m.id,
-            found: m.found ?? null,
-            contextLength: m.contextLength,
-            promptUsdPerMillion: m.promptPrice,
-            completionUsdPerMillion: m.completionPrice,
-            problem: m.problem
-          })),
-          agents: listing.agents,
-          ...configured,
-          catalogueError: Either.isLeft(listing.catalogue) ? listing.catalogue.left : undefined
-        }),
-        onLeft: () => ({
-          models: [
-            ...settings.models.map((id) => ({ role: "candidate" as const, id, found: null })),
-            { role: "synthesizer" as const, id: settings.synthesizer, found: null },
-            ...settings.fallbackSynthesizers.map((id) => ({ role: "fallback" as const, id, found: null }))
-          ],
-          agents,
-          ...configured,
-          catalogueError: `the provider's model list did not arrive within ${CATALOGUE_TIMEOUT}`
-        })
-      })
       const structuredContent = yield* Schema.encode(ListModelsOutput)(output).pipe(Effect.orDie)
       const lines = output.models.map(modelLine)
       const agentLines = (output.agents ?? []).map(agentLine)
