@@ -4,7 +4,7 @@ import { Effect, Layer, Logger } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, describe, expect, it } from "vitest"
 import { parseBatchInput } from "../../src/programs/batchInput.js"
 import { answeredIn, type BatchResult, defaultResultsPath } from "../../src/programs/batchResults.js"
 import { runBatch } from "../../src/programs/runBatch.js"
@@ -12,38 +12,34 @@ import { layerCallGate } from "../../src/services/callGate.js"
 import { ModelClient } from "../../src/services/modelClient.js"
 import { RunStore } from "../../src/services/runStore.js"
 import { Settings } from "../../src/services/settings.js"
-import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { runCliInProcess } from "../support/inProcessCli.js"
 import { realHttpClientLayer } from "../support/realHttpClient.js"
 import { freshDirs } from "../support/spawnCli.js"
 import { makeTestSettings } from "../support/testSettings.js"
 import { waitUntil } from "../support/waitUntil.js"
+import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // `batch` in-process against the loopback fake: what a user sees (results file, resume, a bad line, a failing
 // prompt, bad usage) through runCliInProcess, and runBatch for the shared bound on calls in flight. Ctrl-C, which
 // needs a process, is test/e2e/batch.test.ts's. Every test has its own models, files and output directory. No
 // timing assertions.
 
-let fake: FakeOpenRouter
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-batch-"))
 
-beforeAll(async () => {
-  fake = await startFakeOpenRouter({
-    script: {
-      "res/one": { kind: "ok", content: "one says 4", usage: { prompt_tokens: 3, completion_tokens: 4, cost: 0.001 } },
-      "res/two": { kind: "ok", content: "two says four", usage: { prompt_tokens: 3, completion_tokens: 4, cost: 0.002 } },
-      "res/synth": { kind: "ok", content: "The answer is 4.", usage: { prompt_tokens: 9, completion_tokens: 5, cost: 0.003 } },
-      "res/down": { kind: "status", status: 400 },
-      "res/down2": { kind: "status", status: 403 },
-      // Fails on its first request, answers from the second on: a failed prompt that a second pass can fix.
-      "flaky/only": [{ kind: "status", status: 400 }, { kind: "ok", content: "now I answer" }],
-      ...Object.fromEntries(["b1", "b2", "b3", "b4", "b5", "bsynth"].map((m) => [`bound/${m}`, { kind: "ok" as const, delayMs: 40 }]))
-    }
-  })
+const provider = withFakeProvider({
+  script: {
+    "res/one": { kind: "ok", content: "one says 4", usage: { prompt_tokens: 3, completion_tokens: 4, cost: 0.001 } },
+    "res/two": { kind: "ok", content: "two says four", usage: { prompt_tokens: 3, completion_tokens: 4, cost: 0.002 } },
+    "res/synth": { kind: "ok", content: "The answer is 4.", usage: { prompt_tokens: 9, completion_tokens: 5, cost: 0.003 } },
+    "res/down": { kind: "status", status: 400 },
+    "res/down2": { kind: "status", status: 403 },
+    // Fails on its first request, answers from the second on: a failed prompt that a second pass can fix.
+    "flaky/only": [{ kind: "status", status: 400 }, { kind: "ok", content: "now I answer" }],
+    ...Object.fromEntries(["b1", "b2", "b3", "b4", "b5", "bsynth"].map((m) => [`bound/${m}`, { kind: "ok" as const, delayMs: 40 }]))
+  }
 })
 
-afterAll(async () => {
-  await fake?.close()
+afterAll(() => {
   fs.rmSync(tmp, { recursive: true, force: true })
 })
 
@@ -52,7 +48,7 @@ const freshDir = freshDirs(tmp)
 const envFor = (outputDir: string, extra: Readonly<Record<string, string>> = {}) => ({
   PATH: process.env.PATH,
   HOME: tmp,
-  OPENROUTER_BASE_URL: fake.url,
+  OPENROUTER_BASE_URL: provider.fake.url,
   PARALLEL_LLM_OUTPUT_DIR: outputDir,
   PARALLEL_LLM_RETRY_BASE_DELAY: "0.01",
   PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none",
@@ -178,7 +174,7 @@ describe("parallel-llm batch (in-process)", () => {
     expect(afterFirst).toHaveLength(2)
     const steadyDir = lastById(afterFirst).get("steady")!.runDir
 
-    const requestsBefore = fake.chatRequests().filter((r) => r.model === "res/one").length
+    const requestsBefore = provider.fake.chatRequests().filter((r) => r.model === "res/one").length
     const second = await runCliInProcess(args, { env, timeoutMs: 120_000 })
     expect(second.code, second.stderr).toBe(0)
     expect(second.stderr).toContain("1 skipped")
@@ -188,7 +184,7 @@ describe("parallel-llm batch (in-process)", () => {
     expect(afterSecond[2]).toMatchObject({ id: "flaky", status: "ok" })
     // The answered prompt was not asked again: its run is the first pass's, and res/one got no new request.
     expect(lastById(afterSecond).get("steady")!.runDir).toBe(steadyDir)
-    expect(fake.chatRequests().filter((r) => r.model === "res/one").length).toBe(requestsBefore)
+    expect(provider.fake.chatRequests().filter((r) => r.model === "res/one").length).toBe(requestsBefore)
     expect(fs.readdirSync(path.join(dir, "runs"))).toHaveLength(3)
 
     // A third pass has nothing left to do.
@@ -202,11 +198,11 @@ describe("parallel-llm batch (in-process)", () => {
     const dir = freshDir("self")
     const input = path.join(dir, "self.jsonl")
     fs.writeFileSync(input, jsonl([{ prompt: "a" }, { prompt: "b" }]))
-    fake.reset()
+    provider.fake.reset()
     const args = ["batch", input, "-m", "res/one", "-m", "res/two", "-s", "res/synth", "--strategy", "self", "--samples", "2"]
     const r = await runCliInProcess(args, { env: envFor(dir) })
     expect(r.code, r.stderr).toBe(0)
-    expect(fake.chatRequests().filter((q) => q.model === "res/two")).toHaveLength(0)
+    expect(provider.fake.chatRequests().filter((q) => q.model === "res/two")).toHaveLength(0)
     expect(r.stderr.split("strategy self samples res/one only: res/two not asked")).toHaveLength(2)
   })
 
@@ -229,7 +225,7 @@ describe("runBatch in-process: one bound on calls in flight for all runs", () =>
     const input = path.join(dir, "many.jsonl")
     fs.writeFileSync(input, jsonl(Array.from({ length: 12 }, (_, i) => ({ prompt: `prompt ${i}` }))))
     const settings = makeTestSettings({
-      baseUrl: fake.url,
+      baseUrl: provider.fake.url,
       stream: true,
       outputDir: path.join(dir, "runs"),
       models: ["bound/b1", "bound/b2", "bound/b3", "bound/b4", "bound/b5"],
@@ -242,18 +238,18 @@ describe("runBatch in-process: one bound on calls in flight for all runs", () =>
       Layer.merge(Logger.remove(Logger.defaultLogger))
     )
     // The fake is shared with the tests above, which may still be closing connections: count from a quiet start.
-    await waitUntil(() => fake.inFlight === 0, "no request in flight", 30_000)
-    fake.reset()
+    await waitUntil(() => provider.fake.inFlight === 0, "no request in flight", 30_000)
+    provider.fake.reset()
     const progress = await Effect.runPromise(
       runBatch({ input, output: path.join(dir, "many.results.jsonl"), runs: 4 }).pipe(Effect.provide(layer))
     )
     expect(progress).toMatchObject({ total: 12, ok: 12, failed: 0 })
-    const calls = fake.chatRequests().filter((r) => r.model?.startsWith("bound/"))
+    const calls = provider.fake.chatRequests().filter((r) => r.model?.startsWith("bound/"))
     expect(calls).toHaveLength(12 * 6)
     // 4 runs × 5 candidates would be 20 at once without the shared bound.
-    expect(fake.maxInFlight).toBeGreaterThanOrEqual(2)
-    expect(fake.maxInFlight).toBeLessThanOrEqual(3)
-    expect(fake.connections).toBeLessThanOrEqual(3)
+    expect(provider.fake.maxInFlight).toBeGreaterThanOrEqual(2)
+    expect(provider.fake.maxInFlight).toBeLessThanOrEqual(3)
+    expect(provider.fake.connections).toBeLessThanOrEqual(3)
     expect(readResults(path.join(dir, "many.results.jsonl")).every((r) => r.status === "ok")).toBe(true)
   })
 })

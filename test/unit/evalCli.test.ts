@@ -1,40 +1,36 @@
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
+import { afterAll, describe, expect, it } from "vitest"
 import { runCliInProcess } from "../support/inProcessCli.js"
 import { freshDirs, repoRoot } from "../support/spawnCli.js"
+import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // `eval` in-process: the GSM8K baselines against a count made here by hand (from the file's own `is_correct`
 // flags, not from eval's scorer), and a paid eval against the loopback fake that a second pass resumes without a
 // single new request. The converter script (it reads the build) and
 // two eval processes on one results file are test/e2e/eval.test.ts's.
 
-let fake: FakeOpenRouter
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-eval-"))
 const freshDir = freshDirs(tmp)
 
-beforeAll(async () => {
-  fake = await startFakeOpenRouter({
-    script: {
-      "ev/synth": { kind: "ok", content: "Both agree.\n\n#### 18", usage: { prompt_tokens: 100, completion_tokens: 10, cost: 0.002 } },
-      "ev/one": { kind: "ok", content: "It is 18.", usage: { prompt_tokens: 5, completion_tokens: 3, cost: 0.001 } },
-      "ev/two": { kind: "ok", content: "A: 17", usage: { prompt_tokens: 5, completion_tokens: 3, cost: 0.001 } },
-      "ev/down": { kind: "status", status: 400 }
-    }
-  })
+const provider = withFakeProvider({
+  script: {
+    "ev/synth": { kind: "ok", content: "Both agree.\n\n#### 18", usage: { prompt_tokens: 100, completion_tokens: 10, cost: 0.002 } },
+    "ev/one": { kind: "ok", content: "It is 18.", usage: { prompt_tokens: 5, completion_tokens: 3, cost: 0.001 } },
+    "ev/two": { kind: "ok", content: "A: 17", usage: { prompt_tokens: 5, completion_tokens: 3, cost: 0.001 } },
+    "ev/down": { kind: "status", status: 400 }
+  }
 })
 
-afterAll(async () => {
-  await fake?.close()
+afterAll(() => {
   fs.rmSync(tmp, { recursive: true, force: true })
 })
 
 const envFor = (outputDir: string) => ({
   PATH: process.env.PATH,
   HOME: tmp,
-  OPENROUTER_BASE_URL: fake.url,
+  OPENROUTER_BASE_URL: provider.fake.url,
   PARALLEL_LLM_OUTPUT_DIR: outputDir,
   PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none"
 })
@@ -70,7 +66,7 @@ describe("parallel-llm eval --baselines-only", () => {
     const tied = rows.filter((r) => vote(r, [0, 1, 2, 3]).tied).length
 
     const dir = freshDir("baselines")
-    fake.reset()
+    provider.fake.reset()
     const result = await runCliInProcess(["eval", "--dataset", "gsm8k", "--baselines-only", "--limit", "20", "--json"], {
       env: { PATH: process.env.PATH, HOME: tmp, OPENROUTER_BASE_URL: "https://openrouter.ai/api/v1", PARALLEL_LLM_OUTPUT_DIR: dir }
     })
@@ -95,7 +91,7 @@ describe("parallel-llm eval --baselines-only", () => {
     expect(majority).not.toBe(firstInLine) // the 20 rows do tell the two policies apart
     expect(report.baselines.oracle).toMatchObject({ correct: oracle, n: 20 })
     expect(fs.readdirSync(dir)).toEqual([]) // not a run, not a results file
-    expect(fake.requests).toHaveLength(0)
+    expect(provider.fake.requests).toHaveLength(0)
   })
 
   it("prints the baselines as a Markdown table, and refuses an unknown strategy naming the known ones", async () => {
@@ -140,7 +136,7 @@ describe("parallel-llm eval (paid, against the loopback fake)", () => {
     )
     const args = ["eval", file, "-m", "ev/one", "-m", "ev/two", "-s", "ev/synth", "--json"]
     const runs = path.join(dir, "runs")
-    const count = (model: string) => fake.chatRequests().filter((r) => r.model === model).length
+    const count = (model: string) => provider.fake.chatRequests().filter((r) => r.model === model).length
     const before = { synth: count("ev/synth"), one: count("ev/one"), two: count("ev/two") }
 
     const first = await runCliInProcess(args, { env: envFor(runs) })
@@ -148,7 +144,7 @@ describe("parallel-llm eval (paid, against the loopback fake)", () => {
     // Two frozen items: one synthesis each. The third: both candidates, then its synthesis.
     expect(count("ev/synth") - before.synth).toBe(3)
     expect([count("ev/one") - before.one, count("ev/two") - before.two]).toEqual([1, 1])
-    const synthBodies = fake.chatRequests().filter((r) => r.model === "ev/synth").slice(-3).map((r) => JSON.stringify(r.body))
+    const synthBodies = provider.fake.chatRequests().filter((r) => r.model === "ev/synth").slice(-3).map((r) => JSON.stringify(r.body))
     expect(synthBodies.some((b) => b.includes("A: 250"))).toBe(true) // the frozen answers reach the synthesizer
     expect(first.stderr).toMatch(/parallel-llm eval: 3\/3 · 3 ok, 0 failed .* · 2 correct/)
 
@@ -247,12 +243,12 @@ describe("parallel-llm eval (paid, against the loopback fake)", () => {
     const file = path.join(dir, "few.jsonl")
     const line = (id: number) => JSON.stringify({ question: `q${id}`, answer: "1", candidates: { a: "A: 1" } })
     fs.writeFileSync(file, `${[1, 2, 3].map(line).join("\n")}\n`)
-    fake.reset()
+    provider.fake.reset()
     const result = await runCliInProcess(["eval", file, "-s", "nope/synth", "--check-models"], { env: envFor(path.join(dir, "runs")) })
     expect(result.code).toBe(2)
     expect(result.stderr).toContain("unknown model at")
     expect(result.stderr).toContain("nope/synth")
-    expect(fake.requests.map((r) => r.path)).toEqual(["/api/v1/models"])
+    expect(provider.fake.requests.map((r) => r.path)).toEqual(["/api/v1/models"])
   })
 
   it("a run whose synthesis failed (the answer fell back to a candidate's) is failed and not scored, and is retried", async () => {
@@ -266,9 +262,9 @@ describe("parallel-llm eval (paid, against the loopback fake)", () => {
     const [result] = fs.readFileSync(path.join(dir, "one.eval.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l))
     expect(result).toMatchObject({ status: "failed", correct: false })
     expect(result.error).toMatch(/^the synthesis failed \(.*\): not scored$/)
-    const asked = fake.chatRequests().filter((r) => r.model === "ev/down").length
+    const asked = provider.fake.chatRequests().filter((r) => r.model === "ev/down").length
     const second = await runCliInProcess(args, { env: envFor(path.join(dir, "runs")) })
     expect(second.code).toBe(1)
-    expect(fake.chatRequests().filter((r) => r.model === "ev/down").length).toBe(asked + 1)
+    expect(provider.fake.chatRequests().filter((r) => r.model === "ev/down").length).toBe(asked + 1)
   })
 })

@@ -1,44 +1,38 @@
 import { Effect, Option } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import type { EvalItem } from "../../src/programs/eval/dataset.js"
 import { runEval } from "../../src/programs/eval/runEval.js"
 import { scorers } from "../../src/programs/eval/scorers.js"
 import type { StrategyName } from "../../src/programs/strategies/registry.js"
-import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { fullDiskFor, interruptedRun, resumeLayerFor } from "../support/resumeLayers.js"
 import { makeTempDirs } from "../support/tempDirs.js"
 import { makeTestSettings } from "../support/testSettings.js"
+import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // What an eval resume pays for (issue 23, finding 15): the runs an earlier pass left on disk without a result
 // line are recorded, or synthesized again from their answers, instead of being asked again. runEval in-process
 // against the loopback fake, which counts the calls. An eval killed during a synthesis (a process) is
 // test/e2e/evalResume.test.ts's.
 
-let fake: FakeOpenRouter
 const tempDir = makeTempDirs("pllm-eval-resume-")
 
-beforeAll(async () => {
-  fake = await startFakeOpenRouter({
-    script: {
-      "er/one": { kind: "ok", content: "one says 4" },
-      "er/two": { kind: "ok", content: "two says four" },
-      "er/synth": { kind: "ok", content: "#### 4" }
-    }
-  })
-})
-afterAll(async () => {
-  await fake?.close()
+const provider = withFakeProvider({
+  script: {
+    "er/one": { kind: "ok", content: "one says 4" },
+    "er/two": { kind: "ok", content: "two says four" },
+    "er/synth": { kind: "ok", content: "#### 4" }
+  }
 })
 
-const callsTo = (prefix: string) => fake.chatRequests().filter((r) => r.model?.startsWith(prefix)).length
+const callsTo = (prefix: string) => provider.fake.chatRequests().filter((r) => r.model?.startsWith(prefix)).length
 
 const layerFor = resumeLayerFor
 
 const settingsFor = (dir: string) =>
   makeTestSettings({
-    baseUrl: fake.url,
+    baseUrl: provider.fake.url,
     outputDir: path.join(dir, "runs"),
     models: ["er/one", "er/two"],
     synthesizer: "er/synth",
@@ -61,7 +55,7 @@ describe("an eval resume pays only for what is missing", () => {
     const output = path.join(dir, "q.eval.jsonl")
     const items = [item(1, "a", "2+2?"), item(2, "b", "3+1?"), item(3, "c", "1+3?")]
     const settings = settingsFor(dir)
-    fake.reset()
+    provider.fake.reset()
     // The first pass: the first item is answered, then its result line hits a full disk and the eval stops.
     const first = await Effect.runPromise(
       Effect.either(evalOf(items, output)).pipe(Effect.provide(layerFor(settings, fullDiskFor(output))))
@@ -70,7 +64,7 @@ describe("an eval resume pays only for what is missing", () => {
     expect(callsTo("er/")).toBe(3)
     expect(fs.readFileSync(output, "utf8")).toBe("")
 
-    fake.reset()
+    provider.fake.reset()
     const second = await Effect.runPromise(evalOf(items, output).pipe(Effect.provide(layerFor(settings))))
     expect(second.progress).toMatchObject({ ok: 3, failed: 0, correct: 3 })
     // Only b and c were asked: a's run was on disk.
@@ -85,14 +79,14 @@ describe("an eval resume pays only for what is missing", () => {
     const output = path.join(dir, "q.eval.jsonl")
     const items = [item(1, "a", "2+2?")]
     const settings = settingsFor(dir)
-    fake.reset()
+    provider.fake.reset()
     const first = await Effect.runPromise(
       Effect.either(evalOf(items, output)).pipe(Effect.provide(layerFor(settings, fullDiskFor(output))))
     )
     expect(first).toMatchObject({ _tag: "Left" })
 
     // The same question under rank: the synthesize run on disk is no answer of rank's, so it is asked.
-    fake.reset()
+    provider.fake.reset()
     const second = await Effect.runPromise(evalOf(items, output, ["rank"]).pipe(Effect.provide(layerFor(settings))))
     expect(second.progress).toMatchObject({ ok: 1 })
     expect(callsTo("er/one")).toBeGreaterThan(0)
@@ -104,7 +98,7 @@ describe("an eval resume pays only for what is missing", () => {
     const output = path.join(dir, "q.eval.jsonl")
     const items = [item(1, "a", "2+2?")]
     const settings = { ...settingsFor(dir), judges: Option.some(["er/one"]) }
-    fake.reset()
+    provider.fake.reset()
     const first = await Effect.runPromise(
       Effect.either(evalOf(items, output, ["rank"])).pipe(Effect.provide(layerFor(settings, fullDiskFor(output))))
     )
@@ -113,7 +107,7 @@ describe("an eval resume pays only for what is missing", () => {
     expect(paid).toBeGreaterThan(0)
 
     // Another judge: the run on disk was judged by er/one, so it answers no pair of this eval.
-    fake.reset()
+    provider.fake.reset()
     const other = await Effect.runPromise(
       evalOf(items, output, ["rank"]).pipe(
         Effect.provide(layerFor({ ...settings, judges: Option.some(["er/two"]) }))
@@ -122,7 +116,7 @@ describe("an eval resume pays only for what is missing", () => {
     expect(other.progress).toMatchObject({ ok: 1 })
     expect(callsTo("er/")).toBe(paid)
 
-    fake.reset()
+    provider.fake.reset()
     const second = await Effect.runPromise(evalOf(items, output, ["rank"]).pipe(Effect.provide(layerFor(settings))))
     expect(second.progress).toMatchObject({ ok: 1, correct: 1 })
     expect(callsTo("er/")).toBe(0)
@@ -142,13 +136,13 @@ describe("an eval resume pays only for what is missing", () => {
       const dir = tempDir()
       const output = path.join(dir, "q.eval.jsonl")
       const settings = settingsFor(dir)
-      fake.reset()
+      provider.fake.reset()
       const first = await Effect.runPromise(
         Effect.either(evalOf([frozen("A: 5")], output)).pipe(Effect.provide(layerFor(settings, fullDiskFor(output))))
       )
       expect(first).toMatchObject({ _tag: "Left", left: { _tag: "StoreError" } })
       expect(callsTo("er/synth")).toBe(1)
-      fake.reset()
+      provider.fake.reset()
       const second = await Effect.runPromise(evalOf([next], output).pipe(Effect.provide(layerFor(settings))))
       expect(second.progress).toMatchObject({ ok: 1 })
       return callsTo("er/")
@@ -165,7 +159,7 @@ describe("an eval resume pays only for what is missing", () => {
     const settings = settingsFor(dir)
     const interrupted = await interruptedRun(settings, "2+2?", ANSWERS, "synthesize")
 
-    fake.reset()
+    provider.fake.reset()
     const { progress } = await Effect.runPromise(evalOf([item(1, "a", "2+2?")], output).pipe(Effect.provide(layerFor(settings))))
     expect(progress).toMatchObject({ ok: 1, failed: 0, correct: 1 })
     expect(callsTo("er/one") + callsTo("er/two")).toBe(0)
@@ -182,7 +176,7 @@ describe("an eval resume pays only for what is missing", () => {
     const settings = settingsFor(dir)
     await interruptedRun(settings, "2+2?", ANSWERS, "rank")
 
-    fake.reset()
+    provider.fake.reset()
     const { progress } = await Effect.runPromise(evalOf([item(1, "a", "2+2?")], output, ["rank"]).pipe(Effect.provide(layerFor(settings))))
     expect(progress).toMatchObject({ ok: 1 })
     const [result] = readResults(output)

@@ -1,11 +1,11 @@
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, describe, expect, it } from "vitest"
 import { cleartextKeyWarning, stripControl } from "../../src/domain/text.js"
-import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { runCliInProcess } from "../support/inProcessCli.js"
 import { freshDirs, listTree } from "../support/spawnCli.js"
+import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // Issue 13, items 2, 8 and 10, in-process: a log file that cannot be written, a gateway that answers with escape
 // codes, and what the run directory lets others read. A server's log file and a reader that closes the pipe early
@@ -14,28 +14,24 @@ import { freshDirs, listTree } from "../support/spawnCli.js"
 const ESC = "\u001b"
 // Bidi overrides and isolates (U+202E, U+2066) too: they make text read other than it is.
 const hostile = `${ESC}]0;owned${String.fromCharCode(7)}${ESC}[2J\u009b31mforged\u202E\u2066\r`
-let fake: FakeOpenRouter
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-hostile-"))
 const freshDir = freshDirs(tmp)
 
-beforeAll(async () => {
-  fake = await startFakeOpenRouter({
-    script: {
-      "h/good": { kind: "ok", content: `fine ${hostile} answer`, servedBy: `h/good${hostile}` },
-      "h/bad": { kind: "status", status: 400, body: { error: { code: 400, message: `bad ${hostile} request` } } },
-      "h/synth": { kind: "ok", content: `the ${hostile} synthesis` }
-    }
-  })
+const provider = withFakeProvider({
+  script: {
+    "h/good": { kind: "ok", content: `fine ${hostile} answer`, servedBy: `h/good${hostile}` },
+    "h/bad": { kind: "status", status: 400, body: { error: { code: 400, message: `bad ${hostile} request` } } },
+    "h/synth": { kind: "ok", content: `the ${hostile} synthesis` }
+  }
 })
-afterAll(async () => {
-  await fake?.close()
+afterAll(() => {
   fs.rmSync(tmp, { recursive: true, force: true })
 })
 
 const envFor = (outputDir: string, extra: Record<string, string> = {}) => ({
   PATH: process.env.PATH ?? "",
   HOME: tmp,
-  OPENROUTER_BASE_URL: fake.url,
+  OPENROUTER_BASE_URL: provider.fake.url,
   PARALLEL_LLM_OUTPUT_DIR: outputDir,
   PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none",
   PARALLEL_LLM_RETRIES: "0",
@@ -136,17 +132,17 @@ describe("warnings before money is spent", () => {
     const remote = await runCliInProcess(["runs"], { env })
     expect(remote.code).toBe(0)
     expect(remote.stderr.match(/sent in clear/g)).toHaveLength(1)
-    const loopback = await runCliInProcess(["runs"], { env: { ...env, OPENROUTER_BASE_URL: fake.url } })
+    const loopback = await runCliInProcess(["runs"], { env: { ...env, OPENROUTER_BASE_URL: provider.fake.url } })
     expect(loopback.stderr).not.toContain("sent in clear")
   })
 
   it("a model named twice in one run: refused before any call (each mention would be paid)", async () => {
-    const before = fake.chatRequests().length
+    const before = provider.fake.chatRequests().length
     const result = await runCliInProcess(["ask", "hello", "-m", "h/good", "-m", "h/good", "-s", "h/synth"], {
       env: envFor(freshDir("twice"))
     })
     expect(result.code).toBe(2)
     expect(result.stderr).toContain("--model: h/good is named twice; name each model once")
-    expect(fake.chatRequests().length).toBe(before)
+    expect(provider.fake.chatRequests().length).toBe(before)
   })
 })
