@@ -1,10 +1,10 @@
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
+import { describe, expect, it } from "vitest"
 import { listTree, type RunningCli, startCli } from "../support/spawnCli.js"
 import { makeTempDirs } from "../support/tempDirs.js"
+import { useFakeOpenRouter } from "../support/useFakeOpenRouter.js"
 
 const tempDir = makeTempDirs("parallel-llm-crash-")
 
@@ -14,17 +14,11 @@ const tempDir = makeTempDirs("parallel-llm-crash-")
 const models = ["big/one", "big/two", "big/three", "big/four"]
 const contentFor = (model: string) => `# ${model}\n\n${`${model} says something long. `.repeat(40_000)}`
 
-let fake: FakeOpenRouter
-beforeAll(async () => {
-  fake = await startFakeOpenRouter({
-    script: Object.fromEntries([
-      ...models.map((m, i) => [m, { kind: "ok" as const, content: contentFor(m), delayMs: 30 * i }]),
-      ["big/synth", { kind: "ok" as const, content: contentFor("big/synth"), delayMs: 20 }]
-    ])
-  })
-})
-afterAll(async () => {
-  await fake.close()
+const provider = useFakeOpenRouter({
+  script: Object.fromEntries([
+    ...models.map((m, i) => [m, { kind: "ok" as const, content: contentFor(m), delayMs: 30 * i }]),
+    ["big/synth", { kind: "ok" as const, content: contentFor("big/synth"), delayMs: 20 }]
+  ])
 })
 
 const expectedFiles: Record<string, string> = {
@@ -55,7 +49,7 @@ describe("kill -9 during a run", () => {
     const env = {
       PATH: process.env.PATH,
       HOME: os.tmpdir(),
-      OPENROUTER_BASE_URL: fake.url,
+      OPENROUTER_BASE_URL: provider.fake.url,
       PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none",
       // Whole bodies: big answers arrive in one piece, so the kills land in the writes more often.
       PARALLEL_LLM_STREAM: "false"
@@ -65,17 +59,17 @@ describe("kill -9 during a run", () => {
     // Kill at moments of the run, each an event it reaches rather than a time: the calls sent, the first answer's
     // file appearing (its write under way), the second's, the synthesis asked, the final answer's file appearing.
     const moments: ReadonlyArray<(outputDir: string) => boolean> = [
-      () => fake.chatRequests().length >= models.length,
+      () => provider.fake.chatRequests().length >= models.length,
       (outputDir) => inResponses(filesOfRun(outputDir)) >= 1,
       (outputDir) => inResponses(filesOfRun(outputDir)) >= 2,
-      () => fake.chatRequests().length > models.length,
+      () => provider.fake.chatRequests().length > models.length,
       (outputDir) => filesOfRun(outputDir).some((file) => /(^|\/)\.?final\.md/.test(file))
     ]
     const outputDirs: Array<string> = []
     for (const moment of moments) {
       const outputDir = tempDir()
       outputDirs.push(outputDir)
-      fake.reset()
+      provider.fake.reset()
       const cli = startCli(args, { env: { ...env, PARALLEL_LLM_OUTPUT_DIR: outputDir } })
       await when(cli, () => moment(outputDir))
       cli.child.kill("SIGKILL")

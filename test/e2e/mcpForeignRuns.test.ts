@@ -4,9 +4,9 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { connectMcp, type McpConnection, serverEnv, waitFor } from "../support/mcpHarness.js"
 import { startCli } from "../support/spawnCli.js"
+import { useFakeOpenRouter } from "../support/useFakeOpenRouter.js"
 
 // A run of another process (the built CLI, killed with SIGKILL), read by the built MCP server from disk: the
 // processes are the point. The rest of get_run/cancel_run is unit/mcpRunHandles.test.ts's.
@@ -14,22 +14,18 @@ import { startCli } from "../support/spawnCli.js"
 const API_KEY = "sk-or-v1-HANDLES-0f1e2d3c4b5a69788796a5b4c3d2e1f0"
 const SYNTH_ANSWER = "# Merged\n\nThe answer is **4**."
 
-let fake: FakeOpenRouter
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-foreign-"))
 const outputDir = path.join(tmp, "runs")
 
-beforeAll(async () => {
-  fake = await startFakeOpenRouter({
-    script: {
-      "fast/one": { kind: "ok", content: "fast one says 4", delayMs: 20 },
-      "fast/synth": { kind: "ok", content: SYNTH_ANSWER, delayMs: 20 },
-      "stuck/one": { kind: "hang" }
-    }
-  })
+const provider = useFakeOpenRouter({
+  script: {
+    "fast/one": { kind: "ok", content: "fast one says 4", delayMs: 20 },
+    "fast/synth": { kind: "ok", content: SYNTH_ANSWER, delayMs: 20 },
+    "stuck/one": { kind: "hang" }
+  }
 })
 
 afterAll(async () => {
-  await fake?.close()
   fs.rmSync(tmp, { recursive: true, force: true })
 })
 
@@ -59,7 +55,7 @@ describe("get_run and cancel_run", () => {
   beforeAll(async () => {
     mcp = await connectMcp(
       serverEnv({
-        baseUrl: fake.url,
+        baseUrl: provider.fake.url,
         outputDir,
         apiKey: API_KEY,
         models: ["fast/one", "stuck/one", "stuck/two"],
@@ -72,7 +68,13 @@ describe("get_run and cancel_run", () => {
   })
 
   it("read runs of other processes from disk: a CLI run is running, then interrupted once killed; resynthesize recovers it", async () => {
-    const env = serverEnv({ baseUrl: fake.url, outputDir, apiKey: API_KEY, models: ["fast/one", "stuck/one"], synthesizer: "fast/synth" })
+    const env = serverEnv({
+      baseUrl: provider.fake.url,
+      outputDir,
+      apiKey: API_KEY,
+      models: ["fast/one", "stuck/one"],
+      synthesizer: "fast/synth"
+    })
     const before = new Set(fs.existsSync(outputDir) ? fs.readdirSync(outputDir) : [])
     const cli = startCli(["ask", "A question from the terminal"], { env })
     const runDir = await waitFor(

@@ -3,7 +3,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type FakeOpenRouter, makeGate, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
+import { makeGate } from "../support/fakeOpenRouter.js"
 import {
   bearer,
   connectHttp,
@@ -17,13 +17,13 @@ import {
 } from "../support/httpHarness.js"
 import { readManifest, runIdIn, serverEnv, waitFor } from "../support/mcpHarness.js"
 import { runCli } from "../support/spawnCli.js"
+import { useFakeOpenRouter } from "../support/useFakeOpenRouter.js"
 
 // `serve --http`, the built CLI driven by the SDK's Streamable HTTP client: who may connect (token,
 // Origin, Host), many clients on one process sharing its runs, cancellation, and shutdown.
 
 const API_KEY = "sk-or-v1-HTTP-0f1e2d3c4b5a69788796a5b4c3d2e1f0"
 
-let fake: FakeOpenRouter
 /** http/slow answers only once the test opens this: until then its run is certainly still running. */
 const slow = makeGate()
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-http-"))
@@ -31,7 +31,7 @@ let dirCount = 0
 const freshDir = () => path.join(tmp, `runs-${++dirCount}`)
 
 const envFor = (outputDir: string, extra: Record<string, string> = {}) =>
-  serverEnv({ baseUrl: fake.url, outputDir, apiKey: API_KEY, models: ["http/one", "http/two"], synthesizer: "http/synth", extra })
+  serverEnv({ baseUrl: provider.fake.url, outputDir, apiKey: API_KEY, models: ["http/one", "http/two"], synthesizer: "http/synth", extra })
 
 interface RunOutput {
   readonly final: string | null
@@ -41,21 +41,18 @@ interface RunOutput {
 }
 const outputOf = (result: CallToolResult): RunOutput => result.structuredContent as unknown as RunOutput
 
-beforeAll(async () => {
-  fake = await startFakeOpenRouter({
-    script: {
-      "http/one": { kind: "ok", content: "one says 4", delayMs: 20 },
-      "http/two": { kind: "ok", content: "two says 4", delayMs: 20 },
-      "http/synth": { kind: "ok", content: "Merged: 4", delayMs: 20 },
-      "http/slow": { kind: "ok", content: "slow says 4", until: slow.until },
-      "http/hang": { kind: "hang" },
-      "http/hang2": { kind: "hang" }
-    }
-  })
+const provider = useFakeOpenRouter({
+  script: {
+    "http/one": { kind: "ok", content: "one says 4", delayMs: 20 },
+    "http/two": { kind: "ok", content: "two says 4", delayMs: 20 },
+    "http/synth": { kind: "ok", content: "Merged: 4", delayMs: 20 },
+    "http/slow": { kind: "ok", content: "slow says 4", until: slow.until },
+    "http/hang": { kind: "hang" },
+    "http/hang2": { kind: "hang" }
+  }
 })
 
 afterAll(async () => {
-  await fake?.close()
   fs.rmSync(tmp, { recursive: true, force: true })
 })
 
@@ -151,7 +148,7 @@ describe("serve --http", () => {
     try {
       const controller = new AbortController()
       const messages: Array<string> = []
-      const abortedBefore = fake.abortedRequests().length
+      const abortedBefore = provider.fake.abortedRequests().length
       const call = mcp.client.callTool(
         { name: "process_prompt", arguments: { prompt: "Cancel me", models: ["http/hang", "http/hang2"] } },
         CallToolResultSchema,
@@ -164,12 +161,12 @@ describe("serve --http", () => {
       const runId = await waitFor("the run id in a progress message", () => messages.map(runIdIn).find(Boolean))
       await waitFor(
         "both hanging requests in flight",
-        () => fake.requests.filter((r) => r.model?.startsWith("http/hang") && r.endedAt === undefined).length === 2
+        () => provider.fake.requests.filter((r) => r.model?.startsWith("http/hang") && r.endedAt === undefined).length === 2
       )
       controller.abort("test cancels")
       await expect(call).rejects.toThrow()
       const aborted = await waitFor("the fake to see both requests aborted", () => {
-        const now = fake.abortedRequests().slice(abortedBefore).filter((r) => r.model?.startsWith("http/hang"))
+        const now = provider.fake.abortedRequests().slice(abortedBefore).filter((r) => r.model?.startsWith("http/hang"))
         return now.length === 2 ? now : undefined
       })
       expect(aborted.map((r) => r.model).sort()).toEqual(["http/hang", "http/hang2"])

@@ -3,7 +3,6 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import {
   bearer,
   connectHttp,
@@ -16,6 +15,7 @@ import {
 } from "../support/httpHarness.js"
 import { serverEnv, waitFor } from "../support/mcpHarness.js"
 import { linesOf, runCli } from "../support/spawnCli.js"
+import { useFakeOpenRouter } from "../support/useFakeOpenRouter.js"
 
 // `serve --http` at its edges, the built CLI over loopback: what a refused request is told and what the
 // server logs of it, JSON-RPC junk and batches, the Host header, a token that can never match, and when
@@ -23,26 +23,22 @@ import { linesOf, runCli } from "../support/spawnCli.js"
 
 const API_KEY = "sk-or-v1-EDGE-0f1e2d3c4b5a69788796a5b4c3d2e1f0"
 
-let fake: FakeOpenRouter
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-http-edges-"))
 let dirCount = 0
 const freshDir = () => path.join(tmp, `runs-${++dirCount}`)
 
 const envFor = (outputDir: string, extra: Record<string, string> = {}) =>
-  serverEnv({ baseUrl: fake.url, outputDir, apiKey: API_KEY, models: ["edge/one"], synthesizer: "edge/synth", extra })
+  serverEnv({ baseUrl: provider.fake.url, outputDir, apiKey: API_KEY, models: ["edge/one"], synthesizer: "edge/synth", extra })
 
-beforeAll(async () => {
-  fake = await startFakeOpenRouter({
-    script: {
-      "edge/one": { kind: "ok", content: "one says 4", delayMs: 20 },
-      "edge/synth": { kind: "ok", content: "Merged: 4", delayMs: 20 },
-      "edge/long": { kind: "ok", content: "long says 4", delayMs: 1_500 }
-    }
-  })
+const provider = useFakeOpenRouter({
+  script: {
+    "edge/one": { kind: "ok", content: "one says 4", delayMs: 20 },
+    "edge/synth": { kind: "ok", content: "Merged: 4", delayMs: 20 },
+    "edge/long": { kind: "ok", content: "long says 4", delayMs: 1_500 }
+  }
 })
 
 afterAll(async () => {
-  await fake?.close()
   fs.rmSync(tmp, { recursive: true, force: true })
 })
 
@@ -198,7 +194,7 @@ describe("serve --http at its edges", () => {
 
   it("refuses a batch holding the same request id twice, and starts nothing", async () => {
     const session = await rawSession(server)
-    const asked = fake.requests.length
+    const asked = provider.fake.requests.length
     const answer = await post(server, session, [callTool(21, "Twice?"), callTool(21, "Twice!")])
     expect(answer.status).toBe(400)
     expect(answer.body).toEqual({
@@ -210,7 +206,7 @@ describe("serve --http at its edges", () => {
       }
     })
     expect((await health(server.base)).runs).toBe(0)
-    expect(fake.requests.length).toBe(asked)
+    expect(provider.fake.requests.length).toBe(asked)
   })
 })
 

@@ -1,9 +1,9 @@
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
+import { afterAll, describe, expect, it } from "vitest"
 import { type JsonRpcMessage, type RawServer, readManifest, runIdIn, serverEnv, spawnRawServer, waitFor } from "../support/mcpHarness.js"
+import { useFakeOpenRouter } from "../support/useFakeOpenRouter.js"
 
 // The BUILT `node dist/main.js serve` as a process, driven by raw JSON-RPC lines on stdio against the loopback
 // fake OpenRouter: what only a process shows (stdout holds nothing but JSON-RPC, stdin closing, SIGINT). What
@@ -13,28 +13,24 @@ const API_KEY = "sk-or-v1-MCP-SECRET-0f1e2d3c4b5a69788796a5b4c3d2e1f0"
 const MODELS = ["mcp/alpha", "mcp/beta", "mcp/gamma"]
 const SYNTH = "mcp/synth"
 
-let fake: FakeOpenRouter
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-mcp-process-"))
 let dirCount = 0
 const freshDir = () => path.join(tmp, `runs-${++dirCount}`)
 
 const envFor = (outputDir: string, extra: Record<string, string> = {}) =>
-  serverEnv({ baseUrl: fake.url, outputDir, apiKey: API_KEY, models: MODELS, synthesizer: SYNTH, extra })
+  serverEnv({ baseUrl: provider.fake.url, outputDir, apiKey: API_KEY, models: MODELS, synthesizer: SYNTH, extra })
 
-beforeAll(async () => {
-  fake = await startFakeOpenRouter({
-    script: {
-      "mcp/alpha": { kind: "ok", content: "alpha says 4", delayMs: 50 },
-      "mcp/beta": { kind: "ok", content: "beta says 4", delayMs: 100 },
-      "mcp/gamma": { kind: "ok", content: "gamma says 4", delayMs: 150 },
-      "mcp/synth": { kind: "ok", content: "# Merged\n\nAll three agree: **4**.", delayMs: 300 },
-      "mcp/hang": { kind: "hang" }
-    }
-  })
+const provider = useFakeOpenRouter({
+  script: {
+    "mcp/alpha": { kind: "ok", content: "alpha says 4", delayMs: 50 },
+    "mcp/beta": { kind: "ok", content: "beta says 4", delayMs: 100 },
+    "mcp/gamma": { kind: "ok", content: "gamma says 4", delayMs: 150 },
+    "mcp/synth": { kind: "ok", content: "# Merged\n\nAll three agree: **4**.", delayMs: 300 },
+    "mcp/hang": { kind: "hang" }
+  }
 })
 
 afterAll(async () => {
-  await fake?.close()
   fs.rmSync(tmp, { recursive: true, force: true })
 })
 

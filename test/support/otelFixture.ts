@@ -2,9 +2,10 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll } from "vitest"
-import { type FakeOpenRouter, startFakeOpenRouter } from "./fakeOpenRouter.js"
+import type { FakeOpenRouter } from "./fakeOpenRouter.js"
 import { type OtlpReceiver, startOtlpReceiver } from "./otlpReceiver.js"
 import { freshDirs } from "./spawnCli.js"
+import { useFakeOpenRouter } from "./useFakeOpenRouter.js"
 
 // What the OpenTelemetry tests share (test/unit/otelExport.test.ts in-process, test/e2e/otel.test.ts where a process
 // is the point): a loopback provider whose candidates rank and whose synthesizer answers, a loopback OTLP/HTTP
@@ -27,24 +28,18 @@ export interface OtelFixture {
 /** Starts the provider and the receiver before the file's tests and stops them after; read them in the tests. */
 export const useOtelFixture = (prefix: string): OtelFixture => {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), prefix))
-  let fake: FakeOpenRouter | undefined
+  const provider = useFakeOpenRouter({ default: { kind: "ok", content: ANSWER, usage: USAGE }, script: { "ot/synth": SYNTH } })
   let receiver: OtlpReceiver | undefined
   beforeAll(async () => {
-    fake = await startFakeOpenRouter({ default: { kind: "ok", content: ANSWER, usage: USAGE }, script: { "ot/synth": SYNTH } })
     receiver = await startOtlpReceiver()
   })
   afterAll(async () => {
     await receiver?.close()
-    await fake?.close()
     fs.rmSync(tmp, { recursive: true, force: true })
   })
-  const started = (): FakeOpenRouter => {
-    if (fake === undefined) throw new Error("the fake provider starts before the tests: read it inside a test or hook")
-    return fake
-  }
   return {
     get fake() {
-      return started()
+      return provider.fake
     },
     get receiver() {
       if (receiver === undefined) throw new Error("the OTLP receiver starts before the tests: read it inside a test or hook")
@@ -54,7 +49,7 @@ export const useOtelFixture = (prefix: string): OtelFixture => {
     envFor: (outputDir, extra = {}) => ({
       PATH: process.env.PATH,
       HOME: tmp,
-      OPENROUTER_BASE_URL: started().url,
+      OPENROUTER_BASE_URL: provider.url,
       PARALLEL_LLM_OUTPUT_DIR: outputDir,
       PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none",
       PARALLEL_LLM_RETRY_BASE_DELAY: "0.01",

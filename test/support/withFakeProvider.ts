@@ -2,15 +2,14 @@ import type { FileSystem } from "@effect/platform"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import { Layer, Logger } from "effect"
-import * as path from "node:path"
-import { afterAll, beforeAll } from "vitest"
 import { ModelClient } from "../../src/services/modelClient.js"
 import { RunStore } from "../../src/services/runStore.js"
 import { Settings } from "../../src/services/settings.js"
 import type { SettingsValue } from "../../src/settings/values.js"
-import { type FakeOpenRouter, type FakeOpenRouterOptions, type RecordedRequest, startFakeOpenRouter } from "./fakeOpenRouter.js"
+import type { FakeOpenRouterOptions } from "./fakeOpenRouter.js"
 import { realHttpClientLayer } from "./realHttpClient.js"
 import { makeTestSettings } from "./testSettings.js"
+import { type FakeOpenRouterInUse, useFakeOpenRouter } from "./useFakeOpenRouter.js"
 
 // The one way a test runs the real call path against the loopback fake provider: the real HTTP client over
 // loopback, the real run store on disk, test settings pointed at the fake. One fake per test file (or describe
@@ -38,58 +37,30 @@ export const providerLayer = (settings: SettingsValue, options: ProviderLayerOpt
   )
 }
 
-export interface FakeProvider {
-  /** The fake itself: its script, counters and every request it received. */
-  readonly fake: FakeOpenRouter
-  /** Its base URL (`http://127.0.0.1:PORT/api/v1`). */
-  readonly url: string
-  /** The chat requests received since it started or was last reset. */
-  readonly log: () => ReadonlyArray<RecordedRequest>
+export interface FakeProvider extends FakeOpenRouterInUse {
   /** Test settings pointed at the fake, with `overrides`. */
   readonly settings: (overrides?: Partial<SettingsValue>) => SettingsValue
   /** {@link providerLayer} over {@link FakeProvider.settings}. */
   readonly layer: (overrides?: Partial<SettingsValue>, options?: ProviderLayerOptions) => ReturnType<typeof providerLayer>
-  /**
-   * The environment of a command line (`runCliInProcess`, `spawnCli`) pointed at the fake: `dir` as its home, its
-   * runs under `dir/runs`, no fallback synthesizer and no retry (a scripted failure stays one).
-   */
-  readonly cliEnv: (dir: string) => Record<string, string | undefined>
 }
 
 /**
- * Starts the fake provider with `script` before the tests of the enclosing file (or `describe`) and closes it after
- * them. Its members are read inside tests and hooks, once it has started.
+ * The fake provider of the enclosing file (or `describe`), started before its tests and closed after them
+ * (useFakeOpenRouter.ts), with settings and the run's services pointed at it.
  */
 export const withFakeProvider = (script: FakeOpenRouterOptions = {}): FakeProvider => {
-  let started: FakeOpenRouter | undefined
-  beforeAll(async () => {
-    started = await startFakeOpenRouter(script)
-  })
-  afterAll(async () => {
-    await started?.close()
-  })
-  const fake = (): FakeOpenRouter => {
-    if (started === undefined) throw new Error("the fake provider starts before the tests: read it inside a test or hook")
-    return started
-  }
-  const settings = (overrides: Partial<SettingsValue> = {}) => makeTestSettings({ baseUrl: fake().url, ...overrides })
+  const inUse = useFakeOpenRouter(script)
+  const settings = (overrides: Partial<SettingsValue> = {}) => makeTestSettings({ baseUrl: inUse.url, ...overrides })
   return {
     get fake() {
-      return fake()
+      return inUse.fake
     },
     get url() {
-      return fake().url
+      return inUse.url
     },
-    log: () => fake().chatRequests(),
+    log: inUse.log,
+    cliEnv: inUse.cliEnv,
     settings,
-    layer: (overrides, options) => providerLayer(settings(overrides), options),
-    cliEnv: (dir) => ({
-      PATH: process.env["PATH"],
-      HOME: dir,
-      OPENROUTER_BASE_URL: fake().url,
-      PARALLEL_LLM_OUTPUT_DIR: path.join(dir, "runs"),
-      PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none",
-      PARALLEL_LLM_RETRIES: "0"
-    })
+    layer: (overrides, options) => providerLayer(settings(overrides), options)
   }
 }

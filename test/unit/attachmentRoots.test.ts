@@ -4,18 +4,17 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
+import { afterAll, describe, expect, it } from "vitest"
 import { runCliInProcess } from "../support/inProcessCli.js"
 import { connectMcpInProcess } from "../support/inProcessMcp.js"
 import { repoRoot, serverEnv } from "../support/mcpHarness.js"
+import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // Issue 14 parts 1 and 2 with the command line and the MCP server in-process (the server behind the SDK's client, as
 // `serve` builds it from its environment): MCP `files` are read only inside the client's roots plus --allow-dir (a
 // client without roots: only --allow-dir, never the server's working directory); a path outside is refused, nothing
 // sent.
 
-let fake: FakeOpenRouter
 const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "pllm-mcp-attach-")))
 const write = (relative: string, text: string) => {
   const file = path.join(tmp, relative)
@@ -24,27 +23,24 @@ const write = (relative: string, text: string) => {
   return file
 }
 
-beforeAll(async () => {
-  fake = await startFakeOpenRouter({ default: { kind: "ok", content: "an answer" } })
-  write("outside/secret.txt", "the secret\n")
-  write("allowed/inside.txt", "inside text\n")
-  write("rootA/a.txt", "text of a\n")
-  write("rootB/b.txt", "text of b\n")
-  write("cli/src/main.ts", "console.log('hi')\n")
-  write("cli/.gitignore", "dist/\n")
-  write("cli/dist/main.js", "compiled\n")
-  fs.writeFileSync(path.join(tmp, "cli", "shot.png"), Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2]))
-  fs.writeFileSync(path.join(tmp, "cli", "blob.bin"), Uint8Array.from([0, 1, 2]))
-  fs.symlinkSync(path.join(tmp, "outside", "secret.txt"), path.join(tmp, "allowed", "link.txt"))
-})
+const provider = withFakeProvider({ default: { kind: "ok", content: "an answer" } })
+write("outside/secret.txt", "the secret\n")
+write("allowed/inside.txt", "inside text\n")
+write("rootA/a.txt", "text of a\n")
+write("rootB/b.txt", "text of b\n")
+write("cli/src/main.ts", "console.log('hi')\n")
+write("cli/.gitignore", "dist/\n")
+write("cli/dist/main.js", "compiled\n")
+fs.writeFileSync(path.join(tmp, "cli", "shot.png"), Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2]))
+fs.writeFileSync(path.join(tmp, "cli", "blob.bin"), Uint8Array.from([0, 1, 2]))
+fs.symlinkSync(path.join(tmp, "outside", "secret.txt"), path.join(tmp, "allowed", "link.txt"))
 afterAll(async () => {
-  await fake?.close()
   fs.rmSync(tmp, { recursive: true, force: true })
 })
 
 const envFor = (extra: Record<string, string> = {}) =>
   serverEnv({
-    baseUrl: fake.url,
+    baseUrl: provider.fake.url,
     outputDir: path.join(tmp, "runs"),
     apiKey: "sk-or-test",
     models: ["test/alpha"],
@@ -55,7 +51,7 @@ const envFor = (extra: Record<string, string> = {}) =>
 const ask = async (client: Client, files: ReadonlyArray<string>) =>
   (await client.callTool({ name: "process_prompt", arguments: { prompt: "What is in the file?", files, wait: 30 } })) as CallToolResult
 const textOf = (result: CallToolResult) => result.content.map((c) => (c.type === "text" ? c.text : "")).join("\n")
-const sentToAlpha = () => JSON.stringify(fake.chatRequests().find((r) => r.model === "test/alpha")?.body ?? null)
+const sentToAlpha = () => JSON.stringify(provider.fake.chatRequests().find((r) => r.model === "test/alpha")?.body ?? null)
 
 /** The server behind an SDK client that declares roots and answers `roots/list` with `roots()` (asked at a call). */
 const connectWithRoots = async (roots: () => ReadonlyArray<string>) => {
@@ -70,7 +66,7 @@ describe("ask --attach", () => {
   const cliEnv = () => ({
     PATH: process.env.PATH ?? "",
     HOME: tmp,
-    OPENROUTER_BASE_URL: fake.url,
+    OPENROUTER_BASE_URL: provider.fake.url,
     OPENROUTER_API_KEY: "sk-or-test",
     PARALLEL_LLM_OUTPUT_DIR: path.join(tmp, "runs"),
     PARALLEL_LLM_MODELS: "test/alpha",
@@ -79,7 +75,7 @@ describe("ask --attach", () => {
   })
 
   it("attaches a directory's text files and an image, copies them into the run, and lists them with --json", async () => {
-    fake.reset()
+    provider.fake.reset()
     const result = await runCliInProcess(["ask", "Review it.", "--attach", "src", "--attach", "shot.png", "--json"], {
       env: cliEnv(),
       cwd: path.join(tmp, "cli")
@@ -96,7 +92,7 @@ describe("ask --attach", () => {
   })
 
   it("refuses a binary file with exit 2 and one line naming it, before any call", async () => {
-    fake.reset()
+    provider.fake.reset()
     const result = await runCliInProcess(["ask", "q", "--attach", "src", "--attach", "blob.bin"], {
       env: cliEnv(),
       cwd: path.join(tmp, "cli")
@@ -105,7 +101,7 @@ describe("ask --attach", () => {
     expect(result.stderr.trim().split("\n").at(-1)).toBe(
       "parallel-llm: --attach: blob.bin is a binary file (only text, PNG, JPEG, WebP, GIF and PDF files can be attached)"
     )
-    expect(fake.requests).toHaveLength(0)
+    expect(provider.fake.requests).toHaveLength(0)
   })
 })
 
@@ -115,7 +111,7 @@ describe("where MCP files may be read from", () => {
     const howTo = "none (this client sent no roots, and the server was started without --allow-dir). Start the server " +
       "with --allow-dir <directory> (or PARALLEL_LLM_ALLOW_DIRS), or use a client that sends its roots"
     try {
-      fake.reset()
+      provider.fake.reset()
       const secret = path.join(tmp, "outside", "secret.txt")
       const result = await ask(mcp.client, [secret])
       expect(result.isError).toBe(true)
@@ -127,7 +123,7 @@ describe("where MCP files may be read from", () => {
       // A glob is refused where it starts, before it crawls anything.
       const glob = path.join(tmp, "outside", "*.txt")
       expect(textOf(await ask(mcp.client, [glob]))).toBe(`files: ${glob} lies outside the directories this server may read: ${howTo}`)
-      expect(fake.requests).toHaveLength(0)
+      expect(provider.fake.requests).toHaveLength(0)
     } finally {
       await mcp.close()
     }
@@ -136,7 +132,7 @@ describe("where MCP files may be read from", () => {
   it("--allow-dir adds a directory; a symlink in it that points outside is refused", async () => {
     const mcp = await connectMcpInProcess(envFor({ PARALLEL_LLM_ALLOW_DIRS: path.join(tmp, "allowed") }))
     try {
-      fake.reset()
+      provider.fake.reset()
       const link = path.join(tmp, "allowed", "link.txt")
       const refused = await ask(mcp.client, [link])
       expect(refused.isError).toBe(true)
@@ -144,7 +140,7 @@ describe("where MCP files may be read from", () => {
       expect(textOf(refused)).toContain(path.join(tmp, "allowed"))
       // A directory holding the link is refused as well: each file's real path is checked.
       expect((await ask(mcp.client, [path.join(tmp, "allowed")])).isError).toBe(true)
-      expect(fake.requests).toHaveLength(0)
+      expect(provider.fake.requests).toHaveLength(0)
 
       const ok = await ask(mcp.client, [path.join(tmp, "allowed", "inside.txt")])
       expect(ok.isError, textOf(ok)).toBeFalsy()
@@ -159,12 +155,12 @@ describe("where MCP files may be read from", () => {
     fs.symlinkSync(path.join(tmp, "outside"), path.join(tmp, "walk", "out"))
     const mcp = await connectMcpInProcess(envFor({ PARALLEL_LLM_ALLOW_DIRS: path.join(tmp, "walk") }))
     try {
-      fake.reset()
+      provider.fake.reset()
       const refused = await ask(mcp.client, [path.join(tmp, "walk")])
       expect(refused.isError).toBe(true)
       expect(textOf(refused)).toContain(`${path.join(tmp, "walk", "out")} (${path.join(tmp, "outside")}) lies outside`)
       expect(textOf(refused)).not.toContain("secret.txt")
-      expect(fake.requests).toHaveLength(0)
+      expect(provider.fake.requests).toHaveLength(0)
       // A glob does not follow the link: it finds only what is inside.
       const globbed = await ask(mcp.client, [path.join(tmp, "walk", "**", "*.txt")])
       expect(globbed.isError, textOf(globbed)).toBeFalsy()
@@ -180,20 +176,20 @@ describe("where MCP files may be read from", () => {
     const mcp = await connectWithRoots(() => roots)
     const client = mcp.client
     try {
-      fake.reset()
+      provider.fake.reset()
       const ok = await ask(client, ["a.txt"])
       expect(ok.isError, textOf(ok)).toBeFalsy()
       expect(sentToAlpha()).toContain("text of a")
       expect(sentToAlpha()).toContain("File: a.txt")
 
-      fake.reset()
+      provider.fake.reset()
       const b = path.join(tmp, "rootB", "b.txt")
       const refused = await ask(client, [b])
       expect(refused.isError).toBe(true)
       expect(textOf(refused)).toContain(`lies outside the directories this server may read: ${path.join(tmp, "rootA")}.`)
       // Not the server's working directory either, once the client has roots.
       expect(textOf(await ask(client, [path.join(repoRoot, "package.json")]))).toContain("lies outside")
-      expect(fake.requests).toHaveLength(0)
+      expect(provider.fake.requests).toHaveLength(0)
 
       roots = [path.join(tmp, "rootB")]
       await client.sendRootsListChanged()

@@ -2,14 +2,15 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
+import { afterAll, beforeEach, describe, expect, it } from "vitest"
 import type { Manifest } from "../../src/domain/manifest.js"
 import { REPORT_DELIMITER, SYNTHESIS_REPLY_FORMAT } from "../../src/programs/synthesisReply.js"
-import { type FakeOpenRouter, type ModelSpec, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
+import { type ModelSpec } from "../support/fakeOpenRouter.js"
 import { runCliInProcess } from "../support/inProcessCli.js"
 import { connectMcpInProcess } from "../support/inProcessMcp.js"
 import { serverEnv } from "../support/mcpHarness.js"
 import { freshDirs } from "../support/spawnCli.js"
+import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // The disagreement report end to end, over loopback HTTP: the CLI and the MCP server (both in this process) ask the
 // synthesizer for its answer and report in one call (structured output where `/models` says the model
@@ -30,13 +31,12 @@ const PLAIN = `${ANSWER}\n\n${REPORT_DELIMITER}\n${JSON.stringify(FINDINGS)}`
 /** A catalogue entry saying the model does strict structured output, as OpenRouter's `/models` does. */
 const structuredModel = (id: string): ModelSpec => ({ id, supported_parameters: ["temperature", "response_format", "structured_outputs"] })
 
-let fake: FakeOpenRouter
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-report-"))
 const freshDir = freshDirs(tmp)
 const env = (out: string) => ({
   PATH: process.env.PATH,
   HOME: tmp,
-  OPENROUTER_BASE_URL: fake.url,
+  OPENROUTER_BASE_URL: provider.fake.url,
   OPENROUTER_API_KEY: "sk-or-report-test",
   PARALLEL_LLM_OUTPUT_DIR: out,
   PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none",
@@ -49,24 +49,21 @@ const manifestIn = (out: string): Manifest => {
   const [runId] = fs.readdirSync(out)
   return JSON.parse(fs.readFileSync(path.join(out, runId!, "run.json"), "utf8")) as Manifest
 }
-const synthBodies = () => fake.chatRequests().filter((r) => r.model === SYNTH).map((r) => r.body as Record<string, unknown>)
+const synthBodies = () => provider.fake.chatRequests().filter((r) => r.model === SYNTH).map((r) => r.body as Record<string, unknown>)
 const systemOf = (body: Record<string, unknown>) => (body["messages"] as Array<{ role: string; content: string }>)[0]!.content
 
-beforeAll(async () => {
-  fake = await startFakeOpenRouter()
-})
+const provider = withFakeProvider()
 afterAll(async () => {
-  await fake.close()
   fs.rmSync(tmp, { recursive: true, force: true })
 })
 beforeEach(() => {
-  fake.setScript({
+  provider.fake.setScript({
     "rep/a": { kind: "ok", content: "4" },
     "rep/b": { kind: "ok", content: "4 apples" },
     [SYNTH]: { kind: "ok", content: STRUCTURED }
   })
-  fake.setModels([structuredModel(SYNTH), { id: "rep/a" }, { id: "rep/b" }])
-  fake.reset()
+  provider.fake.setModels([structuredModel(SYNTH), { id: "rep/a" }, { id: "rep/b" }])
+  provider.fake.reset()
 })
 
 describe("the disagreement report from the CLI", () => {
@@ -80,7 +77,7 @@ describe("the disagreement report from the CLI", () => {
       type: "json_schema",
       json_schema: { name: "synthesis", strict: true, schema: SYNTHESIS_REPLY_FORMAT.schema }
     })
-    for (const candidate of fake.chatRequests().filter((q) => q.model !== SYNTH)) {
+    for (const candidate of provider.fake.chatRequests().filter((q) => q.model !== SYNTH)) {
       expect(candidate.body).not.toHaveProperty("response_format")
     }
 
@@ -118,8 +115,8 @@ describe("the disagreement report from the CLI", () => {
   })
 
   it("plain text where /models does not list structured output: no response_format, the report read after the delimiter", async () => {
-    fake.setModels([{ id: SYNTH }])
-    fake.setScript({ [SYNTH]: { kind: "ok", content: PLAIN } })
+    provider.fake.setModels([{ id: SYNTH }])
+    provider.fake.setScript({ [SYNTH]: { kind: "ok", content: PLAIN } })
     const out = freshDir("text")
     const r = await ask(out)
     expect(r.code, r.stderr).toBe(0)
@@ -133,7 +130,7 @@ describe("the disagreement report from the CLI", () => {
   })
 
   it("a reply that does not decode: the report is unavailable with the reason, final.md holds the answer", async () => {
-    fake.setScript({ [SYNTH]: { kind: "ok", content: "{\"answer\": \"It is 4, as far as", finishReason: "length" } })
+    provider.fake.setScript({ [SYNTH]: { kind: "ok", content: "{\"answer\": \"It is 4, as far as", finishReason: "length" } })
     const out = freshDir("undecodable")
     const r = await ask(out, "--report")
     expect(r.code, r.stderr).toBe(0)
@@ -145,7 +142,7 @@ describe("the disagreement report from the CLI", () => {
   })
 
   it("a synthesizer that refuses the response format (400) is asked again in plain text", async () => {
-    fake.setScript({ [SYNTH]: [{ kind: "status", status: 400 }, { kind: "ok", content: PLAIN }] })
+    provider.fake.setScript({ [SYNTH]: [{ kind: "status", status: 400 }, { kind: "ok", content: PLAIN }] })
     const out = freshDir("refused")
     const r = await ask(out)
     expect(r.code, r.stderr).toBe(0)
@@ -158,7 +155,7 @@ describe("the disagreement report from the CLI", () => {
   })
 
   it("every synthesizer failed: the answer is a candidate's, the report says why there is none", async () => {
-    fake.setScript({
+    provider.fake.setScript({
       "rep/a": { kind: "ok", content: "4" },
       "rep/b": { kind: "ok", content: "4" },
       [SYNTH]: { kind: "status", status: 401 }
@@ -179,7 +176,7 @@ describe("the disagreement report over MCP", () => {
     const connection = await connectMcpInProcess(
       // Structured output is asked for, as in the CLI tests above (the default is text: test/unit/reportVia.test.ts).
       {
-        ...serverEnv({ baseUrl: fake.url, outputDir: out, apiKey: "sk-or-report-test", models: MODELS, synthesizer: SYNTH }),
+        ...serverEnv({ baseUrl: provider.fake.url, outputDir: out, apiKey: "sk-or-report-test", models: MODELS, synthesizer: SYNTH }),
         PARALLEL_LLM_REPORT_VIA: "structured"
       }
     )
@@ -213,7 +210,7 @@ describe("the disagreement report over MCP", () => {
       // The catalogue is fetched once per server (per process), not once per run.
       const second = await connection.client.callTool({ name: "process_prompt", arguments: { prompt: "And 3+3?" } }) as CallToolResult
       expect((second.structuredContent as { report?: { via?: string } }).report?.via).toBe("structured")
-      expect(fake.requests.filter((r) => r.path.endsWith("/models"))).toHaveLength(1)
+      expect(provider.fake.requests.filter((r) => r.path.endsWith("/models"))).toHaveLength(1)
     } finally {
       await connection.close()
     }

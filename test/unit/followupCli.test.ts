@@ -2,35 +2,32 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type FakeOpenRouter, makeGate, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
+import { afterAll, describe, expect, it } from "vitest"
+import { makeGate } from "../support/fakeOpenRouter.js"
 import { runCliInProcess } from "../support/inProcessCli.js"
 import { connectMcpInProcess } from "../support/inProcessMcp.js"
 import { readManifest, serverEnv } from "../support/mcpHarness.js"
 import { freshDirs, repoRoot } from "../support/spawnCli.js"
+import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // Follow-up questions through the command line (`ask --continue`, `runs show`) and the MCP server (`continue_run`),
 // both in-process.
 
-let fake: FakeOpenRouter
 /** Holds the slow synthesizer's answer until the test has seen its run `running`. */
 const slowSynth = makeGate()
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-followup-cli-"))
 const freshDir = freshDirs(tmp)
 const API_KEY = "sk-or-v1-FOLLOWUP-00112233445566778899aabbccddeeff"
 
-beforeAll(async () => {
-  fake = await startFakeOpenRouter({
-    script: {
-      // A provider's text that tries to drive the terminal: `runs show` must not pass it on.
-      "c/synth": [{ kind: "ok", content: "Four.\u001b]0;pwned\u0007" }, { kind: "ok", content: "Twelve." }],
-      "m/synth": [{ kind: "ok", content: "M-FINAL-1" }, { kind: "ok", content: "M-FINAL-2" }],
-      "m/slow-synth": { kind: "ok", content: "M-SLOW-FINAL", until: slowSynth.until }
-    }
-  })
+const provider = withFakeProvider({
+  script: {
+    // A provider's text that tries to drive the terminal: `runs show` must not pass it on.
+    "c/synth": [{ kind: "ok", content: "Four.\u001b]0;pwned\u0007" }, { kind: "ok", content: "Twelve." }],
+    "m/synth": [{ kind: "ok", content: "M-FINAL-1" }, { kind: "ok", content: "M-FINAL-2" }],
+    "m/slow-synth": { kind: "ok", content: "M-SLOW-FINAL", until: slowSynth.until }
+  }
 })
 afterAll(async () => {
-  await fake?.close()
   fs.rmSync(tmp, { recursive: true, force: true })
 })
 
@@ -39,7 +36,9 @@ interface SentMessage {
   readonly content: string
 }
 const messagesOf = (since: number, model: string) =>
-  fake.chatRequests().slice(since).filter((r) => r.model === model).map((r) => (r.body as { messages: Array<SentMessage> }).messages)
+  provider.fake.chatRequests().slice(since).filter((r) => r.model === model).map((r) =>
+    (r.body as { messages: Array<SentMessage> }).messages
+  )
 
 describe("ask --continue, through the command line", () => {
   const outputDir = freshDir("cli")
@@ -47,7 +46,7 @@ describe("ask --continue, through the command line", () => {
     PATH: process.env.PATH,
     HOME: tmp,
     OPENROUTER_API_KEY: API_KEY,
-    OPENROUTER_BASE_URL: fake.url,
+    OPENROUTER_BASE_URL: provider.fake.url,
     PARALLEL_LLM_OUTPUT_DIR: outputDir,
     PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none"
   })
@@ -57,7 +56,7 @@ describe("ask --continue, through the command line", () => {
     const first = await runCliInProcess(["ask", "What is 2+2?", "--json", ...panel], { env: env() })
     expect(first.code, first.stderr).toBe(0)
     const firstId = (JSON.parse(first.stdout) as { id: string }).id
-    const since = fake.chatRequests().length
+    const since = provider.fake.chatRequests().length
 
     const notes = path.join(tmp, "notes.md")
     fs.writeFileSync(notes, "three\n")
@@ -120,7 +119,7 @@ describe("continue_run over MCP", () => {
     // A client without roots may read only --allow-dir directories: the repository, for the attached file.
     const mcp = await connectMcpInProcess(
       serverEnv({
-        baseUrl: fake.url,
+        baseUrl: provider.fake.url,
         outputDir,
         apiKey: API_KEY,
         models: ["m/one", "m/two"],
@@ -135,7 +134,7 @@ describe("continue_run over MCP", () => {
       const first = outputOf(await mcp.client.callTool({ name: "process_prompt", arguments: { prompt: "Name a prime." } }))
       expect(first).toMatchObject({ status: "ok", final: "M-FINAL-1" })
 
-      const since = fake.chatRequests().length
+      const since = provider.fake.chatRequests().length
       // Relative to the first --allow-dir (the client has no roots).
       const second = await mcp.client.callTool({
         name: "continue_run",
@@ -188,7 +187,7 @@ describe("continue_run over MCP", () => {
     const outputDir = freshDir("mcp-self")
     const mcp = await connectMcpInProcess(
       serverEnv({
-        baseUrl: fake.url,
+        baseUrl: provider.fake.url,
         outputDir,
         apiKey: API_KEY,
         models: ["m/one", "m/two"],
@@ -199,7 +198,7 @@ describe("continue_run over MCP", () => {
     try {
       const first = outputOf(await mcp.client.callTool({ name: "process_prompt", arguments: { prompt: "Name a prime.", samples: 2 } }))
       expect(first.status).toBe("ok")
-      const since = fake.chatRequests().length
+      const since = provider.fake.chatRequests().length
       const second = outputOf(
         await mcp.client.callTool({ name: "continue_run", arguments: { runId: first.runId, prompt: "A bigger one?", samples: 3 } })
       )

@@ -1,32 +1,28 @@
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
+import { afterAll, describe, expect, it } from "vitest"
 import { runCliInProcess } from "../support/inProcessCli.js"
 import { connectMcpInProcess } from "../support/inProcessMcp.js"
 import { freshDirs } from "../support/spawnCli.js"
+import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // Issue 13, items 4 and 9 with the command line and the MCP server in-process (the server as `serve` builds it from
 // its environment): the bound on models in one run, from every source, before any call; and one bound on upstream
 // calls in flight for the whole `serve` process.
 
-let fake: FakeOpenRouter
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-limits-"))
 const freshDir = freshDirs(tmp)
 
-beforeAll(async () => {
-  fake = await startFakeOpenRouter({ default: { kind: "ok", content: "an answer" } })
-})
+const provider = withFakeProvider({ default: { kind: "ok", content: "an answer" } })
 afterAll(async () => {
-  await fake?.close()
   fs.rmSync(tmp, { recursive: true, force: true })
 })
 
 const envFor = (dir: string, extra: Record<string, string> = {}) => ({
   PATH: process.env.PATH ?? "",
   HOME: tmp,
-  OPENROUTER_BASE_URL: fake.url,
+  OPENROUTER_BASE_URL: provider.fake.url,
   PARALLEL_LLM_OUTPUT_DIR: path.join(dir, "runs"),
   PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none",
   ...extra
@@ -38,7 +34,7 @@ describe("the bound on models in one run (maxModels, default 16)", () => {
     const dir = freshDir("max-models")
     const configFile = path.join(dir, "config.json")
     fs.writeFileSync(configFile, JSON.stringify({ models: many(17) }))
-    fake.reset()
+    provider.fake.reset()
     const attempts = [
       await runCliInProcess(["ask", "hi", ...many(17).flatMap((m) => ["-m", m]), "-s", "many/synth"], { env: envFor(dir) }),
       await runCliInProcess(["ask", "hi", "-s", "many/synth"], { env: envFor(dir, { PARALLEL_LLM_MODELS: many(17).join(",") }) }),
@@ -51,7 +47,7 @@ describe("the bound on models in one run (maxModels, default 16)", () => {
       expect(result.code, `attempt ${i}: ${result.stderr}`).toBe(2)
       expect(result.stderr).toContain("--max-models")
     }
-    expect(fake.chatRequests()).toHaveLength(0)
+    expect(provider.fake.chatRequests()).toHaveLength(0)
   })
 
   it("allows more when raised", async () => {
@@ -68,11 +64,11 @@ describe("the bound on models in one run (maxModels, default 16)", () => {
       PARALLEL_LLM_SYNTHESIZER: "many/synth"
     })
     try {
-      fake.reset()
+      provider.fake.reset()
       const result = await mcp.client.callTool({ name: "process_prompt", arguments: { prompt: "hi", models: many(3) } })
       expect(result.isError).toBe(true)
       expect(JSON.stringify(result.content)).toContain("--max-models")
-      expect(fake.chatRequests()).toHaveLength(0)
+      expect(provider.fake.chatRequests()).toHaveLength(0)
     } finally {
       await mcp.close()
     }
@@ -89,17 +85,17 @@ describe("the process-wide bound on upstream calls (maxInFlight)", () => {
       PARALLEL_LLM_SYNTHESIZER: "many/synth"
     })
     try {
-      fake.reset()
+      provider.fake.reset()
       // Every model answers after a pause, so that the four runs' calls overlap: without the bound, more would be in flight.
-      fake.setDefault({ kind: "ok", content: "an answer", delayMs: 50 })
+      provider.fake.setDefault({ kind: "ok", content: "an answer", delayMs: 50 })
       const calls = Array.from(
         { length: 4 },
         (_, i) => mcp.client.callTool({ name: "process_prompt", arguments: { prompt: `question ${i}` } })
       )
       for (const result of await Promise.all(calls)) expect(result.isError ?? false).toBe(false)
-      expect(fake.chatRequests()).toHaveLength(4 * 5)
-      expect(fake.maxInFlight).toBeLessThanOrEqual(3)
-      expect(fake.connections).toBeLessThanOrEqual(3)
+      expect(provider.fake.chatRequests()).toHaveLength(4 * 5)
+      expect(provider.fake.maxInFlight).toBeLessThanOrEqual(3)
+      expect(provider.fake.connections).toBeLessThanOrEqual(3)
     } finally {
       await mcp.close()
     }

@@ -3,7 +3,7 @@ import { Effect, Either, Layer, Option, Redacted, Schema } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, beforeAll, beforeEach } from "vitest"
+import { afterAll, beforeEach } from "vitest"
 import { appLayer } from "../../src/appLayer.js"
 import { withBareValues } from "../../src/cli/settingsOptions.js"
 import { Manifest } from "../../src/domain/manifest.js"
@@ -18,34 +18,31 @@ import { chatBody, providerRequests } from "../../src/services/providers/openaiC
 import { Settings } from "../../src/services/settings.js"
 import { DEFAULT_FALLBACK_SYNTHESIZERS, DEFAULT_MODELS, DEFAULT_SYNTHESIZER } from "../../src/settings/table/models.js"
 import type { SettingsValue } from "../../src/settings/values.js"
-import { type Behavior, type FakeOpenRouter, type RecordedRequest, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
+import type { Behavior, RecordedRequest } from "../support/fakeOpenRouter.js"
 import { runCliInProcess } from "../support/inProcessCli.js"
 import { makeScriptedClient } from "../support/scriptedClient.js"
 import { freshDirs } from "../support/spawnCli.js"
 import { makeTestRunStore } from "../support/testRunStore.js"
 import { makeTestSettings } from "../support/testSettings.js"
+import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // What OpenRouter's newer API asks of a call (issue 27): web search as a server tool, the response cache,
 // usage without asking, cost details, `~…-latest` slugs. Against the loopback fake, in this process.
 
-let fake: FakeOpenRouter
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-openrouter-"))
 const freshDir = freshDirs(tmp)
 
-beforeAll(async () => {
-  fake = await startFakeOpenRouter()
-})
+const provider = withFakeProvider()
 afterAll(async () => {
-  await fake.close()
   fs.rmSync(tmp, { recursive: true, force: true })
 })
 beforeEach(() => {
-  fake.setScript({})
-  fake.setDefault({ kind: "ok" })
-  fake.reset()
+  provider.fake.setScript({})
+  provider.fake.setDefault({ kind: "ok" })
+  provider.fake.reset()
 })
 
-const requestsFor = (model: string): ReadonlyArray<RecordedRequest> => fake.chatRequests().filter((r) => r.model === model)
+const requestsFor = (model: string): ReadonlyArray<RecordedRequest> => provider.fake.chatRequests().filter((r) => r.model === model)
 const bodyFor = (model: string): Record<string, unknown> => {
   const request = requestsFor(model)[0]
   if (request === undefined) throw new Error(`no request for ${model}`)
@@ -57,7 +54,7 @@ const run = (overrides: Partial<SettingsValue>, web?: boolean) =>
   runPipeline({ prompt: "What is new?" }).pipe(
     withCallSettings({ web }),
     Effect.provide(appLayer(Settings.Test(makeTestSettings({
-      baseUrl: fake.url,
+      baseUrl: provider.fake.url,
       outputDir: freshDir("runs"),
       models: ["test/alpha", "test/beta"],
       retries: 0,
@@ -106,7 +103,7 @@ describe("web search: OpenRouter's server tool", () => {
         status: 400,
         body: { error: { code: 400, message: "tools.0.type: expected 'function'" } }
       }
-      fake.setScript({ "test/alpha": [refusal, { kind: "ok" }], "test/beta": { kind: "status", status: 400 } })
+      provider.fake.setScript({ "test/alpha": [refusal, { kind: "ok" }], "test/beta": { kind: "status", status: 400 } })
       const manifest = yield* run(webLimits, true)
       const [first, second] = requestsFor("test/alpha")
       expect(first!.body).toHaveProperty("tools")
@@ -119,7 +116,7 @@ describe("web search: OpenRouter's server tool", () => {
     }))
 
   it("web search's domain lists: one or the other, refused together naming both", async () => {
-    const env = { PATH: process.env.PATH ?? "", HOME: tmp, XDG_CONFIG_HOME: tmp, OPENROUTER_BASE_URL: fake.url }
+    const env = { PATH: process.env.PATH ?? "", HOME: tmp, XDG_CONFIG_HOME: tmp, OPENROUTER_BASE_URL: provider.fake.url }
     const both = await runCliInProcess(["config", "--web-domain", "a.org", "--web-exclude-domain", "b.org"], { env })
     expect(both.code).toBe(2)
     expect(both.stderr).toContain("--web-exclude-domain: not with --web-domain")
@@ -134,7 +131,7 @@ describe("the response cache (--cache)", () => {
     it.live(`${stream ? "streamed" : "whole"}: sends the header and TTL, records hit (free, with its age) and miss; off by default`, () =>
       Effect.gen(function*() {
         const usage = { prompt_tokens: 100, completion_tokens: 40, cost: 0.25 }
-        fake.setScript({
+        provider.fake.setScript({
           "test/alpha": {
             kind: "ok",
             usage,
@@ -143,7 +140,7 @@ describe("the response cache (--cache)", () => {
           "test/beta": { kind: "ok", usage, headers: { "X-OpenRouter-Cache-Status": "MISS" } }
         })
         const manifest = yield* run({ cacheTtl: 600, stream })
-        for (const request of fake.chatRequests()) {
+        for (const request of provider.fake.chatRequests()) {
           expect(request.headers["x-openrouter-cache"]).toBe("true")
           expect(request.headers["x-openrouter-cache-ttl"]).toBe("600")
         }
@@ -155,9 +152,9 @@ describe("the response cache (--cache)", () => {
         expect(manifest.synthesis).not.toHaveProperty("cache")
 
         // Off (the default): no header, and no cache field whatever the server says.
-        fake.reset()
+        provider.fake.reset()
         const off = yield* run({ stream })
-        expect(fake.chatRequests()[0]!.headers).not.toHaveProperty("x-openrouter-cache")
+        expect(provider.fake.chatRequests()[0]!.headers).not.toHaveProperty("x-openrouter-cache")
         expect(off.candidates[0]).not.toHaveProperty("cache")
       }))
   }
@@ -165,10 +162,10 @@ describe("the response cache (--cache)", () => {
   it.live("with it on, the same answers make the same synthesis request (their order is drawn from them), so a rerun can hit", () =>
     Effect.gen(function*() {
       const models = ["test/a1", "test/a2", "test/a3", "test/a4", "test/a5"]
-      const synthBody = () => JSON.stringify(fake.chatRequests().find((r) => r.model === "test/synth")?.body)
+      const synthBody = () => JSON.stringify(provider.fake.chatRequests().find((r) => r.model === "test/synth")?.body)
       yield* run({ cacheTtl: 300, models })
       const first = synthBody()
-      fake.reset()
+      provider.fake.reset()
       yield* run({ cacheTtl: 300, models })
       // One chance in 120 that five answers shuffled at random come out in the same order.
       expect(synthBody()).toBe(first)
@@ -182,7 +179,7 @@ describe("the response cache (--cache)", () => {
   })
 
   it("the CLI reads --cache, --cache TTL and PARALLEL_LLM_CACHE", async () => {
-    const env = { PATH: process.env.PATH ?? "", HOME: tmp, XDG_CONFIG_HOME: tmp, OPENROUTER_BASE_URL: fake.url }
+    const env = { PATH: process.env.PATH ?? "", HOME: tmp, XDG_CONFIG_HOME: tmp, OPENROUTER_BASE_URL: provider.fake.url }
     const cacheOf = async (args: ReadonlyArray<string>, extra: Record<string, string> = {}) => {
       const result = await runCliInProcess(["config", "--json", ...args], { env: { ...env, ...extra } })
       expect(result.stderr).toBe("")
@@ -241,7 +238,7 @@ describe("usage details", () => {
   for (const stream of [false, true]) {
     it.live(`${stream ? "streamed" : "whole"}: cost_details, cached and reasoning tokens go to the call record`, () =>
       Effect.gen(function*() {
-        fake.setScript({
+        provider.fake.setScript({
           "test/alpha": {
             kind: "ok",
             usage: {
@@ -281,12 +278,12 @@ describe("~vendor/family-latest slugs", () => {
   })
 
   it("models shows what a slug resolves to when the list says", async () => {
-    fake.setModels([
+    provider.fake.setModels([
       { id: "test/alpha-2" },
       { id: "~test/alpha-latest", alias_target: { slug: "test/alpha-2" } },
       { id: "test/synth" }
     ])
-    const env = { PATH: process.env.PATH ?? "", HOME: tmp, XDG_CONFIG_HOME: tmp, OPENROUTER_BASE_URL: fake.url }
+    const env = { PATH: process.env.PATH ?? "", HOME: tmp, XDG_CONFIG_HOME: tmp, OPENROUTER_BASE_URL: provider.fake.url }
     const args = ["models", "-m", "~test/alpha-latest", "-s", "test/synth", "--fallback-synthesizer", "none"]
     const result = await runCliInProcess(args, { env })
     expect(result.code).toBe(0)
@@ -325,7 +322,7 @@ describe("~vendor/family-latest slugs", () => {
 
   it.live("a run records the model that served a latest slug, which models then names", () =>
     Effect.gen(function*() {
-      fake.setScript({ "~test/alpha-latest": { kind: "ok", servedBy: "test/alpha-7" } })
+      provider.fake.setScript({ "~test/alpha-latest": { kind: "ok", servedBy: "test/alpha-7" } })
       const outputDir = freshDir("served")
       const manifest = yield* run({ models: ["~test/alpha-latest", "test/beta"], outputDir })
       expect(manifest.candidates[0]).toMatchObject({ model: "~test/alpha-latest", servedBy: "test/alpha-7", status: "ok" })

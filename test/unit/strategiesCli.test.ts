@@ -2,46 +2,42 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
+import { afterAll, describe, expect, it } from "vitest"
 import { runCliInProcess } from "../support/inProcessCli.js"
 import { connectMcpInProcess } from "../support/inProcessMcp.js"
 import { readManifest, serverEnv } from "../support/mcpHarness.js"
 import { freshDirs } from "../support/spawnCli.js"
+import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // The strategies from the outside, in-process: `ask --strategy` through the command line, `strategy` of process_prompt over
 // MCP, and `eval --strategies` over frozen answers, where only the aggregation is paid for.
 
-let fake: FakeOpenRouter
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-strategies-cli-"))
 const freshDir = freshDirs(tmp)
 
-beforeAll(async () => {
-  fake = await startFakeOpenRouter({
-    // Every model answers, and ends with a ranking a judge could give: each call may be a candidate's, a judge's or a refinement.
-    default: { kind: "ok", content: "It is 18.\nRANKING: B > A" },
-    script: { "st/synth": { kind: "ok", content: "#### 18" } }
-  })
+const provider = withFakeProvider({
+  // Every model answers, and ends with a ranking a judge could give: each call may be a candidate's, a judge's or a refinement.
+  default: { kind: "ok", content: "It is 18.\nRANKING: B > A" },
+  script: { "st/synth": { kind: "ok", content: "#### 18" } }
 })
 afterAll(async () => {
-  await fake.close()
   fs.rmSync(tmp, { recursive: true, force: true })
 })
 
 const envFor = (outputDir: string) => ({
   PATH: process.env.PATH,
   HOME: tmp,
-  OPENROUTER_BASE_URL: fake.url,
+  OPENROUTER_BASE_URL: provider.fake.url,
   PARALLEL_LLM_OUTPUT_DIR: outputDir,
   PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none",
   PARALLEL_LLM_RETRY_BASE_DELAY: "0.01"
 })
-const count = (model: string) => fake.chatRequests().filter((r) => r.model === model).length
+const count = (model: string) => provider.fake.chatRequests().filter((r) => r.model === model).length
 
 describe("ask --strategy", () => {
   it("rank: the candidates judge each other, the manifest keeps the rankings, the answer is the synthesis", async () => {
     const out = freshDir("ask")
-    fake.reset()
+    provider.fake.reset()
     const r = await runCliInProcess([
       "ask",
       "What is 9+9?",
@@ -74,7 +70,7 @@ describe("ask --strategy", () => {
   })
 
   it("self with two -m models samples the first and says the second is not asked, as over MCP", async () => {
-    fake.reset()
+    provider.fake.reset()
     const args = ["ask", "What is 9+9?", "-m", "st/one", "-m", "st/two", "-s", "st/synth", "--strategy", "self", "--samples", "2"]
     const r = await runCliInProcess(args, { env: envFor(freshDir("self-two")) })
     expect(r.code, r.stderr).toBe(0)
@@ -95,7 +91,7 @@ describe("ask --strategy", () => {
       config,
       JSON.stringify({ presets: { ranked: { models: ["st/one", "st/two"], strategy: "rank", judge: ["st/judge"] } } })
     )
-    fake.reset()
+    provider.fake.reset()
     const r = await runCliInProcess(["ask", "What is 9+9?", "-s", "st/synth", "--config", config, "--preset", "ranked"], {
       env: envFor(dir)
     })
@@ -105,11 +101,11 @@ describe("ask --strategy", () => {
   })
 
   it("refuses an unknown strategy before any call, naming the known ones", async () => {
-    fake.reset()
+    provider.fake.reset()
     const r = await runCliInProcess(["ask", "hi", "--strategy", "vote"], { env: envFor(freshDir("bad")) })
     expect(r.code).toBe(2)
     expect(r.stderr).toContain(`unknown strategy "vote" (known: synthesize, rank, refine, self)`)
-    expect(fake.chatRequests()).toHaveLength(0)
+    expect(provider.fake.chatRequests()).toHaveLength(0)
   })
 })
 
@@ -117,10 +113,10 @@ describe("process_prompt strategy", () => {
   it("self with samples: one model asked N times, the manifest says so", async () => {
     const out = freshDir("mcp")
     const mcp = await connectMcpInProcess(
-      serverEnv({ baseUrl: fake.url, outputDir: out, apiKey: "", models: ["st/one", "st/two"], synthesizer: "st/synth" })
+      serverEnv({ baseUrl: provider.fake.url, outputDir: out, apiKey: "", models: ["st/one", "st/two"], synthesizer: "st/synth" })
     )
     try {
-      fake.reset()
+      provider.fake.reset()
       const result = await mcp.client.callTool({
         name: "process_prompt",
         arguments: { prompt: "What is 9+9?", strategy: "self", samples: 3, wait: 60 }
@@ -165,13 +161,13 @@ describe("eval --strategies", () => {
       ].map((l) => JSON.stringify(l)).join("\n") + "\n"
     )
     const args = ["eval", file, "-m", "st/one", "-m", "st/two", "-s", "st/synth", "--strategies", "rank,refine"]
-    fake.reset()
+    provider.fake.reset()
     const first = await runCliInProcess(args, { env: envFor(path.join(dir, "runs")) })
     expect(first.code, first.stderr).toBe(0)
     // Per row: rank asks 2 judges and the synthesizer; refine asks 2 refinements and the synthesizer.
     expect([count("st/one"), count("st/two"), count("st/synth")]).toEqual([4, 4, 4])
     expect(count("m1") + count("m2")).toBe(0)
-    for (const request of fake.chatRequests().filter((r) => r.model !== "st/synth")) {
+    for (const request of provider.fake.chatRequests().filter((r) => r.model !== "st/synth")) {
       const text = JSON.stringify(request.body)
       // Both frozen answers of its row, anonymised.
       expect((text.includes("A: 18") && text.includes("A: 26")) || (text.includes("A: 3") && text.includes("A: 4"))).toBe(true)
@@ -197,11 +193,11 @@ describe("eval --strategies", () => {
 
     const second = await runCliInProcess(args, { env: envFor(path.join(dir, "runs")) })
     expect(second.code, second.stderr).toBe(0)
-    expect(fake.chatRequests()).toHaveLength(12)
+    expect(provider.fake.chatRequests()).toHaveLength(12)
     expect(second.stderr).toContain("4 skipped")
 
     // self has no use for answers from several systems: it samples the first configured model, and says so.
-    fake.reset()
+    provider.fake.reset()
     const self = await runCliInProcess([...args.slice(0, -1), "self", "--samples", "2"], { env: envFor(path.join(dir, "runs")) })
     expect(self.code, self.stderr).toBe(0)
     expect(self.stderr).toContain("self does not use the frozen candidates: it asks st/one 2 times per question")

@@ -3,15 +3,15 @@ import { Effect, Either, Layer, Option, Tracer } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, describe, expect, it } from "vitest"
 import { callerSpan } from "../../src/mcp/traceContext.js"
 import type { ServiceOverrides } from "../../src/runCli.js"
 import { ModelClient } from "../../src/services/modelClient.js"
 import { otelExportOf } from "../../src/settings/otelEnvironment.js"
-import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { runCliInProcess } from "../support/inProcessCli.js"
 import { realHttpClientLayer } from "../support/realHttpClient.js"
 import { freshDirs } from "../support/spawnCli.js"
+import { withFakeProvider } from "../support/withFakeProvider.js"
 
 describe("OpenTelemetry's variables", () => {
   it("no endpoint: no export; the base endpoint gets /v1/traces, the traces endpoint is used as it is", () => {
@@ -85,16 +85,12 @@ describe("an MCP request's _meta.traceparent", () => {
 
 // The upstream side, in process over loopback: requests to OpenRouter carry the run as `session_id` and a
 // trace (Broadcast); another server gets neither (it may refuse fields it does not know).
-let fake: FakeOpenRouter
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-tracing-"))
 const freshDir = freshDirs(tmp)
 const OPENROUTER = "https://openrouter.ai/api/v1"
 
-beforeAll(async () => {
-  fake = await startFakeOpenRouter({ default: { kind: "ok", content: "It is 18." } })
-})
+const provider = withFakeProvider({ default: { kind: "ok", content: "It is 18." } })
 afterAll(async () => {
-  await fake.close()
   fs.rmSync(tmp, { recursive: true, force: true })
 })
 
@@ -104,7 +100,8 @@ const toFake = Layer.fresh(ModelClient.Default).pipe(
     HttpClient.HttpClient,
     Effect.map(
       HttpClient.HttpClient,
-      (client) => HttpClient.mapRequest(client, (request) => HttpClientRequest.setUrl(request, request.url.replace(OPENROUTER, fake.url)))
+      (client) =>
+        HttpClient.mapRequest(client, (request) => HttpClientRequest.setUrl(request, request.url.replace(OPENROUTER, provider.fake.url)))
     )
   )),
   Layer.provide(realHttpClientLayer)
@@ -135,11 +132,13 @@ const ask = (baseUrl: string, overrides: ServiceOverrides = toFake) =>
 
 describe("upstream requests", () => {
   it("to OpenRouter: session_id is the run id, trace.trace_id the run's trace, generation_name the call's role", async () => {
-    fake.reset()
+    provider.fake.reset()
     const r = await ask(OPENROUTER)
     expect(r.code, r.stderr).toBe(0)
     const runId = path.basename((JSON.parse(r.stdout) as { runDir: string }).runDir)
-    const bodies = fake.chatRequests().map((q) => q.body as { model: string; session_id?: string; trace?: Record<string, unknown> })
+    const bodies = provider.fake.chatRequests().map((q) =>
+      q.body as { model: string; session_id?: string; trace?: Record<string, unknown> }
+    )
     expect(bodies).toHaveLength(3)
     const traceIds = new Set(bodies.map((b) => b.trace?.trace_id))
     expect(traceIds.size).toBe(1)
@@ -156,11 +155,11 @@ describe("upstream requests", () => {
   })
 
   it("to another server: neither field; and without an OTLP endpoint, no span of ours is made", async () => {
-    fake.reset()
+    provider.fake.reset()
     const names: Array<string> = []
-    const r = await ask(fake.url, recordingTracer(names))
+    const r = await ask(provider.fake.url, recordingTracer(names))
     expect(r.code, r.stderr).toBe(0)
-    for (const request of fake.chatRequests()) {
+    for (const request of provider.fake.chatRequests()) {
       expect(request.body).not.toHaveProperty("session_id")
       expect(request.body).not.toHaveProperty("trace")
     }

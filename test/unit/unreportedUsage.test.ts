@@ -3,36 +3,32 @@ import { Effect, Layer, Option } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, beforeAll, beforeEach } from "vitest"
+import { afterAll, beforeEach } from "vitest"
 import { foldAnswer } from "../../src/programs/answerFold.js"
 import { ModelClient } from "../../src/services/modelClient.js"
 import { Settings } from "../../src/services/settings.js"
-import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { runCliInProcess } from "../support/inProcessCli.js"
 import { connectMcpInProcess } from "../support/inProcessMcp.js"
 import { serverEnv } from "../support/mcpHarness.js"
 import { realHttpClientLayer } from "../support/realHttpClient.js"
 import { freshDirs } from "../support/spawnCli.js"
 import { makeTestSettings } from "../support/testSettings.js"
+import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // An OpenAI-compatible server that reports no usage (many local servers): streams ask for it, and what
 // is not reported is recorded as unknown, never as 0 tokens.
 
-let fake: FakeOpenRouter
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-usage-"))
 const freshDir = freshDirs(tmp)
 
-beforeAll(async () => {
-  fake = await startFakeOpenRouter()
-})
+const provider = withFakeProvider()
 afterAll(async () => {
-  await fake.close()
   fs.rmSync(tmp, { recursive: true, force: true })
 })
 beforeEach(() => {
-  fake.setScript({})
-  fake.setDefault({ kind: "ok", usage: null })
-  fake.reset()
+  provider.fake.setScript({})
+  provider.fake.setDefault({ kind: "ok", usage: null })
+  provider.fake.reset()
 })
 
 const complete = (stream: boolean) =>
@@ -41,7 +37,9 @@ const complete = (stream: boolean) =>
     (client) => foldAnswer("local/llama", client.stream({ model: "local/llama", messages: [{ role: "user", content: "hi" }] }))
   ).pipe(
     Effect.provide(ModelClient.Default.pipe(
-      Layer.provide(Layer.merge(Settings.Test(makeTestSettings({ baseUrl: fake.url, apiKey: Option.none(), stream })), realHttpClientLayer))
+      Layer.provide(
+        Layer.merge(Settings.Test(makeTestSettings({ baseUrl: provider.fake.url, apiKey: Option.none(), stream })), realHttpClientLayer)
+      )
     ))
   )
 
@@ -52,7 +50,7 @@ describe("a server that reports no usage", () => {
         const completion = yield* complete(stream)
         expect(completion.content).toBe("Answer from local/llama")
         expect(completion.usage).toBeUndefined()
-        const body = fake.chatRequests()[0]!.body as Record<string, unknown>
+        const body = provider.fake.chatRequests()[0]!.body as Record<string, unknown>
         if (stream) expect(body["stream_options"]).toEqual({ include_usage: true })
         else expect(body).not.toHaveProperty("stream_options")
       }))
@@ -63,7 +61,7 @@ describe("a server that reports no usage", () => {
     const env = {
       PATH: process.env.PATH,
       HOME: tmp,
-      OPENROUTER_BASE_URL: fake.url,
+      OPENROUTER_BASE_URL: provider.fake.url,
       PARALLEL_LLM_OUTPUT_DIR: out,
       PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none"
     }
@@ -82,7 +80,13 @@ describe("a server that reports no usage", () => {
   })
 
   it("process_prompt: its structured usage says which calls reported none, and matches the output schema", async () => {
-    const env = serverEnv({ baseUrl: fake.url, outputDir: freshDir("mcp"), apiKey: "", models: ["local/m"], synthesizer: "local/s" })
+    const env = serverEnv({
+      baseUrl: provider.fake.url,
+      outputDir: freshDir("mcp"),
+      apiKey: "",
+      models: ["local/m"],
+      synthesizer: "local/s"
+    })
     const mcp = await connectMcpInProcess(env)
     try {
       // Listing the tools makes the SDK's client check every structured result against its output schema.
