@@ -113,20 +113,16 @@ describe("continue_run over MCP", () => {
     readonly parent?: string
   }
   const outputOf = (result: unknown) => (result as CallToolResult).structuredContent as unknown as RunOutput
+  /** A server in this process over the fake, m/one and m/two answering and m/synth synthesizing, with `extra` set. */
+  const serverFor = (outputDir: string, extra: Record<string, string>) =>
+    connectMcpInProcess(
+      serverEnv({ baseUrl: provider.fake.url, outputDir, apiKey: API_KEY, models: ["m/one", "m/two"], synthesizer: "m/synth", extra })
+    )
 
   it("returns like process_prompt, also running then get_run, and refuses a bad run id", async () => {
     const outputDir = freshDir("mcp")
     // A client without roots may read only --allow-dir directories: the repository, for the attached file.
-    const mcp = await connectMcpInProcess(
-      serverEnv({
-        baseUrl: provider.fake.url,
-        outputDir,
-        apiKey: API_KEY,
-        models: ["m/one", "m/two"],
-        synthesizer: "m/synth",
-        extra: { PARALLEL_LLM_ALLOW_DIRS: repoRoot }
-      })
-    )
+    const mcp = await serverFor(outputDir, { PARALLEL_LLM_ALLOW_DIRS: repoRoot })
     try {
       // Listing the tools makes the client check every structured result against its output schema.
       const listed = await mcp.client.listTools()
@@ -185,16 +181,7 @@ describe("continue_run over MCP", () => {
 
   it("applies every per-call setting it advertises: samples for a server whose strategy is self", async () => {
     const outputDir = freshDir("mcp-self")
-    const mcp = await connectMcpInProcess(
-      serverEnv({
-        baseUrl: provider.fake.url,
-        outputDir,
-        apiKey: API_KEY,
-        models: ["m/one", "m/two"],
-        synthesizer: "m/synth",
-        extra: { PARALLEL_LLM_STRATEGY: "self" }
-      })
-    )
+    const mcp = await serverFor(outputDir, { PARALLEL_LLM_STRATEGY: "self" })
     try {
       const first = outputOf(await mcp.client.callTool({ name: "process_prompt", arguments: { prompt: "Name a prime.", samples: 2 } }))
       expect(first.status).toBe("ok")
