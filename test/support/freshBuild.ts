@@ -1,0 +1,16 @@
+import { spawnSync } from "node:child_process"
+import * as path from "node:path"
+import { repoRoot } from "./spawnCli.js"
+
+/**
+ * vitest's global setup: `npm run build`'s incremental step (scripts/build.mjs --if-stale), so that the built CLI the
+ * e2e tests spawn and the dist/ modules a run imports (vitest.config.ts) are never older than src/.
+ */
+export default function freshBuild(): void {
+  const build = spawnSync(process.execPath, [path.join(repoRoot, "scripts", "build.mjs"), "--if-stale"], {
+    cwd: repoRoot,
+    stdio: ["ignore", "ignore", "inherit"]
+  })
+  if (build.error !== undefined) throw build.error
+  if (build.status !== 0) throw new Error(`the build (scripts/build.mjs --if-stale) failed with exit code ${build.status}`)
+}
