@@ -101,11 +101,15 @@ const PRIVATE_FILE = { mode: 0o600 }
 
 const pad = (n: number, width = 2) => String(n).padStart(width, "0")
 
-/** `YYYYMMDD-HHMMSS-mmm-<random>`: sorts by creation time, readable, and safe on every file system. */
+/**
+ * `YYYYMMDD-HHMMSS-mmm-<random>`: sorts by creation time, readable, and safe on every file system. The random part
+ * is a v4 UUID's first 8 hex digits (32 random bits), drawn from Node's cached entropy rather than a call to the
+ * OS per run as `randomBytes` makes.
+ */
 const runIdFor = (date: Date): string =>
   `${date.getUTCFullYear()}${pad(date.getUTCMonth() + 1)}${pad(date.getUTCDate())}-` +
   `${pad(date.getUTCHours())}${pad(date.getUTCMinutes())}${pad(date.getUTCSeconds())}-` +
-  `${pad(date.getUTCMilliseconds(), 3)}-${crypto.randomBytes(4).toString("hex")}`
+  `${pad(date.getUTCMilliseconds(), 3)}-${crypto.randomUUID().slice(0, 8)}`
 
 const encodeManifest = Schema.encodeSync(Manifest)
 const manifestText = (manifest: Manifest) => `${JSON.stringify(encodeManifest(manifest), null, 2)}\n`
@@ -140,7 +144,12 @@ const makeWriter = Effect.fnUntraced(function*(apiKey: Option.Option<Redacted.Re
     redact: makeRedact(apiKey),
     gate: makeWriteGate(WRITE_CONCURRENCY),
     fail: (target) => (error) => new StoreError({ path: target, message: fsFailure(`cannot write ${target}`, error) }),
-    tempFor: (target) => path.join(path.dirname(target), `.${path.basename(target)}.${tempTag}${(counter.temps++).toString(36)}.tmp`)
+    // The target's folder and name by slicing, not `path.dirname`/`basename`: every file of every run passes here,
+    // and its path was made by `path.join` (absolute, normalized).
+    tempFor: (target) => {
+      const cut = target.lastIndexOf(path.sep) + 1
+      return `${target.slice(0, cut)}.${target.slice(cut)}.${tempTag}${(counter.temps++).toString(36)}.tmp`
+    }
   } satisfies Writer
 })
 
