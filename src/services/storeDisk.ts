@@ -104,8 +104,13 @@ export const writeAtomically = (
   done: (failure: WriteFailure | undefined) => void
 ): (settled: () => void) => void => {
   const errors: Array<unknown> = files.map(() => undefined)
+  // Only a write that started can have left a temporary file.
+  const started: Array<boolean> = files.map(() => false)
   const starts = files.map((file, i) => () =>
-    guarded((written) => disk.writeFile(file.temp, file.data, { mode }, written), (error) => {
+    guarded((written) => {
+      started[i] = true
+      disk.writeFile(file.temp, file.data, { mode }, written)
+    }, (error) => {
       gate.leave()
       errors[i] = error ?? undefined
       if (--writing === 0) afterWrites()
@@ -122,9 +127,10 @@ export const writeAtomically = (
   }
   // A temporary file already renamed, or never made, is not there: removing it fails, and is ignored.
   const removeTemps = (from: number, then: () => void) => {
-    let left = files.length - from
+    const temps = files.slice(from).filter((_, i) => started[from + i])
+    let left = temps.length
     if (left === 0) return then()
-    for (const file of files.slice(from)) guarded((removed) => disk.unlink(file.temp, removed), () => --left === 0 && then())
+    for (const file of temps) guarded((removed) => disk.unlink(file.temp, removed), () => --left === 0 && then())
   }
   const renameFrom = (i: number): void => {
     const file = files[i]
