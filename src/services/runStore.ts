@@ -1,7 +1,7 @@
 import { FileSystem, Path } from "@effect/platform"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
-import { Effect, Fiber, Layer, Option, Queue, type Redacted, Schema } from "effect"
+import { Effect, Layer, Option, type Redacted, Schema } from "effect"
 import * as crypto from "node:crypto"
 import { fsFailure, StoreError } from "../domain/errors.js"
 import { makeDirectories } from "../domain/makeDirectories.js"
@@ -12,6 +12,7 @@ import { OWNER_FILE, OwnerRecord } from "../domain/runState.js"
 import { thisHost, thisProcessStartedAt } from "./processProbe.js"
 import { ATTACHMENTS_DIR, type InvalidRunPath, makeRunReader, type RunFileNotFound, type RunSummary, type RunView } from "./runReader.js"
 import { Settings } from "./settings.js"
+import { makeWriteGate, StoreDisk, type StoreDiskShape, writeAtomically, type WriteGate } from "./storeDisk.js"
 
 export interface RunHandle {
   readonly id: string
@@ -100,11 +101,15 @@ const PRIVATE_FILE = { mode: 0o600 }
 
 const pad = (n: number, width = 2) => String(n).padStart(width, "0")
 
-/** `YYYYMMDD-HHMMSS-mmm-<random>`: sorts by creation time, readable, and safe on every file system. */
+/**
+ * `YYYYMMDD-HHMMSS-mmm-<random>`: sorts by creation time, readable, and safe on every file system. The random part
+ * is a v4 UUID's first 8 hex digits (32 random bits), drawn from Node's cached entropy rather than a call to the
+ * OS per run as `randomBytes` makes.
+ */
 const runIdFor = (date: Date): string =>
   `${date.getUTCFullYear()}${pad(date.getUTCMonth() + 1)}${pad(date.getUTCDate())}-` +
   `${pad(date.getUTCHours())}${pad(date.getUTCMinutes())}${pad(date.getUTCSeconds())}-` +
-  `${pad(date.getUTCMilliseconds(), 3)}-${crypto.randomBytes(4).toString("hex")}`
+  `${pad(date.getUTCMilliseconds(), 3)}-${crypto.randomUUID().slice(0, 8)}`
 
 const encodeManifest = Schema.encodeSync(Manifest)
 const manifestText = (manifest: Manifest) => `${JSON.stringify(encodeManifest(manifest), null, 2)}\n`
@@ -117,52 +122,57 @@ const encodeOwner = Schema.encodeSync(OwnerRecord)
 interface Writer {
   readonly fs: FileSystem.FileSystem
   readonly path: Path.Path
+  readonly disk: StoreDiskShape
   readonly redact: (text: string) => string
-  /** Runs a write holding one of the {@link WRITE_CONCURRENCY} tokens. */
-  readonly gated: <A, E>(write: Effect.Effect<A, E>) => Effect.Effect<A, E>
+  /** One token per write at once, {@link WRITE_CONCURRENCY} of them. */
+  readonly gate: WriteGate
   readonly fail: (target: string) => (error: unknown) => StoreError
   readonly tempFor: (target: string) => string
-  readonly removeAll: (files: ReadonlyArray<string>) => Effect.Effect<void>
 }
 
 const makeWriter = Effect.fnUntraced(function*(apiKey: Option.Option<Redacted.Redacted>) {
   const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
-  // One token per write at once. A queue of tokens rather than a Semaphore: every file of every run passes
-  // here, and a take and an offer are under half of `withPermits`'s operations (bench/README.md).
-  const writeTokens = yield* Queue.bounded<true>(WRITE_CONCURRENCY)
-  yield* Queue.offerAll(writeTokens, Array.from({ length: WRITE_CONCURRENCY }, () => true as const))
   // `.<file>.<random>.tmp`: random per process, then counted (no random bytes drawn per file).
   const tempTag = crypto.randomBytes(6).toString("hex")
   const counter = { temps: 0 }
   return {
     fs,
     path,
+    disk: yield* StoreDisk,
     // What a run records never holds the key, whatever field it reached (a prompt, a title, an id).
     redact: makeRedact(apiKey),
-    gated: (write) =>
-      Effect.uninterruptibleMask((restore) =>
-        Effect.zipRight(restore(Queue.take(writeTokens)), Effect.onExit(restore(write), () => Queue.offer(writeTokens, true)))
-      ),
+    gate: makeWriteGate(WRITE_CONCURRENCY),
     fail: (target) => (error) => new StoreError({ path: target, message: fsFailure(`cannot write ${target}`, error) }),
-    tempFor: (target) => path.join(path.dirname(target), `.${path.basename(target)}.${tempTag}${(counter.temps++).toString(36)}.tmp`),
-    removeAll: (files) => Effect.forEach(files, (file) => fs.remove(file).pipe(Effect.ignore), { discard: true })
+    // The target's folder and name by slicing, not `path.dirname`/`basename`: every file of every run passes here,
+    // and its path was made by `path.join` (absolute, normalized).
+    tempFor: (target) => {
+      const cut = target.lastIndexOf(path.sep) + 1
+      return `${target.slice(0, cut)}.${target.slice(cut)}.${tempTag}${(counter.temps++).toString(36)}.tmp`
+    }
   } satisfies Writer
 })
 
-/** Temporary sibling then rename: a reader (or a crash) never sees half a file. */
-const writeAtomic = (w: Writer, target: string, data: string | Uint8Array) => {
-  const temp = w.tempFor(target)
-  const write = typeof data === "string" ? w.fs.writeFileString(temp, data, PRIVATE_FILE) : w.fs.writeFile(temp, data, PRIVATE_FILE)
-  return w.gated(write).pipe(
-    Effect.zipRight(w.fs.rename(temp, target)),
-    Effect.onError(() => w.removeAll([temp])),
-    Effect.mapError(w.fail(target))
-  )
-}
-
-const isNotFound = (error: { readonly _tag: string; readonly reason?: string }) =>
-  error._tag === "SystemError" && error.reason === "NotFound"
+/**
+ * Temporary siblings then renames, in the order given: a reader (or a crash) never sees half a file, nor a later
+ * file without an earlier one. `thenRemove` goes once all are in place. Interrupted, it ends what is in flight
+ * and removes what it wrote under temporary names.
+ */
+const writeAtomic = (
+  w: Writer,
+  files: ReadonlyArray<readonly [target: string, data: string | Uint8Array]>,
+  thenRemove?: string
+): Effect.Effect<void, StoreError> =>
+  Effect.async((resume) => {
+    const pending = files.map(([target, data]) => ({ target, temp: w.tempFor(target), data }))
+    const cancel = writeAtomically(w.disk, w.gate, pending, PRIVATE_FILE.mode, thenRemove, (failure) =>
+      resume(failure === undefined ? Effect.void : Effect.fail(w.fail(failure.target)(failure.error))))
+    return Effect.async<void>((settled) =>
+      cancel(() =>
+        settled(Effect.void)
+      )
+    )
+  })
 
 /** Makes run directories under `outputDir`, with ids unique across processes and in creation order within one. */
 const makeRunDirs = (w: Writer, outputDir: string) => {
@@ -175,28 +185,34 @@ const makeRunDirs = (w: Writer, outputDir: string) => {
     ),
     Effect.tap(() => Effect.sync(() => (state.rootMade = true)))
   )
+  // The run directory and its `responses/`; false when the id is taken, or the root was gone and is made again.
+  // mkdir without `recursive` fails if the directory exists: that makes ids unique across processes.
+  const makeRunDir = (dir: string, tries: number) =>
+    Effect.async<boolean, StoreError>((resume) =>
+      w.disk.mkdir(dir, PRIVATE_DIR, (error) => {
+        if (error === null) {
+          return w.disk.mkdir(w.path.join(dir, "responses"), PRIVATE_DIR, (inner) =>
+            resume(inner === null ? Effect.succeed(true) : Effect.fail(w.fail(dir)(inner))))
+        }
+        if (error.code === "EEXIST" && tries < 5) {
+          return resume(Effect.succeed(false))
+        }
+        // The root was removed since this process made it: make it again, once.
+        if (error.code === "ENOENT" && tries === 0) {
+          return resume(Effect.as(makeRoot, false))
+        }
+        resume(Effect.fail(w.fail(dir)(error)))
+      })
+    )
   return Effect.fnUntraced(function*() {
     if (!state.rootMade) yield* makeRoot
-    // mkdir without `recursive` fails if the directory exists: that makes ids unique across processes.
-    let handle: RunHandle | undefined
-    for (let tries = 0; handle === undefined; tries++) {
+    for (let tries = 0;; tries++) {
       state.lastMs = Math.max(Date.now(), state.lastMs + 1)
       const createdAt = new Date(state.lastMs)
       const id = runIdFor(createdAt)
       const dir = w.path.join(outputDir, id)
-      const made = yield* w.fs.makeDirectory(dir, PRIVATE_DIR).pipe(
-        Effect.as(true),
-        Effect.catchAll((e) => {
-          if (e._tag === "SystemError" && e.reason === "AlreadyExists" && tries < 5) return Effect.succeed(false)
-          // The root was removed since this process made it: make it again, once.
-          if (isNotFound(e) && tries === 0) return Effect.as(makeRoot, false)
-          return Effect.fail(w.fail(dir)(e))
-        })
-      )
-      if (made) handle = { id, dir, createdAt }
+      if (yield* makeRunDir(dir, tries)) return { id, dir, createdAt } satisfies RunHandle
     }
-    yield* w.fs.makeDirectory(w.path.join(handle.dir, "responses"), PRIVATE_DIR).pipe(Effect.mapError(w.fail(handle.dir)))
-    return handle
   })
 }
 
@@ -218,46 +234,31 @@ const writeOwner = (
     ...(parent !== undefined ? { parent } : {}),
     ...(strategy !== undefined ? { strategy } : {})
   }
-  return writeAtomic(w, w.path.join(run.dir, OWNER_FILE), w.redact(`${JSON.stringify(encodeOwner(owner), null, 2)}\n`)).pipe(
-    Effect.as(OWNER_FILE)
-  )
+  const text = w.redact(`${JSON.stringify(encodeOwner(owner), null, 2)}\n`)
+  return Effect.as(writeAtomic(w, [[w.path.join(run.dir, OWNER_FILE), text]]), OWNER_FILE)
 }
 
 const writeRelative = (w: Writer, run: RunHandle, relative: string, data: string) =>
-  writeAtomic(w, w.path.join(run.dir, relative), data).pipe(Effect.as(relative))
+  Effect.as(writeAtomic(w, [[w.path.join(run.dir, relative), data]]), relative)
 
-/** Once the manifest is there the run is finished: the owner record has served its purpose. */
-const disown = (w: Writer, run: RunHandle) => w.fs.remove(w.path.join(run.dir, OWNER_FILE)).pipe(Effect.ignore)
-
-/** Both files written at once under temporary names, then renamed in order: `final.md` first. */
-const writeFinal = (w: Writer, run: RunHandle, content: string, manifest: Manifest) => {
-  const final = w.path.join(run.dir, "final.md")
-  const json = w.path.join(run.dir, "run.json")
-  const [finalTemp, jsonTemp] = [w.tempFor(final), w.tempFor(json)]
-  const finalWrite = w.gated(w.fs.writeFileString(finalTemp, content, PRIVATE_FILE)).pipe(Effect.mapError(w.fail(final)))
-  const jsonWrite = w.gated(w.fs.writeFileString(jsonTemp, w.redact(manifestText(manifest)), PRIVATE_FILE)).pipe(
-    Effect.mapError(w.fail(json))
+/**
+ * `final.md` and `run.json` written at once under temporary names, then renamed in that order: a manifest that
+ * names the final answer never lands without it. Once the manifest is there the run is finished: the owner
+ * record has served its purpose and goes.
+ */
+const writeFinal = (w: Writer, run: RunHandle, content: string, manifest: Manifest) =>
+  Effect.as(
+    writeAtomic(w, [
+      [w.path.join(run.dir, "final.md"), content],
+      [w.path.join(run.dir, "run.json"), w.redact(manifestText(manifest))]
+    ], w.path.join(run.dir, OWNER_FILE)),
+    "final.md"
   )
-  // The two at once, by hand: `Effect.all` with a concurrency forks both and runs a scheduler (~140 operations and
-  // three fibers, once per run); here one fiber, and both have ended before the renames or the clean-up.
-  const bothWritten = Effect.flatMap(
-    Effect.fork(finalWrite),
-    (finalFiber) => Effect.flatMap(Effect.exit(jsonWrite), (jsonExit) => Effect.zipRight(Fiber.join(finalFiber), jsonExit))
-  )
-  return bothWritten.pipe(
-    Effect.zipRight(w.fs.rename(finalTemp, final).pipe(Effect.mapError(w.fail(final)))),
-    Effect.zipRight(w.fs.rename(jsonTemp, json).pipe(Effect.mapError(w.fail(json)))),
-    // A temporary file already renamed is no longer there: removing it fails, and is ignored.
-    Effect.onError(() => w.removeAll([finalTemp, jsonTemp])),
-    Effect.zipRight(disown(w, run)),
-    Effect.as("final.md")
-  )
-}
 
 const writeAttachment = (w: Writer, run: RunHandle, name: string, bytes: Uint8Array) =>
   makeDirectories(w.fs, w.path.join(run.dir, ATTACHMENTS_DIR), PRIVATE_DIR.mode).pipe(
     Effect.mapError(w.fail(w.path.join(run.dir, ATTACHMENTS_DIR))),
-    Effect.zipRight(writeAtomic(w, w.path.join(run.dir, ATTACHMENTS_DIR, name), bytes)),
+    Effect.zipRight(writeAtomic(w, [[w.path.join(run.dir, ATTACHMENTS_DIR, name), bytes]])),
     Effect.as(`${ATTACHMENTS_DIR}/${name}`)
   )
 
@@ -282,7 +283,10 @@ const storeAt = Effect.fnUntraced(function*(apiKey: Option.Option<Redacted.Redac
     writeFinal: (run, content, manifest) => writeFinal(w, run, content, manifest),
     writeAttachment: (run, name, bytes) => writeAttachment(w, run, name, bytes),
     writeManifest: (run, manifest) =>
-      writeRelative(w, run, "run.json", w.redact(manifestText(manifest))).pipe(Effect.tap(() => disown(w, run)))
+      Effect.as(
+        writeAtomic(w, [[w.path.join(run.dir, "run.json"), w.redact(manifestText(manifest))]], w.path.join(run.dir, OWNER_FILE)),
+        "run.json"
+      )
   }
   return store
 })

@@ -1,7 +1,5 @@
-import { FileSystem } from "@effect/platform"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
-import { SystemError } from "@effect/platform/Error"
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Layer, Logger, Ref, Schema } from "effect"
 import * as fs from "node:fs"
@@ -17,6 +15,7 @@ import { Settings } from "../../src/services/settings.js"
 import type { SettingsValue } from "../../src/settings/values.js"
 import { failureOf } from "../support/failureOf.js"
 import { makeScriptedClient, type Step } from "../support/scriptedClient.js"
+import { noSpaceError, storeDiskWith } from "../support/storeDiskDoubles.js"
 import { makeTempDirs } from "../support/tempDirs.js"
 import { advanceUntil, runToEnd } from "../support/testClock.js"
 import { makeTestSettings } from "../support/testSettings.js"
@@ -48,37 +47,21 @@ const readManifest = (runDir: string) =>
 const ok = (answer: string, delayMs = 0): Step => ({ answer, delayMs, cost: 0.001 })
 
 /**
- * The pipeline over a file system that runs out of space on the files `full` picks: a few bytes of the
+ * The pipeline over a disk that runs out of space on the files `full` picks: a few bytes of the
  * temporary file land, then ENOSPC, as on a full disk.
  */
 const layerOnFullDisk = (settings: SettingsValue, full: (file: string) => boolean) =>
   Effect.gen(function*() {
     const client = yield* makeScriptedClient({ "test/synth": [ok("synthesized")] })
-    const fullDisk = Layer.effect(
-      FileSystem.FileSystem,
-      Effect.map(FileSystem.FileSystem, (real) => ({
-        ...real,
-        writeFileString: (file: string, data: string, options?: FileSystem.WriteFileStringOptions) =>
-          full(file)
-            ? real.writeFileString(file, data.slice(0, 3), options).pipe(
-              Effect.zipRight(
-                Effect.fail(
-                  new SystemError({
-                    reason: "Unknown",
-                    module: "FileSystem",
-                    method: "writeFile",
-                    pathOrDescriptor: file,
-                    description: "ENOSPC: no space left on device"
-                  })
-                )
-              )
-            )
-            : real.writeFileString(file, data, options)
-      }))
-    ).pipe(Layer.provide(NodeFileSystem.layer))
+    const fullDisk = storeDiskWith((real) => ({
+      writeFile: (file, data, options, done) =>
+        full(file)
+          ? real.writeFile(file, data.slice(0, 3), options, () => done(noSpaceError(file)))
+          : real.writeFile(file, data, options, done)
+    }))
     return Layer.mergeAll(client.layer, RunStore.DefaultWithoutDependencies).pipe(
       Layer.provideMerge(Settings.Test(settings)),
-      Layer.provide(Layer.mergeAll(fullDisk, NodePath.layer)),
+      Layer.provide(Layer.mergeAll(fullDisk, NodeFileSystem.layer, NodePath.layer)),
       Layer.merge(Logger.remove(Logger.defaultLogger))
     )
   }).pipe(Layer.unwrapEffect)
@@ -388,10 +371,17 @@ describe("runPipeline", () => {
       expect(result.final).toBe("synthesized")
       const manifest = readManifest(result.runDir)
       expect(manifest.status).toBe("partial")
-      expect(manifest.candidates[0]).toMatchObject({ model: "test/alpha", status: "ok", writeError: expect.stringMatching(/ENOSPC/) })
+      expect(manifest.candidates[0]).toMatchObject({
+        model: "test/alpha",
+        status: "ok",
+        writeError: expect.stringMatching(/no space left on device/)
+      })
       expect(manifest.candidates[0]!.file).toBeUndefined()
       expect(manifest.candidates[1]).toMatchObject({ status: "ok", file: "responses/02-test-beta.md" })
-      expect(manifest.unwritten).toEqual([{ file: "responses/01-test-alpha.md", message: expect.stringMatching(/ENOSPC/) }])
+      expect(manifest.unwritten).toEqual([{
+        file: "responses/01-test-alpha.md",
+        message: expect.stringMatching(/no space left on device/)
+      }])
       expect(manifest.synthesis).toMatchObject({ status: "ok", file: "final.md" })
       expect(fs.readdirSync(path.join(result.runDir, "responses")).sort()).toEqual(["02-test-beta.md", "03-test-gamma.md"])
       expect(fs.readFileSync(path.join(result.runDir, "final.md"), "utf8")).toBe("synthesized")
@@ -448,7 +438,7 @@ describe("runPipeline", () => {
       expect(manifest).toEqual(result.manifest)
       expect(manifest.status).toBe("partial")
       expect(manifest.synthesis?.file).toBeUndefined()
-      expect(manifest.synthesis?.writeError).toMatch(/ENOSPC/)
+      expect(manifest.synthesis?.writeError).toMatch(/no space left on device/)
       expect(fs.readdirSync(result.runDir).sort()).toEqual(["prompt.md", "responses", "run.json"])
     }))
 })

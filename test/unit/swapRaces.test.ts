@@ -1,4 +1,3 @@
-import { FileSystem } from "@effect/platform"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import { describe, expect, it } from "@effect/vitest"
@@ -14,6 +13,7 @@ import { saveAttachments } from "../../src/programs/attachments/plan.js"
 import { makeRunWrites } from "../../src/programs/run/writes.js"
 import { RunStore } from "../../src/services/runStore.js"
 import { Settings } from "../../src/services/settings.js"
+import { storeDiskWith } from "../support/storeDiskDoubles.js"
 import { makeTempDirs } from "../support/tempDirs.js"
 import { makeTestSettings } from "../support/testSettings.js"
 
@@ -134,19 +134,16 @@ describe("bounded writes", () => {
     Effect.gen(function*() {
       let writing = 0
       let most = 0
-      // The real file system, counting the files being written at each moment.
-      const counting = Layer.effect(
-        FileSystem.FileSystem,
-        Effect.map(FileSystem.FileSystem, (fs) => ({
-          ...fs,
-          writeFile: (file: string, data: Uint8Array, options?: FileSystem.WriteFileOptions) =>
-            Effect.acquireUseRelease(
-              Effect.sync(() => (most = Math.max(most, ++writing))),
-              () => fs.writeFile(file, data, options),
-              () => Effect.sync(() => writing--)
-            )
-        }))
-      ).pipe(Layer.provide(NodeFileSystem.layer))
+      // The real disk, counting the files being written at each moment.
+      const counting = storeDiskWith((real) => ({
+        writeFile: (file, data, options, done) => {
+          most = Math.max(most, ++writing)
+          real.writeFile(file, data, options, (error) => {
+            writing--
+            done(error)
+          })
+        }
+      }))
       const outputDir = tempDir()
       const files: ReadonlyArray<Attachment> = Array.from({ length: 200 }, (_, i) => {
         const bytes = new TextEncoder().encode(`file ${i}\n`)
@@ -163,7 +160,9 @@ describe("bounded writes", () => {
       })).pipe(
         Effect.provide(
           RunStore.DefaultWithoutDependencies.pipe(
-            Layer.provideMerge(Layer.mergeAll(Settings.Test(makeTestSettings({ outputDir })), counting, NodePath.layer))
+            Layer.provideMerge(
+              Layer.mergeAll(Settings.Test(makeTestSettings({ outputDir })), counting, NodeFileSystem.layer, NodePath.layer)
+            )
           )
         )
       )

@@ -1,7 +1,5 @@
-import { FileSystem } from "@effect/platform"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
-import { SystemError } from "@effect/platform/Error"
 import { Effect, Layer, Logger, Option } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -13,6 +11,7 @@ import { ModelClient } from "../../src/services/modelClient.js"
 import { RunStore } from "../../src/services/runStore.js"
 import { Settings } from "../../src/services/settings.js"
 import { realHttpClientLayer } from "../support/realHttpClient.js"
+import { noSpaceError, storeDiskWith } from "../support/storeDiskDoubles.js"
 import { recordOf } from "../support/strategyRecord.js"
 import { makeTempDirs } from "../support/tempDirs.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
@@ -32,11 +31,8 @@ const provider = withFakeProvider({
   }
 })
 
-const noSpace = () =>
-  new SystemError({ reason: "Unknown", module: "FileSystem", method: "writeFile", description: "ENOSPC: no space left on device" })
-
 /**
- * The node file system, but the first `times` writes of each file named (`responses/01-x.md`, relative to a
+ * Node's disk, but the first `times` writes of each file named (`responses/01-x.md`, relative to a
  * run directory) fail as a full disk does; the run store writes a temporary sibling `.<name>.<tag>.tmp` first.
  */
 const failingWrites = (files: Readonly<Record<string, number>>) => {
@@ -50,17 +46,11 @@ const failingWrites = (files: Readonly<Record<string, number>>) => {
     }
     return false
   }
-  return Layer.effect(
-    FileSystem.FileSystem,
-    Effect.map(FileSystem.FileSystem, (real) => ({
-      ...real,
-      // Decided when the write runs, as the disk would: the same write effect run again may succeed.
-      writeFile: (target: string, data: Uint8Array, options?: FileSystem.WriteFileOptions) =>
-        Effect.suspend(() => failsNow(target) ? Effect.fail(noSpace()) : real.writeFile(target, data, options)),
-      writeFileString: (target: string, data: string, options?: FileSystem.WriteFileStringOptions) =>
-        Effect.suspend(() => failsNow(target) ? Effect.fail(noSpace()) : real.writeFileString(target, data, options))
-    }))
-  ).pipe(Layer.provide(NodeFileSystem.layer))
+  return storeDiskWith((real) => ({
+    // Decided when the write runs, as the disk would: the same file written again may succeed.
+    writeFile: (target, data, options, done) =>
+      failsNow(target) ? process.nextTick(() => done(noSpaceError(target))) : real.writeFile(target, data, options, done)
+  }))
 }
 
 describe("a full disk while the judges rank", () => {
@@ -77,6 +67,7 @@ describe("a full disk while the judges rank", () => {
       Layer.provide(Layer.mergeAll(
         realHttpClientLayer,
         failingWrites({ "responses/01-test-alpha.md": 1, "responses/02-test-beta.md": 1, "rankings/02-test-beta.md": 2 }),
+        NodeFileSystem.layer,
         NodePath.layer
       )),
       Layer.merge(Logger.remove(Logger.defaultLogger))
