@@ -1,6 +1,5 @@
 import { Effect, Option, Schedule } from "effect"
 import * as path from "node:path"
-import * as v8 from "node:v8"
 import { UsageError } from "../domain/errors.js"
 import { formatUsd } from "../domain/format.js"
 import { stripControl } from "../domain/text.js"
@@ -56,9 +55,8 @@ const makeProgressView = (out: OutputStream) => {
 
 /** `batch`: exit code 1 when a prompt failed or was cancelled. Needs the CallGate of `batchLayer`. */
 export const batch = Effect.fn("batch")(function*(args: ParsedArgs<typeof batchCli>) {
-  // A batch runs long and allocates fast: let the heap grow by half (not V8's default of up to 4×)
-  // between full collections (README, Performance).
-  v8.setFlagsFromString("--heap-growing-percent=50")
+  // Its V8 flag (the heap grows by half between full collections) is set by the bin's loader before the bundle
+  // is compiled, where it does not spoil the code cache (COMMAND_V8_FLAGS in scripts/bundle.mjs).
   if (!Number.isInteger(args.runs) || args.runs < 1 || args.runs > 1024) {
     return yield* new UsageError({ message: `--runs must be a whole number from 1 to 1024, got ${args.runs}` })
   }

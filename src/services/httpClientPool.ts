@@ -1,3 +1,4 @@
+import { HttpClient } from "@effect/platform"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Undici from "@effect/platform-node/Undici"
 import { Effect, Layer } from "effect"
@@ -6,15 +7,23 @@ import { Effect, Layer } from "effect"
  * The process's one HTTP client: a pooled keep-alive undici Agent, closed when the layer is released.
  * Undici's own header and body timeouts (300 s) are off: each model's time budget is enforced by
  * Effect, and a real synthesis can legitimately stay silent for minutes before its first byte.
+ *
+ * Its requests make no span and send no traceparent header: nothing here exports HTTP spans (the provider has
+ * no use for ours, and the OTLP exporter's own requests must not be traced). Set once for the layer's
+ * lifetime rather than per request (`HttpClient.withTracerDisabledWhen` is an `Effect.locally` around every
+ * request: ~30 Effect operations a call, bench/README.md).
  */
-export const layerPooledHttpClient = NodeHttpClient.layerUndiciWithoutDispatcher.pipe(
-  Layer.provide(
-    Layer.scoped(
-      NodeHttpClient.Dispatcher,
-      Effect.acquireRelease(
-        Effect.sync(() => new Undici.Agent({ headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 30_000 })),
-        (agent) => Effect.promise(() => agent.destroy())
+export const layerPooledHttpClient = Layer.merge(
+  NodeHttpClient.layerUndiciWithoutDispatcher.pipe(
+    Layer.provide(
+      Layer.scoped(
+        NodeHttpClient.Dispatcher,
+        Effect.acquireRelease(
+          Effect.sync(() => new Undici.Agent({ headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 30_000 })),
+          (agent) => Effect.promise(() => agent.destroy())
+        )
       )
     )
-  )
+  ),
+  Layer.locallyScoped(HttpClient.currentTracerDisabledWhen, () => true)
 )

@@ -61,3 +61,21 @@ describe.skipIf(!onNode20)("the bin's code cache", () => {
     expect(fs.readdirSync(cacheDir).sort()).toEqual(before)
   })
 })
+
+describe.skipIf(!onNode20)("a command's V8 flags and its code cache", () => {
+  it("batch (a heap flag of its own) hits the cache its last run wrote, rather than rewriting it at every start", async () => {
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), "parallel-llm-cache-"))
+    dirs.push(home)
+    // The flag is in force once the command starts: a usage error after that is enough (no provider is asked).
+    const env = { PATH: process.env["PATH"], XDG_CACHE_HOME: home, OPENROUTER_BASE_URL: "http://127.0.0.1:9/api/v1" }
+    const batch = () => runCli(["batch", path.join(home, "prompts.jsonl"), "--runs", "0"], { env })
+    expect((await batch()).code).toBe(2)
+    const cacheDir = path.join(home, "parallel-llm")
+    const [file] = fs.readdirSync(cacheDir).filter((name) => name.endsWith("-batch.v8"))
+    expect(file, "the first run wrote its cache").toBeDefined()
+    const written = fs.statSync(path.join(cacheDir, file!))
+    expect((await batch()).code).toBe(2)
+    const after = fs.statSync(path.join(cacheDir, file!))
+    expect([after.ino, after.mtimeMs], "a cache V8 rejected is written again").toEqual([written.ino, written.mtimeMs])
+  })
+})

@@ -124,6 +124,15 @@ describe("ModelClient.stream (OpenAI-compatible): a good answer", () => {
       expect(body["model"]).toBe("plain/model")
     }))
 
+  it.live("a call under a span of ours sends no traceparent: the pooled client's requests make no span (set once, httpClientPool.ts)", () =>
+    Effect.gen(function*() {
+      const completion = yield* complete(ask("plain/model")).pipe(Effect.withSpan("outer"), Effect.provide(clientLayer()))
+      expect(completion.content).toBe("Answer from plain/model")
+      const [request] = provider.log()
+      expect(request!.headers["traceparent"]).toBeUndefined()
+      expect(request!.headers["b3"]).toBeUndefined()
+    }))
+
   it.live("a streamed answer hands each network read's text to the fold's onDelta as it arrives: the pieces make up the answer", () =>
     Effect.gen(function*() {
       provider.fake.setScript({ "delta/model": { kind: "trickle", content: "one two three four five six", chunks: 4, chunkDelayMs: 15 } })

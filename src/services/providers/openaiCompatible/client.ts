@@ -5,7 +5,7 @@ import type { ModelInfo, ModelPart, ModelProvider, ModelRequest } from "../../..
 import { makeRedact, makeStreamRedact, type Redact } from "../../../domain/redact.js"
 import { Settings } from "../../settings.js"
 import { bodyEnded, byteCap, transportError } from "./body.js"
-import { providerHttpClient, providerRequests, type WebForm } from "./request.js"
+import { providerRequests, type WebForm } from "./request.js"
 import { billedUsageOf, cacheOutcomeOf, errorForStatus, interpretChatBody, isVariable, perMillion } from "./response.js"
 import { partsOfCompletion, type StreamContext, streamedParts } from "./stream.js"
 import { decodeModels } from "./wire.js"
@@ -141,7 +141,8 @@ export const openAiCompatible: Effect.Effect<ModelProvider, never, Settings | Ht
   const redact = makeRedact(settings.apiKey)
   const streamRedact = () => makeStreamRedact(settings.apiKey)
   const provider: Provider = {
-    http: providerHttpClient(yield* HttpClient.HttpClient),
+    // The process's one client (httpClientPool.ts), whose requests make no span.
+    http: yield* HttpClient.HttpClient,
     requests: providerRequests(settings),
     stream: settings.stream,
     redact,

@@ -1,4 +1,4 @@
-import { HttpClient, HttpClientRequest } from "@effect/platform"
+import { HttpClientRequest } from "@effect/platform"
 import { Option } from "effect"
 import type { ChatMessage, ModelRequest, WebSearch } from "../../../domain/modelCall.js"
 import type { ProviderRouting } from "../../../domain/modelOptions.js"
@@ -81,13 +81,6 @@ export const chatBody = (request: ModelRequest, options: ChatBodyOptions) => ({
 })
 
 type ClientSettings = Pick<SettingsValue, "baseUrl" | "apiKey" | "appUrl" | "appTitle" | "cacheTtl">
-
-/**
- * The provider's HTTP client: the process's one client, with no span and no traceparent header per
- * request (nothing here exports traces, and the provider has no use for ours).
- */
-export const providerHttpClient = (http: HttpClient.HttpClient): HttpClient.HttpClient =>
-  http.pipe(HttpClient.withTracerDisabledWhen(() => true))
 
 /** OpenRouter's response cache, asked for with its TTL when the `cache` setting is on (other servers ignore it). */
 const cacheHeaders = (ttlSeconds: number): Record<string, string> =>
