@@ -229,6 +229,6 @@ const waitFor = async (condition: () => boolean, timeoutMs = 10_000) => {
   const deadline = Date.now() + timeoutMs
   while (!condition()) {
     if (Date.now() > deadline) throw new Error("condition not met in time")
-    await new Promise((resolve) => setTimeout(resolve, 20))
+    await new Promise((resolve) => setTimeout(resolve, 5))
   }
 }
