@@ -10,6 +10,7 @@ import { cliAgentsIn } from "../../src/services/providers/cliAgent/provider.js"
 import { Settings } from "../../src/services/settings.js"
 import { loadSettings } from "../../src/settings/load.js"
 import { isAlive, makeFakeCliDir } from "../support/fakeCliAgent.js"
+import { itLive } from "../support/itLive.js"
 import { makeTempDirs } from "../support/tempDirs.js"
 import { pastFirstSleep } from "../support/testClock.js"
 import { makeTestSettings } from "../support/testSettings.js"
@@ -111,7 +112,7 @@ describe("CLI agents: settings", () => {
   const load = (env: Record<string, string>) =>
     loadSettings({ flags: {}, env: { XDG_CONFIG_HOME: noConfig, APPDATA: noConfig, ...env } }).pipe(Effect.provide(NodeFileSystem.layer))
 
-  it.effect("a panel of CLI agents only needs no OpenRouter key; one HTTP model among them does", () =>
+  itLive.effect("a panel of CLI agents only needs no OpenRouter key; one HTTP model among them does", () =>
     Effect.gen(function*() {
       const agentsOnly = yield* load({
         PARALLEL_LLM_MODELS: "claude-code/sonnet,codex,gemini-cli",

@@ -10,6 +10,7 @@ import { REFINE_INSTRUCTIONS } from "../../src/programs/strategies/refine.js"
 import { Settings } from "../../src/services/settings.js"
 import type { SettingsValue } from "../../src/settings/values.js"
 import { startFakeOpenRouter } from "../support/fakeOpenRouter.js"
+import { itLive } from "../support/itLive.js"
 import { makeScriptedClient } from "../support/scriptedClient.js"
 import { makeTempDirs } from "../support/tempDirs.js"
 import { runToEnd } from "../support/testClock.js"
@@ -80,7 +81,7 @@ describe("the cost budget (--max-cost)", () => {
     expect(estimate).toEqual({ unknownPrices: ["nope/x", "nope/y"] })
   })
 
-  it.effect("refuses before any call a run over the budget, and says by how much", () =>
+  itLive.effect("refuses before any call a run over the budget, and says by how much", () =>
     Effect.gen(function*() {
       const { exit, requests, store } = yield* run({ maxCost: Option.some(0.001), maxTokens: Option.some(500) })
       expect(exit._tag).toBe("Left")
@@ -90,13 +91,13 @@ describe("the cost budget (--max-cost)", () => {
       expect(store.manifests).toEqual([])
     }))
 
-  it.effect("without --max-tokens the worst case fills each context, and the message says so", () =>
+  itLive.effect("without --max-tokens the worst case fills each context, and the message says so", () =>
     Effect.gen(function*() {
       const { exit } = yield* run({ maxCost: Option.some(0.05) })
       expect(exit._tag === "Left" && exit.left.message).toMatch(/set it to bound the cost/)
     }))
 
-  it.effect("lets a run within the budget go ahead", () =>
+  itLive.effect("lets a run within the budget go ahead", () =>
     Effect.gen(function*() {
       const { exit, requests } = yield* run({ maxCost: Option.some(1), maxTokens: Option.some(500) })
       expect(exit._tag).toBe("Right")
