@@ -14,6 +14,7 @@ import { loadSettings } from "../../src/settings/load.js"
 import type { RawSettings, SettingsValue } from "../../src/settings/values.js"
 import { failureOf } from "../support/failureOf.js"
 import { startFakeOpenRouter } from "../support/fakeOpenRouter.js"
+import { itClock } from "../support/itClock.js"
 import { itLive } from "../support/itLive.js"
 import { makeScriptedClient } from "../support/scriptedClient.js"
 import { makeTempDirs } from "../support/tempDirs.js"
@@ -204,34 +205,42 @@ describe("prices: negative or not a number counts as unpriced", () => {
     expect(isVariable("abc")).toBe(false)
   })
 
-  it.effect("--max-cost with a variable-price model (/models lists \"-1\") refuses to bound the run; no call is made", () =>
-    Effect.gen(function*() {
-      const spec = (id: string, price: string) => ({ id, context_length: 10_000, pricing: { prompt: price, completion: price } })
-      const fake = yield* Effect.acquireRelease(
-        Effect.promise(() =>
-          startFakeOpenRouter({
-            default: { kind: "ok", content: "fine" },
-            models: [spec("test/alpha", "0.000001"), spec("test/synth", "0.000001"), spec("openrouter/auto", "-1"), spec("test/odd", "n/a")]
-          })
-        ),
-        (f) => Effect.promise(() => f.close())
-      )
-      const settings = makeTestSettings({
-        baseUrl: fake.url,
-        outputDir: tempDir(),
-        models: ["test/alpha", "openrouter/auto"],
-        maxCost: Option.some(0.000001),
-        maxTokens: Option.some(100)
-      })
-      const layer = providerLayer(settings)
-      const variable = yield* failureOf(runToEnd(runPipeline({ prompt: "hello" })).pipe(Effect.provide(layer)))
-      expect(variable).toBeInstanceOf(RunRefused)
-      expect(variable.message).toBe("--max-cost: no price known for openrouter/auto, so the cost cannot be bounded")
-      // A price that is not a number no longer makes the whole model list unreadable: that model is unpriced.
-      const odd = yield* failureOf(
-        runToEnd(runPipeline({ prompt: "hello" }).pipe(withCallSettings({ models: ["test/odd"] }))).pipe(Effect.provide(layer))
-      )
-      expect(odd.message).toBe("--max-cost: no price known for test/odd, so the cost cannot be bounded")
-      expect(fake.chatRequests()).toHaveLength(0)
-    }).pipe(Effect.scoped))
+  itClock.effect(
+    "--max-cost with a variable-price model (/models lists \"-1\") refuses to bound the run; no call is made",
+    () =>
+      Effect.gen(function*() {
+        const spec = (id: string, price: string) => ({ id, context_length: 10_000, pricing: { prompt: price, completion: price } })
+        const fake = yield* Effect.acquireRelease(
+          Effect.promise(() =>
+            startFakeOpenRouter({
+              default: { kind: "ok", content: "fine" },
+              models: [
+                spec("test/alpha", "0.000001"),
+                spec("test/synth", "0.000001"),
+                spec("openrouter/auto", "-1"),
+                spec("test/odd", "n/a")
+              ]
+            })
+          ),
+          (f) => Effect.promise(() => f.close())
+        )
+        const settings = makeTestSettings({
+          baseUrl: fake.url,
+          outputDir: tempDir(),
+          models: ["test/alpha", "openrouter/auto"],
+          maxCost: Option.some(0.000001),
+          maxTokens: Option.some(100)
+        })
+        const layer = providerLayer(settings)
+        const variable = yield* failureOf(runToEnd(runPipeline({ prompt: "hello" })).pipe(Effect.provide(layer)))
+        expect(variable).toBeInstanceOf(RunRefused)
+        expect(variable.message).toBe("--max-cost: no price known for openrouter/auto, so the cost cannot be bounded")
+        // A price that is not a number no longer makes the whole model list unreadable: that model is unpriced.
+        const odd = yield* failureOf(
+          runToEnd(runPipeline({ prompt: "hello" }).pipe(withCallSettings({ models: ["test/odd"] }))).pipe(Effect.provide(layer))
+        )
+        expect(odd.message).toBe("--max-cost: no price known for test/odd, so the cost cannot be bounded")
+        expect(fake.chatRequests()).toHaveLength(0)
+      }).pipe(Effect.scoped)
+  )
 })

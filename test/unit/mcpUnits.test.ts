@@ -18,6 +18,7 @@ import { RunStore } from "../../src/services/runStore.js"
 
 import type { RunEvent } from "../../src/programs/run/request.js"
 import { PROMPT_PREVIEW_CHARS } from "../../src/services/runReader.js"
+import { itClock } from "../support/itClock.js"
 import { itLive } from "../support/itLive.js"
 
 // The MCP server's parts without a process: schemas, resource URIs, the run store's reading side, progress.
@@ -249,7 +250,7 @@ describe("progress notifications", () => {
     return { live, emit: (event: RunEvent) => emit(event) }
   })
 
-  it.scoped("report each step and a heartbeat at least every 10 s while a step lasts, strictly upward", () =>
+  itClock.scoped("report each step and a heartbeat at least every 10 s while a step lasts, strictly upward", () =>
     Effect.gen(function*() {
       const sent: Array<ServerNotification> = []
       const { live, emit } = yield* heldRun
@@ -282,7 +283,7 @@ describe("progress notifications", () => {
       expect(messages[messages.length - 1]).toContain("synthesizing with a/synth")
     }))
 
-  it.scoped("send nothing without a progress token", () =>
+  itClock.scoped("send nothing without a progress token", () =>
     Effect.gen(function*() {
       const sent: Array<ServerNotification> = []
       const { live, emit } = yield* heldRun
