@@ -1,5 +1,5 @@
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import { describe, expect, it } from "@effect/vitest"
+import { describe, expect } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -8,11 +8,12 @@ import { appLayer } from "../../src/appLayer.js"
 import { type LogEntry, Logging } from "../../src/services/logging.js"
 import { RunStore } from "../../src/services/runStore.js"
 import { Settings } from "../../src/services/settings.js"
+import { itLive } from "../support/itLive.js"
 import { layerTestLogging } from "../support/testLogging.js"
 import { makeTestSettings } from "../support/testSettings.js"
 
 describe("AppLayer", () => {
-  it.scoped("builds every service from the settings once, for one entry point", () =>
+  itLive.scoped("builds every service from the settings once, for one entry point", () =>
     Effect.gen(function*() {
       const outputDir = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-app-"))
       const settings = Settings.make(makeTestSettings({ outputDir }))
@@ -25,7 +26,7 @@ describe("AppLayer", () => {
 })
 
 describe("Logging", () => {
-  it.effect("a sink added at run time gets every line until its scope closes", () => {
+  itLive.effect("a sink added at run time gets every line until its scope closes", () => {
     const all: Array<LogEntry> = []
     return Effect.gen(function*() {
       const added: Array<string> = []

@@ -261,12 +261,13 @@ describe("attachments (ask --attach, process_prompt files)", () => {
   it.live("an interrupted run keeps its attachments in its owner record, so resynth still has them", () =>
     Effect.gen(function*() {
       const first = yield* askWith("Explain.", ["notes.md"])
-      // As if its process died before the manifest: the owner record as createRun wrote it, a dead pid.
+      // As if its process died before the manifest: the owner record as createRun wrote it, a dead pid (of a
+      // `node --version`, which ends before Node starts up).
       fs.rmSync(path.join(first.runDir, "run.json"))
       fs.writeFileSync(
         path.join(first.runDir, "owner.json"),
         JSON.stringify({
-          pid: spawnSync(process.execPath, ["-e", ""]).pid,
+          pid: spawnSync(process.execPath, ["--version"]).pid,
           host: thisHost(),
           processStartedAt: new Date(0).toISOString(),
           createdAt: first.manifest.createdAt,

@@ -223,7 +223,9 @@ describe("runBatch in-process: one bound on calls in flight for all runs", () =>
   it("never has more calls in flight (or connections) than --concurrency, with several runs at once", async () => {
     const dir = freshDir("bound")
     const input = path.join(dir, "many.jsonl")
-    fs.writeFileSync(input, jsonl(Array.from({ length: 12 }, (_, i) => ({ prompt: `prompt ${i}` }))))
+    // Four prompts, all four runs at once (--runs 4): 4 × 5 candidates would be 20 calls at once without the bound;
+    // more prompts only repeat the same waves (each call is held 40 ms).
+    fs.writeFileSync(input, jsonl(Array.from({ length: 4 }, (_, i) => ({ prompt: `prompt ${i}` }))))
     const settings = makeTestSettings({
       baseUrl: provider.fake.url,
       stream: true,
@@ -243,9 +245,9 @@ describe("runBatch in-process: one bound on calls in flight for all runs", () =>
     const progress = await Effect.runPromise(
       runBatch({ input, output: path.join(dir, "many.results.jsonl"), runs: 4 }).pipe(Effect.provide(layer))
     )
-    expect(progress).toMatchObject({ total: 12, ok: 12, failed: 0 })
+    expect(progress).toMatchObject({ total: 4, ok: 4, failed: 0 })
     const calls = provider.fake.chatRequests().filter((r) => r.model?.startsWith("bound/"))
-    expect(calls).toHaveLength(12 * 6)
+    expect(calls).toHaveLength(4 * 6)
     // 4 runs × 5 candidates would be 20 at once without the shared bound.
     expect(provider.fake.maxInFlight).toBeGreaterThanOrEqual(2)
     expect(provider.fake.maxInFlight).toBeLessThanOrEqual(3)

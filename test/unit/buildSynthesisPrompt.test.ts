@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { buildSynthesisPrompt, fairShares, labelFor } from "../../src/programs/buildSynthesisPrompt.js"
+import { itLive } from "../support/itLive.js"
 
 describe("buildSynthesisPrompt", () => {
   it("labels candidates A…Z, then AA, AB…", () => {
@@ -14,7 +15,7 @@ describe("buildSynthesisPrompt", () => {
     expect(fairShares([10, 10], 0)).toEqual([0, 0])
   })
 
-  it.effect("cuts long candidates to the budget with a marker, and records what was cut", () =>
+  itLive.effect("cuts long candidates to the budget with a marker, and records what was cut", () =>
     Effect.gen(function*() {
       const long = "x".repeat(50_000)
       const built = yield* buildSynthesisPrompt("the prompt", [
@@ -31,7 +32,7 @@ describe("buildSynthesisPrompt", () => {
       expect(built.messages[0]!.role).toBe("system")
     }))
 
-  it.effect("shuffles the order the synthesizer sees", () =>
+  itLive.effect("shuffles the order the synthesizer sees", () =>
     Effect.gen(function*() {
       const candidates = Array.from({ length: 6 }, (_, i) => ({ model: `m/${i}`, content: `answer ${i}` }))
       const orders = new Set<string>()

@@ -1,8 +1,9 @@
-import { describe, expect, it } from "@effect/vitest"
+import { describe, expect } from "@effect/vitest"
 import { Cause, Clock, Effect, Either, Exit, Fiber, Option, Random, Ref, TestClock } from "effect"
 import { ProviderFailure, RateLimited, Unauthorized } from "../../src/domain/errors.js"
 import { callModel } from "../../src/programs/callModel.js"
 import { CallGate, makeCallGate } from "../../src/services/callGate.js"
+import { itClock } from "../support/itClock.js"
 import { makeScriptedClient, type Step } from "../support/scriptedClient.js"
 
 const request = { model: "m/x", messages: [{ role: "user" as const, content: "hi" }] }
@@ -33,7 +34,7 @@ const nextSleepIn = Effect.gen(function*() {
 })
 
 describe("callModel: retry, backoff, Retry-After and timeout (TestClock)", () => {
-  it.effect("retries transient failures with exponential backoff and jitter, then answers", () =>
+  itClock.effect("retries transient failures with exponential backoff and jitter, then answers", () =>
     Effect.gen(function*() {
       const { fiber, sent } = yield* start([serverError(500), serverError(502), { answer: "ok" }], {
         retries: 3,
@@ -63,7 +64,7 @@ describe("callModel: retry, backoff, Retry-After and timeout (TestClock)", () =>
       expect(call.latencyMs).toBeCloseTo(first + second, 6)
     }).pipe(Effect.withRandom(Random.make("jitter"))))
 
-  it.effect("never retries sooner than Retry-After", () =>
+  itClock.effect("never retries sooner than Retry-After", () =>
     Effect.gen(function*() {
       const { fiber, sent } = yield* start(
         [{ fail: new RateLimited({ model: "m/x", message: "HTTP 429", httpStatus: 429, retryAfterMs: 30_000 }) }, { answer: "ok" }],
@@ -78,7 +79,7 @@ describe("callModel: retry, backoff, Retry-After and timeout (TestClock)", () =>
       expect(Either.isRight(call.result)).toBe(true)
     }))
 
-  it.effect("uses the backoff when it is longer than Retry-After", () =>
+  itClock.effect("uses the backoff when it is longer than Retry-After", () =>
     Effect.gen(function*() {
       const { fiber, sent } = yield* start(
         [{ fail: new RateLimited({ model: "m/x", message: "HTTP 429", httpStatus: 429, retryAfterMs: 100 }) }, { answer: "ok" }],
@@ -91,7 +92,7 @@ describe("callModel: retry, backoff, Retry-After and timeout (TestClock)", () =>
       expect((yield* finished(fiber)).attempts).toBe(2)
     }))
 
-  it.effect("never retries a permanent failure", () =>
+  itClock.effect("never retries a permanent failure", () =>
     Effect.gen(function*() {
       const { fiber, sent } = yield* start(
         [{ fail: new Unauthorized({ model: "m/x", message: "HTTP 401", httpStatus: 401 }) }, { answer: "never" }],
@@ -104,7 +105,7 @@ describe("callModel: retry, backoff, Retry-After and timeout (TestClock)", () =>
       expect(Either.isLeft(call.result) && call.result.left._tag).toBe("Unauthorized")
     }))
 
-  it.effect("stops after `retries` retries and reports the last failure", () =>
+  itClock.effect("stops after `retries` retries and reports the last failure", () =>
     Effect.gen(function*() {
       const { fiber, sent } = yield* start([serverError(503)], { retries: 2, retryBaseDelayMs: 100, timeoutMs: 60_000 })
       yield* TestClock.adjust(10_000)
@@ -116,7 +117,7 @@ describe("callModel: retry, backoff, Retry-After and timeout (TestClock)", () =>
       expect(error && "httpStatus" in error ? error.httpStatus : undefined).toBe(503)
     }))
 
-  it.effect("bounds the whole call, retries included, by the timeout", () =>
+  itClock.effect("bounds the whole call, retries included, by the timeout", () =>
     Effect.gen(function*() {
       const { fiber, sent } = yield* start([{ ...serverError(500), delayMs: 1500 }], {
         retries: 100,
@@ -133,32 +134,35 @@ describe("callModel: retry, backoff, Retry-After and timeout (TestClock)", () =>
       expect(call.attempts).toBeGreaterThanOrEqual(2)
     }))
 
-  it.effect("starts the time budget when the first request goes out, not while the call waits for a permit", () =>
-    Effect.gen(function*() {
-      const client = yield* makeScriptedClient({ "m/x": [{ hang: true }] })
-      const gate = yield* makeCallGate(1)
-      // Another call holds the only permit for 10 s.
-      yield* Effect.fork(gate.withPermit(Effect.sleep("10 seconds")))
-      yield* TestClock.adjust(0)
-      const fiber = yield* callModel(request, { retries: 0, retryBaseDelayMs: 1000, timeoutMs: 5_000 }).pipe(
-        Effect.provide(client.layer),
-        Effect.provideService(CallGate, gate),
-        Effect.fork
-      )
-      yield* TestClock.adjust(10_000)
-      // The permit comes back one turn of the event loop after the other call ended.
-      yield* Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
-      yield* TestClock.adjust(0)
-      expect((yield* Ref.get(client.requests)).length).toBe(1)
-      yield* TestClock.adjust(4_999)
-      expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
-      yield* TestClock.adjust(1)
-      const call = yield* finished(fiber)
-      expect(Either.isLeft(call.result) && call.result.left._tag).toBe("Timeout")
-      expect(call.latencyMs).toBe(5_000)
-    }))
+  itClock.effect(
+    "starts the time budget when the first request goes out, not while the call waits for a permit",
+    () =>
+      Effect.gen(function*() {
+        const client = yield* makeScriptedClient({ "m/x": [{ hang: true }] })
+        const gate = yield* makeCallGate(1)
+        // Another call holds the only permit for 10 s.
+        yield* Effect.fork(gate.withPermit(Effect.sleep("10 seconds")))
+        yield* TestClock.adjust(0)
+        const fiber = yield* callModel(request, { retries: 0, retryBaseDelayMs: 1000, timeoutMs: 5_000 }).pipe(
+          Effect.provide(client.layer),
+          Effect.provideService(CallGate, gate),
+          Effect.fork
+        )
+        yield* TestClock.adjust(10_000)
+        // The permit comes back one turn of the event loop after the other call ended.
+        yield* Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
+        yield* TestClock.adjust(0)
+        expect((yield* Ref.get(client.requests)).length).toBe(1)
+        yield* TestClock.adjust(4_999)
+        expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
+        yield* TestClock.adjust(1)
+        const call = yield* finished(fiber)
+        expect(Either.isLeft(call.result) && call.result.left._tag).toBe("Timeout")
+        expect(call.latencyMs).toBe(5_000)
+      })
+  )
 
-  it.effect("times out a call that never answers", () =>
+  itClock.effect("times out a call that never answers", () =>
     Effect.gen(function*() {
       const { fiber } = yield* start([{ hang: true }], { retries: 3, retryBaseDelayMs: 1000, timeoutMs: 240_000 })
       yield* TestClock.adjust(240_000)
@@ -169,41 +173,47 @@ describe("callModel: retry, backoff, Retry-After and timeout (TestClock)", () =>
       expect(call.attempts).toBe(1)
     }))
 
-  it.effect("calls in flight share one timer: one sleep on the clock for all their budgets, each cut at its own deadline", () =>
-    Effect.gen(function*() {
-      const client = yield* makeScriptedClient({}, { hang: true })
-      const call = (model: string, timeoutMs: number) =>
-        callModel({ ...request, model }, { retries: 0, retryBaseDelayMs: 1000, timeoutMs }).pipe(Effect.provide(client.layer), Effect.fork)
-      const slow = yield* call("m/slow", 8_000)
-      const same = yield* call("m/same", 8_000)
-      yield* TestClock.adjust(0)
-      expect(yield* Ref.get(client.inFlight)).toBe(2)
-      // A race per call would leave a sleep per call.
-      expect(yield* TestClock.sleeps()).toHaveLength(1)
-      yield* TestClock.adjust(1_000)
-      // A call with a sooner deadline, started later: the timer wakes for it.
-      const quick = yield* call("m/quick", 2_000)
-      yield* TestClock.adjust(0)
-      expect(yield* Ref.get(client.inFlight)).toBe(3)
-      yield* TestClock.adjust(1_999)
-      expect(Option.isNone(yield* Fiber.poll(quick))).toBe(true)
-      yield* TestClock.adjust(1)
-      const cut = yield* finished(quick)
-      expect(Either.isLeft(cut.result) && cut.result.left._tag).toBe("Timeout")
-      expect(cut.latencyMs).toBe(2_000)
-      expect(Option.isNone(yield* Fiber.poll(slow))).toBe(true)
-      yield* TestClock.adjust(5_000)
-      for (const fiber of [slow, same]) {
-        const late = yield* finished(fiber)
-        expect(Either.isLeft(late.result) && late.result.left._tag).toBe("Timeout")
-        expect(late.latencyMs).toBe(8_000)
-      }
-      // Every call ended: the aborted requests are gone, and nothing is left sleeping on the clock.
-      expect(yield* Ref.get(client.inFlight)).toBe(0)
-      expect(yield* TestClock.sleeps()).toHaveLength(0)
-    }))
+  itClock.effect(
+    "calls in flight share one timer: one sleep on the clock for all their budgets, each cut at its own deadline",
+    () =>
+      Effect.gen(function*() {
+        const client = yield* makeScriptedClient({}, { hang: true })
+        const call = (model: string, timeoutMs: number) =>
+          callModel({ ...request, model }, { retries: 0, retryBaseDelayMs: 1000, timeoutMs }).pipe(
+            Effect.provide(client.layer),
+            Effect.fork
+          )
+        const slow = yield* call("m/slow", 8_000)
+        const same = yield* call("m/same", 8_000)
+        yield* TestClock.adjust(0)
+        expect(yield* Ref.get(client.inFlight)).toBe(2)
+        // A race per call would leave a sleep per call.
+        expect(yield* TestClock.sleeps()).toHaveLength(1)
+        yield* TestClock.adjust(1_000)
+        // A call with a sooner deadline, started later: the timer wakes for it.
+        const quick = yield* call("m/quick", 2_000)
+        yield* TestClock.adjust(0)
+        expect(yield* Ref.get(client.inFlight)).toBe(3)
+        yield* TestClock.adjust(1_999)
+        expect(Option.isNone(yield* Fiber.poll(quick))).toBe(true)
+        yield* TestClock.adjust(1)
+        const cut = yield* finished(quick)
+        expect(Either.isLeft(cut.result) && cut.result.left._tag).toBe("Timeout")
+        expect(cut.latencyMs).toBe(2_000)
+        expect(Option.isNone(yield* Fiber.poll(slow))).toBe(true)
+        yield* TestClock.adjust(5_000)
+        for (const fiber of [slow, same]) {
+          const late = yield* finished(fiber)
+          expect(Either.isLeft(late.result) && late.result.left._tag).toBe("Timeout")
+          expect(late.latencyMs).toBe(8_000)
+        }
+        // Every call ended: the aborted requests are gone, and nothing is left sleeping on the clock.
+        expect(yield* Ref.get(client.inFlight)).toBe(0)
+        expect(yield* TestClock.sleeps()).toHaveLength(0)
+      })
+  )
 
-  it.effect("is interruptible while a request is in flight", () =>
+  itClock.effect("is interruptible while a request is in flight", () =>
     Effect.gen(function*() {
       const { client, fiber } = yield* start([{ hang: true }], { retries: 3, retryBaseDelayMs: 1000, timeoutMs: 240_000 })
       expect(yield* Ref.get(client.inFlight)).toBe(1)

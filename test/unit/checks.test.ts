@@ -14,6 +14,8 @@ import { loadSettings } from "../../src/settings/load.js"
 import type { RawSettings, SettingsValue } from "../../src/settings/values.js"
 import { failureOf } from "../support/failureOf.js"
 import { startFakeOpenRouter } from "../support/fakeOpenRouter.js"
+import { itClock } from "../support/itClock.js"
+import { itLive } from "../support/itLive.js"
 import { makeScriptedClient } from "../support/scriptedClient.js"
 import { makeTempDirs } from "../support/tempDirs.js"
 import { runToEnd } from "../support/testClock.js"
@@ -50,30 +52,33 @@ const configFile = (content: unknown): string => {
 }
 
 describe("the API key is checked when the settings are read (trimmed first)", () => {
-  it.effect("a character no HTTP header can carry is refused with its position and code point, never the key", () =>
-    Effect.gen(function*() {
-      const placeholder = yield* refusal({}, { OPENROUTER_API_KEY: "sk-or-v1-…" })
-      expect(placeholder).toBe(
-        "OPENROUTER_API_KEY has a character that cannot go in an HTTP header at position 10 (U+2026); it is not a key as " +
-          "issued (`sk-or-v1-…` in examples is a placeholder): copy it again from https://openrouter.ai/keys"
-      )
-      const cases = [
-        { key: `${KEY.slice(0, 12)}\u0007${KEY.slice(12)}`, where: "position 13 (U+0007)" },
-        { key: `${KEY.slice(0, 5)}é${KEY.slice(5)}`, where: "position 6 (U+00E9)" },
-        { key: `${KEY.slice(0, 20)} ${KEY.slice(20)}`, where: "position 21 (U+0020)" },
-        { key: `${KEY}\r\nX-Injected: 1`, where: `position ${KEY.length + 1} (U+000D)` }
-      ]
-      for (const { key, where } of cases) {
-        const message = yield* refusal({}, { OPENROUTER_API_KEY: key })
-        expect(message).toContain(where)
-        expect(message).not.toContain(KEY.slice(9, 20))
-      }
-      // Whitespace around the key (a trailing newline from a file or an env file) is trimmed, not refused.
-      const { settings } = yield* load({}, { OPENROUTER_API_KEY: `  ${KEY}\n` })
-      expect(Option.map(settings.apiKey, Redacted.value)).toEqual(Option.some(KEY))
-    }))
+  itLive.effect(
+    "a character no HTTP header can carry is refused with its position and code point, never the key",
+    () =>
+      Effect.gen(function*() {
+        const placeholder = yield* refusal({}, { OPENROUTER_API_KEY: "sk-or-v1-…" })
+        expect(placeholder).toBe(
+          "OPENROUTER_API_KEY has a character that cannot go in an HTTP header at position 10 (U+2026); it is not a key as " +
+            "issued (`sk-or-v1-…` in examples is a placeholder): copy it again from https://openrouter.ai/keys"
+        )
+        const cases = [
+          { key: `${KEY.slice(0, 12)}\u0007${KEY.slice(12)}`, where: "position 13 (U+0007)" },
+          { key: `${KEY.slice(0, 5)}é${KEY.slice(5)}`, where: "position 6 (U+00E9)" },
+          { key: `${KEY.slice(0, 20)} ${KEY.slice(20)}`, where: "position 21 (U+0020)" },
+          { key: `${KEY}\r\nX-Injected: 1`, where: `position ${KEY.length + 1} (U+000D)` }
+        ]
+        for (const { key, where } of cases) {
+          const message = yield* refusal({}, { OPENROUTER_API_KEY: key })
+          expect(message).toContain(where)
+          expect(message).not.toContain(KEY.slice(9, 20))
+        }
+        // Whitespace around the key (a trailing newline from a file or an env file) is trimmed, not refused.
+        const { settings } = yield* load({}, { OPENROUTER_API_KEY: `  ${KEY}\n` })
+        expect(Option.map(settings.apiKey, Redacted.value)).toEqual(Option.some(KEY))
+      })
+  )
 
-  it.effect("the X-Title header's value (--app-title) is checked the same way", () =>
+  itLive.effect("the X-Title header's value (--app-title) is checked the same way", () =>
     Effect.gen(function*() {
       const message = yield* refusal({ appTitle: "Résumé bot" })
       expect(message).toBe("--app-title: has a character that cannot go in an HTTP header at position 2 (U+00E9)")
@@ -83,7 +88,7 @@ describe("the API key is checked when the settings are read (trimmed first)", ()
 })
 
 describe("a model id that is the API key is refused without printing it", () => {
-  it.effect("as the synthesizer, a candidate, a judge, a fallback, a preset's model or a model object", () =>
+  itLive.effect("as the synthesizer, a candidate, a judge, a fallback, a preset's model or a model object", () =>
     Effect.gen(function*() {
       const env = yield* refusal({}, { PARALLEL_LLM_SYNTHESIZER: KEY })
       expect(env).toBe(
@@ -108,7 +113,7 @@ describe("a model id that is the API key is refused without printing it", () => 
 })
 
 describe("every list of models: no model named twice, judges and fallbacks within --max-models", () => {
-  it.effect("a model named twice is refused, naming where", () =>
+  itLive.effect("a model named twice is refused, naming where", () =>
     Effect.gen(function*() {
       expect(yield* refusal({ models: "a/one,b/two,a/one" })).toBe(
         "--model: a/one is named twice; name each model once (every mention would be asked, and paid for)"
@@ -119,7 +124,7 @@ describe("every list of models: no model named twice, judges and fallbacks withi
       expect(yield* refusal({}, {}, file)).toContain(`presets.team.judge (in ${file}): j/a is named twice`)
     }))
 
-  it.effect("judges and fallbacks beyond --max-models are refused, as candidates are", () =>
+  itLive.effect("judges and fallbacks beyond --max-models are refused, as candidates are", () =>
     Effect.gen(function*() {
       const judges = Array.from({ length: 17 }, (_, i) => `j/m${i}`).join(",")
       expect(yield* refusal({ judge: judges })).toBe("--judge: 17 judges, more than the 16 allowed in one run (--max-models)")
@@ -151,7 +156,7 @@ const check = (
 const request = { prompt: "hello", models: ["test/alpha", "test/beta"], synthesizers: ["test/synth"] }
 
 describe("checkRunRequest: what a run's own values contradict", () => {
-  it.effect("a quorum above the number of models, naming both", () =>
+  itLive.effect("a quorum above the number of models, naming both", () =>
     Effect.gen(function*() {
       const refused = yield* check({ ...request, quorum: 99 })
       expect(Option.map(refused, (e) => e.message)).toEqual(Option.some(
@@ -160,7 +165,7 @@ describe("checkRunRequest: what a run's own values contradict", () => {
       expect(yield* check({ ...request, quorum: 2 })).toEqual(Option.none())
     }))
 
-  it.effect("a synthesis reserve not shorter than the deadline, naming both", () =>
+  itLive.effect("a synthesis reserve not shorter than the deadline, naming both", () =>
     Effect.gen(function*() {
       const refused = yield* check({ ...request, deadlineMs: 30_000 }, { synthesisReserveMs: Option.some(30_000) })
       expect(Option.map(refused, (e) => e.message)).toEqual(Option.some(
@@ -169,21 +174,24 @@ describe("checkRunRequest: what a run's own values contradict", () => {
       expect(yield* check({ ...request, deadlineMs: 30_001 }, { synthesisReserveMs: Option.some(30_000) })).toEqual(Option.none())
     }))
 
-  it.effect("a call's own list: a model named twice, or the key, is refused; `self` samples one model on purpose", () =>
-    Effect.gen(function*() {
-      const twice = yield* check({ ...request, models: ["test/alpha", "test/alpha"] })
-      expect(Option.map(twice, (e) => e.message)).toEqual(Option.some(
-        "models: test/alpha is named twice; name each model once (every mention would be asked, and paid for)"
-      ))
-      expect(yield* check({ ...request, models: ["test/alpha", "test/alpha"], sampled: true })).toEqual(Option.none())
-      const key = "sk-or-v1-a-key-of-more-than-sixteen-characters"
-      const inModels = yield* check({ ...request, models: ["test/alpha", key] }, { apiKey: Option.some(Redacted.make(key)) })
-      expect(Option.map(inModels, (e) => e.message)).toEqual(Option.some(
-        "models: model 2 is the API key (OPENROUTER_API_KEY), not a model id; it is not printed or stored: name a model such as openai/gpt-5 instead"
-      ))
-      const asSynth = yield* check({ ...request, synthesizers: [key] }, { apiKey: Option.some(Redacted.make(key)) })
-      expect(Option.map(asSynth, (e) => e.message.startsWith("synthesizer: the model id is the API key"))).toEqual(Option.some(true))
-    }))
+  itLive.effect(
+    "a call's own list: a model named twice, or the key, is refused; `self` samples one model on purpose",
+    () =>
+      Effect.gen(function*() {
+        const twice = yield* check({ ...request, models: ["test/alpha", "test/alpha"] })
+        expect(Option.map(twice, (e) => e.message)).toEqual(Option.some(
+          "models: test/alpha is named twice; name each model once (every mention would be asked, and paid for)"
+        ))
+        expect(yield* check({ ...request, models: ["test/alpha", "test/alpha"], sampled: true })).toEqual(Option.none())
+        const key = "sk-or-v1-a-key-of-more-than-sixteen-characters"
+        const inModels = yield* check({ ...request, models: ["test/alpha", key] }, { apiKey: Option.some(Redacted.make(key)) })
+        expect(Option.map(inModels, (e) => e.message)).toEqual(Option.some(
+          "models: model 2 is the API key (OPENROUTER_API_KEY), not a model id; it is not printed or stored: name a model such as openai/gpt-5 instead"
+        ))
+        const asSynth = yield* check({ ...request, synthesizers: [key] }, { apiKey: Option.some(Redacted.make(key)) })
+        expect(Option.map(asSynth, (e) => e.message.startsWith("synthesizer: the model id is the API key"))).toEqual(Option.some(true))
+      })
+  )
 })
 
 describe("prices: negative or not a number counts as unpriced", () => {
@@ -197,34 +205,42 @@ describe("prices: negative or not a number counts as unpriced", () => {
     expect(isVariable("abc")).toBe(false)
   })
 
-  it.effect("--max-cost with a variable-price model (/models lists \"-1\") refuses to bound the run; no call is made", () =>
-    Effect.gen(function*() {
-      const spec = (id: string, price: string) => ({ id, context_length: 10_000, pricing: { prompt: price, completion: price } })
-      const fake = yield* Effect.acquireRelease(
-        Effect.promise(() =>
-          startFakeOpenRouter({
-            default: { kind: "ok", content: "fine" },
-            models: [spec("test/alpha", "0.000001"), spec("test/synth", "0.000001"), spec("openrouter/auto", "-1"), spec("test/odd", "n/a")]
-          })
-        ),
-        (f) => Effect.promise(() => f.close())
-      )
-      const settings = makeTestSettings({
-        baseUrl: fake.url,
-        outputDir: tempDir(),
-        models: ["test/alpha", "openrouter/auto"],
-        maxCost: Option.some(0.000001),
-        maxTokens: Option.some(100)
-      })
-      const layer = providerLayer(settings)
-      const variable = yield* failureOf(runToEnd(runPipeline({ prompt: "hello" })).pipe(Effect.provide(layer)))
-      expect(variable).toBeInstanceOf(RunRefused)
-      expect(variable.message).toBe("--max-cost: no price known for openrouter/auto, so the cost cannot be bounded")
-      // A price that is not a number no longer makes the whole model list unreadable: that model is unpriced.
-      const odd = yield* failureOf(
-        runToEnd(runPipeline({ prompt: "hello" }).pipe(withCallSettings({ models: ["test/odd"] }))).pipe(Effect.provide(layer))
-      )
-      expect(odd.message).toBe("--max-cost: no price known for test/odd, so the cost cannot be bounded")
-      expect(fake.chatRequests()).toHaveLength(0)
-    }).pipe(Effect.scoped))
+  itClock.effect(
+    "--max-cost with a variable-price model (/models lists \"-1\") refuses to bound the run; no call is made",
+    () =>
+      Effect.gen(function*() {
+        const spec = (id: string, price: string) => ({ id, context_length: 10_000, pricing: { prompt: price, completion: price } })
+        const fake = yield* Effect.acquireRelease(
+          Effect.promise(() =>
+            startFakeOpenRouter({
+              default: { kind: "ok", content: "fine" },
+              models: [
+                spec("test/alpha", "0.000001"),
+                spec("test/synth", "0.000001"),
+                spec("openrouter/auto", "-1"),
+                spec("test/odd", "n/a")
+              ]
+            })
+          ),
+          (f) => Effect.promise(() => f.close())
+        )
+        const settings = makeTestSettings({
+          baseUrl: fake.url,
+          outputDir: tempDir(),
+          models: ["test/alpha", "openrouter/auto"],
+          maxCost: Option.some(0.000001),
+          maxTokens: Option.some(100)
+        })
+        const layer = providerLayer(settings)
+        const variable = yield* failureOf(runToEnd(runPipeline({ prompt: "hello" })).pipe(Effect.provide(layer)))
+        expect(variable).toBeInstanceOf(RunRefused)
+        expect(variable.message).toBe("--max-cost: no price known for openrouter/auto, so the cost cannot be bounded")
+        // A price that is not a number no longer makes the whole model list unreadable: that model is unpriced.
+        const odd = yield* failureOf(
+          runToEnd(runPipeline({ prompt: "hello" }).pipe(withCallSettings({ models: ["test/odd"] }))).pipe(Effect.provide(layer))
+        )
+        expect(odd.message).toBe("--max-cost: no price known for test/odd, so the cost cannot be bounded")
+        expect(fake.chatRequests()).toHaveLength(0)
+      }).pipe(Effect.scoped)
+  )
 })

@@ -10,6 +10,8 @@ import { cliAgentsIn } from "../../src/services/providers/cliAgent/provider.js"
 import { Settings } from "../../src/services/settings.js"
 import { loadSettings } from "../../src/settings/load.js"
 import { isAlive, makeFakeCliDir } from "../support/fakeCliAgent.js"
+import { itClock } from "../support/itClock.js"
+import { itLive } from "../support/itLive.js"
 import { makeTempDirs } from "../support/tempDirs.js"
 import { pastFirstSleep } from "../support/testClock.js"
 import { makeTestSettings } from "../support/testSettings.js"
@@ -73,7 +75,7 @@ describe("CLI agents: a check of the ones a run names", () => {
 })
 
 describe("CLI agents: their own concurrency cap", () => {
-  it.effect("with cliAgentConcurrency 1 a second call starts only when the first has ended", () =>
+  itClock.effect("with cliAgentConcurrency 1 a second call starts only when the first has ended", () =>
     Effect.gen(function*() {
       const clis = makeFakeCliDir(tempDir())
       clis.plan("claude", { lines: [], hang: true })
@@ -111,7 +113,7 @@ describe("CLI agents: settings", () => {
   const load = (env: Record<string, string>) =>
     loadSettings({ flags: {}, env: { XDG_CONFIG_HOME: noConfig, APPDATA: noConfig, ...env } }).pipe(Effect.provide(NodeFileSystem.layer))
 
-  it.effect("a panel of CLI agents only needs no OpenRouter key; one HTTP model among them does", () =>
+  itLive.effect("a panel of CLI agents only needs no OpenRouter key; one HTTP model among them does", () =>
     Effect.gen(function*() {
       const agentsOnly = yield* load({
         PARALLEL_LLM_MODELS: "claude-code/sonnet,codex,gemini-cli",

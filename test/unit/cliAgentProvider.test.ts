@@ -7,6 +7,7 @@ import { foldAnswer, streamedText } from "../../src/programs/answerFold.js"
 import { cliAgentsIn } from "../../src/services/providers/cliAgent/provider.js"
 import { Settings } from "../../src/services/settings.js"
 import { isAlive, makeFakeCliDir } from "../support/fakeCliAgent.js"
+import { itClock } from "../support/itClock.js"
 import { makeTempDirs } from "../support/tempDirs.js"
 import { pastFirstSleep } from "../support/testClock.js"
 import { makeTestSettings } from "../support/testSettings.js"
@@ -120,7 +121,7 @@ describe("CLI agents: what runs and what it says", () => {
 })
 
 describe("CLI agents: failures", () => {
-  it.effect("not logged in fails at once, in one line saying what to run; a rate limit is transient", () =>
+  itClock.effect("not logged in fails at once, in one line saying what to run; a rate limit is transient", () =>
     Effect.gen(function*() {
       clis.plan("claude", { lines: [{ ...claudeResult, is_error: true, result: "Not logged in · Please run /login" }], exit: 1 })
       const login = yield* Effect.either(ask("claude-code/sonnet"))
@@ -161,7 +162,7 @@ describe("CLI agents: failures", () => {
       ])
     }))
 
-  it.effect("interrupting a call kills the CLI's process and keeps what it streamed", () =>
+  itClock.effect("interrupting a call kills the CLI's process and keeps what it streamed", () =>
     Effect.gen(function*() {
       // The fake ignores SIGTERM: the provider must still end it (SIGKILL after its grace, passed on the TestClock).
       clis.plan("claude", { lines: [delta("half an ans")], hang: true })

@@ -1,9 +1,10 @@
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import { describe, expect, it } from "@effect/vitest"
+import { describe, expect } from "@effect/vitest"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { loadSettings } from "../../src/settings/load.js"
+import { itLive } from "../support/itLive.js"
 import { makeTempDirs } from "../support/tempDirs.js"
 
 // A config file's error names the line to look at: where the text stops being JSON, or the key at fault.
@@ -23,7 +24,7 @@ const errorFor = (content: string) => {
 }
 
 describe("config file errors name the line", () => {
-  it.effect("syntax errors, where Node's parser names a position and where it names none", () =>
+  itLive.effect("syntax errors, where Node's parser names a position and where it names none", () =>
     Effect.gen(function*() {
       const cases: ReadonlyArray<readonly [string, string]> = [
         [`{\n  "timeout": 30,\n  "models": ["a/one",],\n}\n`, "FILE: not valid JSON at line 3,"], // trailing comma: no position from Node
@@ -37,7 +38,7 @@ describe("config file errors name the line", () => {
       }
     }))
 
-  it.effect("a wrong value or an unknown key: the line of that key, in a preset too", () =>
+  itLive.effect("a wrong value or an unknown key: the line of that key, in a preset too", () =>
     Effect.gen(function*() {
       expect(yield* errorFor(`{\n  "models": ["a/one"],\n  "retries": "many"\n}\n`)).toMatch(/^FILE, line 3: retries:/)
       expect(

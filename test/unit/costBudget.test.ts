@@ -10,6 +10,8 @@ import { REFINE_INSTRUCTIONS } from "../../src/programs/strategies/refine.js"
 import { Settings } from "../../src/services/settings.js"
 import type { SettingsValue } from "../../src/settings/values.js"
 import { startFakeOpenRouter } from "../support/fakeOpenRouter.js"
+import { itClock } from "../support/itClock.js"
+import { itLive } from "../support/itLive.js"
 import { makeScriptedClient } from "../support/scriptedClient.js"
 import { makeTempDirs } from "../support/tempDirs.js"
 import { runToEnd } from "../support/testClock.js"
@@ -80,7 +82,7 @@ describe("the cost budget (--max-cost)", () => {
     expect(estimate).toEqual({ unknownPrices: ["nope/x", "nope/y"] })
   })
 
-  it.effect("refuses before any call a run over the budget, and says by how much", () =>
+  itLive.effect("refuses before any call a run over the budget, and says by how much", () =>
     Effect.gen(function*() {
       const { exit, requests, store } = yield* run({ maxCost: Option.some(0.001), maxTokens: Option.some(500) })
       expect(exit._tag).toBe("Left")
@@ -90,13 +92,13 @@ describe("the cost budget (--max-cost)", () => {
       expect(store.manifests).toEqual([])
     }))
 
-  it.effect("without --max-tokens the worst case fills each context, and the message says so", () =>
+  itLive.effect("without --max-tokens the worst case fills each context, and the message says so", () =>
     Effect.gen(function*() {
       const { exit } = yield* run({ maxCost: Option.some(0.05) })
       expect(exit._tag === "Left" && exit.left.message).toMatch(/set it to bound the cost/)
     }))
 
-  it.effect("lets a run within the budget go ahead", () =>
+  itLive.effect("lets a run within the budget go ahead", () =>
     Effect.gen(function*() {
       const { exit, requests } = yield* run({ maxCost: Option.some(1), maxTokens: Option.some(500) })
       expect(exit._tag).toBe("Right")
@@ -108,41 +110,44 @@ describe("the checks before a run (--max-cost, --check-models) over the real cli
   const spec = (id: string) => ({ id, context_length: 10_000, pricing: { prompt: "0.000001", completion: "0.000002" } })
   const models = ["test/alpha", "test/beta", "test/gamma", "test/synth"]
 
-  it.effect("ask the provider for its model list once for many runs, and again before a refusal when it is over a minute old", () =>
-    Effect.gen(function*() {
-      const fake = yield* Effect.acquireRelease(
-        Effect.promise(() => startFakeOpenRouter({ default: { kind: "ok", content: "fine" }, models: models.map(spec) })),
-        (f) => Effect.promise(() => f.close())
-      )
-      const settings = makeTestSettings({
-        baseUrl: fake.url,
-        outputDir: tempDir(),
-        maxCost: Option.some(1),
-        maxTokens: Option.some(100),
-        checkModels: true
-      })
-      const layer = providerLayer(settings)
-      const listings = () => fake.requests.filter((r) => r.path.endsWith("/models")).length
-      yield* Effect.gen(function*() {
-        for (let i = 0; i < 3; i++) expect((yield* runToEnd(runPipeline({ prompt: `run ${i}` }))).manifest.status).toBe("ok")
-        expect(listings()).toBe(1)
-        // A model the provider lists since: the kept list is less than a minute old, so it decides.
-        fake.setModels([...models, "test/new"].map(spec))
-        // Either, not flip: an unexpected success must fail as an assertion, not as an effect failing with a run.
-        const early = yield* Effect.either(runToEnd(runPipeline({ prompt: "new" }).pipe(withCallSettings({ models: ["test/new"] }))))
-        expect(Either.isLeft(early) && early.left.message).toMatch(/unknown model at .*: test\/new/)
-        expect(listings()).toBe(1)
-        // Over a minute later the refusal is checked against a fresh list first, which is kept.
-        yield* TestClock.adjust("2 minutes")
-        expect((yield* runToEnd(runPipeline({ prompt: "new" }).pipe(withCallSettings({ models: ["test/new"] })))).manifest.status).toBe(
-          "ok"
+  itClock.effect(
+    "ask the provider for its model list once for many runs, and again before a refusal when it is over a minute old",
+    () =>
+      Effect.gen(function*() {
+        const fake = yield* Effect.acquireRelease(
+          Effect.promise(() => startFakeOpenRouter({ default: { kind: "ok", content: "fine" }, models: models.map(spec) })),
+          (f) => Effect.promise(() => f.close())
         )
-        expect(listings()).toBe(2)
-        const chats = fake.chatRequests().length
-        const refused = yield* Effect.either(runToEnd(runPipeline({ prompt: "typo" }).pipe(withCallSettings({ models: ["test/alpah"] }))))
-        expect(Either.isLeft(refused) && refused.left.message).toMatch(/unknown model at .*: test\/alpah/)
-        expect(fake.chatRequests().length).toBe(chats)
-        expect(listings()).toBe(2)
-      }).pipe(Effect.provide(layer))
-    }).pipe(Effect.scoped))
+        const settings = makeTestSettings({
+          baseUrl: fake.url,
+          outputDir: tempDir(),
+          maxCost: Option.some(1),
+          maxTokens: Option.some(100),
+          checkModels: true
+        })
+        const layer = providerLayer(settings)
+        const listings = () => fake.requests.filter((r) => r.path.endsWith("/models")).length
+        yield* Effect.gen(function*() {
+          for (let i = 0; i < 3; i++) expect((yield* runToEnd(runPipeline({ prompt: `run ${i}` }))).manifest.status).toBe("ok")
+          expect(listings()).toBe(1)
+          // A model the provider lists since: the kept list is less than a minute old, so it decides.
+          fake.setModels([...models, "test/new"].map(spec))
+          // Either, not flip: an unexpected success must fail as an assertion, not as an effect failing with a run.
+          const early = yield* Effect.either(runToEnd(runPipeline({ prompt: "new" }).pipe(withCallSettings({ models: ["test/new"] }))))
+          expect(Either.isLeft(early) && early.left.message).toMatch(/unknown model at .*: test\/new/)
+          expect(listings()).toBe(1)
+          // Over a minute later the refusal is checked against a fresh list first, which is kept.
+          yield* TestClock.adjust("2 minutes")
+          expect((yield* runToEnd(runPipeline({ prompt: "new" }).pipe(withCallSettings({ models: ["test/new"] })))).manifest.status).toBe(
+            "ok"
+          )
+          expect(listings()).toBe(2)
+          const chats = fake.chatRequests().length
+          const refused = yield* Effect.either(runToEnd(runPipeline({ prompt: "typo" }).pipe(withCallSettings({ models: ["test/alpah"] }))))
+          expect(Either.isLeft(refused) && refused.left.message).toMatch(/unknown model at .*: test\/alpah/)
+          expect(fake.chatRequests().length).toBe(chats)
+          expect(listings()).toBe(2)
+        }).pipe(Effect.provide(layer))
+      }).pipe(Effect.scoped)
+  )
 })

@@ -7,6 +7,7 @@ import { plotPoints, renderPlot } from "../../src/programs/eval/plot.js"
 import type { EvalReport, StrategyRow } from "../../src/programs/eval/report.js"
 import { accuracyOf } from "../../src/programs/eval/stats.js"
 import { runCliInProcess } from "../support/inProcessCli.js"
+import { itLive } from "../support/itLive.js"
 import { pointsOf, textsOf } from "../support/svgMarks.js"
 import { makeTempDirs } from "../support/tempDirs.js"
 
@@ -53,7 +54,7 @@ describe("eval --plot", () => {
     expect(points[3]).toMatchObject({ accuracy: 0.75, low: accuracyOf(15, 20).interval[0], high: accuracyOf(15, 20).interval[1] })
   })
 
-  it.effect("draws them as an SVG with axes, labels and intervals, its texts escaped", () =>
+  itLive.effect("draws them as an SVG with axes, labels and intervals, its texts escaped", () =>
     Effect.gen(function*() {
       const svg = yield* renderPlot(report, "plot.svg")
       expect(svg.startsWith("<svg")).toBe(true)

@@ -11,6 +11,7 @@ import { RunStore } from "../../src/services/runStore.js"
 import { Settings } from "../../src/services/settings.js"
 import type { SettingsValue } from "../../src/settings/values.js"
 import type { Behavior } from "../support/fakeOpenRouter.js"
+import { itClock } from "../support/itClock.js"
 import { realHttpClientLayer } from "../support/realHttpClient.js"
 import { makeTempDirs } from "../support/tempDirs.js"
 import { pendingSleeps } from "../support/testClock.js"
@@ -71,7 +72,7 @@ const expectFailure = (
 }
 
 describe("fault injection against the loopback fake (streaming)", () => {
-  it.effect("429 with Retry-After: waits at least that long, then answers", () =>
+  itClock.effect("429 with Retry-After: waits at least that long, then answers", () =>
     Effect.gen(function*() {
       const fiber = yield* Effect.fork(runAgainstFake([
         { kind: "status", status: 429, retryAfter: 1 },
@@ -113,7 +114,7 @@ describe("fault injection against the loopback fake (streaming)", () => {
       }))
   }
 
-  it.effect("a hang: the per-model timeout ends it and the request is aborted", () =>
+  itClock.effect("a hang: the per-model timeout ends it and the request is aborted", () =>
     Effect.gen(function*() {
       const outputDir = tempDir()
       const fiber = yield* Effect.fork(runAgainstFake({ kind: "hang" }, { timeoutMs: 800, outputDir }))
@@ -229,6 +230,6 @@ const waitFor = async (condition: () => boolean, timeoutMs = 10_000) => {
   const deadline = Date.now() + timeoutMs
   while (!condition()) {
     if (Date.now() > deadline) throw new Error("condition not met in time")
-    await new Promise((resolve) => setTimeout(resolve, 20))
+    await new Promise((resolve) => setTimeout(resolve, 5))
   }
 }

@@ -13,6 +13,7 @@ import { runsCli } from "../../src/cli/runsCli.js"
 import { settingsFromFlags } from "../../src/cli/settingsOptions.js"
 import { DESCRIPTION, helpTree } from "../../src/cli/tree.js"
 import { runCliInProcess } from "../support/inProcessCli.js"
+import { itLive } from "../support/itLive.js"
 
 // `--help` is rendered from the declarations (help.ts); these check it at an 80-column width, and run whole
 // command lines in-process (runCli) for what a user sees on stdout and stderr and the exit code.
@@ -143,7 +144,7 @@ describe("the command line against the declarations", () => {
     expect(problem("config", "--timeout")).toBe("config: --timeout needs a value (see parallel-llm config --help)")
   })
 
-  it.effect("@effect/cli's own parser refuses a flag the command does not declare", () =>
+  itLive.effect("@effect/cli's own parser refuses a flag the command does not declare", () =>
     Effect.gen(function*() {
       const error = yield* Command.run(runsCli.command, { name: "t", version: "0" })(["node", "t", "--temperature", "1"]).pipe(
         Effect.flip
@@ -151,7 +152,7 @@ describe("the command line against the declarations", () => {
       expect(ValidationError.isValidationError(error)).toBe(true)
     }).pipe(Effect.provide(NodeContext.layer)))
 
-  it.effect("the environment still sets what a command takes no flag for", () =>
+  itLive.effect("the environment still sets what a command takes no flag for", () =>
     Effect.gen(function*() {
       process.env.PARALLEL_LLM_TEMPERATURE = "1.5"
       const { settings } = yield* settingsFromFlags({ timeout: Option.some("9"), config: Option.none() }, { requireApiKey: false }).pipe(

@@ -1,4 +1,5 @@
 import { execFileSync } from "node:child_process"
+import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import { runCliInProcess } from "../support/inProcessCli.js"
@@ -27,7 +28,7 @@ describe("input files that are not regular files", () => {
     expect(input.stderr).toContain(`cannot read ${fifo}: not a regular file`)
 
     const prompts = path.join(dir, "ok.jsonl")
-    execFileSync("sh", ["-c", `printf '{"prompt":"hi"}\\n' > ${prompts}`])
+    fs.writeFileSync(prompts, `{"prompt":"hi"}\n`)
     const results = path.join(dir, "results.jsonl")
     execFileSync("mkfifo", [results])
     const output = await runCliInProcess(["batch", prompts, "--out", results], { env: envFor(dir), timeoutMs: 20_000 })
@@ -59,7 +60,7 @@ describe("input files that are not regular files", () => {
     expect(fromDevice.stderr).toContain("cannot read the dataset /dev/zero: not a regular file")
 
     const dataset = path.join(dir, "q.jsonl")
-    execFileSync("sh", ["-c", `printf '{"id":"a","question":"2+2?","answer":"4"}\\n' > ${dataset}`])
+    fs.writeFileSync(dataset, `{"id":"a","question":"2+2?","answer":"4"}\n`)
     const results = path.join(dir, "q.eval.jsonl")
     execFileSync("mkfifo", [results])
     const toFifo = await runCliInProcess(["eval", dataset, "-m", "a/one", "-s", "a/s"], { env: envFor(dir), timeoutMs: 20_000 })

@@ -29,9 +29,10 @@ synthHeld.open()
 
 const provider = withFakeProvider({
   script: {
-    "mcp/alpha": { kind: "ok", content: "alpha says 4", delayMs: 50 },
-    "mcp/beta": { kind: "ok", content: "beta says 4", delayMs: 100 },
-    "mcp/gamma": { kind: "ok", content: "gamma says 4", delayMs: 150 },
+    // Each in a moment of its own, in model order (10 ms apart: a run of the three waits 30 ms, not 150).
+    "mcp/alpha": { kind: "ok", content: "alpha says 4", delayMs: 10 },
+    "mcp/beta": { kind: "ok", content: "beta says 4", delayMs: 20 },
+    "mcp/gamma": { kind: "ok", content: "gamma says 4", delayMs: 30 },
     // Held by the progress test until its client has the progress sent as the synthesis starts: sent with the result,
     // it could arrive in the same read (the SDK client drops a progress notification it handles after the response).
     "mcp/synth": { kind: "ok", content: SYNTH_ANSWER, until: synthHeld.until },

@@ -10,6 +10,7 @@ import { Settings } from "../../src/services/settings.js"
 import { type DegradedSettings, loadDegraded, StartupProblems } from "../../src/settings/degraded.js"
 import type { RawSettings } from "../../src/settings/values.js"
 import { connectInProcess, connectMcpInProcess, serverServices } from "../support/inProcessMcp.js"
+import { itLive } from "../support/itLive.js"
 import { serverEnv } from "../support/mcpHarness.js"
 import { makeScriptedClient } from "../support/scriptedClient.js"
 import { makeTempDirs } from "../support/tempDirs.js"
@@ -52,94 +53,106 @@ const withServer = <A>(
   }).pipe(Effect.scoped)
 
 describe("serve without what it needs (in process, SDK client)", () => {
-  it.effect("no key: tools/list answers, process_prompt names OPENROUTER_API_KEY and sends nothing, list_runs works", () =>
-    Effect.gen(function*() {
-      const outputDir = tempDir()
-      const degraded = yield* load({ PARALLEL_LLM_OUTPUT_DIR: outputDir })
-      expect(degraded.problems.map((p) => p.blocks)).toEqual(["key"])
-      yield* withServer(degraded, (client, requests) =>
-        Effect.gen(function*() {
-          const { tools } = yield* Effect.promise(() => client.listTools())
-          expect(tools.length).toBe(8)
-          for (
-            const [name, args] of [["process_prompt", { prompt: "hi" }], ["continue_run", { runId: "x", prompt: "hi" }], ["resynthesize", {
-              runId: "x"
-            }]] as const
-          ) {
-            const refused = yield* call(client, name, args)
-            expect(refused.isError, name).toBe(true)
-            expect(refused.content).toHaveLength(1)
-            expect(textOf(refused)).toMatch(new RegExp(`^${name} cannot run: OPENROUTER_API_KEY is not set\\.`))
-            expect(textOf(refused)).toContain("restart the server")
-            expect(textOf(refused)).not.toContain("\n")
-          }
-          expect(yield* requests()).toBe(0)
-          const runs = yield* call(client, "list_runs")
-          expect(runs.isError).toBeFalsy()
-          expect(textOf(runs)).toContain(outputDir)
-          expect((yield* call(client, "list_models")).isError).toBeFalsy()
-          const config = yield* call(client, "get_config")
-          expect(config.isError).toBe(true)
-          expect(textOf(config)).toMatch(/^The server cannot work until this is fixed: OPENROUTER_API_KEY is not set/)
-          // What it can still show: the settings it read.
-          expect(textOf(config, 1)).toContain(outputDir)
-        }))
-    }))
+  itLive.effect(
+    "no key: tools/list answers, process_prompt names OPENROUTER_API_KEY and sends nothing, list_runs works",
+    () =>
+      Effect.gen(function*() {
+        const outputDir = tempDir()
+        const degraded = yield* load({ PARALLEL_LLM_OUTPUT_DIR: outputDir })
+        expect(degraded.problems.map((p) => p.blocks)).toEqual(["key"])
+        yield* withServer(degraded, (client, requests) =>
+          Effect.gen(function*() {
+            const { tools } = yield* Effect.promise(() => client.listTools())
+            expect(tools.length).toBe(8)
+            for (
+              const [name, args] of [["process_prompt", { prompt: "hi" }], ["continue_run", { runId: "x", prompt: "hi" }], [
+                "resynthesize",
+                {
+                  runId: "x"
+                }
+              ]] as const
+            ) {
+              const refused = yield* call(client, name, args)
+              expect(refused.isError, name).toBe(true)
+              expect(refused.content).toHaveLength(1)
+              expect(textOf(refused)).toMatch(new RegExp(`^${name} cannot run: OPENROUTER_API_KEY is not set\\.`))
+              expect(textOf(refused)).toContain("restart the server")
+              expect(textOf(refused)).not.toContain("\n")
+            }
+            expect(yield* requests()).toBe(0)
+            const runs = yield* call(client, "list_runs")
+            expect(runs.isError).toBeFalsy()
+            expect(textOf(runs)).toContain(outputDir)
+            expect((yield* call(client, "list_models")).isError).toBeFalsy()
+            const config = yield* call(client, "get_config")
+            expect(config.isError).toBe(true)
+            expect(textOf(config)).toMatch(/^The server cannot work until this is fixed: OPENROUTER_API_KEY is not set/)
+            // What it can still show: the settings it read.
+            expect(textOf(config, 1)).toContain(outputDir)
+          }))
+      })
+  )
 
-  it.effect("a broken config file: every tool but get_config names the file and the line; get_config says it", () =>
-    Effect.gen(function*() {
-      const dir = tempDir()
-      const file = path.join(dir, "config.json")
-      fs.writeFileSync(file, `{\n  "models": ["a/one", "a/two"],\n  "retries": "many"\n}\n`)
-      const degraded = yield* load({ OPENROUTER_API_KEY: KEY, PARALLEL_LLM_CONFIG: file, PARALLEL_LLM_OUTPUT_DIR: dir })
-      expect(degraded.problems.map((p) => p.blocks)).toEqual(["settings"])
-      yield* withServer(degraded, (client, requests) =>
-        Effect.gen(function*() {
-          for (const name of ["process_prompt", "list_runs", "list_models", "get_run"]) {
-            const refused = yield* call(
-              client,
-              name,
-              name === "get_run" ? { runId: "x" } : name === "process_prompt" ? { prompt: "hi" } : {}
+  itLive.effect(
+    "a broken config file: every tool but get_config names the file and the line; get_config says it",
+    () =>
+      Effect.gen(function*() {
+        const dir = tempDir()
+        const file = path.join(dir, "config.json")
+        fs.writeFileSync(file, `{\n  "models": ["a/one", "a/two"],\n  "retries": "many"\n}\n`)
+        const degraded = yield* load({ OPENROUTER_API_KEY: KEY, PARALLEL_LLM_CONFIG: file, PARALLEL_LLM_OUTPUT_DIR: dir })
+        expect(degraded.problems.map((p) => p.blocks)).toEqual(["settings"])
+        yield* withServer(degraded, (client, requests) =>
+          Effect.gen(function*() {
+            for (const name of ["process_prompt", "list_runs", "list_models", "get_run"]) {
+              const refused = yield* call(
+                client,
+                name,
+                name === "get_run" ? { runId: "x" } : name === "process_prompt" ? { prompt: "hi" } : {}
+              )
+              expect(refused.isError, name).toBe(true)
+              expect(textOf(refused)).toBe(
+                `${name} cannot run: ${file}, line 3: retries: Expected number, actual "many"; fix it, then restart the server.`
+              )
+            }
+            expect(yield* requests()).toBe(0)
+            const config = yield* call(client, "get_config")
+            expect(config.isError).toBe(true)
+            expect(textOf(config)).toContain(`${file}, line 3`)
+          }))
+      })
+  )
+
+  itLive.effect(
+    "an output directory it cannot make: the tools that read or write runs name the setting; list_models works",
+    () =>
+      Effect.gen(function*() {
+        const blocker = path.join(tempDir(), "a-file")
+        fs.writeFileSync(blocker, "")
+        const degraded = yield* load({ OPENROUTER_API_KEY: KEY, PARALLEL_LLM_OUTPUT_DIR: path.join(blocker, "runs") })
+        expect(degraded.problems.map((p) => p.blocks)).toEqual(["outputDir"])
+        yield* withServer(degraded, (client) =>
+          Effect.gen(function*() {
+            const runs = yield* call(client, "list_runs")
+            expect(runs.isError).toBe(true)
+            expect(textOf(runs)).toBe(
+              `list_runs cannot run: the output directory ${path.join(blocker, "runs")} cannot be created ` +
+                "(a part of the path is a file, not a directory): set PARALLEL_LLM_OUTPUT_DIR to a directory this server may write, " +
+                "then restart the server."
             )
-            expect(refused.isError, name).toBe(true)
-            expect(textOf(refused)).toBe(
-              `${name} cannot run: ${file}, line 3: retries: Expected number, actual "many"; fix it, then restart the server.`
-            )
-          }
-          expect(yield* requests()).toBe(0)
-          const config = yield* call(client, "get_config")
-          expect(config.isError).toBe(true)
-          expect(textOf(config)).toContain(`${file}, line 3`)
-        }))
-    }))
+            expect((yield* call(client, "list_models")).isError).toBeFalsy()
+          }))
+      })
+  )
 
-  it.effect("an output directory it cannot make: the tools that read or write runs name the setting; list_models works", () =>
-    Effect.gen(function*() {
-      const blocker = path.join(tempDir(), "a-file")
-      fs.writeFileSync(blocker, "")
-      const degraded = yield* load({ OPENROUTER_API_KEY: KEY, PARALLEL_LLM_OUTPUT_DIR: path.join(blocker, "runs") })
-      expect(degraded.problems.map((p) => p.blocks)).toEqual(["outputDir"])
-      yield* withServer(degraded, (client) =>
-        Effect.gen(function*() {
-          const runs = yield* call(client, "list_runs")
-          expect(runs.isError).toBe(true)
-          expect(textOf(runs)).toBe(
-            `list_runs cannot run: the output directory ${path.join(blocker, "runs")} cannot be created ` +
-              "(a part of the path is a file, not a directory): set PARALLEL_LLM_OUTPUT_DIR to a directory this server may write, " +
-              "then restart the server."
-          )
-          expect((yield* call(client, "list_models")).isError).toBeFalsy()
-        }))
-    }))
-
-  it.effect("a bad command-line flag still fails at once, naming the flag", () =>
+  itLive.effect("a bad command-line flag still fails at once, naming the flag", () =>
     Effect.gen(function*() {
       const error = yield* load({}, { timeout: "soon" }).pipe(Effect.flip)
       expect(error).toBeInstanceOf(SettingsError)
       expect(error.message).toMatch(/^--timeout/)
     }))
 
-  it.effect("a bad environment variable degrades like a bad file, naming the variable", () =>
+  itLive.effect("a bad environment variable degrades like a bad file, naming the variable", () =>
     Effect.gen(function*() {
       const degraded = yield* load({ OPENROUTER_API_KEY: KEY, PARALLEL_LLM_RETRIES: "many" })
       expect(degraded.problems).toEqual([{

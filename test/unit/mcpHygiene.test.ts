@@ -1,10 +1,11 @@
-import { describe, expect, it } from "@effect/vitest"
+import { describe, expect } from "@effect/vitest"
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { connectInProcess, serverServices } from "../support/inProcessMcp.js"
+import { itLive } from "../support/itLive.js"
 import { makeScriptedClient } from "../support/scriptedClient.js"
 import { makeTempDirs } from "../support/tempDirs.js"
 import { layerTestLogging } from "../support/testLogging.js"
@@ -41,7 +42,7 @@ const stringsIn = (value: unknown): ReadonlyArray<string> =>
     : []
 
 describe("what an MCP client is given", () => {
-  it.effect("has no control or bidi characters: content, structuredContent, resources/read; the files keep them", () => {
+  itLive.effect("has no control or bidi characters: content, structuredContent, resources/read; the files keep them", () => {
     const outputDir = tempDir()
     return withServer(outputDir, (client) =>
       Effect.gen(function*() {

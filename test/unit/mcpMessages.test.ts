@@ -1,4 +1,4 @@
-import { describe, expect, it } from "@effect/vitest"
+import { describe, expect } from "@effect/vitest"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, type Schema } from "effect"
 import type { Manifest } from "../../src/domain/manifest.js"
@@ -8,6 +8,7 @@ import { decodeArguments } from "../../src/mcp/tools/arguments.js"
 import { GetRunInput } from "../../src/mcp/tools/getRun.js"
 import { ListRunsInput } from "../../src/mcp/tools/listRuns.js"
 import { ProcessPromptInput } from "../../src/mcp/tools/processPrompt.js"
+import { itLive } from "../support/itLive.js"
 
 // What a model reads when a call goes wrong or a run was stopped: one plain line naming the field and what
 // it may be; after a cancel or a crash, the way to what is on disk, never "failures" or other models.
@@ -22,7 +23,7 @@ const inputs: Readonly<Record<"list_runs" | "get_run" | "process_prompt", Schema
 const refusal = (tool: keyof typeof inputs, args: unknown) => Effect.flip(decodeArguments(tool, inputs[tool], args))
 
 describe("argument errors", () => {
-  it.effect("name the field, what it may be (from the advertised schema) and what it got, on one line", () =>
+  itLive.effect("name the field, what it may be (from the advertised schema) and what it got, on one line", () =>
     Effect.gen(function*() {
       const cases: ReadonlyArray<readonly [keyof typeof inputs, unknown, string]> = [
         ["list_runs", { limit: -1 }, "limit: must be a whole number from 1 to 200, got -1"],
@@ -72,7 +73,7 @@ const outputOf = (manifest: Manifest, final?: string) =>
 
 describe("next, after a cancel or a crash", () => {
   const call = (tool: string) => `${tool} with {"runId": "20260101-000000-000-abcdef12"}`
-  it.effect("names resynthesize for the answers on disk or get_run, never failures or other models", () =>
+  itLive.effect("names resynthesize for the answers on disk or get_run, never failures or other models", () =>
     Effect.gen(function*() {
       const outputs = [
         [yield* outputOf(manifestOf("cancelled", 0, 3)), call("get_run")],

@@ -18,6 +18,8 @@ import { RunStore } from "../../src/services/runStore.js"
 
 import type { RunEvent } from "../../src/programs/run/request.js"
 import { PROMPT_PREVIEW_CHARS } from "../../src/services/runReader.js"
+import { itClock } from "../support/itClock.js"
+import { itLive } from "../support/itLive.js"
 
 // The MCP server's parts without a process: schemas, resource URIs, the run store's reading side, progress.
 
@@ -55,7 +57,7 @@ describe("tool schemas", () => {
     }
   })
 
-  it.effect("decode good arguments, trimming model ids", () =>
+  itLive.effect("decode good arguments, trimming model ids", () =>
     Effect.gen(function*() {
       const input = yield* decodeArguments("process_prompt", ProcessPromptInput, {
         prompt: "hi",
@@ -66,7 +68,7 @@ describe("tool schemas", () => {
       expect(yield* decodeArguments("get_config", NoArguments, undefined)).toEqual({})
     }))
 
-  it.effect("name every bad field, once", () =>
+  itLive.effect("name every bad field, once", () =>
     Effect.gen(function*() {
       const error = yield* decodeArguments("process_prompt", ProcessPromptInput, {
         prompt: 1,
@@ -108,27 +110,30 @@ describe("run resource URIs", () => {
 })
 
 describe("RunStore writing side", () => {
-  it.effect("writes final.md and run.json together; when final.md cannot land, neither does run.json, and no temporary file stays", () => {
-    const dir = tempDir()
-    return Effect.gen(function*() {
-      const store = yield* RunStore
-      const good = yield* store.createRun()
-      expect(yield* store.writeFinal(good, "the answer", manifestFor(good.id, "ok"))).toBe("final.md")
-      expect(fs.readdirSync(good.dir).sort()).toEqual(["final.md", "responses", "run.json"])
-      expect(fs.readFileSync(path.join(good.dir, "final.md"), "utf8")).toBe("the answer")
-      expect(JSON.parse(fs.readFileSync(path.join(good.dir, "run.json"), "utf8"))).toMatchObject({ id: good.id, status: "ok" })
+  itLive.effect(
+    "writes final.md and run.json together; when final.md cannot land, neither does run.json, and no temporary file stays",
+    () => {
+      const dir = tempDir()
+      return Effect.gen(function*() {
+        const store = yield* RunStore
+        const good = yield* store.createRun()
+        expect(yield* store.writeFinal(good, "the answer", manifestFor(good.id, "ok"))).toBe("final.md")
+        expect(fs.readdirSync(good.dir).sort()).toEqual(["final.md", "responses", "run.json"])
+        expect(fs.readFileSync(path.join(good.dir, "final.md"), "utf8")).toBe("the answer")
+        expect(JSON.parse(fs.readFileSync(path.join(good.dir, "run.json"), "utf8"))).toMatchObject({ id: good.id, status: "ok" })
 
-      const bad = yield* store.createRun()
-      // A directory where final.md goes: its rename fails, so the manifest that names it must not land either.
-      fs.mkdirSync(path.join(bad.dir, "final.md"))
-      const error = yield* store.writeFinal(bad, "the answer", manifestFor(bad.id, "ok")).pipe(Effect.flip)
-      expect(error._tag).toBe("StoreError")
-      expect(error.message).toContain(path.join(bad.dir, "final.md"))
-      expect(fs.readdirSync(bad.dir).sort()).toEqual(["final.md", "owner.json", "responses"])
-    }).pipe(Effect.provide(storeFor(dir)))
-  })
+        const bad = yield* store.createRun()
+        // A directory where final.md goes: its rename fails, so the manifest that names it must not land either.
+        fs.mkdirSync(path.join(bad.dir, "final.md"))
+        const error = yield* store.writeFinal(bad, "the answer", manifestFor(bad.id, "ok")).pipe(Effect.flip)
+        expect(error._tag).toBe("StoreError")
+        expect(error.message).toContain(path.join(bad.dir, "final.md"))
+        expect(fs.readdirSync(bad.dir).sort()).toEqual(["final.md", "owner.json", "responses"])
+      }).pipe(Effect.provide(storeFor(dir)))
+    }
+  )
 
-  it.effect("makes its root again when it is removed while the process runs", () => {
+  itLive.effect("makes its root again when it is removed while the process runs", () => {
     const dir = path.join(tempDir(), "runs")
     return Effect.gen(function*() {
       const store = yield* RunStore
@@ -141,7 +146,7 @@ describe("RunStore writing side", () => {
 })
 
 describe("RunStore reading side", () => {
-  it.effect("lists the newest runs first, with manifest, final and a prompt preview", () => {
+  itLive.effect("lists the newest runs first, with manifest, final and a prompt preview", () => {
     const dir = tempDir()
     return Effect.gen(function*() {
       const store = yield* RunStore
@@ -164,13 +169,13 @@ describe("RunStore reading side", () => {
     }).pipe(Effect.provide(storeFor(dir)))
   })
 
-  it.effect("lists nothing when the output directory does not exist yet", () =>
+  itLive.effect("lists nothing when the output directory does not exist yet", () =>
     Effect.gen(function*() {
       const store = yield* RunStore
       expect(yield* store.listRuns(50)).toEqual([])
     }).pipe(Effect.provide(storeFor(path.join(tempDir(), "never-made")))))
 
-  it.effect("reads the files of the run layout and nothing else", () => {
+  itLive.effect("reads the files of the run layout and nothing else", () => {
     const dir = tempDir()
     fs.writeFileSync(path.join(dir, "secret.txt"), "secret")
     return Effect.gen(function*() {
@@ -245,7 +250,7 @@ describe("progress notifications", () => {
     return { live, emit: (event: RunEvent) => emit(event) }
   })
 
-  it.scoped("report each step and a heartbeat at least every 10 s while a step lasts, strictly upward", () =>
+  itClock.scoped("report each step and a heartbeat at least every 10 s while a step lasts, strictly upward", () =>
     Effect.gen(function*() {
       const sent: Array<ServerNotification> = []
       const { live, emit } = yield* heldRun
@@ -278,7 +283,7 @@ describe("progress notifications", () => {
       expect(messages[messages.length - 1]).toContain("synthesizing with a/synth")
     }))
 
-  it.scoped("send nothing without a progress token", () =>
+  itClock.scoped("send nothing without a progress token", () =>
     Effect.gen(function*() {
       const sent: Array<ServerNotification> = []
       const { live, emit } = yield* heldRun

@@ -16,6 +16,7 @@ import type { SettingsValue } from "../../src/settings/values.js"
 import type { RecordedRequest } from "../support/fakeOpenRouter.js"
 import { runCliInProcess } from "../support/inProcessCli.js"
 import { connectMcpInProcess } from "../support/inProcessMcp.js"
+import { itLive } from "../support/itLive.js"
 import { serverEnv } from "../support/mcpHarness.js"
 import { freshDirs } from "../support/spawnCli.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
@@ -194,7 +195,7 @@ describe("model objects in the config file", () => {
       Effect.map(Either.match({ onLeft: (e) => e.message, onRight: () => "accepted" }))
     )
 
-  it.effect("ids and objects mix; the objects' options are kept by id, also the synthesizer's", () =>
+  itLive.effect("ids and objects mix; the objects' options are kept by id, also the synthesizer's", () =>
     Effect.gen(function*() {
       const loaded = yield* load(configFile({
         models: ["a/one", { id: "b/two", temperature: 0.2, fallbacks: ["b/three"], provider: { sort: "throughput" } }],
@@ -211,7 +212,7 @@ describe("model objects in the config file", () => {
       })
     }))
 
-  it.effect("a preset's model objects, reasoning and web work like the top level's", () =>
+  itLive.effect("a preset's model objects, reasoning and web work like the top level's", () =>
     Effect.gen(function*() {
       const file = configFile({
         models: ["a/one"],
@@ -232,7 +233,7 @@ describe("model objects in the config file", () => {
       expect(loaded.sources.web).toBe("preset")
     }))
 
-  it.effect("a bad model object is refused naming the model and the field", () =>
+  itLive.effect("a bad model object is refused naming the model and the field", () =>
     Effect.gen(function*() {
       expect(yield* refusal([{ id: "b/two", temprature: 0.2 }])).toMatch(/models\.0: model "b\/two": temprature: unknown key$/)
       expect(yield* refusal(["a/one", { id: "b/two", temperature: 3 }])).toMatch(

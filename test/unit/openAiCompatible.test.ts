@@ -19,6 +19,7 @@ import { RunStore } from "../../src/services/runStore.js"
 import { Settings } from "../../src/services/settings.js"
 import type { SettingsValue } from "../../src/settings/values.js"
 import type { Behavior } from "../support/fakeOpenRouter.js"
+import { itClock } from "../support/itClock.js"
 import { realHttpClientLayer } from "../support/realHttpClient.js"
 import { pendingSleeps } from "../support/testClock.js"
 import { waitUntil } from "../support/waitUntil.js"
@@ -445,7 +446,7 @@ describe("callModel with the real client (its long waits on the TestClock)", () 
       }))
   }
 
-  it.effect("429 with Retry-After: the next attempt waits at least that long", () =>
+  itClock.effect("429 with Retry-After: the next attempt waits at least that long", () =>
     Effect.gen(function*() {
       provider.fake.setScript({ "limited/once": [{ kind: "status", status: 429, retryAfter: 1 }, { kind: "ok" }] })
       const fiber = yield* callModel(ask("limited/once"), policy).pipe(Effect.provide(clientLayer()), Effect.fork)
@@ -460,7 +461,7 @@ describe("callModel with the real client (its long waits on the TestClock)", () 
       expect(chatCount("limited/once")).toBe(2)
     }))
 
-  it.effect("a hang with a 1 s budget: Timeout, and the HTTP request is really aborted", () =>
+  itClock.effect("a hang with a 1 s budget: Timeout, and the HTTP request is really aborted", () =>
     Effect.gen(function*() {
       provider.fake.setScript({ "slow/hang": { kind: "hang" } })
       const outcome = yield* Effect.gen(function*() {
@@ -481,7 +482,7 @@ describe("callModel with the real client (its long waits on the TestClock)", () 
       expect(provider.fake.inFlight).toBe(0)
     }))
 
-  it.effect("the time budget covers the backoff too: a long Retry-After ends in Timeout", () =>
+  itClock.effect("the time budget covers the backoff too: a long Retry-After ends in Timeout", () =>
     Effect.gen(function*() {
       provider.fake.setScript({ "limited/long": { kind: "status", status: 429, retryAfter: 60 } })
       const fiber = yield* callModel(ask("limited/long"), { ...policy, timeoutMs: 1_500 }).pipe(Effect.provide(clientLayer()), Effect.fork)
@@ -551,18 +552,21 @@ describe("pooled connections", () => {
       expect(yield* finishOf("pool/late")).not.toHaveProperty("ended")
     }).pipe(Effect.provide(clientLayer({ stream: true }))))
 
-  it.effect("a response kept open after [DONE]: the answer is returned and only that connection is dropped", () =>
-    Effect.gen(function*() {
-      provider.fake.setScript({ "pool/never-ends": { kind: "ok", content: "complete anyway", endAfterDoneMs: 600_000 } })
-      const fiber = yield* Effect.fork(complete(ask("pool/never-ends")).pipe(Effect.provide(clientLayer({ stream: true }))))
-      // Once [DONE] is in, the one sleep: how long the rest of the body may take (answerFold's 500 ms), passed on the TestClock.
-      const [afterDone = 0] = yield* pendingSleeps(1)
-      expect(afterDone).toBe(500)
-      yield* TestClock.adjust(afterDone)
-      const completion = yield* Fiber.join(fiber)
-      expect(completion.content).toBe("complete anyway")
-      yield* Effect.promise(() => waitUntil(() => provider.fake.abortedRequests().length === 1, "the open response to be dropped"))
-    }))
+  itClock.effect(
+    "a response kept open after [DONE]: the answer is returned and only that connection is dropped",
+    () =>
+      Effect.gen(function*() {
+        provider.fake.setScript({ "pool/never-ends": { kind: "ok", content: "complete anyway", endAfterDoneMs: 600_000 } })
+        const fiber = yield* Effect.fork(complete(ask("pool/never-ends")).pipe(Effect.provide(clientLayer({ stream: true }))))
+        // Once [DONE] is in, the one sleep: how long the rest of the body may take (answerFold's 500 ms), passed on the TestClock.
+        const [afterDone = 0] = yield* pendingSleeps(1)
+        expect(afterDone).toBe(500)
+        yield* TestClock.adjust(afterDone)
+        const completion = yield* Fiber.join(fiber)
+        expect(completion.content).toBe("complete anyway")
+        yield* Effect.promise(() => waitUntil(() => provider.fake.abortedRequests().length === 1, "the open response to be dropped"))
+      })
+  )
 
   it.live("20 sequential calls back to back in one tick still reuse connections (at most 2)", () =>
     Effect.gen(function*() {

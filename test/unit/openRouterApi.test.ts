@@ -20,6 +20,7 @@ import { DEFAULT_FALLBACK_SYNTHESIZERS, DEFAULT_MODELS, DEFAULT_SYNTHESIZER } fr
 import type { SettingsValue } from "../../src/settings/values.js"
 import type { Behavior, RecordedRequest } from "../support/fakeOpenRouter.js"
 import { runCliInProcess } from "../support/inProcessCli.js"
+import { itLive } from "../support/itLive.js"
 import { makeScriptedClient } from "../support/scriptedClient.js"
 import { freshDirs } from "../support/spawnCli.js"
 import { makeTestRunStore } from "../support/testRunStore.js"
@@ -307,18 +308,21 @@ describe("~vendor/family-latest slugs", () => {
       return { alpha: listing.models[0], checked }
     })
 
-  it.effect("on OpenRouter a latest slug the list leaves out is resolved at the call: not unknown to models or --check-models", () =>
-    Effect.gen(function*() {
-      const { alpha, checked } = yield* checkedAt("https://openrouter.ai/api/v1")
-      expect(alpha).toMatchObject({ id: "~test/alpha-latest", latest: true, found: undefined })
-      expect(Either.isRight(checked)).toBe(true)
-      // Another server has no such slugs: there it is unknown like any other id.
-      const elsewhere = yield* checkedAt("http://127.0.0.1:9/v1")
-      expect(elsewhere.alpha).toMatchObject({ found: false })
-      expect(Either.isLeft(elsewhere.checked) && elsewhere.checked.left.message).toContain(
-        "unknown model at http://127.0.0.1:9/v1: ~test/alpha-latest"
-      )
-    }))
+  itLive.effect(
+    "on OpenRouter a latest slug the list leaves out is resolved at the call: not unknown to models or --check-models",
+    () =>
+      Effect.gen(function*() {
+        const { alpha, checked } = yield* checkedAt("https://openrouter.ai/api/v1")
+        expect(alpha).toMatchObject({ id: "~test/alpha-latest", latest: true, found: undefined })
+        expect(Either.isRight(checked)).toBe(true)
+        // Another server has no such slugs: there it is unknown like any other id.
+        const elsewhere = yield* checkedAt("http://127.0.0.1:9/v1")
+        expect(elsewhere.alpha).toMatchObject({ found: false })
+        expect(Either.isLeft(elsewhere.checked) && elsewhere.checked.left.message).toContain(
+          "unknown model at http://127.0.0.1:9/v1: ~test/alpha-latest"
+        )
+      })
+  )
 
   it.live("a run records the model that served a latest slug, which models then names", () =>
     Effect.gen(function*() {

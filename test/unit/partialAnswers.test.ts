@@ -12,6 +12,7 @@ import { runPipeline } from "../../src/programs/runPipeline.js"
 import { RunStore } from "../../src/services/runStore.js"
 import { Settings } from "../../src/services/settings.js"
 import type { SettingsValue } from "../../src/settings/values.js"
+import { itClock } from "../support/itClock.js"
 import { makeScriptedClient, type Step } from "../support/scriptedClient.js"
 import { makeTempDirs } from "../support/tempDirs.js"
 import { advanceUntil } from "../support/testClock.js"
@@ -77,7 +78,7 @@ const runThenAdvance = <E>(
   })
 
 describe("text streamed before a call is cut", () => {
-  it.effect("is kept when the quorum ends the wait", () =>
+  itClock.effect("is kept when the quorum ends the wait", () =>
     Effect.gen(function*() {
       const result = yield* runThenAdvance(
         (onEvent) =>
@@ -88,7 +89,7 @@ describe("text streamed before a call is cut", () => {
       expect(expectPartialKept(result.runDir, "cancelled").candidates[1]!.reason).toBe("quorum")
     }))
 
-  it.effect("is kept when the deadline ends the wait", () =>
+  itClock.effect("is kept when the deadline ends the wait", () =>
     Effect.gen(function*() {
       // The cut: the deadline less the synthesis's reserve, 200 ms.
       const result = yield* runThenAdvance(
@@ -102,7 +103,7 @@ describe("text streamed before a call is cut", () => {
       expect(expectPartialKept(result.runDir, "cancelled").candidates[1]!.reason).toBe("deadline")
     }))
 
-  it.effect("is kept when the model's timeout runs out", () =>
+  itClock.effect("is kept when the model's timeout runs out", () =>
     Effect.gen(function*() {
       const result = yield* runThenAdvance(
         (onEvent) => runPipeline({ prompt: "p", onEvent }).pipe(Effect.provide(layerFor({ timeoutMs: 200, retries: 0 }))),
@@ -135,7 +136,7 @@ describe("text streamed before a call is cut", () => {
     }))
 
   // The text lives in the one fold of each attempt (src/programs/answerFold.ts): a retry starts it again.
-  it.effect("is the last attempt's alone when a retry streamed again", () =>
+  itClock.effect("is the last attempt's alone when a retry streamed again", () =>
     Effect.gen(function*() {
       const reset = new NetworkError({ model: "test/beta", message: "Network error: reset" })
       const streamed = yield* Deferred.make<void>()
@@ -158,7 +159,7 @@ describe("text streamed before a call is cut", () => {
       expect(expectPartialKept(result.runDir, "timeout").candidates[1]!.attempts).toBe(2)
     }))
 
-  it.effect("is kept when the answer breaks off with an error, whatever its type", () =>
+  itClock.effect("is kept when the answer breaks off with an error, whatever its type", () =>
     Effect.gen(function*() {
       const invalid = new InvalidResponse({ model: "test/beta", message: "Invalid stream chunk: {", httpStatus: 200 })
       // Gamma hangs until its timeout: the clock moves once beta has failed.

@@ -11,6 +11,7 @@ import type { SettingsValue } from "../../src/settings/values.js"
 
 import { RunStore } from "../../src/services/runStore.js"
 import { Settings } from "../../src/services/settings.js"
+import { itClock } from "../support/itClock.js"
 import { makeScriptedClient } from "../support/scriptedClient.js"
 import { makeTempDirs } from "../support/tempDirs.js"
 import { runToEnd } from "../support/testClock.js"
@@ -50,16 +51,19 @@ const runWith = (overrides: Partial<SettingsValue>, reply: string) =>
   })
 
 describe("reportVia", () => {
-  it.effect("text by default, even where the synthesizer supports structured output: the answer is written freely", () =>
-    Effect.gen(function*() {
-      const { result, synth, system } = yield* runWith({}, TEXT_REPLY)
-      expect(synth?.responseFormat).toBeUndefined()
-      expect(system).toContain(REPORT_INSTRUCTIONS.text)
-      expect(result.final).toBe("It is 4.")
-      expect(result.manifest.report).toMatchObject({ status: "ok", via: "text", agreements: ["it is 4"] })
-    }))
+  itClock.effect(
+    "text by default, even where the synthesizer supports structured output: the answer is written freely",
+    () =>
+      Effect.gen(function*() {
+        const { result, synth, system } = yield* runWith({}, TEXT_REPLY)
+        expect(synth?.responseFormat).toBeUndefined()
+        expect(system).toContain(REPORT_INSTRUCTIONS.text)
+        expect(result.final).toBe("It is 4.")
+        expect(result.manifest.report).toMatchObject({ status: "ok", via: "text", agreements: ["it is 4"] })
+      })
+  )
 
-  it.effect("structured when asked for and supported: the reply is one JSON object", () =>
+  itClock.effect("structured when asked for and supported: the reply is one JSON object", () =>
     Effect.gen(function*() {
       const { result, synth, system } = yield* runWith(
         { reportVia: "structured" },
@@ -71,7 +75,7 @@ describe("reportVia", () => {
       expect(result.manifest.report).toMatchObject({ status: "ok", via: "structured" })
     }))
 
-  it.effect("off: no report asked for, the whole reply is the answer", () =>
+  itClock.effect("off: no report asked for, the whole reply is the answer", () =>
     Effect.gen(function*() {
       const { result, synth, system } = yield* runWith({ reportVia: "off" }, `It is 4.\n\n${REPORT_DELIMITER}\nnot parsed`)
       expect(synth?.responseFormat).toBeUndefined()

@@ -14,6 +14,7 @@ import { RunStore } from "../../src/services/runStore.js"
 import { Settings } from "../../src/services/settings.js"
 import type { SettingsValue } from "../../src/settings/values.js"
 import { failureOf } from "../support/failureOf.js"
+import { itClock } from "../support/itClock.js"
 import { makeScriptedClient, type Step } from "../support/scriptedClient.js"
 import { noSpaceError, storeDiskWith } from "../support/storeDiskDoubles.js"
 import { makeTempDirs } from "../support/tempDirs.js"
@@ -119,7 +120,7 @@ describe("runPipeline", () => {
       }
     }))
 
-  it.effect("is ok when every candidate and the synthesizer answer; outcomes keep model order", () =>
+  itClock.effect("is ok when every candidate and the synthesizer answer; outcomes keep model order", () =>
     Effect.gen(function*() {
       const { layer } = yield* setup({
         "test/alpha": [ok("slow", 60)],
@@ -138,7 +139,7 @@ describe("runPipeline", () => {
       expect(result.manifest.candidates.map((c) => c.model)).toEqual(["test/alpha", "test/beta", "test/gamma"])
     }))
 
-  it.effect("fails without an answer when every candidate fails, and never calls the synthesizer", () =>
+  itClock.effect("fails without an answer when every candidate fails, and never calls the synthesizer", () =>
     Effect.gen(function*() {
       const unauthorized = (model: string): Step => ({ fail: new Unauthorized({ model, message: "HTTP 401: no key", httpStatus: 401 }) })
       const { client, layer } = yield* setup({
@@ -157,7 +158,7 @@ describe("runPipeline", () => {
       expect((yield* Ref.get(client.requests)).some((r) => r.model === "test/synth")).toBe(false)
     }))
 
-  it.effect("honours the concurrency bound", () =>
+  itClock.effect("honours the concurrency bound", () =>
     Effect.gen(function*() {
       const models = ["m/1", "m/2", "m/3", "m/4", "m/5", "m/6", "m/7"]
       const { client, layer } = yield* setup(
@@ -277,7 +278,7 @@ describe("runPipeline", () => {
       expect(fs.readdirSync(runDir).filter((f) => f.startsWith("."))).toEqual([])
     }))
 
-  it.effect("an interruption during the synthesis records it as cancelled", () =>
+  itClock.effect("an interruption during the synthesis records it as cancelled", () =>
     Effect.gen(function*() {
       const outputDir = tempDir()
       const { client, layer } = yield* setup({ "test/synth": [{ hang: true }] }, { outputDir })
@@ -328,39 +329,42 @@ describe("runPipeline", () => {
       expect(fs.readdirSync(outputDir)).toEqual([])
     }))
 
-  it.effect("starts the synthesis without waiting for the last answer's file, and writes the manifest after every file", () =>
-    Effect.gen(function*() {
-      const { client, layer, settings } = yield* setup({ "test/gamma": [ok("gamma, last", 20)] })
-      const release = yield* Deferred.make<void>()
-      const held = storeWithResponses((real) => (run, index, model, content, kind) =>
-        model === "test/gamma"
-          ? Deferred.await(release).pipe(Effect.zipRight(real(run, index, model, content, kind)))
-          : real(run, index, model, content, kind)
-      )
-      const synthesisStarted = yield* Deferred.make<string>()
-      const fiber = yield* runPipeline({
-        prompt: "p",
-        onEvent: (e) => (e._tag === "SynthesisStarted" ? Deferred.succeed(synthesisStarted, e.model) : Effect.void)
-      }).pipe(Effect.provide(Layer.provideMerge(held, layer)), Effect.fork)
+  itClock.effect(
+    "starts the synthesis without waiting for the last answer's file, and writes the manifest after every file",
+    () =>
+      Effect.gen(function*() {
+        const { client, layer, settings } = yield* setup({ "test/gamma": [ok("gamma, last", 20)] })
+        const release = yield* Deferred.make<void>()
+        const held = storeWithResponses((real) => (run, index, model, content, kind) =>
+          model === "test/gamma"
+            ? Deferred.await(release).pipe(Effect.zipRight(real(run, index, model, content, kind)))
+            : real(run, index, model, content, kind)
+        )
+        const synthesisStarted = yield* Deferred.make<string>()
+        const fiber = yield* runPipeline({
+          prompt: "p",
+          onEvent: (e) => (e._tag === "SynthesisStarted" ? Deferred.succeed(synthesisStarted, e.model) : Effect.void)
+        }).pipe(Effect.provide(Layer.provideMerge(held, layer)), Effect.fork)
 
-      yield* advanceUntil(Deferred.isDone(synthesisStarted))
-      expect(yield* Deferred.await(synthesisStarted)).toBe("test/synth")
-      // The synthesizer is asked while gamma's file is still being written: no manifest, no final answer yet.
-      yield* advanceUntil(Effect.map(Ref.get(client.requests), (all) => all.some((r) => r.model === "test/synth")))
-      const runDir = path.join(settings.outputDir, fs.readdirSync(settings.outputDir)[0]!)
-      expect(fs.existsSync(path.join(runDir, "responses/03-test-gamma.md"))).toBe(false)
-      expect(fs.existsSync(path.join(runDir, "run.json"))).toBe(false)
-      expect(fs.existsSync(path.join(runDir, "final.md"))).toBe(false)
+        yield* advanceUntil(Deferred.isDone(synthesisStarted))
+        expect(yield* Deferred.await(synthesisStarted)).toBe("test/synth")
+        // The synthesizer is asked while gamma's file is still being written: no manifest, no final answer yet.
+        yield* advanceUntil(Effect.map(Ref.get(client.requests), (all) => all.some((r) => r.model === "test/synth")))
+        const runDir = path.join(settings.outputDir, fs.readdirSync(settings.outputDir)[0]!)
+        expect(fs.existsSync(path.join(runDir, "responses/03-test-gamma.md"))).toBe(false)
+        expect(fs.existsSync(path.join(runDir, "run.json"))).toBe(false)
+        expect(fs.existsSync(path.join(runDir, "final.md"))).toBe(false)
 
-      yield* Deferred.succeed(release, undefined)
-      yield* advanceUntil(Effect.map(Fiber.poll(fiber), (exit) => exit._tag === "Some"))
-      const result = yield* Fiber.join(fiber)
-      expect(result.manifest.status).toBe("ok")
-      expect(result.manifest.candidates[2]).toMatchObject({ model: "test/gamma", status: "ok", file: "responses/03-test-gamma.md" })
-      expect(fs.readFileSync(path.join(result.runDir, "responses/03-test-gamma.md"), "utf8")).toBe("gamma, last")
-      expect(readManifest(result.runDir)).toEqual(result.manifest)
-      expect(fs.readdirSync(result.runDir).sort()).toEqual(["final.md", "prompt.md", "responses", "run.json"])
-    }))
+        yield* Deferred.succeed(release, undefined)
+        yield* advanceUntil(Effect.map(Fiber.poll(fiber), (exit) => exit._tag === "Some"))
+        const result = yield* Fiber.join(fiber)
+        expect(result.manifest.status).toBe("ok")
+        expect(result.manifest.candidates[2]).toMatchObject({ model: "test/gamma", status: "ok", file: "responses/03-test-gamma.md" })
+        expect(fs.readFileSync(path.join(result.runDir, "responses/03-test-gamma.md"), "utf8")).toBe("gamma, last")
+        expect(readManifest(result.runDir)).toEqual(result.manifest)
+        expect(fs.readdirSync(result.runDir).sort()).toEqual(["final.md", "prompt.md", "responses", "run.json"])
+      })
+  )
 
   it.live("goes on when an answer cannot be written: that candidate records the write error, no temporary file stays", () =>
     Effect.gen(function*() {
@@ -387,32 +391,35 @@ describe("runPipeline", () => {
       expect(fs.readFileSync(path.join(result.runDir, "final.md"), "utf8")).toBe("synthesized")
     }))
 
-  it.effect("sends the first calls before the owner record lands, which is written before the manifest all the same", () =>
-    Effect.gen(function*() {
-      const { client, layer, settings } = yield* setup({})
-      const release = yield* Deferred.make<void>()
-      const held = Layer.effect(
-        RunStore,
-        Effect.map(RunStore, (real) => ({
-          ...real,
-          writeOwner: (...args: Parameters<RunStore["writeOwner"]>) =>
-            Deferred.await(release).pipe(Effect.zipRight(real.writeOwner(...args)))
-        }))
-      )
-      const fiber = yield* runPipeline({ prompt: "p" }).pipe(Effect.provide(Layer.provideMerge(held, layer)), Effect.fork)
-      // Every candidate is asked while the owner record is still being written.
-      yield* advanceUntil(Effect.map(Ref.get(client.requests), (all) => all.length >= 3))
-      const runDir = path.join(settings.outputDir, fs.readdirSync(settings.outputDir)[0]!)
-      expect(fs.existsSync(path.join(runDir, "owner.json"))).toBe(false)
-      // The run may go as far as its synthesis, but its manifest waits for the owner record.
-      expect(fs.existsSync(path.join(runDir, "run.json"))).toBe(false)
-      yield* Deferred.succeed(release, undefined)
-      yield* advanceUntil(Effect.map(Fiber.poll(fiber), (exit) => exit._tag === "Some"))
-      const result = yield* Fiber.join(fiber)
-      expect(result.manifest.status).toBe("ok")
-      // Written, then removed once the manifest landed.
-      expect(fs.readdirSync(result.runDir).sort()).toEqual(["final.md", "prompt.md", "responses", "run.json"])
-    }))
+  itClock.effect(
+    "sends the first calls before the owner record lands, which is written before the manifest all the same",
+    () =>
+      Effect.gen(function*() {
+        const { client, layer, settings } = yield* setup({})
+        const release = yield* Deferred.make<void>()
+        const held = Layer.effect(
+          RunStore,
+          Effect.map(RunStore, (real) => ({
+            ...real,
+            writeOwner: (...args: Parameters<RunStore["writeOwner"]>) =>
+              Deferred.await(release).pipe(Effect.zipRight(real.writeOwner(...args)))
+          }))
+        )
+        const fiber = yield* runPipeline({ prompt: "p" }).pipe(Effect.provide(Layer.provideMerge(held, layer)), Effect.fork)
+        // Every candidate is asked while the owner record is still being written.
+        yield* advanceUntil(Effect.map(Ref.get(client.requests), (all) => all.length >= 3))
+        const runDir = path.join(settings.outputDir, fs.readdirSync(settings.outputDir)[0]!)
+        expect(fs.existsSync(path.join(runDir, "owner.json"))).toBe(false)
+        // The run may go as far as its synthesis, but its manifest waits for the owner record.
+        expect(fs.existsSync(path.join(runDir, "run.json"))).toBe(false)
+        yield* Deferred.succeed(release, undefined)
+        yield* advanceUntil(Effect.map(Fiber.poll(fiber), (exit) => exit._tag === "Some"))
+        const result = yield* Fiber.join(fiber)
+        expect(result.manifest.status).toBe("ok")
+        // Written, then removed once the manifest landed.
+        expect(fs.readdirSync(result.runDir).sort()).toEqual(["final.md", "prompt.md", "responses", "run.json"])
+      })
+  )
 
   it.live("goes on, whole, when the owner record cannot be written: it is for readers, not part of the answer", () =>
     Effect.gen(function*() {

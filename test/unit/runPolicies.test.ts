@@ -1,8 +1,9 @@
-import { describe, expect, it } from "@effect/vitest"
+import { describe, expect } from "@effect/vitest"
 import { Effect, Fiber, Layer, Option, TestClock } from "effect"
 import { runPipeline } from "../../src/programs/runPipeline.js"
 import { Settings } from "../../src/services/settings.js"
 import type { SettingsValue } from "../../src/settings/values.js"
+import { itClock } from "../support/itClock.js"
 import { makeScriptedClient, type Step } from "../support/scriptedClient.js"
 import { makeTestRunStore } from "../support/testRunStore.js"
 import { makeTestSettings } from "../support/testSettings.js"
@@ -35,14 +36,14 @@ const statuses = (manifest: { candidates: ReadonlyArray<{ model: string; status:
   Object.fromEntries(manifest.candidates.map((c) => [c.model, c.reason ? `${c.status}:${c.reason}` : c.status]))
 
 describe("run policies on the TestClock", () => {
-  it.effect("by default waits for every candidate", () =>
+  itClock.effect("by default waits for every candidate", () =>
     Effect.gen(function*() {
       const manifest = yield* runWith({})
       expect(manifest.status).toBe("ok")
       expect(manifest.durationMs).toBe(98_100 + 49_000)
     }))
 
-  it.effect("quorum 3 with 10 s grace: stops waiting 10 s after the third answer", () =>
+  itClock.effect("quorum 3 with 10 s grace: stops waiting 10 s after the third answer", () =>
     Effect.gen(function*() {
       const manifest = yield* runWith({ quorum: Option.some(3), graceMs: 10_000 })
       expect(statuses(manifest)).toEqual({
@@ -58,14 +59,14 @@ describe("run policies on the TestClock", () => {
       expect(manifest.synthesis?.labels).toHaveLength(4)
     }))
 
-  it.effect("quorum with no grace stops at once", () =>
+  itClock.effect("quorum with no grace stops at once", () =>
     Effect.gen(function*() {
       const manifest = yield* runWith({ quorum: Option.some(2), graceMs: 0 })
       expect(Object.values(statuses(manifest))).toEqual(["ok", "ok", "cancelled:quorum", "cancelled:quorum", "cancelled:quorum"])
       expect(manifest.durationMs).toBe(57_700 + 49_000)
     }))
 
-  it.effect("a deadline cuts the stragglers and keeps the synthesis within it", () =>
+  itClock.effect("a deadline cuts the stragglers and keeps the synthesis within it", () =>
     Effect.gen(function*() {
       // 150 s, 40 % reserved for the synthesis: candidates until 90 s.
       const manifest = yield* runWith({ deadlineMs: Option.some(150_000) })
@@ -80,7 +81,7 @@ describe("run policies on the TestClock", () => {
       expect(manifest.durationMs).toBeLessThanOrEqual(150_000)
     }))
 
-  it.effect("a deadline too short for the synthesis still ends on time, with the first answer", () =>
+  itClock.effect("a deadline too short for the synthesis still ends on time, with the first answer", () =>
     Effect.gen(function*() {
       const manifest = yield* runWith({ deadlineMs: Option.some(55_000), fallbackSynthesizers: ["p/backup"] }, {
         ...profile,
@@ -100,7 +101,7 @@ describe("run policies on the TestClock", () => {
       expect(manifest.synthesis?.failedSynthesizers?.map((f) => f.model)).toEqual(["p/synth", "p/backup"])
     }))
 
-  it.effect("the synthesis reserve is a setting", () =>
+  itClock.effect("the synthesis reserve is a setting", () =>
     Effect.gen(function*() {
       const manifest = yield* runWith({ deadlineMs: Option.some(140_000), synthesisReserveMs: Option.some(50_000) })
       expect(statuses(manifest)["p/grok"]).toBe("ok")

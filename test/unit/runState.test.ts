@@ -8,6 +8,7 @@ import type { Manifest, RunSettings } from "../../src/domain/manifest.js"
 import { decideRunState, FOREIGN_RUN_STALE_MS, type OwnerRecord, UNOWNED_RUN_STALE_MS } from "../../src/domain/runState.js"
 import { readRunWithManifest } from "../../src/programs/recoverRun.js"
 import { RunStore } from "../../src/services/runStore.js"
+import { itLive } from "../support/itLive.js"
 
 // Item 5 of issue 13: each run records its owner while it is live, and readers tell a run whose
 // writer died (`interrupted`) from one still going; nothing is read outside the runs directory.
@@ -26,8 +27,11 @@ afterAll(() => {
 
 const settings: RunSettings = { models: ["a/one", "b/two", "c/three"], synthesizer: "s/synth", concurrency: 5, timeoutMs: 1000, retries: 0 }
 
-/** The pid of a process that has ended (the OS may hand it out again, but not within this test). */
-const deadPid = (): number => spawnSync(process.execPath, ["-e", ""]).pid!
+/**
+ * The pid of a process that has ended (the OS may hand it out again, but not within this test): `node --version`,
+ * which prints before Node starts up, not a whole start-up's 40 ms of CPU.
+ */
+const deadPid = (): number => spawnSync(process.execPath, ["--version"]).pid!
 
 const manifestFor = (id: string): Manifest => ({
   id,
@@ -66,7 +70,7 @@ describe("decideRunState", () => {
 })
 
 describe("the owner record", () => {
-  it.effect("is written by createRun and removed when the manifest lands", () =>
+  itLive.effect("is written by createRun and removed when the manifest lands", () =>
     Effect.gen(function*() {
       const store = yield* RunStore
       const run = yield* store.createRun(settings)
@@ -81,7 +85,7 @@ describe("the owner record", () => {
       expect(yield* store.readRun(run.id)).toMatchObject({ state: "finished", owner: undefined })
     }).pipe(Effect.provide(storeFor(tempDir()))))
 
-  it.effect("a run whose owner died is interrupted: its answers listed, its temporary files swept, its manifest rebuilt", () => {
+  itLive.effect("a run whose owner died is interrupted: its answers listed, its temporary files swept, its manifest rebuilt", () => {
     const dir = tempDir()
     return Effect.gen(function*() {
       const store = yield* RunStore
@@ -118,7 +122,7 @@ describe("the owner record", () => {
     }).pipe(Effect.provide(storeFor(dir)))
   })
 
-  it.effect("temporary files of a live writer are left alone", () =>
+  itLive.effect("temporary files of a live writer are left alone", () =>
     Effect.gen(function*() {
       const store = yield* RunStore
       const run = yield* store.createRun(settings)
@@ -130,7 +134,7 @@ describe("the owner record", () => {
 })
 
 describe("symlinks inside the runs directory", () => {
-  it.effect("are never followed out of it", () => {
+  itLive.effect("are never followed out of it", () => {
     const dir = tempDir()
     const outside = tempDir()
     fs.writeFileSync(path.join(outside, "secret.txt"), "secret")

@@ -13,6 +13,7 @@ import { patchSettings, perCallKeys } from "../../src/settings/perCall.js"
 import { settingsTable } from "../../src/settings/table.js"
 import { DEFAULT_BASE_URL, DEFAULT_FALLBACK_SYNTHESIZERS, DEFAULT_MODELS, DEFAULT_SYNTHESIZER } from "../../src/settings/table/models.js"
 import type { RawSettings } from "../../src/settings/values.js"
+import { itLive } from "../support/itLive.js"
 import { makeTestSettings } from "../support/testSettings.js"
 
 const KEY = "sk-or-v1-SETTINGS-SECRET-0123456789abcdef"
@@ -58,7 +59,7 @@ const loadError = (input: Input) =>
   )
 
 describe("loadSettings: defaults", () => {
-  it.effect("every setting has its documented default", () =>
+  itLive.effect("every setting has its documented default", () =>
     Effect.gen(function*() {
       const { settings, sources } = yield* load()
       expect(settings.baseUrl).toBe(DEFAULT_BASE_URL)
@@ -83,7 +84,7 @@ describe("loadSettings: defaults", () => {
       for (const source of Object.values(sources)) expect(source).toBe("default")
     }))
 
-  it.effect("the default output directory is the per-user data directory, never the working directory", () =>
+  itLive.effect("the default output directory is the per-user data directory, never the working directory", () =>
     Effect.gen(function*() {
       const { settings } = yield* load()
       expect(settings.outputDir).toBe(defaultOutputDir({}))
@@ -100,7 +101,7 @@ describe("loadSettings: defaults", () => {
       if (process.platform === "linux") expect(withXdg.settings.outputDir).toBe(path.join(xdg, "parallel-llm-mcp", "runs"))
     }))
 
-  it.effect("a whitespace-only or empty key counts as no key; empty environment values are ignored", () =>
+  itLive.effect("a whitespace-only or empty key counts as no key; empty environment values are ignored", () =>
     Effect.gen(function*() {
       const error = yield* loadError({ env: { OPENROUTER_API_KEY: "   " } })
       expect(error.message).toContain("OPENROUTER_API_KEY")
@@ -110,41 +111,47 @@ describe("loadSettings: defaults", () => {
       expect(sources.concurrency).toBe("default")
     }))
 
-  it.effect("a key is required for OpenRouter's own URL only; another server gets no OpenRouter fallback synthesizer", () =>
-    Effect.gen(function*() {
-      const error = yield* loadError({ env: { OPENROUTER_API_KEY: undefined } })
-      expect(error.message).toContain("OPENROUTER_API_KEY is not set")
-      const openRouter = yield* load({ env: { OPENROUTER_API_KEY: KEY } })
-      expect(openRouter.settings.fallbackSynthesizers).toEqual(DEFAULT_FALLBACK_SYNTHESIZERS)
-      for (const baseUrl of ["http://gpu-box.lan:11434/v1", "https://vllm.example.com/v1"]) {
-        const other = yield* load({ flags: { baseUrl }, env: { OPENROUTER_API_KEY: undefined } })
-        expect(Option.isNone(other.settings.apiKey), baseUrl).toBe(true)
-        expect(other.settings.fallbackSynthesizers, baseUrl).toEqual([])
-        // One the user chose is kept.
-        const chosen = yield* load({ flags: { baseUrl, fallbackSynthesizers: "llama3.1:8b" }, env: { OPENROUTER_API_KEY: undefined } })
-        expect(chosen.settings.fallbackSynthesizers).toEqual(["llama3.1:8b"])
-      }
-    }))
-
-  it.effect("a panel of CLI agents only needs no key and gets no OpenRouter fallback synthesizer, unless one is named", () =>
-    Effect.gen(function*() {
-      const agents = { models: "claude-code/sonnet,codex/gpt-5", synthesizer: "claude-code/opus" }
-      // With a key in the environment too: a CLI synthesizer's failure must not turn into a paid OpenRouter call.
-      for (const env of [{ OPENROUTER_API_KEY: undefined }, { OPENROUTER_API_KEY: KEY }]) {
-        const { settings } = yield* load({ flags: agents, env })
-        expect(settings.fallbackSynthesizers).toEqual([])
-      }
-      const chosen = yield* load({
-        flags: { ...agents, fallbackSynthesizers: "gemini-cli/gemini-2.5-pro" },
-        env: { OPENROUTER_API_KEY: undefined }
+  itLive.effect(
+    "a key is required for OpenRouter's own URL only; another server gets no OpenRouter fallback synthesizer",
+    () =>
+      Effect.gen(function*() {
+        const error = yield* loadError({ env: { OPENROUTER_API_KEY: undefined } })
+        expect(error.message).toContain("OPENROUTER_API_KEY is not set")
+        const openRouter = yield* load({ env: { OPENROUTER_API_KEY: KEY } })
+        expect(openRouter.settings.fallbackSynthesizers).toEqual(DEFAULT_FALLBACK_SYNTHESIZERS)
+        for (const baseUrl of ["http://gpu-box.lan:11434/v1", "https://vllm.example.com/v1"]) {
+          const other = yield* load({ flags: { baseUrl }, env: { OPENROUTER_API_KEY: undefined } })
+          expect(Option.isNone(other.settings.apiKey), baseUrl).toBe(true)
+          expect(other.settings.fallbackSynthesizers, baseUrl).toEqual([])
+          // One the user chose is kept.
+          const chosen = yield* load({ flags: { baseUrl, fallbackSynthesizers: "llama3.1:8b" }, env: { OPENROUTER_API_KEY: undefined } })
+          expect(chosen.settings.fallbackSynthesizers).toEqual(["llama3.1:8b"])
+        }
       })
-      expect(chosen.settings.fallbackSynthesizers).toEqual(["gemini-cli/gemini-2.5-pro"])
-      // One API model in the panel: OpenRouter is used, and so is its default fallback.
-      const mixed = yield* load({ flags: { ...agents, models: "claude-code/sonnet,openai/gpt-4o-mini" } })
-      expect(mixed.settings.fallbackSynthesizers).toEqual(DEFAULT_FALLBACK_SYNTHESIZERS)
-    }))
+  )
 
-  it.effect("an MCP Bundle placeholder left unfilled (`${user_config.models}`) counts as not set", () =>
+  itLive.effect(
+    "a panel of CLI agents only needs no key and gets no OpenRouter fallback synthesizer, unless one is named",
+    () =>
+      Effect.gen(function*() {
+        const agents = { models: "claude-code/sonnet,codex/gpt-5", synthesizer: "claude-code/opus" }
+        // With a key in the environment too: a CLI synthesizer's failure must not turn into a paid OpenRouter call.
+        for (const env of [{ OPENROUTER_API_KEY: undefined }, { OPENROUTER_API_KEY: KEY }]) {
+          const { settings } = yield* load({ flags: agents, env })
+          expect(settings.fallbackSynthesizers).toEqual([])
+        }
+        const chosen = yield* load({
+          flags: { ...agents, fallbackSynthesizers: "gemini-cli/gemini-2.5-pro" },
+          env: { OPENROUTER_API_KEY: undefined }
+        })
+        expect(chosen.settings.fallbackSynthesizers).toEqual(["gemini-cli/gemini-2.5-pro"])
+        // One API model in the panel: OpenRouter is used, and so is its default fallback.
+        const mixed = yield* load({ flags: { ...agents, models: "claude-code/sonnet,openai/gpt-4o-mini" } })
+        expect(mixed.settings.fallbackSynthesizers).toEqual(DEFAULT_FALLBACK_SYNTHESIZERS)
+      })
+  )
+
+  itLive.effect("an MCP Bundle placeholder left unfilled (`${user_config.models}`) counts as not set", () =>
     Effect.gen(function*() {
       const { settings, sources } = yield* load({
         env: {
@@ -160,7 +167,7 @@ describe("loadSettings: defaults", () => {
 })
 
 describe("loadSettings: precedence flag > env > file > default", () => {
-  it.effect("concurrency, timeout, retries, temperature, models and synthesizer, with their sources", () =>
+  itLive.effect("concurrency, timeout, retries, temperature, models and synthesizer, with their sources", () =>
     Effect.gen(function*() {
       const file = configFile({
         concurrency: 4,
@@ -217,7 +224,7 @@ describe("loadSettings: precedence flag > env > file > default", () => {
       expect(none.sources.concurrency).toBe("default")
     }))
 
-  it.effect("the base URL and the key: flag over env, trailing slashes dropped", () =>
+  itLive.effect("the base URL and the key: flag over env, trailing slashes dropped", () =>
     Effect.gen(function*() {
       const { settings, sources } = yield* load({
         flags: { baseUrl: "http://127.0.0.1:1234/v1/" },
@@ -230,7 +237,7 @@ describe("loadSettings: precedence flag > env > file > default", () => {
       expect(fromEnv.sources.baseUrl).toBe("env")
     }))
 
-  it.effect("--config wins over PARALLEL_LLM_CONFIG; PARALLEL_LLM_CONFIG alone is read", () =>
+  itLive.effect("--config wins over PARALLEL_LLM_CONFIG; PARALLEL_LLM_CONFIG alone is read", () =>
     Effect.gen(function*() {
       const a = configFile({ retries: 7 })
       const b = configFile({ retries: 9 })
@@ -242,7 +249,7 @@ describe("loadSettings: precedence flag > env > file > default", () => {
       expect(envOnly.sources.retries).toBe("file")
     }))
 
-  it.effect("the per-user default config file is read when no other is named (and --config replaces it)", () =>
+  itLive.effect("the per-user default config file is read when no other is named (and --config replaces it)", () =>
     Effect.gen(function*() {
       const configHome = path.join(tmp, "xdg-config")
       fs.mkdirSync(path.join(configHome, "parallel-llm-mcp"), { recursive: true })
@@ -262,7 +269,7 @@ describe("loadSettings: precedence flag > env > file > default", () => {
       expect(named.settings.concurrency).toBe(2)
     }))
 
-  it.effect("an invalid flag fails even when the environment has a valid value (no silent fallback)", () =>
+  itLive.effect("an invalid flag fails even when the environment has a valid value (no silent fallback)", () =>
     Effect.gen(function*() {
       const error = yield* loadError({ flags: { concurrency: "abc" }, env: { OPENROUTER_API_KEY: KEY, PARALLEL_LLM_CONCURRENCY: "6" } })
       expect(error.setting).toBe("--concurrency")
@@ -271,13 +278,13 @@ describe("loadSettings: precedence flag > env > file > default", () => {
 })
 
 describe("loadSettings: lists", () => {
-  it.effect("comma-separated models from the environment, trimmed, empty items dropped", () =>
+  itLive.effect("comma-separated models from the environment, trimmed, empty items dropped", () =>
     Effect.gen(function*() {
       const { settings } = yield* load({ env: { OPENROUTER_API_KEY: KEY, PARALLEL_LLM_MODELS: " a/one, b/two ,,c/three:free " } })
       expect(settings.models).toEqual(["a/one", "b/two", "c/three:free"])
     }))
 
-  it.effect("models in a config file as an array or as a comma-separated string", () =>
+  itLive.effect("models in a config file as an array or as a comma-separated string", () =>
     Effect.gen(function*() {
       const asArray = yield* load({ configFlag: configFile({ models: ["x/one", "y/two"] }) })
       expect(asArray.settings.models).toEqual(["x/one", "y/two"])
@@ -285,28 +292,31 @@ describe("loadSettings: lists", () => {
       expect(asString.settings.models).toEqual(["x/one", "y/two"])
     }))
 
-  it.effect("`none` turns the fallback synthesizers off (flag, env, file, or an empty array in the file)", () =>
-    Effect.gen(function*() {
-      const viaEnv = yield* load({ env: { OPENROUTER_API_KEY: KEY, PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none" } })
-      expect(viaEnv.settings.fallbackSynthesizers).toEqual([])
-      const viaFlag = yield* load({ flags: { fallbackSynthesizers: "NONE" } })
-      expect(viaFlag.settings.fallbackSynthesizers).toEqual([])
-      const viaFile = yield* load({ configFlag: configFile({ fallbackSynthesizers: "none" }) })
-      expect(viaFile.settings.fallbackSynthesizers).toEqual([])
-      const emptyArray = yield* load({ configFlag: configFile({ fallbackSynthesizers: [] }) })
-      expect(emptyArray.settings.fallbackSynthesizers).toEqual([])
-      // An empty array is no value of its own in any list: no directory called "none", no model called "none".
-      const noDirs = yield* load({ configFlag: configFile({ allowDirs: [] }) })
-      expect(noDirs.settings.allowDirs).toEqual([])
-      const noModels = yield* loadError({ configFlag: configFile({ models: [] }) })
-      expect(noModels.message).toContain("needs at least one model")
-      const two = yield* load({ env: { OPENROUTER_API_KEY: KEY, PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "f/one,f/two" } })
-      expect(two.settings.fallbackSynthesizers).toEqual(["f/one", "f/two"])
-    }))
+  itLive.effect(
+    "`none` turns the fallback synthesizers off (flag, env, file, or an empty array in the file)",
+    () =>
+      Effect.gen(function*() {
+        const viaEnv = yield* load({ env: { OPENROUTER_API_KEY: KEY, PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none" } })
+        expect(viaEnv.settings.fallbackSynthesizers).toEqual([])
+        const viaFlag = yield* load({ flags: { fallbackSynthesizers: "NONE" } })
+        expect(viaFlag.settings.fallbackSynthesizers).toEqual([])
+        const viaFile = yield* load({ configFlag: configFile({ fallbackSynthesizers: "none" }) })
+        expect(viaFile.settings.fallbackSynthesizers).toEqual([])
+        const emptyArray = yield* load({ configFlag: configFile({ fallbackSynthesizers: [] }) })
+        expect(emptyArray.settings.fallbackSynthesizers).toEqual([])
+        // An empty array is no value of its own in any list: no directory called "none", no model called "none".
+        const noDirs = yield* load({ configFlag: configFile({ allowDirs: [] }) })
+        expect(noDirs.settings.allowDirs).toEqual([])
+        const noModels = yield* loadError({ configFlag: configFile({ models: [] }) })
+        expect(noModels.message).toContain("needs at least one model")
+        const two = yield* load({ env: { OPENROUTER_API_KEY: KEY, PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "f/one,f/two" } })
+        expect(two.settings.fallbackSynthesizers).toEqual(["f/one", "f/two"])
+      })
+  )
 })
 
 describe("loadSettings: conversions", () => {
-  it.effect("seconds become milliseconds; max tokens; paths are absolute with ~ expanded", () =>
+  itLive.effect("seconds become milliseconds; max tokens; paths are absolute with ~ expanded", () =>
     Effect.gen(function*() {
       const { settings } = yield* load({
         flags: {
@@ -345,7 +355,7 @@ describe("loadSettings: invalid values name where they came from", () => {
     ["--log-level verbose", { logLevel: "verbose" }, "--log-level"]
   ]
   for (const [name, flags, expected] of flagCases) {
-    it.effect(`flag: ${name}`, () =>
+    itLive.effect(`flag: ${name}`, () =>
       Effect.gen(function*() {
         const error = yield* loadError({ flags })
         expect(error.setting).toBe(expected)
@@ -365,7 +375,7 @@ describe("loadSettings: invalid values name where they came from", () => {
     ["OPENROUTER_BASE_URL", "openrouter.ai"]
   ]
   for (const [variable, value] of envCases) {
-    it.effect(`env: ${variable}=${value}`, () =>
+    itLive.effect(`env: ${variable}=${value}`, () =>
       Effect.gen(function*() {
         const error = yield* loadError({ env: { OPENROUTER_API_KEY: KEY, [variable]: value } })
         expect(error.setting).toBe(variable)
@@ -374,7 +384,7 @@ describe("loadSettings: invalid values name where they came from", () => {
       }))
   }
 
-  it.effect("file: a value out of range names the key and the file", () =>
+  itLive.effect("file: a value out of range names the key and the file", () =>
     Effect.gen(function*() {
       const file = configFile({ temperature: 5 })
       const error = yield* loadError({ configFlag: file })
@@ -382,7 +392,7 @@ describe("loadSettings: invalid values name where they came from", () => {
       expect(error.message).toContain(file)
     }))
 
-  it.effect("file: an invalid model id names the key and the file", () =>
+  itLive.effect("file: an invalid model id names the key and the file", () =>
     Effect.gen(function*() {
       const file = configFile({ models: ["ok/one", "not ok"] })
       const error = yield* loadError({ configFlag: file })
@@ -390,7 +400,7 @@ describe("loadSettings: invalid values name where they came from", () => {
       expect(error.message).toContain(file)
     }))
 
-  it.effect("file: a wrong type names the key and the file", () =>
+  itLive.effect("file: a wrong type names the key and the file", () =>
     Effect.gen(function*() {
       const file = configFile({ concurrency: "five" })
       const error = yield* loadError({ configFlag: file })
@@ -398,7 +408,7 @@ describe("loadSettings: invalid values name where they came from", () => {
       expect(error.message).toContain(file)
     }))
 
-  it.effect("file: an unknown key names the key and the file", () =>
+  itLive.effect("file: an unknown key names the key and the file", () =>
     Effect.gen(function*() {
       const file = configFile({ modelz: ["a/b"] })
       const error = yield* loadError({ configFlag: file })
@@ -406,7 +416,7 @@ describe("loadSettings: invalid values name where they came from", () => {
       expect(error.message).toContain(file)
     }))
 
-  it.effect("file: the API key is not accepted in a config file (it is a secret; environment only)", () =>
+  itLive.effect("file: the API key is not accepted in a config file (it is a secret; environment only)", () =>
     Effect.gen(function*() {
       const file = configFile({ apiKey: KEY })
       const error = yield* loadError({ configFlag: file })
@@ -414,7 +424,7 @@ describe("loadSettings: invalid values name where they came from", () => {
       expect(error.message).not.toContain(KEY)
     }))
 
-  it.effect("file: not JSON, or missing, names the file", () =>
+  itLive.effect("file: not JSON, or missing, names the file", () =>
     Effect.gen(function*() {
       const broken = configFile("{ not json")
       const e1 = yield* loadError({ configFlag: broken })
@@ -425,7 +435,7 @@ describe("loadSettings: invalid values name where they came from", () => {
     }))
 
   // The contract wants a one-line reason on stderr; the CLI prints SettingsError.message as it is.
-  it.effect("file: every config-file error message is one line", () =>
+  itLive.effect("file: every config-file error message is one line", () =>
     Effect.gen(function*() {
       for (const content of [{ concurrency: "five" }, { modelz: 1 }, "{ not json", { temperature: 5 }]) {
         const error = yield* loadError({ configFlag: configFile(content) })
@@ -435,20 +445,23 @@ describe("loadSettings: invalid values name where they came from", () => {
 })
 
 describe("loadSettings: the API key", () => {
-  it.effect("missing for OpenRouter's own URL fails naming OPENROUTER_API_KEY; another server needs none", () =>
-    Effect.gen(function*() {
-      const defaultUrl = yield* loadError({ env: {} })
-      expect(defaultUrl.setting).toBe("OPENROUTER_API_KEY")
-      expect(defaultUrl.message).toContain("OPENROUTER_API_KEY")
-      const openRouter = yield* loadError({ env: { OPENROUTER_BASE_URL: "https://eu.openrouter.ai/api/v1" } })
-      expect(openRouter.message).toContain("OPENROUTER_API_KEY")
-      const remote = yield* load({ env: { OPENROUTER_BASE_URL: "https://llm.example.com/v1" } })
-      expect(Option.isNone(remote.settings.apiKey)).toBe(true)
-      const remoteFlag = yield* load({ flags: { baseUrl: "http://192.168.1.10:11434/v1" }, env: {} })
-      expect(Option.isNone(remoteFlag.settings.apiKey)).toBe(true)
-    }))
+  itLive.effect(
+    "missing for OpenRouter's own URL fails naming OPENROUTER_API_KEY; another server needs none",
+    () =>
+      Effect.gen(function*() {
+        const defaultUrl = yield* loadError({ env: {} })
+        expect(defaultUrl.setting).toBe("OPENROUTER_API_KEY")
+        expect(defaultUrl.message).toContain("OPENROUTER_API_KEY")
+        const openRouter = yield* loadError({ env: { OPENROUTER_BASE_URL: "https://eu.openrouter.ai/api/v1" } })
+        expect(openRouter.message).toContain("OPENROUTER_API_KEY")
+        const remote = yield* load({ env: { OPENROUTER_BASE_URL: "https://llm.example.com/v1" } })
+        expect(Option.isNone(remote.settings.apiKey)).toBe(true)
+        const remoteFlag = yield* load({ flags: { baseUrl: "http://192.168.1.10:11434/v1" }, env: {} })
+        expect(Option.isNone(remoteFlag.settings.apiKey)).toBe(true)
+      })
+  )
 
-  it.effect("a loopback URL (127.0.0.1, localhost, [::1]) needs no key", () =>
+  itLive.effect("a loopback URL (127.0.0.1, localhost, [::1]) needs no key", () =>
     Effect.gen(function*() {
       for (const url of ["http://127.0.0.1:11434/v1", "http://127.1.2.3:8080", "http://localhost:1234/v1", "http://[::1]:11434/v1"]) {
         const { settings } = yield* load({ flags: { baseUrl: url }, env: {} })
@@ -468,7 +481,7 @@ describe("loadSettings: the API key", () => {
     expect(isLoopbackUrl("http://10.0.0.1/v1")).toBe(false)
   })
 
-  it.effect("describeSettings never contains the key, and says whether one is set", () =>
+  itLive.effect("describeSettings never contains the key, and says whether one is set", () =>
     Effect.gen(function*() {
       const { settings } = yield* load({ flags: { logFile: path.join(tmp, "x.log") }, configFlag: configFile({ retries: 2 }) })
       const described = describeSettings(settings)
@@ -516,32 +529,38 @@ describe("defaultOutputDir", () => {
 })
 
 describe("loadSettings: the config file's paths, size, and URLs with credentials", () => {
-  it.effect("relative paths in a config file resolve against the file's own directory; on the command line, the working directory", () =>
-    Effect.gen(function*() {
-      const dir = path.join(tmp, "nested", "conf")
-      fs.mkdirSync(dir, { recursive: true })
-      const file = path.join(dir, "config.json")
-      fs.writeFileSync(file, JSON.stringify({ outputDir: "runs", logFile: "../logs/pllm.log" }))
-      const { settings } = yield* load({ configFlag: file })
-      expect(settings.outputDir).toBe(path.join(dir, "runs"))
-      expect(settings.logFile).toEqual(Option.some(path.join(tmp, "nested", "logs", "pllm.log")))
-      const overridden = yield* load({ configFlag: file, flags: { outputDir: "runs" } })
-      expect(overridden.settings.outputDir).toBe(path.resolve("runs"))
-    }))
+  itLive.effect(
+    "relative paths in a config file resolve against the file's own directory; on the command line, the working directory",
+    () =>
+      Effect.gen(function*() {
+        const dir = path.join(tmp, "nested", "conf")
+        fs.mkdirSync(dir, { recursive: true })
+        const file = path.join(dir, "config.json")
+        fs.writeFileSync(file, JSON.stringify({ outputDir: "runs", logFile: "../logs/pllm.log" }))
+        const { settings } = yield* load({ configFlag: file })
+        expect(settings.outputDir).toBe(path.join(dir, "runs"))
+        expect(settings.logFile).toEqual(Option.some(path.join(tmp, "nested", "logs", "pllm.log")))
+        const overridden = yield* load({ configFlag: file, flags: { outputDir: "runs" } })
+        expect(overridden.settings.outputDir).toBe(path.resolve("runs"))
+      })
+  )
 
-  it.effect("a config file past the size cap is refused with its size named, without reading it all (/dev/zero)", () =>
-    Effect.gen(function*() {
-      const big = configFile(`{"retries": 1${" ".repeat(MAX_CONFIG_FILE_BYTES)}}`)
-      const error = yield* loadError({ configFlag: big })
-      expect(error.message).toContain(big)
-      expect(error.message).toContain(`larger than ${MAX_CONFIG_FILE_BYTES} bytes`)
-      if (fs.existsSync("/dev/zero")) {
-        const zero = yield* loadError({ configFlag: "/dev/zero" })
-        expect(zero.message).toContain("/dev/zero")
-      }
-    }))
+  itLive.effect(
+    "a config file past the size cap is refused with its size named, without reading it all (/dev/zero)",
+    () =>
+      Effect.gen(function*() {
+        const big = configFile(`{"retries": 1${" ".repeat(MAX_CONFIG_FILE_BYTES)}}`)
+        const error = yield* loadError({ configFlag: big })
+        expect(error.message).toContain(big)
+        expect(error.message).toContain(`larger than ${MAX_CONFIG_FILE_BYTES} bytes`)
+        if (fs.existsSync("/dev/zero")) {
+          const zero = yield* loadError({ configFlag: "/dev/zero" })
+          expect(zero.message).toContain("/dev/zero")
+        }
+      })
+  )
 
-  it.effect("a base URL with a user name or password is refused, and the password is never printed", () =>
+  itLive.effect("a base URL with a user name or password is refused, and the password is never printed", () =>
     Effect.gen(function*() {
       const secret = "hunter2-url-password"
       const viaFlag = yield* loadError({ flags: { baseUrl: `https://user:${secret}@llm.example.com/v1` } })

@@ -1,7 +1,8 @@
-import { describe, expect, it } from "@effect/vitest"
+import { describe, expect } from "@effect/vitest"
 import { Chunk, Effect, Option, Stream } from "effect"
 import { makeRedact, makeStreamRedact } from "../../src/domain/redact.js"
 import { sseParts, type StreamContext } from "../../src/services/providers/openaiCompatible/stream.js"
+import { itLive } from "../support/itLive.js"
 
 const context: StreamContext = {
   model: "m/x",
@@ -25,25 +26,28 @@ const partsOf = (reads: ReadonlyArray<string>) =>
   )
 
 describe("the OpenAI-compatible SSE splitter as a channel: reads in, parts out", () => {
-  it.effect("gives one chunk of parts per read, the tokens of a read in one delta, and the last parts at [DONE]", () =>
-    Effect.gen(function*() {
-      const chunks = yield* partsOf([
-        delta({ role: "assistant", content: "Hel", reasoning: "thinking" }) + delta({ content: "lo" }),
-        delta({ content: " world", reasoning: null }),
-        event({ model: "m/x-served", choices: [{ index: 0, delta: {}, finish_reason: "stop" }] }) +
-        event({ choices: [], usage: { prompt_tokens: 3, completion_tokens: 2 } }) + "data: [DONE]\n\n"
-      ])
-      expect(chunks).toEqual([
-        [{ _tag: "ReasoningDelta", text: "thinking" }, { _tag: "TextDelta", text: "Hello" }],
-        [{ _tag: "TextDelta", text: " world" }],
-        [
-          { _tag: "Usage", usage: { promptTokens: 3, completionTokens: 2 } },
-          { _tag: "Finish", reason: "stop", servedBy: "m/x-served" }
-        ]
-      ])
-    }))
+  itLive.effect(
+    "gives one chunk of parts per read, the tokens of a read in one delta, and the last parts at [DONE]",
+    () =>
+      Effect.gen(function*() {
+        const chunks = yield* partsOf([
+          delta({ role: "assistant", content: "Hel", reasoning: "thinking" }) + delta({ content: "lo" }),
+          delta({ content: " world", reasoning: null }),
+          event({ model: "m/x-served", choices: [{ index: 0, delta: {}, finish_reason: "stop" }] }) +
+          event({ choices: [], usage: { prompt_tokens: 3, completion_tokens: 2 } }) + "data: [DONE]\n\n"
+        ])
+        expect(chunks).toEqual([
+          [{ _tag: "ReasoningDelta", text: "thinking" }, { _tag: "TextDelta", text: "Hello" }],
+          [{ _tag: "TextDelta", text: " world" }],
+          [
+            { _tag: "Usage", usage: { promptTokens: 3, completionTokens: 2 } },
+            { _tag: "Finish", reason: "stop", servedBy: "m/x-served" }
+          ]
+        ])
+      })
+  )
 
-  it.effect("fails after the parts before an error event, with its typed error", () =>
+  itLive.effect("fails after the parts before an error event, with its typed error", () =>
     Effect.gen(function*() {
       const error = yield* partsOf([
         delta({ content: "Half" }),

@@ -16,6 +16,7 @@ import type { PerCallValues } from "../../src/settings/perCall.js"
 import type { SettingsValue } from "../../src/settings/values.js"
 import { failureOf } from "../support/failureOf.js"
 import type { RecordedRequest } from "../support/fakeOpenRouter.js"
+import { itClock } from "../support/itClock.js"
 import { recordOf } from "../support/strategyRecord.js"
 import { waitUntil } from "../support/waitUntil.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
@@ -195,34 +196,40 @@ describe("strategy rank", () => {
 })
 
 describe("strategy steps under a deadline and a cancel", () => {
-  it.effect("a judge that hangs is cut in time for the synthesis under --deadline; the run still answers", () =>
-    Effect.gen(function*() {
-      provider.fake.setScript({
-        ...candidates,
-        "jd/one": ok("RANKING: B > A > C"),
-        "jd/slow": { kind: "hang" },
-        "test/synth": ok("It is 4.")
+  itClock.effect(
+    "a judge that hangs is cut in time for the synthesis under --deadline; the run still answers",
+    () =>
+      Effect.gen(function*() {
+        provider.fake.setScript({
+          ...candidates,
+          "jd/one": ok("RANKING: B > A > C"),
+          "jd/slow": { kind: "hang" },
+          "test/synth": ok("It is 4.")
+        })
+        const oneJudgeDone = yield* Effect.makeLatch(false)
+        const fiber = yield* Effect.fork(run(
+          {
+            prompt: "What is 2+2?",
+            strategy: "rank",
+            deadline: 1.5,
+            onEvent: (e: RunEvent) => e._tag === "StrategyStep" && e.message.startsWith("ranking: 1/2") ? oneJudgeDone.open : Effect.void
+          },
+          { judges: Option.some(["jd/one", "jd/slow"]) }
+        ))
+        // On the TestClock, once only the hanging judge is left: past the cut (60 % of the deadline, 0.9 s), short of
+        // the deadline itself, which the synthesis then has left.
+        yield* oneJudgeDone.await
+        yield* TestClock.adjust("1 second")
+        const result = yield* Fiber.join(fiber)
+        expect(result.final).toBe("It is 4.")
+        expect(recordOf(result.manifest, "rank").judges?.map((j) => [j.model, j.status])).toEqual([["jd/one", "ok"], [
+          "jd/slow",
+          "timeout"
+        ]])
+        expect(recordOf(result.manifest, "rank").aggregate?.[0]).toMatchObject({ label: "B", points: 1 })
+        expect(provider.fake.abortedRequests().map((r) => r.model)).toEqual(["jd/slow"])
       })
-      const oneJudgeDone = yield* Effect.makeLatch(false)
-      const fiber = yield* Effect.fork(run(
-        {
-          prompt: "What is 2+2?",
-          strategy: "rank",
-          deadline: 1.5,
-          onEvent: (e: RunEvent) => e._tag === "StrategyStep" && e.message.startsWith("ranking: 1/2") ? oneJudgeDone.open : Effect.void
-        },
-        { judges: Option.some(["jd/one", "jd/slow"]) }
-      ))
-      // On the TestClock, once only the hanging judge is left: past the cut (60 % of the deadline, 0.9 s), short of
-      // the deadline itself, which the synthesis then has left.
-      yield* oneJudgeDone.await
-      yield* TestClock.adjust("1 second")
-      const result = yield* Fiber.join(fiber)
-      expect(result.final).toBe("It is 4.")
-      expect(recordOf(result.manifest, "rank").judges?.map((j) => [j.model, j.status])).toEqual([["jd/one", "ok"], ["jd/slow", "timeout"]])
-      expect(recordOf(result.manifest, "rank").aggregate?.[0]).toMatchObject({ label: "B", points: 1 })
-      expect(provider.fake.abortedRequests().map((r) => r.model)).toEqual(["jd/slow"])
-    }))
+  )
 
   it.live("a cancel while the judges rank aborts their calls and leaves a cancelled manifest that records them", () =>
     Effect.gen(function*() {

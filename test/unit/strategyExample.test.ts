@@ -6,6 +6,7 @@ import { startRun } from "../../src/programs/run/start.js"
 import { KnownStrategyRecord, strategyNames } from "../../src/programs/strategies/registry.js"
 import { Settings } from "../../src/services/settings.js"
 import { dedupe, DedupeRecord } from "../support/dedupeStrategy.js"
+import { itLive } from "../support/itLive.js"
 import { makeScriptedClient } from "../support/scriptedClient.js"
 import { makeTestRunStore } from "../support/testRunStore.js"
 import { makeTestSettings } from "../support/testSettings.js"
@@ -36,7 +37,7 @@ describe("the worked example of docs/extending.md, a strategy in one file plus o
     expect(dedupe.record(dedupe.plan({ settings: makeTestSettings(), models: ["test/alpha"] }))).toEqual({ name: "dedupe" })
   })
 
-  it.effect("drops an answer that says what an earlier one did, and records which, in a started run", () =>
+  itLive.effect("drops an answer that says what an earlier one did, and records which, in a started run", () =>
     Effect.gen(function*() {
       const started = yield* startRun({ prompt: "What is 2+2?" })
       yield* Ref.update(started.state, (s) => ({ ...s, strategy: dedupe.record({ candidates: [], steps: { models: [], rounds: 0 } }) }))

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "@effect/vitest"
+import { describe, expect } from "@effect/vitest"
 import { Effect, Layer, Ref } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -8,6 +8,7 @@ import { withCallSettings } from "../../src/programs/callSettings.js"
 import { runPipeline } from "../../src/programs/runPipeline.js"
 import { Settings } from "../../src/services/settings.js"
 import { cliEffect } from "../support/inProcessCli.js"
+import { itLive } from "../support/itLive.js"
 import { makeScriptedClient } from "../support/scriptedClient.js"
 import { makeTestRunStore } from "../support/testRunStore.js"
 import { makeTestSettings } from "../support/testSettings.js"
@@ -50,41 +51,47 @@ const ask = (args: ReadonlyArray<string>, extraEnv: Readonly<Record<string, stri
   })
 
 describe("a strategy's name that no strategy has", () => {
-  it.effect("is refused where the settings are read, naming the flag, variable, key or preset it was written in", () =>
-    Effect.gen(function*() {
-      const file = configFile("vote", { strategy: "vote" })
-      const preset = configFile("preset", { presets: { voting: { strategy: "vote" } } })
-      const cases: ReadonlyArray<readonly [ReadonlyArray<string>, Readonly<Record<string, string>>, string]> = [
-        [["--strategy", " vote "], {}, "--strategy"],
-        [[], { PARALLEL_LLM_STRATEGY: "vote" }, "PARALLEL_LLM_STRATEGY"],
-        [["--config", file], {}, `strategy (in ${file})`],
-        [["--config", preset, "--preset", "voting"], {}, `presets.voting.strategy (in ${preset})`]
-      ]
-      for (const [args, extraEnv, where] of cases) {
-        const r = yield* ask(args, extraEnv)
-        expect(r.stderr, where).toBe(`parallel-llm: ${where}: unknown strategy "vote" ${KNOWN}\n`)
-        expect(r.code).toBe(2)
-        expect(r.asked).toEqual([])
-      }
-      // A known name, trimmed, is taken.
-      const ok = yield* ask(["--strategy", " rank "])
-      expect(ok.code, ok.stderr).toBe(0)
-      expect(ok.asked.length).toBeGreaterThan(3)
-    }))
+  itLive.effect(
+    "is refused where the settings are read, naming the flag, variable, key or preset it was written in",
+    () =>
+      Effect.gen(function*() {
+        const file = configFile("vote", { strategy: "vote" })
+        const preset = configFile("preset", { presets: { voting: { strategy: "vote" } } })
+        const cases: ReadonlyArray<readonly [ReadonlyArray<string>, Readonly<Record<string, string>>, string]> = [
+          [["--strategy", " vote "], {}, "--strategy"],
+          [[], { PARALLEL_LLM_STRATEGY: "vote" }, "PARALLEL_LLM_STRATEGY"],
+          [["--config", file], {}, `strategy (in ${file})`],
+          [["--config", preset, "--preset", "voting"], {}, `presets.voting.strategy (in ${preset})`]
+        ]
+        for (const [args, extraEnv, where] of cases) {
+          const r = yield* ask(args, extraEnv)
+          expect(r.stderr, where).toBe(`parallel-llm: ${where}: unknown strategy "vote" ${KNOWN}\n`)
+          expect(r.code).toBe(2)
+          expect(r.asked).toEqual([])
+        }
+        // A known name, trimmed, is taken.
+        const ok = yield* ask(["--strategy", " rank "])
+        expect(ok.code, ok.stderr).toBe(0)
+        expect(ok.asked.length).toBeGreaterThan(3)
+      })
+  )
 
-  it.effect("is refused where a run is planned, whatever it came from (settings made otherwise, a call's preset)", () =>
-    Effect.gen(function*() {
-      const run = (settings: Parameters<typeof makeTestSettings>[0]) =>
-        Effect.gen(function*() {
-          const client = yield* makeScriptedClient({})
-          const refused = yield* runPipeline({ prompt: "p" }).pipe(
-            withCallSettings({ preset: "voting" }),
-            Effect.provide(Layer.mergeAll(client.layer, makeTestRunStore().layer, Settings.Test(makeTestSettings(settings)))),
-            Effect.flip
-          )
-          return { message: refused.message, asked: yield* Ref.get(client.requests) }
-        })
-      const viaPreset = yield* run({ presets: { voting: { strategy: "vote" } } })
-      expect(viaPreset).toEqual({ message: `strategy: unknown strategy "vote" ${KNOWN}`, asked: [] })
-    }))
+  itLive.effect(
+    "is refused where a run is planned, whatever it came from (settings made otherwise, a call's preset)",
+    () =>
+      Effect.gen(function*() {
+        const run = (settings: Parameters<typeof makeTestSettings>[0]) =>
+          Effect.gen(function*() {
+            const client = yield* makeScriptedClient({})
+            const refused = yield* runPipeline({ prompt: "p" }).pipe(
+              withCallSettings({ preset: "voting" }),
+              Effect.provide(Layer.mergeAll(client.layer, makeTestRunStore().layer, Settings.Test(makeTestSettings(settings)))),
+              Effect.flip
+            )
+            return { message: refused.message, asked: yield* Ref.get(client.requests) }
+          })
+        const viaPreset = yield* run({ presets: { voting: { strategy: "vote" } } })
+        expect(viaPreset).toEqual({ message: `strategy: unknown strategy "vote" ${KNOWN}`, asked: [] })
+      })
+  )
 })

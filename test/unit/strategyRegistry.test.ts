@@ -16,6 +16,7 @@ import type { RunRequest } from "../../src/programs/run/request.js"
 import { RunStore } from "../../src/services/runStore.js"
 import { Settings } from "../../src/services/settings.js"
 import type { PerCallValues } from "../../src/settings/perCall.js"
+import { itLive } from "../support/itLive.js"
 import { makeScriptedClient } from "../support/scriptedClient.js"
 import { recordOf } from "../support/strategyRecord.js"
 import { makeTempDirs } from "../support/tempDirs.js"
@@ -111,7 +112,7 @@ const runWith = (request: RunRequest, overrides: Partial<SettingsValue> = {}, ca
   })
 
 describe("each strategy in a run, through the registry", () => {
-  it.effect("makes the calls its plan says, then records its step in the manifest", () =>
+  itLive.effect("makes the calls its plan says, then records its step in the manifest", () =>
     Effect.gen(function*() {
       for (const name of strategyNames) {
         const { asked, result } = yield* runWith({ prompt: "What is 2+2?" }, { strategy: name, samples: 2 })
@@ -125,23 +126,26 @@ describe("each strategy in a run, through the registry", () => {
       }
     }))
 
-  it.effect("rank orders the answers by the judges' count; refine's rounds and self's samples come from the call", () =>
-    Effect.gen(function*() {
-      const ranked = yield* runWith({ prompt: "p" }, {}, { strategy: "rank" })
-      const points = recordOf(ranked.result.manifest, "rank").aggregate?.map((a) => a.points) ?? []
-      expect(points).toHaveLength(3)
-      expect([...points].sort((a, b) => b - a)).toEqual(points)
-      expect(recordOf(ranked.result.manifest, "rank").judges?.map((j) => j.ranking !== undefined)).toEqual([true, true, true])
-      // The call's own rounds and samples win over the settings' (one place: the call's settings patch).
-      const refined = yield* runWith({ prompt: "p" }, { rounds: 1 }, { strategy: "refine", rounds: 2 })
-      expect(recordOf(refined.result.manifest, "refine").rounds?.map((r) => r.round)).toEqual([2, 3])
-      expect(refined.asked).toHaveLength(3 + 3 * 2 + 1)
-      const sampled = yield* runWith({ prompt: "p" }, {}, { strategy: "self", samples: 3, models: ["test/beta", "test/gamma"] })
-      expect(sampled.result.manifest.strategy).toEqual({ name: "self", model: "test/beta", samples: 3 })
-      expect(sampled.asked).toEqual(["test/beta", "test/beta", "test/beta", "test/synth"])
-    }))
+  itLive.effect(
+    "rank orders the answers by the judges' count; refine's rounds and self's samples come from the call",
+    () =>
+      Effect.gen(function*() {
+        const ranked = yield* runWith({ prompt: "p" }, {}, { strategy: "rank" })
+        const points = recordOf(ranked.result.manifest, "rank").aggregate?.map((a) => a.points) ?? []
+        expect(points).toHaveLength(3)
+        expect([...points].sort((a, b) => b - a)).toEqual(points)
+        expect(recordOf(ranked.result.manifest, "rank").judges?.map((j) => j.ranking !== undefined)).toEqual([true, true, true])
+        // The call's own rounds and samples win over the settings' (one place: the call's settings patch).
+        const refined = yield* runWith({ prompt: "p" }, { rounds: 1 }, { strategy: "refine", rounds: 2 })
+        expect(recordOf(refined.result.manifest, "refine").rounds?.map((r) => r.round)).toEqual([2, 3])
+        expect(refined.asked).toHaveLength(3 + 3 * 2 + 1)
+        const sampled = yield* runWith({ prompt: "p" }, {}, { strategy: "self", samples: 3, models: ["test/beta", "test/gamma"] })
+        expect(sampled.result.manifest.strategy).toEqual({ name: "self", model: "test/beta", samples: 3 })
+        expect(sampled.asked).toEqual(["test/beta", "test/beta", "test/beta", "test/synth"])
+      })
+  )
 
-  it.effect("refuses self's samples over --max-models before any call", () =>
+  itLive.effect("refuses self's samples over --max-models before any call", () =>
     Effect.gen(function*() {
       const refused = yield* runWith({ prompt: "p" }, { strategy: "self", samples: 9, maxModels: 8 }).pipe(Effect.flip)
       expect(refused.message).toBe("--samples 9: more answers than the 8 one run may have (--max-models)")
@@ -163,22 +167,25 @@ describe("the manifest's strategy record: open below the programs, narrowed by t
     expect(rankRecord.judges?.map((j) => j.model)).toEqual(["test/alpha", "test/beta"])
   })
 
-  it.effect("reads back and writes again, through the run store, every field a run of each strategy wrote", () =>
-    Effect.gen(function*() {
-      const store = yield* RunStore
-      const newer = { name: "vote", ballots: [{ model: "test/alpha", votes: 2 }], degraded: "one ballot" }
-      const written = [...["synthesize", "rank", "refine", "self"].map(fixture), { ...fixture("self"), strategy: newer }]
-      for (const raw of written) {
-        const run = yield* store.makeRunDir()
-        fs.writeFileSync(path.join(run.dir, "run.json"), JSON.stringify({ ...raw, id: run.id }))
-        const read = yield* store.readManifest(run.id)
-        expect(read.strategy).toEqual(raw.strategy)
-        const again = yield* store.makeRunDir()
-        yield* store.writeManifest(again, { ...read, id: again.id })
-        expect(JSON.parse(fs.readFileSync(path.join(again.dir, "run.json"), "utf8")).strategy).toEqual(raw.strategy)
-        expect((yield* store.readManifest(again.id)).strategy).toEqual(raw.strategy)
-      }
-    }).pipe(Effect.provide(RunStore.Test(tempDir()))))
+  itLive.effect(
+    "reads back and writes again, through the run store, every field a run of each strategy wrote",
+    () =>
+      Effect.gen(function*() {
+        const store = yield* RunStore
+        const newer = { name: "vote", ballots: [{ model: "test/alpha", votes: 2 }], degraded: "one ballot" }
+        const written = [...["synthesize", "rank", "refine", "self"].map(fixture), { ...fixture("self"), strategy: newer }]
+        for (const raw of written) {
+          const run = yield* store.makeRunDir()
+          fs.writeFileSync(path.join(run.dir, "run.json"), JSON.stringify({ ...raw, id: run.id }))
+          const read = yield* store.readManifest(run.id)
+          expect(read.strategy).toEqual(raw.strategy)
+          const again = yield* store.makeRunDir()
+          yield* store.writeManifest(again, { ...read, id: again.id })
+          expect(JSON.parse(fs.readFileSync(path.join(again.dir, "run.json"), "utf8")).strategy).toEqual(raw.strategy)
+          expect((yield* store.readManifest(again.id)).strategy).toEqual(raw.strategy)
+        }
+      }).pipe(Effect.provide(RunStore.Test(tempDir())))
+  )
 
   it("keeps a record of a strategy it does not know, and fields no strategy reads; the registry tells them apart", () => {
     const decode = Schema.decodeUnknownSync(Manifest)

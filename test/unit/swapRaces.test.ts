@@ -32,7 +32,9 @@ const layerFor = (outputDir: string) =>
 
 /**
  * A process that swaps `target` between a regular file holding `inside` and a symlink to `outsideFile`, each
- * swap an atomic rename, `swaps` times or for at most 3 s. Resolves when it has ended.
+ * swap an atomic rename, `swaps` times or for at most 3 s. `started` resolves once it is about to swap (a reader
+ * that starts before reads a file nobody swaps: a node start-up's worth of CPU proving nothing), `ended` when it
+ * has ended.
  */
 const startSwapper = (target: string, inside: string, outsideFile: string, swaps = 400) => {
   const script = `
@@ -40,6 +42,7 @@ const startSwapper = (target: string, inside: string, outsideFile: string, swaps
     const [target, inside, outside, swaps] = process.argv.slice(1)
     const file = target + ".swap-file", link = target + ".swap-link"
     const until = Date.now() + 3000
+    process.stdout.write("swapping\\n")
     // Each state holds 1 ms, asleep: a busy pause would take the reader's core on a small machine. What the race
     // proves grows with the swaps a read can straddle, not with the time between them: a check-then-read broken
     // by hand is caught about as often as with 2 ms, in half the reader's CPU.
@@ -51,11 +54,16 @@ const startSwapper = (target: string, inside: string, outsideFile: string, swaps
     }
     fs.writeFileSync(file, inside); fs.renameSync(file, target)
   `
-  const child = spawn(process.execPath, ["-e", script, target, inside, outsideFile, String(swaps)], { stdio: "ignore" })
+  const child = spawn(process.execPath, ["-e", script, target, inside, outsideFile, String(swaps)], {
+    stdio: ["ignore", "pipe", "ignore"]
+  })
   let done = false
   const ended = new Promise<void>((resolve) => child.on("exit", () => resolve()))
   void ended.then(() => (done = true))
-  return { isDone: () => done, ended }
+  // Its first line, or its end should it never get there (the reads then find it done and the race not run).
+  const started = Promise.race([new Promise<void>((resolve) => child.stdout.once("data", () => resolve())), ended])
+  child.stdout.resume()
+  return { isDone: () => done, started, ended }
 }
 
 /** A runs directory with one finished-looking run, and a secret file beside it. */
@@ -74,6 +82,7 @@ describe("check-then-read races", () => {
     const { runs, secret } = runsLayout()
     return Effect.gen(function*() {
       const swapper = startSwapper(path.join(runs, RUN_ID, "final.md"), "the answer\n", secret)
+      yield* Effect.promise(() => swapper.started)
       const texts: Array<string> = []
       let refused = 0
       const uri = `parallel-llm://runs/${RUN_ID}/final.md`
@@ -98,6 +107,7 @@ describe("check-then-read races", () => {
       fs.writeFileSync(path.join(root, "notes.txt"), "inside notes\n")
       fs.writeFileSync(path.join(dir, "secret.txt"), "SECRET outside\n")
       const swapper = startSwapper(path.join(root, "notes.txt"), "inside notes\n", path.join(dir, "secret.txt"))
+      yield* Effect.promise(() => swapper.started)
       const options = { base: root, allowed: [fs.realpathSync(root)], what: "files" }
       const texts: Array<string> = []
       let refused = 0

@@ -1,5 +1,5 @@
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { describe, expect, it } from "@effect/vitest"
+import { describe, expect } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -8,6 +8,7 @@ import { makeViewerAccess } from "../../src/mcp/site/viewerAccess.js"
 import { viewerRouter } from "../../src/mcp/site/viewerRoutes.js"
 import { RunStore } from "../../src/services/runStore.js"
 import { Settings } from "../../src/services/settings.js"
+import { itLive } from "../support/itLive.js"
 import { makeTempDirs } from "../support/tempDirs.js"
 import { makeTestSettings } from "../support/testSettings.js"
 
@@ -49,7 +50,7 @@ const get = (url: string) =>
   })
 
 describe("the viewer's page of a run", () => {
-  it.scoped("a run that is there: the page, none of the run's files read; one that is not: 404", () =>
+  itLive.scoped("a run that is there: the page, none of the run's files read; one that is not: 404", () =>
     Effect.gen(function*() {
       const outputDir = tempDir()
       fs.mkdirSync(path.join(outputDir, RUN_ID))
@@ -64,7 +65,7 @@ describe("the viewer's page of a run", () => {
       expect(missing.status).toBe(404)
     }))
 
-  it.scoped("a run directory that is a symlink out of the runs directory is not there", () =>
+  itLive.scoped("a run directory that is a symlink out of the runs directory is not there", () =>
     Effect.gen(function*() {
       const outputDir = tempDir()
       const elsewhere = tempDir()
