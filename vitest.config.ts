@@ -29,10 +29,10 @@ if (process.env["TMPDIR"] === undefined && existsSync("/proc/self/mounts") && us
 
 const root = fileURLToPath(new URL(".", import.meta.url))
 
-/** `vitest` watching for edits (`vitest`, `vitest watch`, `--watch` in a terminal), not one run (`vitest run`, CI). */
+/** `vitest` watching for edits (`vitest`, `vitest watch`, `--watch` in a terminal), not one run (`vitest run`, `--run`, CI). */
 const argv = process.argv.slice(2)
 const watching = argv.includes("watch") || argv.includes("dev") || argv.includes("--watch") || argv.includes("-w") ||
-  (!argv.includes("run") && process.env["CI"] === undefined && process.stdin.isTTY === true)
+  (!argv.includes("run") && !argv.includes("--run") && process.env["CI"] === undefined && process.stdin.isTTY === true)
 
 /**
  * One run imports the app as the build emitted it (dist/, which tsc writes beside the bundle from the same src/, and

@@ -1,8 +1,8 @@
-// `npm test`: builds dist/ if an input changed since the last build (the e2e tests spawn it), then type-checks and
-// runs the unit and e2e tiers at the same time: vitest leaves the cores idle while its tests wait on the processes
+// `npm test`: type-checks and runs the unit and e2e tiers at the same time (vitest's global setup first builds dist/
+// if an input changed since the last build, test/support/freshBuild.ts): vitest leaves the cores idle while its tests wait on the processes
 // they spawn, and the type-check fills them. vitest prints as it goes; the type-check's findings come after it, under
 // a heading of their own. Either failing fails the command. Arguments go to vitest (`npm test -- test/unit/x.test.ts`).
-import { spawn, spawnSync } from "node:child_process"
+import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
 import * as os from "node:os"
@@ -12,9 +12,6 @@ import { fileURLToPath } from "node:url"
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 const require = createRequire(import.meta.url)
 const binOf = (pkg, bin) => path.join(path.dirname(require.resolve(`${pkg}/package.json`)), bin)
-
-const build = spawnSync(process.execPath, [path.join(root, "scripts", "build.mjs"), "--if-stale"], { cwd: root, stdio: "inherit" })
-if (build.status !== 0) process.exit(build.status ?? 1)
 
 /**
  * Runs a node script to its end; `quiet` keeps its output for later instead of printing it, `priority` is its

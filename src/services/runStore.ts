@@ -235,8 +235,15 @@ const writeOwner = (
     ...(strategy !== undefined ? { strategy } : {})
   }
   const text = w.redact(`${JSON.stringify(encodeOwner(owner), null, 2)}\n`)
-  return Effect.as(writeAtomic(w, [[w.path.join(run.dir, OWNER_FILE), text]]), OWNER_FILE)
+  return Effect.as(writeAtomic(w, [[ownerPath(w, run), text]]), OWNER_FILE)
 }
+
+/** The owner record of a run, and its manifest as written (the key redacted). */
+const ownerPath = (w: Writer, run: RunHandle) => w.path.join(run.dir, OWNER_FILE)
+const manifestEntry = (w: Writer, run: RunHandle, manifest: Manifest): readonly [string, string] => [
+  w.path.join(run.dir, "run.json"),
+  w.redact(manifestText(manifest))
+]
 
 const writeRelative = (w: Writer, run: RunHandle, relative: string, data: string) =>
   Effect.as(writeAtomic(w, [[w.path.join(run.dir, relative), data]]), relative)
@@ -248,12 +255,13 @@ const writeRelative = (w: Writer, run: RunHandle, relative: string, data: string
  */
 const writeFinal = (w: Writer, run: RunHandle, content: string, manifest: Manifest) =>
   Effect.as(
-    writeAtomic(w, [
-      [w.path.join(run.dir, "final.md"), content],
-      [w.path.join(run.dir, "run.json"), w.redact(manifestText(manifest))]
-    ], w.path.join(run.dir, OWNER_FILE)),
+    writeAtomic(w, [[w.path.join(run.dir, "final.md"), content], manifestEntry(w, run, manifest)], ownerPath(w, run)),
     "final.md"
   )
+
+/** `run.json` alone, for a run that ends without a final answer; the owner record goes, as with writeFinal. */
+const writeManifest = (w: Writer, run: RunHandle, manifest: Manifest) =>
+  Effect.as(writeAtomic(w, [manifestEntry(w, run, manifest)], ownerPath(w, run)), "run.json")
 
 const writeAttachment = (w: Writer, run: RunHandle, name: string, bytes: Uint8Array) =>
   makeDirectories(w.fs, w.path.join(run.dir, ATTACHMENTS_DIR), PRIVATE_DIR.mode).pipe(
@@ -282,11 +290,7 @@ const storeAt = Effect.fnUntraced(function*(apiKey: Option.Option<Redacted.Redac
       ),
     writeFinal: (run, content, manifest) => writeFinal(w, run, content, manifest),
     writeAttachment: (run, name, bytes) => writeAttachment(w, run, name, bytes),
-    writeManifest: (run, manifest) =>
-      Effect.as(
-        writeAtomic(w, [[w.path.join(run.dir, "run.json"), w.redact(manifestText(manifest))]], w.path.join(run.dir, OWNER_FILE)),
-        "run.json"
-      )
+    writeManifest: (run, manifest) => writeManifest(w, run, manifest)
   }
   return store
 })

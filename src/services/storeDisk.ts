@@ -116,9 +116,8 @@ export const writeAtomically = (
       if (--writing === 0) afterWrites()
     })
   )
+  // Once none is left (every write ended): renaming, or removing what was written after a failure or a cancel.
   let writing = files.length
-  // Once every write has ended: renaming, or removing what was written after a failure or a cancel.
-  let renaming = false
   let cancelled: (() => void) | undefined
   const finish = (failure: WriteFailure | undefined) => (cancelled === undefined ? done(failure) : cancelled())
   const firstFailure = (): WriteFailure | undefined => {
@@ -144,7 +143,6 @@ export const writeAtomically = (
     })
   }
   const afterWrites = () => {
-    renaming = true
     const failure = firstFailure()
     if (failure !== undefined || cancelled !== undefined) return removeTemps(0, () => finish(failure))
     renameFrom(0)
@@ -153,7 +151,8 @@ export const writeAtomically = (
   if (files.length === 0) afterWrites()
   return (settled) => {
     cancelled = settled
-    if (renaming) return
+    // Past the writes (renaming, or cleaning up), the step ends as it is.
+    if (writing === 0) return
     // Writes still waiting for a token never start; once the last started one has ended, the temporary files go.
     for (const start of starts) if (gate.withdraw(start)) writing--
     if (writing === 0) afterWrites()

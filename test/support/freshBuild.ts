@@ -4,13 +4,18 @@ import { repoRoot } from "./spawnCli.js"
 
 /**
  * vitest's global setup: `npm run build`'s incremental step (scripts/build.mjs --if-stale), so that the built CLI the
- * e2e tests spawn and the dist/ modules a run imports (vitest.config.ts) are never older than src/.
+ * e2e tests spawn and the dist/ modules a run imports (vitest.config.ts) are never older than src/. It is the only
+ * build before a test run (`npm test`, `test:browser`, `test:agents` leave it to this).
  */
 export default function freshBuild(): void {
   const build = spawnSync(process.execPath, [path.join(repoRoot, "scripts", "build.mjs"), "--if-stale"], {
     cwd: repoRoot,
-    stdio: ["ignore", "ignore", "inherit"]
+    stdio: ["ignore", "pipe", "inherit"],
+    encoding: "utf8"
   })
   if (build.error !== undefined) throw build.error
-  if (build.status !== 0) throw new Error(`the build (scripts/build.mjs --if-stale) failed with exit code ${build.status}`)
+  // tsc says what is wrong on stdout: shown only when the build fails.
+  if (build.status !== 0) {
+    throw new Error(`the build (scripts/build.mjs --if-stale) failed with exit code ${build.status}:\n${build.stdout}`)
+  }
 }

@@ -6,7 +6,8 @@ import { Effect, FiberRef, HashSet, Logger, type Scope } from "effect"
 // nor reads the time has no use for them: these run it on the live clock instead, with Effect's default logger
 // removed as it.effect has it, so the logs of the programs under test stay out of the output.
 
-const quiet = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+/** The effect with Effect's default logger removed, as it.effect has it. */
+export const quiet = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.locallyWith(effect, FiberRef.currentLoggers, HashSet.remove(Logger.defaultLogger))
 
 export const itLive = {

@@ -2,7 +2,6 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Logger, Option } from "effect"
-import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -15,6 +14,7 @@ import { thisHost } from "../../src/services/processProbe.js"
 import { RunStore } from "../../src/services/runStore.js"
 import { Settings } from "../../src/services/settings.js"
 import type { SettingsValue } from "../../src/settings/values.js"
+import { deadPid } from "../support/deadPid.js"
 import type { RecordedRequest } from "../support/fakeOpenRouter.js"
 import { realHttpClientLayer } from "../support/realHttpClient.js"
 import { providerLayer, withFakeProvider } from "../support/withFakeProvider.js"
@@ -261,13 +261,12 @@ describe("attachments (ask --attach, process_prompt files)", () => {
   it.live("an interrupted run keeps its attachments in its owner record, so resynth still has them", () =>
     Effect.gen(function*() {
       const first = yield* askWith("Explain.", ["notes.md"])
-      // As if its process died before the manifest: the owner record as createRun wrote it, a dead pid (of a
-      // `node --version`, which ends before Node starts up).
+      // As if its process died before the manifest: the owner record as createRun wrote it, a dead pid.
       fs.rmSync(path.join(first.runDir, "run.json"))
       fs.writeFileSync(
         path.join(first.runDir, "owner.json"),
         JSON.stringify({
-          pid: spawnSync(process.execPath, ["--version"]).pid,
+          pid: deadPid(),
           host: thisHost(),
           processStartedAt: new Date(0).toISOString(),
           createdAt: first.manifest.createdAt,

@@ -195,19 +195,21 @@ describe("checkRunRequest: what a run's own values contradict", () => {
 })
 
 describe("withCallSettings: a call's own values over the Settings in force", () => {
-  it.effect("a call with no value of its own runs on the Settings in force, not on a copy; one with a value on its own", () =>
-    Effect.gen(function*() {
-      const given = Settings.make(makeTestSettings({ models: ["test/alpha", "test/beta"] }))
-      const inForce = Effect.map(Settings, (settings) => settings)
-      const same = yield* inForce.pipe(
-        withCallSettings({ models: undefined, synthesizer: undefined }),
-        Effect.provideService(Settings, given)
-      )
-      expect(same).toBe(given)
-      const own = yield* inForce.pipe(withCallSettings({ models: ["test/gamma"] }), Effect.provideService(Settings, given))
-      expect(own.models).toEqual(["test/gamma"])
-      expect(own.synthesizer).toBe(given.synthesizer)
-    }))
+  itLive.effect(
+    "a call with no value of its own runs on the Settings in force, not on a copy; one with a value on its own",
+    () =>
+      Effect.gen(function*() {
+        const given = Settings.make(makeTestSettings({ models: ["test/alpha", "test/beta"] }))
+        const same = yield* Settings.pipe(
+          withCallSettings({ models: undefined, synthesizer: undefined }),
+          Effect.provideService(Settings, given)
+        )
+        expect(same).toBe(given)
+        const own = yield* Settings.pipe(withCallSettings({ models: ["test/gamma"] }), Effect.provideService(Settings, given))
+        expect(own.models).toEqual(["test/gamma"])
+        expect(own.synthesizer).toBe(given.synthesizer)
+      })
+  )
 })
 
 describe("prices: negative or not a number counts as unpriced", () => {

@@ -15,6 +15,7 @@ import { itClock } from "../support/itClock.js"
 import { realHttpClientLayer } from "../support/realHttpClient.js"
 import { makeTempDirs } from "../support/tempDirs.js"
 import { pendingSleeps } from "../support/testClock.js"
+import { waitUntil } from "../support/waitUntil.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
 
 const tempDir = makeTempDirs("parallel-llm-faults-")
@@ -125,7 +126,9 @@ describe("fault injection against the loopback fake (streaming)", () => {
       yield* TestClock.adjust(800)
       const { faultyRecord } = yield* Fiber.join(fiber)
       expectFailure(faultyRecord, { status: "timeout", tag: "Timeout", attempts: 1, message: /Timed out after 0\.8 s/ })
-      yield* Effect.promise(() => waitFor(() => provider.fake.abortedRequests().some((r) => r.model === "fault/x")))
+      yield* Effect.promise(() =>
+        waitUntil(() => provider.fake.abortedRequests().some((r) => r.model === "fault/x"), "fault/x's request aborted")
+      )
     }))
 
   it.live("a connection reset: a network error, retried", () =>
@@ -225,11 +228,3 @@ describe("fault injection against the loopback fake (streaming)", () => {
       expect(request?.body).toMatchObject({ stream: true })
     }))
 })
-
-const waitFor = async (condition: () => boolean, timeoutMs = 10_000) => {
-  const deadline = Date.now() + timeoutMs
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error("condition not met in time")
-    await new Promise((resolve) => setTimeout(resolve, 5))
-  }
-}

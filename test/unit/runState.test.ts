@@ -1,6 +1,5 @@
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -8,6 +7,7 @@ import type { Manifest, RunSettings } from "../../src/domain/manifest.js"
 import { decideRunState, FOREIGN_RUN_STALE_MS, type OwnerRecord, UNOWNED_RUN_STALE_MS } from "../../src/domain/runState.js"
 import { readRunWithManifest } from "../../src/programs/recoverRun.js"
 import { RunStore } from "../../src/services/runStore.js"
+import { deadPid } from "../support/deadPid.js"
 import { itLive } from "../support/itLive.js"
 
 // Item 5 of issue 13: each run records its owner while it is live, and readers tell a run whose
@@ -26,12 +26,6 @@ afterAll(() => {
 })
 
 const settings: RunSettings = { models: ["a/one", "b/two", "c/three"], synthesizer: "s/synth", concurrency: 5, timeoutMs: 1000, retries: 0 }
-
-/**
- * The pid of a process that has ended (the OS may hand it out again, but not within this test): `node --version`,
- * which prints before Node starts up, not a whole start-up's 40 ms of CPU.
- */
-const deadPid = (): number => spawnSync(process.execPath, ["--version"]).pid!
 
 const manifestFor = (id: string): Manifest => ({
   id,

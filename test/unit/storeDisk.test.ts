@@ -38,11 +38,16 @@ describe("the run store's writes, interrupted", () => {
       yield* Deferred.await(allHeld)
       expect(started).toBe(16)
       const interrupting = yield* Effect.fork(Fiber.interruptAll(writes))
-      // The four waiting end at once, nothing of theirs in flight; then the writes in flight are let end.
-      yield* Effect.yieldNow().pipe(
+      // The four waiting end at once, nothing of theirs in flight; the interruption waits for the writes in flight,
+      // which are then let end.
+      const ended = yield* Effect.yieldNow().pipe(
         Effect.zipRight(Effect.forEach(writes, Fiber.poll)),
-        Effect.repeat({ until: (polls) => polls.filter(Option.isSome).length === 4 })
+        Effect.map((polls) => polls.filter(Option.isSome).length),
+        Effect.repeat({ until: (count) => count >= 4 }),
+        Effect.timeout("5 seconds")
       )
+      expect(ended).toBe(4)
+      expect(Option.isNone(yield* Fiber.poll(interrupting))).toBe(true)
       for (const end of held.splice(0)) end()
       yield* Fiber.join(interrupting)
 
