@@ -77,6 +77,9 @@ export const TARGETS: ReadonlyArray<TargetSpec> = [
     unit: "µs",
     goal: { ratio: 1.6, text: "≤ 1.6×" }
   },
+  // The system time of both sides' file and socket calls grows run after run on the VMs seen here (0.5 → 3.6 s for the
+  // same batch), which narrows the ratio above: the user time alone shows the project's own share.
+  { key: "targets.callUserCpu", label: "   its user time alone (no system time)", unit: "µs", goal: { text: "—" } },
   { key: "targets.eventCpu", label: "2. CPU per SSE event, 1,500-event token streams", unit: "µs", goal: { ratio: 1.3, text: "≤ 1.3×" } },
   { key: "targets.scaleCpu", label: "4. scale, 1,000 streams at ~30 events/s: CPU", unit: "ms", goal: { ratio: 1.3, text: "≤ 1.3×" } },
   { key: "targets.scaleWall", label: "   wall time", unit: "ms", goal: { ratio: 1.1, text: "≤ 1.1×" } },
