@@ -424,9 +424,11 @@ describe("runPipeline", () => {
   it.live("goes on, whole, when the owner record cannot be written: it is for readers, not part of the answer", () =>
     Effect.gen(function*() {
       const { settings } = yield* setup({})
-      const result = yield* runPipeline({ prompt: "p" }).pipe(
-        Effect.provide(layerOnFullDisk(settings, (file) => file.includes(".owner.json.")))
-      )
+      // The owner record's writes the full disk refused: one, or this test would prove nothing.
+      const refused: Array<string> = []
+      const ownerRecord = (file: string) => file.includes(".owner.json.") && refused.push(file) > 0
+      const result = yield* runPipeline({ prompt: "p" }).pipe(Effect.provide(layerOnFullDisk(settings, ownerRecord)))
+      expect(refused).toHaveLength(1)
       const manifest = readManifest(result.runDir)
       expect(manifest.status).toBe("ok")
       expect(manifest.unwritten).toBeUndefined()
