@@ -63,8 +63,8 @@ const workers = maxWorkersFlag === undefined
 export default defineConfig({
   ...(watching ? {} : { resolve: { alias: fromBuild.alias } }),
   test: {
-    // The e2e tier spawns dist/main.js and a run imports dist/: build it first when src/ changed since (a no-op after
-    // `npm test`'s own build).
+    // The e2e tier spawns dist/main.js and a run imports dist/: build it first when src/ changed since (the one build
+    // before a test run: `npm test`, `test:browser` and `test:agents` leave it to this).
     globalSetup: ["test/support/freshBuild.ts"],
     ...(watching ? {} : { server: { deps: { external: fromBuild.external } } }),
     // Spawned CLIs and MCP servers are slow to start on a loaded 2-core machine: be generous, never flaky.
