@@ -2,7 +2,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { type JsonRpcMessage, serverEnv, spawnRawServer, waitFor } from "../support/mcpHarness.js"
+import { type JsonRpcMessage, offlineServerEnv, spawnRawServer, waitFor } from "../support/mcpHarness.js"
 
 // The MCP server over stdio (the built CLI) at the protocol's edges: raw JSON-RPC junk, as its stdin receives it.
 // Tasks of runs this server does not own, or whose files were edited, need no process: unit/mcpForeignTasks.test.ts.
@@ -12,19 +12,9 @@ afterAll(() => {
   fs.rmSync(tmp, { recursive: true, force: true })
 })
 
-// No call reaches a provider in these tests: nothing listens there.
-const envFor = (outputDir: string) =>
-  serverEnv({
-    baseUrl: "http://127.0.0.1:9/api/v1",
-    outputDir,
-    apiKey: "sk-or-v1-EDGES-0f1e2d3c4b5a69788796a5b4c3d2e1f0",
-    models: ["edge/one"],
-    synthesizer: "edge/synth"
-  })
-
 describe("MCP over stdio: JSON-RPC junk", () => {
   it("answers each junk line with -32600/-32602 (its id when it has one), logs one short line, and goes on", async () => {
-    const server = await spawnRawServer(envFor(path.join(tmp, "junk")))
+    const server = await spawnRawServer(offlineServerEnv(path.join(tmp, "junk")))
     try {
       const junk: ReadonlyArray<readonly [unknown, string | number | null, number, string]> = [
         [{ jsonrpc: "1.0", id: 101, method: "ping" }, 101, -32600, `Invalid Request: jsonrpc must be "2.0"`],

@@ -38,6 +38,19 @@ export const serverEnv = (options: {
   ...options.extra
 })
 
+/**
+ * A server's environment for tests in which no call reaches a provider: nothing listens at its base URL (port 9,
+ * discard), so a call that was sent would fail rather than answer.
+ */
+export const offlineServerEnv = (outputDir: string): Record<string, string> =>
+  serverEnv({
+    baseUrl: "http://127.0.0.1:9/api/v1",
+    outputDir,
+    apiKey: "sk-or-v1-EDGES-0f1e2d3c4b5a69788796a5b4c3d2e1f0",
+    models: ["edge/one"],
+    synthesizer: "edge/synth"
+  })
+
 export interface McpConnection {
   readonly client: Client
   readonly transport: StdioClientTransport

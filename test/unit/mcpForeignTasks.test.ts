@@ -3,7 +3,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { connectMcpInProcess } from "../support/inProcessMcp.js"
-import { serverEnv } from "../support/mcpHarness.js"
+import { offlineServerEnv } from "../support/mcpHarness.js"
 
 // MCP tasks of runs that this server does not own, or whose files were edited: the server `serve` starts, in this
 // process (the stdio process at the protocol's edges is e2e/mcpProtocolEdges.test.ts's).
@@ -12,16 +12,6 @@ const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-mcp-foreign-tasks-"))
 afterAll(() => {
   fs.rmSync(tmp, { recursive: true, force: true })
 })
-
-// No call reaches a provider in these tests: nothing listens there.
-const envFor = (outputDir: string) =>
-  serverEnv({
-    baseUrl: "http://127.0.0.1:9/api/v1",
-    outputDir,
-    apiKey: "sk-or-v1-EDGES-0f1e2d3c4b5a69788796a5b4c3d2e1f0",
-    models: ["edge/one"],
-    synthesizer: "edge/synth"
-  })
 
 const settings = { models: ["edge/one"], synthesizer: "edge/synth", concurrency: 5, timeoutMs: 1000, retries: 0 }
 
@@ -41,7 +31,7 @@ describe("MCP tasks of runs this server does not own", () => {
       path.join(outputDir, runId, "owner.json"),
       JSON.stringify({ pid: 4242, host: "build-box.elsewhere", processStartedAt: now, createdAt: now, settings })
     )
-    const mcp = await connectMcpInProcess(envFor(outputDir))
+    const mcp = await connectMcpInProcess(offlineServerEnv(outputDir))
     try {
       expect((await mcp.client.experimental.tasks.getTask(runId)).status).toBe("working")
       await expect(mcp.client.experimental.tasks.cancelTask(runId)).rejects.toThrow(
@@ -74,7 +64,7 @@ describe("MCP tasks of runs this server does not own", () => {
         usage: { promptTokens: 1, completionTokens: 1 }
       })
     )
-    const mcp = await connectMcpInProcess(envFor(outputDir))
+    const mcp = await connectMcpInProcess(offlineServerEnv(outputDir))
     try {
       const task = await mcp.client.experimental.tasks.getTask(runId)
       expect(task).toMatchObject({ taskId: runId, status: "completed" })
