@@ -1,31 +1,16 @@
-import { existsSync, readFileSync, statfsSync } from "node:fs"
 import { availableParallelism } from "node:os"
 import { fileURLToPath } from "node:url"
 import { defineConfig } from "vitest/config"
+import { memoryTmp } from "./test/support/memoryTmp.js"
 
 /** `npm run test:agents` (scripts/agentTools.mjs) sets it: only then is the agents tier a project. */
 const agentsTier = process.env["PARALLEL_LLM_AGENTS_TIER"] === "1"
 
 // The tests' temp directories (os.tmpdir(), inherited by the workers and the CLIs they spawn) go to memory where
-// Linux has it: on this machine's ext4 /tmp, writing a small file cost 0.7 ms of CPU and tmpfs 0.03 ms, and the
-// suite writes and removes thousands. Only a tmpfs that may run programs (the tests run fake CLIs from their temp
-// directories; Docker's /dev/shm is noexec) with room to spare (Docker's is 64 MB; the package tests install the
-// package). A TMPDIR already set is kept.
-const memoryTmp = "/dev/shm"
-const mountOptions = () =>
-  readFileSync("/proc/self/mounts", "utf8").split("\n").map((line) => line.split(" ")).find((fields) =>
-    fields[1] === memoryTmp && fields[2] === "tmpfs"
-  )
-    ?.[3]?.split(",")
-const usableMemoryTmp = () => {
-  const options = mountOptions()
-  if (options === undefined || options.includes("noexec") || options.includes("ro")) return false
-  const { bavail, bsize } = statfsSync(memoryTmp)
-  return bavail * bsize >= 2 ** 30
-}
-if (process.env["TMPDIR"] === undefined && existsSync("/proc/self/mounts") && usableMemoryTmp()) {
-  process.env["TMPDIR"] = memoryTmp
-}
+// Linux has it (test/support/memoryTmp.ts says why and when): the suite writes and removes thousands of files. A
+// TMPDIR already set is kept.
+const tmp = process.env["TMPDIR"] === undefined ? memoryTmp() : undefined
+if (tmp !== undefined) process.env["TMPDIR"] = tmp
 
 const root = fileURLToPath(new URL(".", import.meta.url))
 

@@ -6,6 +6,12 @@ export interface BenchContext {
   readonly root: string
   /** Scratch directory for run directories, removed when the bench ends. */
   readonly tmp: string
+  /**
+   * Where the CPU targets' two sides write their runs: a memory filesystem where there is one (the same as `tmp`
+   * otherwise), so that what is compared is the two programs' own work, not the disk's (bench/README.md, "The ninth
+   * session"). Removed when the bench ends.
+   */
+  readonly cpuTmp: string
   readonly quick: boolean
   /** The built CLI, `dist/main.js`. */
   readonly cliEntry: string

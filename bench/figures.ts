@@ -77,8 +77,9 @@ export const TARGETS: ReadonlyArray<TargetSpec> = [
     unit: "µs",
     goal: { ratio: 1.6, text: "≤ 1.6×" }
   },
-  // The system time of both sides' file and socket calls grows run after run on the VMs seen here (0.5 → 3.6 s for the
-  // same batch), which narrows the ratio above: the user time alone shows the project's own share.
+  // Both sides write their runs to a memory filesystem where there is one (bench/context.ts, cpuTmp): on the ext4 VMs
+  // seen here a file's creation costs both 0.15-2 ms of system time, growing run after run, which narrowed the ratio
+  // toward 1. The user time alone shows the project's own share all the same.
   { key: "targets.callUserCpu", label: "   its user time alone (no system time)", unit: "µs", goal: { text: "—" } },
   { key: "targets.eventCpu", label: "2. CPU per SSE event, 1,500-event token streams", unit: "µs", goal: { ratio: 1.3, text: "≤ 1.3×" } },
   { key: "targets.scaleCpu", label: "4. scale, 1,000 streams at ~30 events/s: CPU", unit: "ms", goal: { ratio: 1.3, text: "≤ 1.3×" } },

@@ -8,6 +8,7 @@
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { memoryTmp } from "../test/support/memoryTmp.js"
 import type { BenchContext } from "./context.js"
 import { type Fake, startFake } from "./fake.js"
 import { measureConnections, measureOverhead } from "./measure/overhead.js"
@@ -40,8 +41,10 @@ const main = async () => {
   // Run directories on the repository's disk, like a user's data directory (not the machine's /tmp).
   fs.mkdirSync(path.join(root, "bench", "results"), { recursive: true })
   const tmp = fs.mkdtempSync(path.join(root, "bench", "results", ".tmp-"))
+  const memory = memoryTmp()
+  const cpuTmp = memory === undefined ? tmp : fs.mkdtempSync(path.join(memory, "parallel-llm-bench-"))
   const log = (line: string) => process.stderr.write(`bench: ${line}\n`)
-  const ctx: BenchContext = { root, tmp, quick, cliEntry, figures: {}, details: {}, log }
+  const ctx: BenchContext = { root, tmp, cpuTmp, quick, cliEntry, figures: {}, details: {}, log }
 
   const fake = await startFake()
   const started = performance.now()
@@ -57,12 +60,14 @@ const main = async () => {
   } finally {
     await fake.close()
     fs.rmSync(tmp, { recursive: true, force: true })
+    fs.rmSync(cpuTmp, { recursive: true, force: true })
   }
   printTables(ctx.figures)
   const report = {
     generatedAt: new Date().toISOString(),
     mode: quick ? "quick" : "full",
     machine: { node: process.version, platform: process.platform, cpus: os.cpus().length, loadAverage: os.loadavg() },
+    cpuTargetsWriteTo: memory === undefined ? "the repository's disk" : `${memory} (memory)`,
     durationMs: Math.round(performance.now() - started),
     figures: ctx.figures,
     details: ctx.details

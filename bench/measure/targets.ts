@@ -68,7 +68,7 @@ interface BatchShape {
 
 /** One batch through the built CLI and the same through the floor, against `url`; every answer checked. */
 const pair = async (ctx: BenchContext, url: string, shape: BatchShape, label: string) => {
-  const dir = fs.mkdtempSync(path.join(ctx.tmp, `${label}-`))
+  const dir = fs.mkdtempSync(path.join(ctx.cpuTmp, `${label}-`))
   const input = path.join(dir, "prompts.jsonl")
   fs.writeFileSync(
     input,
