@@ -482,6 +482,25 @@ describe("callModel with the real client (its long waits on the TestClock)", () 
       expect(provider.fake.inFlight).toBe(0)
     }))
 
+  it.live("a streamed answer interrupted mid-body: the HTTP request is really aborted, the text so far kept", () =>
+    Effect.gen(function*() {
+      // The first piece after 1 s, the second a second later: the call is interrupted in between.
+      provider.fake.setScript({ "slow/mid": { kind: "trickle", content: "first, then never", chunks: 2, chunkDelayMs: 1_000 } })
+      const streamed = streamedText()
+      const outcome = yield* Effect.gen(function*() {
+        const fiber = yield* Effect.fork(complete(ask("slow/mid"), { streamed }))
+        yield* Effect.promise(() => waitUntil(() => textSoFar(streamed) !== undefined, "the first delta"))
+        yield* Fiber.interrupt(fiber)
+        // Still inside the client's layer: the agent is alive, so only the interruption can have aborted it.
+        yield* Effect.promise(() => waitUntil(() => provider.fake.abortedRequests().length >= 1, "the fake to see the request aborted"))
+        return textSoFar(streamed)
+      }).pipe(Effect.provide(clientLayer({ stream: true })))
+      expect(outcome).toBeDefined()
+      expect("first, then never".startsWith(outcome ?? "")).toBe(true)
+      expect(outcome).not.toBe("first, then never")
+      expect(provider.fake.abortedRequests().map((r) => r.model)).toEqual(["slow/mid"])
+    }))
+
   itClock.effect("the time budget covers the backoff too: a long Retry-After ends in Timeout", () =>
     Effect.gen(function*() {
       provider.fake.setScript({ "limited/long": { kind: "status", status: 429, retryAfter: 60 } })

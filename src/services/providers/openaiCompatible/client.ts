@@ -1,13 +1,13 @@
-import { HttpClient, HttpClientResponse } from "@effect/platform"
+import { HttpClient, HttpClientError, HttpClientResponse } from "@effect/platform"
 import { Channel, Effect, Either, Stream } from "effect"
 import { InvalidResponse, type ProviderError } from "../../../domain/errors.js"
 import type { ModelInfo, ModelPart, ModelProvider, ModelRequest } from "../../../domain/modelCall.js"
 import { makeRedact, makeStreamRedact, type Redact } from "../../../domain/redact.js"
 import { Settings } from "../../settings.js"
-import { bodyEnded, byteCap, transportError } from "./body.js"
+import { bodyEnded, byteCap, readableReads, transportError, undiciBody } from "./body.js"
 import { providerRequests, type WebForm } from "./request.js"
 import { billedUsageOf, cacheOutcomeOf, errorForStatus, interpretChatBody, isVariable, perMillion } from "./response.js"
-import { partsOfCompletion, type StreamContext, streamedParts } from "./stream.js"
+import { partsOfCompletion, sseParts, type StreamContext } from "./stream.js"
 import { decodeModels } from "./wire.js"
 
 /** A 400 whose error speaks of tools: the server does not take web search's tool (see `opened`). */
@@ -47,13 +47,23 @@ const statusError = (p: Provider, model: string, response: HttpClientResponse.Ht
     (text) => Effect.fail(errorForStatus(model, response.status, headerRecord(response), text, p.redact))
   )
 
+/**
+ * A streamed body's reads: from undici's body itself when the response is undici's (see body.ts), else the
+ * platform's stream. A failed read is the platform's `ResponseError` either way.
+ */
+const bodyReads = (response: HttpClientResponse.HttpClientResponse) => {
+  const body = undiciBody(response)
+  if (body === undefined) return Stream.toChannel(response.stream)
+  return readableReads(body, (cause) => new HttpClientError.ResponseError({ request: response.request, response, reason: "Decode", cause }))
+}
+
 /** A 2xx chat answer: a token stream, or one JSON body (also from servers that ignore `stream`). */
 const chatAnswer =
   (p: Provider, model: string) => (response: HttpClientResponse.HttpClientResponse): Stream.Stream<ModelPart, ProviderError> => {
     const contentType = response.headers["content-type"]
     const context = p.contextFor(model, response.status, headerRecord(response))
     if ((contentType ?? "").includes("text/event-stream")) {
-      return streamedParts({ ...context, bodyEnded: bodyEnded(response) }, response.stream)
+      return Stream.fromChannel(Channel.pipeTo(bodyReads(response), sseParts({ ...context, bodyEnded: bodyEnded(response) })))
     }
     return Stream.unwrap(
       Effect.map(

@@ -1,5 +1,5 @@
 import type { HttpClientError } from "@effect/platform"
-import { Cause, Channel, Chunk, Either, Stream } from "effect"
+import { Cause, Channel, Chunk, Either } from "effect"
 import { InvalidResponse, type ProviderError } from "../../../domain/errors.js"
 import type { CacheOutcome, Completion, ModelPart } from "../../../domain/modelCall.js"
 import type { Redact, StreamRedact } from "../../../domain/redact.js"
@@ -234,9 +234,3 @@ export const sseParts = (context: StreamContext): Parts =>
     })
     return read
   })
-
-/** A streamed answer as parts: bytes → capped bytes → text → SSE events → decoded chunks → parts, read by read. */
-export const streamedParts = (
-  context: StreamContext,
-  bytes: Stream.Stream<Uint8Array, HttpClientError.ResponseError>
-): Stream.Stream<ModelPart, ProviderError> => Stream.pipeThroughChannel(bytes, sseParts(context))
