@@ -3,6 +3,7 @@ import * as NodePath from "@effect/platform-node/NodePath"
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Either, Fiber, Layer, Option, Redacted, Stream, TestClock } from "effect"
 import * as fs from "node:fs"
+import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeEach } from "vitest"
@@ -500,6 +501,31 @@ describe("callModel with the real client (its long waits on the TestClock)", () 
       expect(outcome).not.toBe("first, then never")
       expect(provider.fake.abortedRequests().map((r) => r.model)).toEqual(["slow/mid"])
     }))
+
+  it.live("a body cut mid-stream (the connection reset): a NetworkError while reading the answer, the text so far kept", () =>
+    Effect.gen(function*() {
+      // A server that sends one delta, then drops the connection without ending the response.
+      const server = http.createServer((_req, res) => {
+        res.writeHead(200, { "content-type": "text/event-stream" })
+        res.write(`data: ${JSON.stringify({ model: "cut/x", choices: [{ index: 0, delta: { content: "half an" } }] })}\n\n`, () => {
+          setTimeout(() => res.socket?.destroy(), 20)
+        })
+      })
+      yield* Effect.acquireRelease(
+        Effect.promise(() => new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))),
+        () => Effect.promise(() => new Promise<void>((resolve) => server.close(() => resolve())))
+      )
+      const address = server.address()
+      const port = typeof address === "object" && address !== null ? address.port : 0
+      const streamed = streamedText()
+      const error = yield* complete(ask("cut/x"), { streamed }).pipe(
+        Effect.flip,
+        Effect.provide(clientLayer({ stream: true, baseUrl: `http://127.0.0.1:${port}/api/v1` }))
+      )
+      expect(error._tag).toBe("NetworkError")
+      expect(error.message).toMatch(/^Network error while reading the answer: /)
+      expect(textSoFar(streamed)).toBe("half an")
+    }).pipe(Effect.scoped))
 
   itClock.effect("the time budget covers the backoff too: a long Retry-After ends in Timeout", () =>
     Effect.gen(function*() {

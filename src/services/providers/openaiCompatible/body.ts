@@ -1,5 +1,4 @@
 import type { HttpClientError } from "@effect/platform"
-import { Channel, Chunk, Effect } from "effect"
 import { Readable } from "node:stream"
 import { NetworkError, type ProviderError, ResponseTooLarge } from "../../../domain/errors.js"
 
@@ -63,63 +62,3 @@ export const bodyEnded = (response: object): (() => boolean) | undefined => {
   if (body === undefined) return undefined
   return () => field(field(body, "_readableState"), "ended") === true
 }
-
-type Reads<E> = Channel.Channel<Chunk.Chunk<Uint8Array>, unknown, E, unknown, void, unknown>
-
-/**
- * A body's reads, straight from its `Readable`: what the platform's `response.stream` does (a read loop woken by
- * `readable`, the body destroyed at the end if still open, which aborts an unfinished request), without the
- * layers around it. The platform's stream is a channel of its own inside two `ensuring`s, the outer one aborting
- * the request at the end of every body, finished or not (an `AbortError` built with its stack trace, and an event
- * sent, per call): ~10 % of a streamed call's CPU (bench/README.md, the ninth session).
- */
-export const readableReads = <E>(body: Readable, onError: (cause: unknown) => E): Reads<E> =>
-  Channel.suspend(() => {
-    // A wake-up that comes while no read waits is kept, so that none is lost between a read and the wait.
-    let woken = false
-    let waiting: ((resume: Effect.Effect<void>) => void) | undefined
-    let failure: { readonly error: E } | undefined
-    let ended = false
-    const wake = () => {
-      const resume = waiting
-      waiting = undefined
-      if (resume === undefined) woken = true
-      else resume(Effect.void)
-    }
-    const onEnd = () => {
-      ended = true
-      wake()
-    }
-    const onFailure = (cause: unknown) => {
-      failure = { error: onError(cause) }
-      wake()
-    }
-    body.on("readable", wake)
-    body.on("end", onEnd)
-    body.on("error", onFailure)
-    const next = Effect.async<void>((resume) => {
-      if (woken) return resume(Effect.void)
-      waiting = resume
-      return Effect.sync(() => {
-        waiting = undefined
-      })
-    })
-    const loop: Reads<E> = Channel.suspend(() => {
-      woken = false
-      const reads: Array<Uint8Array> = []
-      for (let read: unknown = body.read(); read instanceof Uint8Array; read = body.read()) reads.push(read)
-      if (reads.length > 0) return Channel.flatMap(Channel.write(Chunk.unsafeFromArray(reads)), () => loop)
-      if (failure !== undefined) return Channel.fail(failure.error)
-      if (ended || body.readableEnded) return Channel.void
-      return Channel.flatMap(Channel.fromEffect(next), () => loop)
-    })
-    return Channel.ensuring(
-      loop,
-      Effect.sync(() => {
-        body.off("readable", wake)
-        body.off("end", onEnd)
-        body.off("error", onFailure)
-        if (!body.closed) body.destroy()
-      })
-    )
-  })

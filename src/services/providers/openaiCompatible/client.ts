@@ -4,10 +4,11 @@ import { InvalidResponse, type ProviderError } from "../../../domain/errors.js"
 import type { ModelInfo, ModelPart, ModelProvider, ModelRequest } from "../../../domain/modelCall.js"
 import { makeRedact, makeStreamRedact, type Redact } from "../../../domain/redact.js"
 import { Settings } from "../../settings.js"
-import { bodyEnded, byteCap, readableReads, transportError, undiciBody } from "./body.js"
+import { bodyEnded, byteCap, transportError, undiciBody } from "./body.js"
+import { readableReads } from "./readable.js"
 import { providerRequests, type WebForm } from "./request.js"
 import { billedUsageOf, cacheOutcomeOf, errorForStatus, interpretChatBody, isVariable, perMillion } from "./response.js"
-import { partsOfCompletion, sseParts, type StreamContext } from "./stream.js"
+import { bodyParts, partsOfCompletion, sseParts, type StreamContext } from "./stream.js"
 import { decodeModels } from "./wire.js"
 
 /** A 400 whose error speaks of tools: the server does not take web search's tool (see `opened`). */
@@ -48,13 +49,17 @@ const statusError = (p: Provider, model: string, response: HttpClientResponse.Ht
   )
 
 /**
- * A streamed body's reads: from undici's body itself when the response is undici's (see body.ts), else the
- * platform's stream. A failed read is the platform's `ResponseError` either way.
+ * A streamed answer's parts: the splitter reads undici's body itself when the response is undici's (see
+ * readable.ts), else the platform's stream is piped into it. A failed read is the platform's `ResponseError` either way.
  */
-const bodyReads = (response: HttpClientResponse.HttpClientResponse) => {
+const streamedParts = (
+  response: HttpClientResponse.HttpClientResponse,
+  context: StreamContext
+): Stream.Stream<ModelPart, ProviderError> => {
   const body = undiciBody(response)
-  if (body === undefined) return Stream.toChannel(response.stream)
-  return readableReads(body, (cause) => new HttpClientError.ResponseError({ request: response.request, response, reason: "Decode", cause }))
+  if (body === undefined) return Stream.pipeThroughChannel(response.stream, sseParts(context))
+  const onError = (cause: unknown) => new HttpClientError.ResponseError({ request: response.request, response, reason: "Decode", cause })
+  return Stream.fromChannel(Channel.suspend(() => bodyParts(context, readableReads(body, onError))))
 }
 
 /** A 2xx chat answer: a token stream, or one JSON body (also from servers that ignore `stream`). */
@@ -63,7 +68,7 @@ const chatAnswer =
     const contentType = response.headers["content-type"]
     const context = p.contextFor(model, response.status, headerRecord(response))
     if ((contentType ?? "").includes("text/event-stream")) {
-      return Stream.fromChannel(Channel.pipeTo(bodyReads(response), sseParts({ ...context, bodyEnded: bodyEnded(response) })))
+      return streamedParts(response, { ...context, bodyEnded: bodyEnded(response) })
     }
     return Stream.unwrap(
       Effect.map(
