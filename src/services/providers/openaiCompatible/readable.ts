@@ -38,12 +38,11 @@ export const readableReads = (
   body.on("readable", wake)
   body.on("end", onEnd)
   body.on("error", onFailure)
+  // No canceler: an interrupted wait's resume is ignored by the fiber if the body wakes it later (and a canceler
+  // costs every wait an `onInterrupt`).
   const woke = Channel.fromEffect(Effect.async<void>((resume) => {
-    if (woken) return resume(Effect.void)
-    waiting = resume
-    return Effect.sync(() => {
-      waiting = undefined
-    })
+    if (woken) resume(Effect.void)
+    else waiting = resume
   }))
   const step = (on: OnRead<unknown, unknown>) => {
     const loop: ReturnType<ReadStep<unknown, unknown>> = Channel.suspend(() => {
