@@ -38,6 +38,9 @@ export const readableReads = (
   body.on("readable", wake)
   body.on("end", onEnd)
   body.on("error", onFailure)
+  // A body that failed or was closed before this reader listened has sent its event already.
+  if (body.errored !== null) onFailure(body.errored)
+  else if (!body.readable) ended = true
   // No canceler: an interrupted wait's resume is ignored by the fiber if the body wakes it later (and a canceler
   // costs every wait an `onInterrupt`).
   const woke = Channel.fromEffect(Effect.async<void>((resume) => {
