@@ -1,4 +1,4 @@
-import { Channel, type Chunk, Duration, Effect, Either, identity, Stream } from "effect"
+import { Channel, type Chunk, Duration, Effect, Either, identity, Scope, Stream } from "effect"
 import type { ProviderError } from "../domain/errors.js"
 import type { CacheOutcome, Completion, CostDetails, ModelPart, TokenUsage } from "../domain/modelCall.js"
 import type { Citation } from "../domain/modelOptions.js"
@@ -151,21 +151,31 @@ const foldChunk = (ending: Ending, streamed: StreamedText, parts: Chunk.Chunk<Mo
 }
 
 /**
+ * The stream's channel, ended only once every finalizer in it has run. Effect's channel executor leaves a
+ * channel's outermost finalizers to the close of its pull's scope; behind a continuation they run as the
+ * channel ends, so a fold that read to the end has nothing left to close, and skips the close: closing provides
+ * the runtime the pull was made with once more (`Channel.toPullIn`), a diff and a patch of every FiberRef of
+ * the fiber, ~5 % of a streamed call's CPU (bench/README.md, the ninth session).
+ */
+const finalizedAtItsEnd = <A, E>(parts: Stream.Stream<A, E>) => Channel.flatMap(Stream.toChannel(parts), () => Channel.void)
+
+/**
  * One attempt's answer: the stream of parts folded once into a {@link Completion}, its text gathered in
  * `hooks.streamed` as it comes (so a failure, a timeout or an interruption leaves it there) and handed to
  * `hooks.onDelta` read by read. Once `Finish` has come the rest of the stream gets {@link END_AFTER_FINISH}
  * to end, unless the `Finish` said its end is at hand (`ended`): a time bound is a race of two fibers.
  * A pull loop over the stream's channel rather than `Stream.runFold…`: those
  * cost a fiber and ~200 more operations per call (see bench/README.md), and a read allocates nothing here
- * but its text.
+ * but its text. The pull's scope is closed unless the stream was read to its end (see {@link finalizedAtItsEnd}).
  */
 export const foldAnswer = (
   model: string,
   parts: Stream.Stream<ModelPart, ProviderError>,
   hooks: FoldHooks = {}
 ): Effect.Effect<Completion, ProviderError> =>
-  Effect.scopedWith((scope) =>
-    Effect.flatMap(Channel.toPullIn(Stream.toChannel(parts), scope), (pull) => {
+  Effect.flatMap(Scope.make(), (scope) => {
+    let readToItsEnd = false
+    const folded = Effect.flatMap(Channel.toPullIn(finalizedAtItsEnd(parts), scope), (pull) => {
       const streamed = hooks.streamed ?? streamedText()
       streamed.pieces = []
       streamed.usage = undefined
@@ -190,7 +200,11 @@ export const foldAnswer = (
       })
       // Built once: a read allocates no effect of the loop's own beyond its progress report.
       const onRead = (read: Either.Either<Chunk.Chunk<ModelPart>, unknown>): Effect.Effect<Completion, ProviderError> => {
-        if (Either.isLeft(read)) return Effect.sync(completion)
+        if (Either.isLeft(read)) {
+          // The stream's own end, not the bound on the read after `Finish` (which leaves the stream to the close).
+          readToItsEnd = read !== streamEnd
+          return Effect.sync(completion)
+        }
         const text = foldChunk(ending, streamed, read.right)
         const next = ending.finished && !ending.ended ? last : step
         if (text === "") return next
@@ -201,4 +215,5 @@ export const foldAnswer = (
       const last: Effect.Effect<Completion, ProviderError> = Effect.flatMap(lastRead(pull), onRead)
       return step
     })
-  )
+    return Effect.onExit(folded, (exit) => (readToItsEnd ? Effect.void : Scope.close(scope, exit)))
+  })

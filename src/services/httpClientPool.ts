@@ -14,7 +14,10 @@ import { Effect, Layer } from "effect"
  * request: ~30 Effect operations a call, bench/README.md).
  */
 export const layerPooledHttpClient = Layer.merge(
-  NodeHttpClient.layerUndiciWithoutDispatcher.pipe(
+  // The client itself, not `NodeHttpClient.layerUndiciWithoutDispatcher`: that layer merges the context it was built
+  // in into every request's (`Effect.mapInputContext`: an `Effect.locally` and a copy of every service, per request),
+  // and undici's client reads nothing from it: it holds its dispatcher already.
+  Layer.effect(HttpClient.HttpClient, Effect.map(NodeHttpClient.Dispatcher, NodeHttpClient.makeUndici)).pipe(
     Layer.provide(
       Layer.scoped(
         NodeHttpClient.Dispatcher,

@@ -1,8 +1,10 @@
+import { HttpClient, HttpClientResponse } from "@effect/platform"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Either, Fiber, Layer, Option, Redacted, Stream, TestClock } from "effect"
 import * as fs from "node:fs"
+import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeEach } from "vitest"
@@ -724,5 +726,71 @@ describe("the API key is never logged", () => {
         const error = yield* failureOf(model, behavior)
         expect(error.message, `${model}: ${error._tag}`).not.toContain(KEY)
       }
+    }))
+})
+
+describe("streamed bodies, read from undici's Readable (readable.ts)", () => {
+  it.effect("a streamed response that is not undici's (another HttpClient): its stream is piped into the splitter", () =>
+    Effect.gen(function*() {
+      const events = [
+        { model: "web/x", choices: [{ delta: { content: "from " } }] },
+        { choices: [{ delta: { content: "a web Response" }, finish_reason: "stop" }] }
+      ].map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`)
+      const web = HttpClient.make((request) =>
+        Effect.succeed(HttpClientResponse.fromWeb(
+          request,
+          new Response(`${events.join("")}data: [DONE]\n\n`, { headers: { "content-type": "text/event-stream" } })
+        ))
+      )
+      const layer = ModelClient.Default.pipe(
+        Layer.provide(Layer.merge(Settings.Test(settingsFor({ stream: true })), Layer.succeed(HttpClient.HttpClient, web)))
+      )
+      const completion = yield* complete(ask("web/x")).pipe(Effect.provide(layer))
+      expect(completion.content).toBe("from a web Response")
+      expect(completion.finishReason).toBe("stop")
+    }))
+
+  it.live("a body cut mid-stream (the connection reset): a NetworkError while reading the answer, the text so far kept", () =>
+    Effect.gen(function*() {
+      // A server that sends one delta, then drops the connection without ending the response.
+      const server = http.createServer((_req, res) => {
+        res.writeHead(200, { "content-type": "text/event-stream" })
+        res.write(`data: ${JSON.stringify({ model: "cut/x", choices: [{ index: 0, delta: { content: "half an" } }] })}\n\n`, () => {
+          setTimeout(() => res.socket?.destroy(), 20)
+        })
+      })
+      yield* Effect.acquireRelease(
+        Effect.promise(() => new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))),
+        () => Effect.promise(() => new Promise<void>((resolve) => server.close(() => resolve())))
+      )
+      const address = server.address()
+      const port = typeof address === "object" && address !== null ? address.port : 0
+      const streamed = streamedText()
+      const error = yield* complete(ask("cut/x"), { streamed }).pipe(
+        Effect.flip,
+        Effect.provide(clientLayer({ stream: true, baseUrl: `http://127.0.0.1:${port}/api/v1` }))
+      )
+      expect(error._tag).toBe("NetworkError")
+      expect(error.message).toMatch(/^Network error while reading the answer: /)
+      expect(textSoFar(streamed)).toBe("half an")
+    }).pipe(Effect.scoped))
+
+  it.live("a streamed answer interrupted mid-body: the HTTP request is really aborted, the text so far kept", () =>
+    Effect.gen(function*() {
+      // The first piece after 1 s, the second a second later: the call is interrupted in between.
+      provider.fake.setScript({ "slow/mid": { kind: "trickle", content: "first, then never", chunks: 2, chunkDelayMs: 1_000 } })
+      const streamed = streamedText()
+      const outcome = yield* Effect.gen(function*() {
+        const fiber = yield* Effect.fork(complete(ask("slow/mid"), { streamed }))
+        yield* Effect.promise(() => waitUntil(() => textSoFar(streamed) !== undefined, "the first delta"))
+        yield* Fiber.interrupt(fiber)
+        // Still inside the client's layer: the agent is alive, so only the interruption can have aborted it.
+        yield* Effect.promise(() => waitUntil(() => provider.fake.abortedRequests().length >= 1, "the fake to see the request aborted"))
+        return textSoFar(streamed)
+      }).pipe(Effect.provide(clientLayer({ stream: true })))
+      expect(outcome).toBeDefined()
+      expect("first, then never".startsWith(outcome ?? "")).toBe(true)
+      expect(outcome).not.toBe("first, then never")
+      expect(provider.fake.abortedRequests().map((r) => r.model)).toEqual(["slow/mid"])
     }))
 })

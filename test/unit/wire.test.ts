@@ -13,6 +13,9 @@ const chunks = [
   `{"choices":[{"delta":{"content":null}}]}`,
   `{"choices":[{"delta":null}]}`,
   `{"choices":[{"delta":{"content":"a"},"finish_reason":"stop"}]}`,
+  // The last chunk of an answer: its finish reason, with an empty delta or an empty text.
+  `{"id":"g","model":"m/x","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+  `{"id":"g","model":"m/x","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":"length","native_finish_reason":"length","logprobs":null}]}`,
   `{"choices":[{"delta":{"content":"a"},"finish_reason":7}]}`,
   `{"choices":[{"delta":{"content":"a"},"error":{"code":429,"message":"slow"}}]}`,
   `{"choices":[{"delta":{"content":"a"},"error":"boom"}]}`,
@@ -44,7 +47,7 @@ const chunks = [
 ]
 
 /** Chunks the everyday check must hand to the Schema: what the Schema makes of them is the answer. */
-const notEveryday = chunks.filter((c) => /annotations|reasoning|tool_calls|usage|error|extra|"delta":\{\}|\[\{\}\]|^\{\}$/.test(c))
+const notEveryday = chunks.filter((c) => /annotations|reasoning|tool_calls|usage|error|extra|\[\{\}\]|^\{\}$/.test(c))
 
 describe("decodeStreamChunk", () => {
   it("agrees with the Schema on every chunk, everyday or not", () => {
@@ -68,6 +71,12 @@ describe("decodeStreamChunk", () => {
   it("hands every chunk with a field beyond the everyday ones to the Schema", () => {
     expect(notEveryday.length).toBeGreaterThan(15)
     for (const chunk of notEveryday) expect(decodeStreamChunk(chunk), chunk).toEqual(decodeStreamChunkBySchema(chunk))
+  })
+
+  it("takes the last chunk of an answer (its finish reason, an empty delta) as parsed, without the Schema", () => {
+    const last = `{"id":"g","model":"m/x","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`
+    expect(Either.getOrThrow(decodeStreamChunk(last))).toEqual(JSON.parse(last))
+    expect(decodeStreamChunk(last)).not.toEqual(decodeStreamChunkBySchema(last))
   })
 
   it("takes the everyday chunk as parsed, without the Schema", () => {

@@ -43,14 +43,22 @@ export const byteCap = (context: BodyContext) => {
 const field = (value: unknown, name: string): unknown => typeof value === "object" && value !== null ? Reflect.get(value, name) : undefined
 
 /**
+ * undici's body behind the platform's response, when it is one: the platform's client wraps its response
+ * (`original`, to abort it on interruption), whose `source` is undici's answer, its body a Node `Readable`. Read
+ * defensively: any other response gives undefined.
+ */
+export const undiciBody = (response: object): Readable | undefined => {
+  const body = field(field(field(response, "original") ?? response, "source"), "body")
+  return body instanceof Readable ? body : undefined
+}
+
+/**
  * Whether undici has received the whole body of `response`: true from the moment the body's end came off the
- * socket, before the stream's reader has seen it. The platform's client wraps its response (`original`, to
- * abort it on interruption), whose `source` is undici's answer, its body a Node `Readable`; Node says the
- * body ended only in the stream's state (`readableEnded` waits for the `end` event). Read defensively: any
- * other response gives undefined (cannot tell).
+ * socket, before the stream's reader has seen it. Node says the body ended only in the stream's state
+ * (`readableEnded` waits for the `end` event). Undefined when the body is not undici's (cannot tell).
  */
 export const bodyEnded = (response: object): (() => boolean) | undefined => {
-  const body = field(field(field(response, "original") ?? response, "source"), "body")
-  if (!(body instanceof Readable)) return undefined
+  const body = undiciBody(response)
+  if (body === undefined) return undefined
   return () => field(field(body, "_readableState"), "ended") === true
 }

@@ -1,13 +1,14 @@
-import { HttpClient, HttpClientResponse } from "@effect/platform"
+import { HttpClient, HttpClientError, HttpClientResponse } from "@effect/platform"
 import { Channel, Effect, Either, Stream } from "effect"
 import { InvalidResponse, type ProviderError } from "../../../domain/errors.js"
 import type { ModelInfo, ModelPart, ModelProvider, ModelRequest } from "../../../domain/modelCall.js"
 import { makeRedact, makeStreamRedact, type Redact } from "../../../domain/redact.js"
 import { Settings } from "../../settings.js"
-import { bodyEnded, byteCap, transportError } from "./body.js"
+import { bodyEnded, byteCap, transportError, undiciBody } from "./body.js"
+import { readableReads } from "./readable.js"
 import { providerRequests, type WebForm } from "./request.js"
 import { billedUsageOf, cacheOutcomeOf, errorForStatus, interpretChatBody, isVariable, perMillion } from "./response.js"
-import { partsOfCompletion, type StreamContext, streamedParts } from "./stream.js"
+import { bodyParts, partsOfCompletion, sseParts, type StreamContext } from "./stream.js"
 import { decodeModels } from "./wire.js"
 
 /** A 400 whose error speaks of tools: the server does not take web search's tool (see `opened`). */
@@ -47,13 +48,27 @@ const statusError = (p: Provider, model: string, response: HttpClientResponse.Ht
     (text) => Effect.fail(errorForStatus(model, response.status, headerRecord(response), text, p.redact))
   )
 
+/**
+ * A streamed answer's parts: the splitter reads undici's body itself when the response is undici's (see
+ * readable.ts), else the platform's stream is piped into it. A failed read is the platform's `ResponseError` either way.
+ */
+const streamedParts = (
+  response: HttpClientResponse.HttpClientResponse,
+  context: StreamContext
+): Stream.Stream<ModelPart, ProviderError> => {
+  const body = undiciBody(response)
+  if (body === undefined) return Stream.pipeThroughChannel(response.stream, sseParts(context))
+  const onError = (cause: unknown) => new HttpClientError.ResponseError({ request: response.request, response, reason: "Decode", cause })
+  return Stream.fromChannel(Channel.suspend(() => bodyParts(context, readableReads(body, onError))))
+}
+
 /** A 2xx chat answer: a token stream, or one JSON body (also from servers that ignore `stream`). */
 const chatAnswer =
   (p: Provider, model: string) => (response: HttpClientResponse.HttpClientResponse): Stream.Stream<ModelPart, ProviderError> => {
     const contentType = response.headers["content-type"]
     const context = p.contextFor(model, response.status, headerRecord(response))
     if ((contentType ?? "").includes("text/event-stream")) {
-      return streamedParts({ ...context, bodyEnded: bodyEnded(response) }, response.stream)
+      return streamedParts(response, { ...context, bodyEnded: bodyEnded(response) })
     }
     return Stream.unwrap(
       Effect.map(

@@ -1,5 +1,5 @@
 import type { HttpClientError } from "@effect/platform"
-import { Cause, Channel, Chunk, Either, Stream } from "effect"
+import { Cause, Channel, Chunk, type Effect, Either } from "effect"
 import { InvalidResponse, type ProviderError } from "../../../domain/errors.js"
 import type { CacheOutcome, Completion, ModelPart } from "../../../domain/modelCall.js"
 import type { Redact, StreamRedact } from "../../../domain/redact.js"
@@ -187,34 +187,37 @@ const endParts = (r: Reading): Array<ModelPart> => {
   }, answer.done && context.bodyEnded?.() === true))
 }
 
-type Parts = Channel.Channel<
-  Chunk.Chunk<ModelPart>,
-  Chunk.Chunk<Uint8Array>,
-  ProviderError,
-  HttpClientError.ResponseError,
-  void,
-  unknown
->
+type Parts<In, InErr> = Channel.Channel<Chunk.Chunk<ModelPart>, In, ProviderError, InErr, void, unknown>
+
+/** What to do with the next read of the body: `Channel.readWithCause`'s three cases. */
+export interface OnRead<In, InErr> {
+  readonly onInput: (reads: Chunk.Chunk<Uint8Array>) => Parts<In, InErr>
+  readonly onFailure: (cause: Cause.Cause<HttpClientError.ResponseError>) => Parts<In, InErr>
+  readonly onDone: () => Parts<In, InErr>
+}
+
+/** How the body is read, one read at a time: the channel's input (`Channel.readWithCause`), or a source of its own. */
+export type ReadStep<In, InErr> = (on: OnRead<In, InErr>) => Parts<In, InErr>
 
 /**
- * The SSE splitter as a channel: the body's reads in, a chunk of parts out per read. At `[DONE]` the
+ * The SSE splitter as a channel over the body's reads, a chunk of parts out per read. At `[DONE]` the
  * answer's last parts go out at once; the rest of the body is then read and ignored, so that the
  * connection goes back to the pool (the caller's fold bounds how long it waits for that: answerFold.ts).
- * A failure ends it after the parts before it. One `readWithCause` loop, its steps built once: a read
- * costs one read and one write of the channel, and no effect of its own.
+ * A failure ends it after the parts before it. One read loop, its steps built once: a read costs one read
+ * and one write of the channel, and no effect of its own.
  */
-export const sseParts = (context: StreamContext): Parts =>
+const partsOf = <In, InErr>(context: StreamContext, next: ReadStep<In, InErr>): Parts<In, InErr> =>
   Channel.suspend(() => {
     const reading = makeReading(context)
     const answer = reading.answer
-    const emit = (parts: Array<ModelPart>, next: Parts): Parts =>
-      parts.length === 0 ? next : Channel.zipRight(Channel.write(Chunk.unsafeFromArray(parts)), next)
+    const emit = (parts: Array<ModelPart>, then: Parts<In, InErr>): Parts<In, InErr> =>
+      parts.length === 0 ? then : Channel.zipRight(Channel.write(Chunk.unsafeFromArray(parts)), then)
     /** The answer ends: what was held back and its last parts, or its failure. */
-    const close = (parts: Array<ModelPart>, next: Parts): Parts => {
+    const close = (parts: Array<ModelPart>, then: Parts<In, InErr>): Parts<In, InErr> => {
       const last = endParts(reading)
-      return emit(parts.length === 0 ? last : parts.concat(last), answer.failure === undefined ? next : Channel.fail(answer.failure))
+      return emit(parts.length === 0 ? last : parts.concat(last), answer.failure === undefined ? then : Channel.fail(answer.failure))
     }
-    const onFailure = (cause: Cause.Cause<HttpClientError.ResponseError>): Parts =>
+    const onFailure = (cause: Cause.Cause<HttpClientError.ResponseError>): Parts<In, InErr> =>
       Either.match(Cause.failureOrCause(cause), {
         onLeft: (error) => {
           answer.failure = transportError(context.model, error)
@@ -222,9 +225,9 @@ export const sseParts = (context: StreamContext): Parts =>
         },
         onRight: Channel.failCause
       })
-    const drain: Parts = Channel.readWithCause({ onInput: () => drain, onFailure, onDone: () => Channel.void })
-    const read: Parts = Channel.readWithCause({
-      onInput: (reads: Chunk.Chunk<Uint8Array>) => {
+    const drain: Parts<In, InErr> = next({ onInput: () => drain, onFailure, onDone: () => Channel.void })
+    const read: Parts<In, InErr> = next({
+      onInput: (reads) => {
         const parts = readParts(reading, reads)
         if (answer.failure !== undefined || answer.done) return close(parts, drain)
         return emit(parts, read)
@@ -235,8 +238,15 @@ export const sseParts = (context: StreamContext): Parts =>
     return read
   })
 
-/** A streamed answer as parts: bytes → capped bytes → text → SSE events → decoded chunks → parts, read by read. */
-export const streamedParts = (
+/** The SSE splitter as a channel: the body's reads in (a stream piped through it), parts out. */
+export const sseParts = (context: StreamContext): Parts<Chunk.Chunk<Uint8Array>, HttpClientError.ResponseError> =>
+  partsOf(context, (on) => Channel.readWithCause(on))
+
+/**
+ * The SSE splitter reading the body itself, `reads` one read at a time (readable.ts), then `release`d: one
+ * channel rather than a channel of reads piped into this one (a pipe costs each read a step of both).
+ */
+export const bodyParts = (
   context: StreamContext,
-  bytes: Stream.Stream<Uint8Array, HttpClientError.ResponseError>
-): Stream.Stream<ModelPart, ProviderError> => Stream.pipeThroughChannel(bytes, sseParts(context))
+  reads: { readonly step: ReadStep<unknown, unknown>; readonly release: Effect.Effect<void> }
+): Parts<unknown, unknown> => Channel.ensuring(partsOf(context, reads.step), reads.release)

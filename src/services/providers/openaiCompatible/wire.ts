@@ -145,9 +145,10 @@ const onlyKnown = (json: Json, known: ReadonlySet<string>) => {
 const isTextOrNone = (value: unknown) => value === undefined || value === null || typeof value === "string"
 
 /**
- * The everyday delta chunk: one choice whose delta carries text (and perhaps reasoning), no usage, no error, no finish reason,
- * and no field beyond those (annotations, tool calls, usage details… go through the Schema). Checked by
- * hand on the fields the answer reads, which the Schema would accept as they are.
+ * The everyday chunk: one choice whose delta carries text, reasoning or neither, perhaps with its finish reason (the
+ * last chunk of most answers), no usage, no error, and no field beyond those (annotations, tool calls, usage
+ * details… go through the Schema). Checked by hand on the fields the answer reads, which the Schema would accept
+ * as they are.
  */
 const isEverydayChunk = (json: unknown): json is StreamChunk => {
   if (!isObject(json) || !onlyKnown(json, EVERYDAY_TOP)) return false
@@ -156,9 +157,8 @@ const isEverydayChunk = (json: unknown): json is StreamChunk => {
   const choices = json.choices
   if (!Array.isArray(choices) || choices.length !== 1) return false
   const choice: unknown = choices[0]
-  return isObject(choice) && onlyKnown(choice, EVERYDAY_CHOICE) &&
-    (choice.finish_reason === undefined || choice.finish_reason === null) &&
-    isObject(choice.delta) && onlyKnown(choice.delta, EVERYDAY_DELTA) && typeof choice.delta.content === "string" &&
+  return isObject(choice) && onlyKnown(choice, EVERYDAY_CHOICE) && isTextOrNone(choice.finish_reason) &&
+    isObject(choice.delta) && onlyKnown(choice.delta, EVERYDAY_DELTA) && isTextOrNone(choice.delta.content) &&
     isTextOrNone(choice.delta.reasoning)
 }
 
