@@ -7,12 +7,12 @@ import { RunStore } from "../../src/services/runStore.js"
 import { Settings } from "../../src/services/settings.js"
 import type { SettingsValue } from "../../src/settings/values.js"
 import type { FakeOpenRouterOptions } from "./fakeOpenRouter.js"
-import { realHttpClientLayer } from "./realHttpClient.js"
+import { sharedHttpClientLayer } from "./realHttpClient.js"
 import { makeTestSettings } from "./testSettings.js"
 import { type FakeOpenRouterInUse, useFakeOpenRouter } from "./useFakeOpenRouter.js"
 
 // The one way a test runs the real call path against the loopback fake provider: the real HTTP client over
-// loopback, the real run store on disk, test settings pointed at the fake. One fake per test file (or describe
+// loopback (on the worker's kept Agent: realHttpClient.ts), the real run store on disk, test settings pointed at the fake. One fake per test file (or describe
 // block), started before its tests and closed after them.
 
 export interface ProviderLayerOptions {
@@ -27,7 +27,7 @@ export const providerLayer = (settings: SettingsValue, options: ProviderLayerOpt
   const { logs } = options
   return Layer.mergeAll(ModelClient.Default, RunStore.DefaultWithoutDependencies).pipe(
     Layer.provideMerge(
-      Layer.mergeAll(Settings.Test(settings), realHttpClientLayer, options.fileSystem ?? NodeFileSystem.layer, NodePath.layer)
+      Layer.mergeAll(Settings.Test(settings), sharedHttpClientLayer, options.fileSystem ?? NodeFileSystem.layer, NodePath.layer)
     ),
     Layer.merge(
       logs === undefined
