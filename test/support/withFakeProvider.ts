@@ -1,4 +1,4 @@
-import type { FileSystem } from "@effect/platform"
+import type { FileSystem, HttpClient } from "@effect/platform"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import { Layer, Logger } from "effect"
@@ -20,12 +20,14 @@ export interface ProviderLayerOptions {
   readonly logs?: Array<string>
   /** The file system the run store writes through (default: node's), e.g. one that fails as a full disk does. */
   readonly fileSystem?: Layer.Layer<FileSystem.FileSystem>
+  /** The model client (default: the HTTP one, over the provider at `settings.baseUrl`), e.g. a scripted one. */
+  readonly client?: Layer.Layer<ModelClient, never, Settings | HttpClient.HttpClient>
 }
 
 /** The services of a run over the HTTP provider at `settings.baseUrl`: the model client, the run store, settings, files. */
 export const providerLayer = (settings: SettingsValue, options: ProviderLayerOptions = {}) => {
   const { logs } = options
-  return Layer.mergeAll(ModelClient.Default, RunStore.DefaultWithoutDependencies).pipe(
+  return Layer.mergeAll(options.client ?? ModelClient.Default, RunStore.DefaultWithoutDependencies).pipe(
     Layer.provideMerge(
       Layer.mergeAll(Settings.Test(settings), sharedHttpClientLayer, options.fileSystem ?? NodeFileSystem.layer, NodePath.layer)
     ),
