@@ -12,12 +12,12 @@ import { makeLiveRuns } from "../../src/mcp/liveRuns.js"
 import { makeRedactor } from "../../src/mcp/redact.js"
 import type { ToolServices } from "../../src/mcp/tools/tool.js"
 import { CallGate } from "../../src/services/callGate.js"
-import { layerPooledHttpClient } from "../../src/services/httpClientPool.js"
 import { Logging } from "../../src/services/logging.js"
 import { ModelClient } from "../../src/services/modelClient.js"
 import { RunStore } from "../../src/services/runStore.js"
 import { Settings } from "../../src/services/settings.js"
 import { loadDegraded, StartupProblems } from "../../src/settings/degraded.js"
+import { realHttpClientLayer, sharedHttpClientLayer } from "./realHttpClient.js"
 import { pendingSleeps } from "./testClock.js"
 
 // The MCP server in this process, as a client sees it: the SDK's own Client over the SDK's in-memory
@@ -91,13 +91,18 @@ export interface InProcessConnection {
 
 /**
  * The server `serve` starts from this environment (see mcpHarness's `serverEnv`), in this process: settings
- * loaded as serve loads them (degraded when they are wrong, each problem logged once), the real HTTP client and
- * call gate, the real run store; log lines are kept for `stderr()` instead of printed. For tests where the process is not the point.
+ * loaded as serve loads them (degraded when they are wrong, each problem logged once), the real HTTP client (on the
+ * worker's kept Agent, unless `ownHttpClient`: realHttpClient.ts) and call gate, the real run store; log lines are kept
+ * for `stderr()` instead of printed. For tests where the process is not the point.
  */
 export const connectMcpInProcess = async (
   env: Readonly<Record<string, string>>,
   capabilities?: ClientCapabilities,
-  options: { readonly testClock?: boolean } = {}
+  options: {
+    readonly testClock?: boolean
+    /** The server's own Agent, as `serve` builds it: for a test that counts the provider's connections. */
+    readonly ownHttpClient?: boolean
+  } = {}
 ): Promise<InProcessConnection> => {
   const lines: Array<string> = []
   const services = Layer.unwrapEffect(Effect.map(loadDegraded({ flags: {}, env }), ({ loaded, problems }) => {
@@ -108,7 +113,9 @@ export const connectMcpInProcess = async (
     // Logging provided to the others (as appLayer.ts does), so the graph names each layer once: each costs its building.
     return Layer.mergeAll(ModelClient.Default, RunStore.DefaultWithoutDependencies, CallGate.fromMaxInFlight, layerStartupWarnings).pipe(
       Layer.provideMerge(logging),
-      Layer.provide(Layer.mergeAll(layerPooledHttpClient, NodeFileSystem.layer, NodePath.layer)),
+      Layer.provide(
+        Layer.mergeAll(options.ownHttpClient === true ? realHttpClientLayer : sharedHttpClientLayer, NodeFileSystem.layer, NodePath.layer)
+      ),
       Layer.provideMerge(Layer.mergeAll(settings, NodeFileSystem.layer, NodePath.layer))
     )
   })).pipe(Layer.provide(NodeFileSystem.layer))

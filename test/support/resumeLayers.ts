@@ -6,16 +6,23 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import type { StrategyName } from "../../src/programs/strategies/registry.js"
 import { layerCallGate } from "../../src/services/callGate.js"
+import type { ModelClient } from "../../src/services/modelClient.js"
 import { RunStore } from "../../src/services/runStore.js"
 import type { SettingsValue } from "../../src/settings/values.js"
 import { providerLayer } from "./withFakeProvider.js"
 
-// What the batch and eval resume tests run in-process on: the real client over loopback, the real run store,
-// and a file system that may be told to fail as a full disk does.
+// What the batch and eval resume tests run in-process on: the real client over loopback (or a scripted one), the
+// real run store, and a file system that may be told to fail as a full disk does.
 
-/** The services of `batch` or `eval` for `settings`, over `fileSystem` (the node one by default). */
-export const resumeLayerFor = (settings: SettingsValue, fileSystem: Layer.Layer<FileSystem.FileSystem> = NodeFileSystem.layer) =>
-  Layer.merge(providerLayer(settings, { fileSystem }), layerCallGate(settings.concurrency))
+/**
+ * The services of `batch` or `eval` for `settings`, over `fileSystem` (the node one by default) and `client` (the HTTP
+ * one over the provider at `settings.baseUrl` by default).
+ */
+export const resumeLayerFor = (
+  settings: SettingsValue,
+  fileSystem: Layer.Layer<FileSystem.FileSystem> = NodeFileSystem.layer,
+  client?: Layer.Layer<ModelClient>
+) => Layer.merge(providerLayer(settings, { fileSystem, ...(client !== undefined ? { client } : {}) }), layerCallGate(settings.concurrency))
 
 /** The node file system, but every write to `file` through an open handle fails as a full disk does. */
 export const fullDiskFor = (file: string) =>

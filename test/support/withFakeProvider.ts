@@ -1,4 +1,4 @@
-import type { FileSystem } from "@effect/platform"
+import type { FileSystem, HttpClient } from "@effect/platform"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import { Layer, Logger } from "effect"
@@ -7,12 +7,12 @@ import { RunStore } from "../../src/services/runStore.js"
 import { Settings } from "../../src/services/settings.js"
 import type { SettingsValue } from "../../src/settings/values.js"
 import type { FakeOpenRouterOptions } from "./fakeOpenRouter.js"
-import { realHttpClientLayer } from "./realHttpClient.js"
+import { sharedHttpClientLayer } from "./realHttpClient.js"
 import { makeTestSettings } from "./testSettings.js"
 import { type FakeOpenRouterInUse, useFakeOpenRouter } from "./useFakeOpenRouter.js"
 
 // The one way a test runs the real call path against the loopback fake provider: the real HTTP client over
-// loopback, the real run store on disk, test settings pointed at the fake. One fake per test file (or describe
+// loopback (on the worker's kept Agent: realHttpClient.ts), the real run store on disk, test settings pointed at the fake. One fake per test file (or describe
 // block), started before its tests and closed after them.
 
 export interface ProviderLayerOptions {
@@ -20,14 +20,16 @@ export interface ProviderLayerOptions {
   readonly logs?: Array<string>
   /** The file system the run store writes through (default: node's), e.g. one that fails as a full disk does. */
   readonly fileSystem?: Layer.Layer<FileSystem.FileSystem>
+  /** The model client (default: the HTTP one, over the provider at `settings.baseUrl`), e.g. a scripted one. */
+  readonly client?: Layer.Layer<ModelClient, never, Settings | HttpClient.HttpClient>
 }
 
 /** The services of a run over the HTTP provider at `settings.baseUrl`: the model client, the run store, settings, files. */
 export const providerLayer = (settings: SettingsValue, options: ProviderLayerOptions = {}) => {
   const { logs } = options
-  return Layer.mergeAll(ModelClient.Default, RunStore.DefaultWithoutDependencies).pipe(
+  return Layer.mergeAll(options.client ?? ModelClient.Default, RunStore.DefaultWithoutDependencies).pipe(
     Layer.provideMerge(
-      Layer.mergeAll(Settings.Test(settings), realHttpClientLayer, options.fileSystem ?? NodeFileSystem.layer, NodePath.layer)
+      Layer.mergeAll(Settings.Test(settings), sharedHttpClientLayer, options.fileSystem ?? NodeFileSystem.layer, NodePath.layer)
     ),
     Layer.merge(
       logs === undefined

@@ -16,7 +16,7 @@ import { Settings } from "../../src/services/settings.js"
 import type { SettingsValue } from "../../src/settings/values.js"
 import { deadPid } from "../support/deadPid.js"
 import type { RecordedRequest } from "../support/fakeOpenRouter.js"
-import { realHttpClientLayer } from "../support/realHttpClient.js"
+import { sharedHttpClientLayer } from "../support/realHttpClient.js"
 import { providerLayer, withFakeProvider } from "../support/withFakeProvider.js"
 
 // Issue 14 part 1, in process against the loopback provider: what each model is sent, what the run keeps.
@@ -231,7 +231,7 @@ describe("attachments (ask --attach, process_prompt files)", () => {
       ).pipe(Layer.provide(ModelClient.Default))
       const layer = Layer.mergeAll(blindClient, RunStore.DefaultWithoutDependencies).pipe(
         Layer.provideMerge(Settings.Test(settingsFor())),
-        Layer.provideMerge(Layer.mergeAll(realHttpClientLayer, NodeFileSystem.layer, NodePath.layer)),
+        Layer.provideMerge(Layer.mergeAll(sharedHttpClientLayer, NodeFileSystem.layer, NodePath.layer)),
         Layer.merge(Logger.replace(Logger.defaultLogger, Logger.make(({ message }) => logs.push([message].flat().join(" ")))))
       )
       const result = yield* Effect.gen(function*() {

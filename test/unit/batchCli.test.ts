@@ -1,10 +1,11 @@
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
-import { Effect, Layer, Logger } from "effect"
+import { Effect, Layer, Logger, Ref } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
+import { BadRequest, Forbidden } from "../../src/domain/errors.js"
 import { parseBatchInput } from "../../src/programs/batchInput.js"
 import { answeredIn, type BatchResult, defaultResultsPath } from "../../src/programs/batchResults.js"
 import { runBatch } from "../../src/programs/runBatch.js"
@@ -12,31 +13,24 @@ import { layerCallGate } from "../../src/services/callGate.js"
 import { ModelClient } from "../../src/services/modelClient.js"
 import { RunStore } from "../../src/services/runStore.js"
 import { Settings } from "../../src/services/settings.js"
-import { runCliInProcess } from "../support/inProcessCli.js"
+import { cliEffect, type InProcessOptions, runCliInProcess } from "../support/inProcessCli.js"
 import { realHttpClientLayer } from "../support/realHttpClient.js"
+import { makeScriptedClient, type ScriptedClient } from "../support/scriptedClient.js"
 import { freshDirs } from "../support/spawnCli.js"
 import { makeTestSettings } from "../support/testSettings.js"
 import { waitUntil } from "../support/waitUntil.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
 
-// `batch` in-process against the loopback fake: what a user sees (results file, resume, a bad line, a failing
-// prompt, bad usage) through runCliInProcess, and runBatch for the shared bound on calls in flight. Ctrl-C, which
-// needs a process, is test/e2e/batch.test.ts's. Every test has its own models, files and output directory. No
-// timing assertions.
+// `batch` in-process: what a user sees (results file, resume, a bad line, a failing prompt, bad usage) through the
+// command line over a scripted model client that answers as the fake below does, and runBatch against the loopback
+// fake for the shared bound on calls (and connections) in flight. Ctrl-C, which needs a process, is
+// test/e2e/batch.test.ts's. Every test has its own models, files and output directory. No timing assertions.
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-batch-"))
 
+// The loopback fake of runBatch's bound on calls in flight: each call held 40 ms.
 const provider = withFakeProvider({
-  script: {
-    "res/one": { kind: "ok", content: "one says 4", usage: { prompt_tokens: 3, completion_tokens: 4, cost: 0.001 } },
-    "res/two": { kind: "ok", content: "two says four", usage: { prompt_tokens: 3, completion_tokens: 4, cost: 0.002 } },
-    "res/synth": { kind: "ok", content: "The answer is 4.", usage: { prompt_tokens: 9, completion_tokens: 5, cost: 0.003 } },
-    "res/down": { kind: "status", status: 400 },
-    "res/down2": { kind: "status", status: 403 },
-    // Fails on its first request, answers from the second on: a failed prompt that a second pass can fix.
-    "flaky/only": [{ kind: "status", status: 400 }, { kind: "ok", content: "now I answer" }],
-    ...Object.fromEntries(["b1", "b2", "b3", "b4", "b5", "bsynth"].map((m) => [`bound/${m}`, { kind: "ok" as const, delayMs: 40 }]))
-  }
+  script: Object.fromEntries(["b1", "b2", "b3", "b4", "b5", "bsynth"].map((m) => [`bound/${m}`, { kind: "ok" as const, delayMs: 40 }]))
 })
 
 afterAll(() => {
@@ -44,6 +38,22 @@ afterAll(() => {
 })
 
 const freshDir = freshDirs(tmp)
+
+/** A model client that answers as the fake's script does (its costs too); one a test, its calls counted from zero. */
+const scripted = () =>
+  Effect.runPromise(makeScriptedClient({
+    "res/one": [{ answer: "one says 4", cost: 0.001 }],
+    "res/two": [{ answer: "two says four", cost: 0.002 }],
+    "res/synth": [{ answer: "The answer is 4.", cost: 0.003 }],
+    "res/down": [{ fail: new BadRequest({ model: "res/down", message: "HTTP 400", httpStatus: 400 }) }],
+    "res/down2": [{ fail: new Forbidden({ model: "res/down2", message: "HTTP 403", httpStatus: 403 }) }],
+    // Fails on its first call, answers from the second on: a failed prompt that a second pass can fix.
+    "flaky/only": [{ fail: new BadRequest({ model: "flaky/only", message: "HTTP 400", httpStatus: 400 }) }, { answer: "now I answer" }]
+  }))
+/** `parallel-llm ...args` in-process over `client`. */
+const runCli = (client: ScriptedClient, args: ReadonlyArray<string>, options: InProcessOptions) =>
+  Effect.runPromise(cliEffect(args, { ...options, overrides: client.layer }))
+const callsTo = (client: ScriptedClient, model: string) => Effect.runSync(Ref.get(client.requests)).filter((r) => r.model === model).length
 
 const envFor = (outputDir: string, extra: Readonly<Record<string, string>> = {}) => ({
   PATH: process.env.PATH,
@@ -123,7 +133,8 @@ describe("parallel-llm batch (in-process)", () => {
         { id: "all-fail", prompt: "Nobody answers this", models: ["res/down", "res/down2"] }
       ])
     )
-    const result = await runCliInProcess(
+    const result = await runCli(
+      await scripted(),
       ["batch", input, "-m", "res/one", "-m", "res/two", "-s", "res/synth", "--concurrency", "4", "--runs", "2"],
       { env: envFor(path.join(dir, "runs")), timeoutMs: 120_000 }
     )
@@ -166,16 +177,17 @@ describe("parallel-llm batch (in-process)", () => {
     )
     const args = ["batch", input, "--out", out, "-m", "res/one", "-s", "res/synth", "--retries", "0"]
     const env = envFor(path.join(dir, "runs"))
+    const client = await scripted()
 
-    const first = await runCliInProcess(args, { env, timeoutMs: 120_000 })
+    const first = await runCli(client, args, { env, timeoutMs: 120_000 })
     expect(first.code, first.stderr).toBe(1)
     const afterFirst = readResults(out)
     expect(afterFirst.map((r) => [r.id, r.status])).toEqual(expect.arrayContaining([["steady", "ok"], ["flaky", "failed"]]))
     expect(afterFirst).toHaveLength(2)
     const steadyDir = lastById(afterFirst).get("steady")!.runDir
 
-    const requestsBefore = provider.fake.chatRequests().filter((r) => r.model === "res/one").length
-    const second = await runCliInProcess(args, { env, timeoutMs: 120_000 })
+    const requestsBefore = callsTo(client, "res/one")
+    const second = await runCli(client, args, { env, timeoutMs: 120_000 })
     expect(second.code, second.stderr).toBe(0)
     expect(second.stderr).toContain("1 skipped")
     const afterSecond = readResults(out)
@@ -184,11 +196,11 @@ describe("parallel-llm batch (in-process)", () => {
     expect(afterSecond[2]).toMatchObject({ id: "flaky", status: "ok" })
     // The answered prompt was not asked again: its run is the first pass's, and res/one got no new request.
     expect(lastById(afterSecond).get("steady")!.runDir).toBe(steadyDir)
-    expect(provider.fake.chatRequests().filter((r) => r.model === "res/one").length).toBe(requestsBefore)
+    expect(callsTo(client, "res/one")).toBe(requestsBefore)
     expect(fs.readdirSync(path.join(dir, "runs"))).toHaveLength(3)
 
     // A third pass has nothing left to do.
-    const third = await runCliInProcess(args, { env, timeoutMs: 120_000 })
+    const third = await runCli(client, args, { env, timeoutMs: 120_000 })
     expect(third.code, third.stderr).toBe(0)
     expect(readResults(out)).toHaveLength(3)
     expect(third.stderr).toContain("2 skipped")
@@ -198,11 +210,12 @@ describe("parallel-llm batch (in-process)", () => {
     const dir = freshDir("self")
     const input = path.join(dir, "self.jsonl")
     fs.writeFileSync(input, jsonl([{ prompt: "a" }, { prompt: "b" }]))
-    provider.fake.reset()
+    const client = await scripted()
     const args = ["batch", input, "-m", "res/one", "-m", "res/two", "-s", "res/synth", "--strategy", "self", "--samples", "2"]
-    const r = await runCliInProcess(args, { env: envFor(dir) })
+    const r = await runCli(client, args, { env: envFor(dir) })
     expect(r.code, r.stderr).toBe(0)
-    expect(provider.fake.chatRequests().filter((q) => q.model === "res/two")).toHaveLength(0)
+    expect(callsTo(client, "res/one")).toBe(4)
+    expect(callsTo(client, "res/two")).toBe(0)
     expect(r.stderr.split("strategy self samples res/one only: res/two not asked")).toHaveLength(2)
   })
 
@@ -239,7 +252,7 @@ describe("runBatch in-process: one bound on calls in flight for all runs", () =>
       Layer.provideMerge(Layer.mergeAll(Settings.Test(settings), realHttpClientLayer, NodeFileSystem.layer, NodePath.layer)),
       Layer.merge(Logger.remove(Logger.defaultLogger))
     )
-    // The fake is shared with the tests above, which may still be closing connections: count from a quiet start.
+    // Count from a quiet start: nothing of another test still in flight at the fake.
     await waitUntil(() => provider.fake.inFlight === 0, "no request in flight", 30_000)
     provider.fake.reset()
     const progress = await Effect.runPromise(

@@ -1,7 +1,9 @@
+import { Schema } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
+import { fromGsm8k, Gsm8kLine } from "../../src/programs/eval/gsm8k.js"
 import { runCliInProcess } from "../support/inProcessCli.js"
 import { freshDirs, repoRoot } from "../support/spawnCli.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
@@ -96,7 +98,15 @@ describe("parallel-llm eval --baselines-only", () => {
 
   it("prints the baselines as a Markdown table, and refuses an unknown strategy naming the known ones", async () => {
     const env = { PATH: process.env.PATH, HOME: tmp }
-    const table = await runCliInProcess(["eval", "--dataset", "gsm8k", "--baselines-only", "--limit", "20"], { env })
+    // The same 20 rows as a dataset file of their own: `--dataset gsm8k --limit 20` reads and decodes all 1,319 rows of
+    // the built-in file before it keeps 20, and the table is the point here (the built-in dataset is the test above's).
+    const first20 = path.join(freshDir("table"), "gsm8k-20.jsonl")
+    const rows = fs.readFileSync(path.join(repoRoot, "data", "gsm8k-frozen-candidates.jsonl"), "utf8").split("\n").slice(0, 20)
+    fs.writeFileSync(
+      first20,
+      rows.map((l) => `${JSON.stringify(fromGsm8k(Schema.decodeUnknownSync(Gsm8kLine)(JSON.parse(l))))}\n`).join("")
+    )
+    const table = await runCliInProcess(["eval", first20, "--scorer", "numeric", "--baselines-only"], { env })
     expect(table.code, table.stderr).toBe(0)
     expect(table.stdout).toMatch(/^\| best single \(\S+\) \| \d+\.\d % \| \d+\.\d–\d+\.\d % \| \d+\/20 \|/m)
     expect(table.stdout).toMatch(/^\| majority vote \(tie → best single's answer\) \| \d+\.\d % \|/m)

@@ -1,4 +1,4 @@
-import { Effect, Option } from "effect"
+import { Effect, Option, Ref } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
@@ -7,32 +7,38 @@ import { runEval } from "../../src/programs/eval/runEval.js"
 import { scorers } from "../../src/programs/eval/scorers.js"
 import type { StrategyName } from "../../src/programs/strategies/registry.js"
 import { fullDiskFor, interruptedRun, resumeLayerFor } from "../support/resumeLayers.js"
+import { makeScriptedClient, type ScriptedClient } from "../support/scriptedClient.js"
 import { makeTempDirs } from "../support/tempDirs.js"
 import { makeTestSettings } from "../support/testSettings.js"
-import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // What an eval resume pays for (issue 23, finding 15): the runs an earlier pass left on disk without a result
 // line are recorded, or synthesized again from their answers, instead of being asked again. runEval in-process
-// against the loopback fake, which counts the calls. An eval killed during a synthesis (a process) is
-// test/e2e/evalResume.test.ts's.
+// over a scripted model client, which counts the calls (eval's calls over HTTP are evalCli.test.ts's). An eval killed
+// during a synthesis (a process) is test/e2e/evalResume.test.ts's.
 
 const tempDir = makeTempDirs("pllm-eval-resume-")
 
-const provider = withFakeProvider({
-  script: {
-    "er/one": { kind: "ok", content: "one says 4" },
-    "er/two": { kind: "ok", content: "two says four" },
-    "er/synth": { kind: "ok", content: "#### 4" }
-  }
-})
+/** The model client of the pass under way; `reset` gives the next pass a fresh one, its calls counted from zero. */
+let client: ScriptedClient | undefined
+const reset = async () => {
+  client = await Effect.runPromise(makeScriptedClient({
+    "er/one": [{ answer: "one says 4" }],
+    "er/two": [{ answer: "two says four" }],
+    "er/synth": [{ answer: "#### 4" }]
+  }))
+}
+const current = (): ScriptedClient => {
+  if (client === undefined) throw new Error("reset() gives a pass its client")
+  return client
+}
 
-const callsTo = (prefix: string) => provider.fake.chatRequests().filter((r) => r.model?.startsWith(prefix)).length
+const callsTo = (prefix: string) => Effect.runSync(Ref.get(current().requests)).filter((r) => r.model.startsWith(prefix)).length
 
-const layerFor = resumeLayerFor
+const layerFor = (settings: Parameters<typeof resumeLayerFor>[0], fileSystem?: Parameters<typeof resumeLayerFor>[1]) =>
+  resumeLayerFor(settings, fileSystem, current().layer)
 
 const settingsFor = (dir: string) =>
   makeTestSettings({
-    baseUrl: provider.fake.url,
     outputDir: path.join(dir, "runs"),
     models: ["er/one", "er/two"],
     synthesizer: "er/synth",
@@ -55,7 +61,7 @@ describe("an eval resume pays only for what is missing", () => {
     const output = path.join(dir, "q.eval.jsonl")
     const items = [item(1, "a", "2+2?"), item(2, "b", "3+1?"), item(3, "c", "1+3?")]
     const settings = settingsFor(dir)
-    provider.fake.reset()
+    await reset()
     // The first pass: the first item is answered, then its result line hits a full disk and the eval stops.
     const first = await Effect.runPromise(
       Effect.either(evalOf(items, output)).pipe(Effect.provide(layerFor(settings, fullDiskFor(output))))
@@ -64,7 +70,7 @@ describe("an eval resume pays only for what is missing", () => {
     expect(callsTo("er/")).toBe(3)
     expect(fs.readFileSync(output, "utf8")).toBe("")
 
-    provider.fake.reset()
+    await reset()
     const second = await Effect.runPromise(evalOf(items, output).pipe(Effect.provide(layerFor(settings))))
     expect(second.progress).toMatchObject({ ok: 3, failed: 0, correct: 3 })
     // Only b and c were asked: a's run was on disk.
@@ -79,14 +85,14 @@ describe("an eval resume pays only for what is missing", () => {
     const output = path.join(dir, "q.eval.jsonl")
     const items = [item(1, "a", "2+2?")]
     const settings = settingsFor(dir)
-    provider.fake.reset()
+    await reset()
     const first = await Effect.runPromise(
       Effect.either(evalOf(items, output)).pipe(Effect.provide(layerFor(settings, fullDiskFor(output))))
     )
     expect(first).toMatchObject({ _tag: "Left" })
 
     // The same question under rank: the synthesize run on disk is no answer of rank's, so it is asked.
-    provider.fake.reset()
+    await reset()
     const second = await Effect.runPromise(evalOf(items, output, ["rank"]).pipe(Effect.provide(layerFor(settings))))
     expect(second.progress).toMatchObject({ ok: 1 })
     expect(callsTo("er/one")).toBeGreaterThan(0)
@@ -98,7 +104,7 @@ describe("an eval resume pays only for what is missing", () => {
     const output = path.join(dir, "q.eval.jsonl")
     const items = [item(1, "a", "2+2?")]
     const settings = { ...settingsFor(dir), judges: Option.some(["er/one"]) }
-    provider.fake.reset()
+    await reset()
     const first = await Effect.runPromise(
       Effect.either(evalOf(items, output, ["rank"])).pipe(Effect.provide(layerFor(settings, fullDiskFor(output))))
     )
@@ -107,7 +113,7 @@ describe("an eval resume pays only for what is missing", () => {
     expect(paid).toBeGreaterThan(0)
 
     // Another judge: the run on disk was judged by er/one, so it answers no pair of this eval.
-    provider.fake.reset()
+    await reset()
     const other = await Effect.runPromise(
       evalOf(items, output, ["rank"]).pipe(
         Effect.provide(layerFor({ ...settings, judges: Option.some(["er/two"]) }))
@@ -116,7 +122,7 @@ describe("an eval resume pays only for what is missing", () => {
     expect(other.progress).toMatchObject({ ok: 1 })
     expect(callsTo("er/")).toBe(paid)
 
-    provider.fake.reset()
+    await reset()
     const second = await Effect.runPromise(evalOf(items, output, ["rank"]).pipe(Effect.provide(layerFor(settings))))
     expect(second.progress).toMatchObject({ ok: 1, correct: 1 })
     expect(callsTo("er/")).toBe(0)
@@ -136,13 +142,13 @@ describe("an eval resume pays only for what is missing", () => {
       const dir = tempDir()
       const output = path.join(dir, "q.eval.jsonl")
       const settings = settingsFor(dir)
-      provider.fake.reset()
+      await reset()
       const first = await Effect.runPromise(
         Effect.either(evalOf([frozen("A: 5")], output)).pipe(Effect.provide(layerFor(settings, fullDiskFor(output))))
       )
       expect(first).toMatchObject({ _tag: "Left", left: { _tag: "StoreError" } })
       expect(callsTo("er/synth")).toBe(1)
-      provider.fake.reset()
+      await reset()
       const second = await Effect.runPromise(evalOf([next], output).pipe(Effect.provide(layerFor(settings))))
       expect(second.progress).toMatchObject({ ok: 1 })
       return callsTo("er/")
@@ -159,7 +165,7 @@ describe("an eval resume pays only for what is missing", () => {
     const settings = settingsFor(dir)
     const interrupted = await interruptedRun(settings, "2+2?", ANSWERS, "synthesize")
 
-    provider.fake.reset()
+    await reset()
     const { progress } = await Effect.runPromise(evalOf([item(1, "a", "2+2?")], output).pipe(Effect.provide(layerFor(settings))))
     expect(progress).toMatchObject({ ok: 1, failed: 0, correct: 1 })
     expect(callsTo("er/one") + callsTo("er/two")).toBe(0)
@@ -176,7 +182,7 @@ describe("an eval resume pays only for what is missing", () => {
     const settings = settingsFor(dir)
     await interruptedRun(settings, "2+2?", ANSWERS, "rank")
 
-    provider.fake.reset()
+    await reset()
     const { progress } = await Effect.runPromise(evalOf([item(1, "a", "2+2?")], output, ["rank"]).pipe(Effect.provide(layerFor(settings))))
     expect(progress).toMatchObject({ ok: 1 })
     const [result] = readResults(output)

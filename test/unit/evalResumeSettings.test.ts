@@ -1,32 +1,37 @@
-import { Effect, Option } from "effect"
+import { Effect, Option, Ref } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
+import type { ModelRequest } from "../../src/domain/modelCall.js"
 import type { EvalItem } from "../../src/programs/eval/dataset.js"
 import { runEval } from "../../src/programs/eval/runEval.js"
 import { scorers } from "../../src/programs/eval/scorers.js"
 import type { SettingsValue } from "../../src/settings/values.js"
 import { fullDiskFor, resumeLayerFor } from "../support/resumeLayers.js"
+import { makeScriptedClient } from "../support/scriptedClient.js"
 import { makeTempDirs } from "../support/tempDirs.js"
-import { withFakeProvider } from "../support/withFakeProvider.js"
+import { makeTestSettings } from "../support/testSettings.js"
 
 // Issue 25, item 7: an eval resume reuses a result only when its calls would be sent the same way. A change
 // of temperature, max tokens or a model's own options between two passes asks again; no change pays nothing.
-// runEval in-process against the loopback fake, which counts the calls.
+// runEval in-process over a scripted model client, which counts the calls (how each setting goes into a request
+// body over HTTP is openAiCompatible.test.ts's and modelOptions.test.ts's).
 
-const provider = withFakeProvider({
-  script: {
-    "rs/one": { kind: "ok", content: "one says 4" },
-    "rs/two": { kind: "ok", content: "two says four" },
-    "rs/synth": { kind: "ok", content: "#### 4" }
-  }
-})
 const tempDir = makeTempDirs("pllm-eval-resume-settings-")
 
-const calls = () => provider.log().filter((r) => r.model?.startsWith("rs/")).length
+/** A fresh client for one pass: the calls it got are that pass's. */
+const client = () =>
+  Effect.runPromise(makeScriptedClient({
+    "rs/one": [{ answer: "one says 4" }],
+    "rs/two": [{ answer: "two says four" }],
+    "rs/synth": [{ answer: "#### 4" }]
+  }))
+
+/** The last pass's requests. */
+let sent: ReadonlyArray<ModelRequest> = []
 
 const settingsFor = (dir: string, overrides: Partial<SettingsValue> = {}) =>
-  provider.settings({
+  makeTestSettings({
     outputDir: path.join(dir, "runs"),
     models: ["rs/one", "rs/two"],
     synthesizer: "rs/synth",
@@ -41,14 +46,15 @@ const items: ReadonlyArray<EvalItem> = [
 
 /** One pass over both items with `settings`; the number of calls it made. */
 const pass = async (output: string, settings: SettingsValue) => {
-  provider.fake.reset()
+  const scripted = await client()
   const result = await Effect.runPromise(
     runEval({ items, strategies: ["synthesize"], scorer: scorers.numeric, output, runs: 1 }).pipe(
-      Effect.provide(resumeLayerFor(settings))
+      Effect.provide(resumeLayerFor(settings, undefined, scripted.layer))
     )
   )
   expect(result.results.map((r) => [r.id, r.status, r.correct])).toEqual([["a", "ok", true], ["b", "ok", true]])
-  return calls()
+  sent = await Effect.runPromise(Ref.get(scripted.requests))
+  return sent.filter((r) => r.model.startsWith("rs/")).length
 }
 
 describe("an eval resume compares everything that changes a call", () => {
@@ -59,7 +65,7 @@ describe("an eval resume compares everything that changes a call", () => {
     expect(await pass(output, settingsFor(dir))).toBe(6)
     expect(await pass(output, settingsFor(dir))).toBe(0)
     expect(await pass(output, settingsFor(dir, { temperature: 0.2 }))).toBe(6)
-    for (const request of provider.log()) expect(request.body).toMatchObject({ temperature: 0.2 })
+    for (const request of sent) expect(request).toMatchObject({ temperature: 0.2 })
     expect(await pass(output, settingsFor(dir, { temperature: 0.2 }))).toBe(0)
   })
 
@@ -83,10 +89,10 @@ describe("an eval resume compares everything that changes a call", () => {
 
   /** A first pass whose first result line hits a full disk: item a's run is on disk without a line. */
   const unrecordedRun = async (dir: string, output: string) => {
-    provider.fake.reset()
+    const scripted = await client()
     const first = await Effect.runPromise(
       Effect.either(runEval({ items, strategies: ["synthesize"], scorer: scorers.numeric, output, runs: 1 })).pipe(
-        Effect.provide(resumeLayerFor(settingsFor(dir), fullDiskFor(output)))
+        Effect.provide(resumeLayerFor(settingsFor(dir), fullDiskFor(output), scripted.layer))
       )
     )
     expect(first).toMatchObject({ _tag: "Left" })

@@ -12,7 +12,7 @@ import { Settings } from "../../src/services/settings.js"
 import type { SettingsValue } from "../../src/settings/values.js"
 import type { Behavior } from "../support/fakeOpenRouter.js"
 import { itClock } from "../support/itClock.js"
-import { realHttpClientLayer } from "../support/realHttpClient.js"
+import { sharedHttpClientLayer } from "../support/realHttpClient.js"
 import { makeTempDirs } from "../support/tempDirs.js"
 import { pendingSleeps } from "../support/testClock.js"
 import { waitUntil } from "../support/waitUntil.js"
@@ -46,7 +46,7 @@ const runAgainstFake = (faulty: Behavior | Array<Behavior>, overrides: Partial<S
     })
     const layer = Layer.mergeAll(ModelClient.Default, RunStore.DefaultWithoutDependencies).pipe(
       Layer.provideMerge(Settings.Test(settings)),
-      Layer.provide(Layer.mergeAll(realHttpClientLayer, NodeFileSystem.layer, NodePath.layer)),
+      Layer.provide(Layer.mergeAll(sharedHttpClientLayer, NodeFileSystem.layer, NodePath.layer)),
       Layer.merge(Logger.remove(Logger.defaultLogger))
     )
     const result = yield* runPipeline({ prompt: "fault injection" }).pipe(Effect.provide(layer))

@@ -1,9 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Ref } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeEach } from "vitest"
+import { BadRequest } from "../../src/domain/errors.js"
 import { withCallSettings } from "../../src/programs/callSettings.js"
 import { resynthesize } from "../../src/programs/resynthesize.js"
 import { runPipeline } from "../../src/programs/runPipeline.js"
@@ -11,45 +12,51 @@ import { continueRun } from "../../src/programs/thread/continueRun.js"
 import { RunStore } from "../../src/services/runStore.js"
 import type { SettingsValue } from "../../src/settings/values.js"
 import { failureOf } from "../support/failureOf.js"
+import { makeScriptedClient, type ScriptedClient } from "../support/scriptedClient.js"
 import { freshDirs } from "../support/spawnCli.js"
-import { withFakeProvider } from "../support/withFakeProvider.js"
+import { makeTestSettings } from "../support/testSettings.js"
+import { providerLayer } from "../support/withFakeProvider.js"
 
-// Follow-up questions (issue 14, part 6), in process against the loopback provider: what each candidate
-// and the synthesizer are sent, the manifest's `parent`, the context budget, and the runs refused.
+// Follow-up questions (issue 14, part 6), in process over a scripted model client: what each candidate and the
+// synthesizer are sent (the requests' messages; a request's body over HTTP is openAiCompatible.test.ts's), the
+// manifest's `parent`, the context budget, and the runs refused.
 
-const provider = withFakeProvider()
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-followup-"))
 const freshDir = freshDirs(tmp)
 
 afterAll(() => {
   fs.rmSync(tmp, { recursive: true, force: true })
 })
-beforeEach(() => {
-  provider.fake.setScript({
-    "f/synth": [
-      { kind: "ok", content: "FINAL ONE" },
-      { kind: "ok", content: "FINAL TWO" },
-      { kind: "ok", content: "FINAL THREE" },
-      { kind: "ok", content: "FINAL FOUR" }
-    ],
-    "f/broken": { kind: "status", status: 400 }
-  })
-  provider.fake.reset()
+/** The test's model client: the synthesizer's finals in order (the last repeats), f/broken refused as HTTP 400 is. */
+let client: ScriptedClient | undefined
+beforeEach(async () => {
+  client = await Effect.runPromise(makeScriptedClient({
+    "f/synth": ["FINAL ONE", "FINAL TWO", "FINAL THREE", "FINAL FOUR"].map((answer) => ({ answer })),
+    "f/broken": [{ fail: new BadRequest({ model: "f/broken", message: "HTTP 400", httpStatus: 400 }) }]
+  }))
   mark = 0
 })
+const current = (): ScriptedClient => {
+  if (client === undefined) throw new Error("beforeEach makes the test's client")
+  return client
+}
+const sent = () => Effect.runSync(Ref.get(current().requests))
 
 const layerFor = (overrides: Partial<SettingsValue> = {}) =>
-  provider.layer({ outputDir: freshDir("runs"), models: ["f/one", "f/two"], synthesizer: "f/synth", retries: 0, ...overrides })
+  providerLayer(
+    makeTestSettings({ outputDir: freshDir("runs"), models: ["f/one", "f/two"], synthesizer: "f/synth", retries: 0, ...overrides }),
+    { client: current().layer }
+  )
 
 interface SentMessage {
   readonly role: string
   readonly content: string
 }
-/** Where the requests of the step under test begin (`fake.reset` would also restart the scripts). */
+/** Where the requests of the step under test begin (a new client would also restart the scripts). */
 let mark = 0
-const markRequests = Effect.sync(() => (mark = provider.log().length))
+const markRequests = Effect.sync(() => (mark = sent().length))
 const messagesTo = (model: string): ReadonlyArray<ReadonlyArray<SentMessage>> =>
-  provider.log().slice(mark).filter((r) => r.model === model).map((r) => (r.body as { messages: Array<SentMessage> }).messages)
+  sent().slice(mark).filter((r) => r.model === model).map((r) => r.messages as ReadonlyArray<SentMessage>)
 
 const readManifest = (runDir: string) => JSON.parse(fs.readFileSync(path.join(runDir, "run.json"), "utf8")) as Record<string, unknown>
 
@@ -170,7 +177,7 @@ describe("a run that cannot be continued is refused, nothing sent", () => {
         onSuccess: (made) => Effect.dieMessage(`not refused: run ${made.manifest.id} was made`),
         onFailure: Effect.succeed
       }),
-      Effect.tap(() => Effect.sync(() => expect(provider.log().slice(mark)).toEqual([])))
+      Effect.tap(() => Effect.sync(() => expect(sent().slice(mark)).toEqual([])))
     )
 
   it.live("a malformed id, as get_run refuses it, and a run that does not exist", () =>
@@ -261,7 +268,7 @@ describe("a deep thread (issue 23, finding 22)", () => {
         `cannot continue run ${newest}: its thread holds more than 50 turns (--follow-up-max-turns, PARALLEL_LLM_FOLLOW_UP_MAX_TURNS): ` +
           "ask a new question instead, or raise the setting"
       )
-      expect(provider.log().slice(mark)).toEqual([])
+      expect(sent().slice(mark)).toEqual([])
     }).pipe(Effect.provide(layerFor())))
 
   it.live("up to followUpMaxTurns turns are sent, one more is refused", () =>

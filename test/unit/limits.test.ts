@@ -77,13 +77,17 @@ describe("the bound on models in one run (maxModels, default 16)", () => {
 
 describe("the process-wide bound on upstream calls (maxInFlight)", () => {
   it("holds across concurrent MCP calls, each run keeping its own bound", async () => {
-    const mcp = await connectMcpInProcess({
-      ...envFor(freshDir("in-flight")),
-      PARALLEL_LLM_MAX_IN_FLIGHT: "3",
-      PARALLEL_LLM_CONCURRENCY: "2",
-      PARALLEL_LLM_MODELS: many(4).join(","),
-      PARALLEL_LLM_SYNTHESIZER: "many/synth"
-    })
+    const mcp = await connectMcpInProcess(
+      {
+        ...envFor(freshDir("in-flight")),
+        PARALLEL_LLM_MAX_IN_FLIGHT: "3",
+        PARALLEL_LLM_CONCURRENCY: "2",
+        PARALLEL_LLM_MODELS: many(4).join(","),
+        PARALLEL_LLM_SYNTHESIZER: "many/synth"
+      },
+      undefined,
+      { ownHttpClient: true }
+    )
     try {
       provider.fake.reset()
       // Every model answers after a pause, so that the four runs' calls overlap: without the bound, more would be in flight.

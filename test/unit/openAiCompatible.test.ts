@@ -22,7 +22,7 @@ import { Settings } from "../../src/services/settings.js"
 import type { SettingsValue } from "../../src/settings/values.js"
 import type { Behavior } from "../support/fakeOpenRouter.js"
 import { itClock } from "../support/itClock.js"
-import { realHttpClientLayer } from "../support/realHttpClient.js"
+import { realHttpClientLayer, sharedHttpClientLayer } from "../support/realHttpClient.js"
 import { pendingSleeps } from "../support/testClock.js"
 import { waitUntil } from "../support/waitUntil.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
@@ -51,9 +51,16 @@ const settingsFor = (overrides: Partial<SettingsValue> = {}): SettingsValue =>
     ...overrides
   })
 
-/** The real client over the real pooled HTTP client, as main.ts composes it. */
-const clientLayer = (overrides: Partial<SettingsValue> = {}) =>
+/** The real client over the pooled HTTP client as main.ts composes it, its own Agent made and destroyed with the layer. */
+const pooledClientLayer = (overrides: Partial<SettingsValue> = {}) =>
   ModelClient.Default.pipe(Layer.provide(Layer.merge(Settings.Test(settingsFor(overrides)), realHttpClientLayer)))
+
+/**
+ * The real client over the same HTTP client on the worker's kept Agent (realHttpClient.ts): for the tests where the
+ * pool's life is not the point ("pooled connections" counts a layer's connections over `pooledClientLayer`).
+ */
+const clientLayer = (overrides: Partial<SettingsValue> = {}) =>
+  ModelClient.Default.pipe(Layer.provide(Layer.merge(Settings.Test(settingsFor(overrides)), sharedHttpClientLayer)))
 
 const ask = (model: string, extra: Partial<ModelRequest> = {}): ModelRequest => ({
   model,
@@ -517,7 +524,7 @@ describe("pooled connections", () => {
       }
       expect(provider.log()).toHaveLength(20)
       expect(provider.fake.connections).toBe(1)
-    }).pipe(Effect.provide(clientLayer())))
+    }).pipe(Effect.provide(pooledClientLayer())))
 
   it.live("20 sequential streamed calls use exactly 1 TCP connection: the body is read to its end after [DONE]", () =>
     Effect.gen(function*() {
@@ -528,7 +535,7 @@ describe("pooled connections", () => {
         yield* turn
       }
       expect(provider.fake.connections).toBe(1)
-    }).pipe(Effect.provide(clientLayer({ stream: true }))))
+    }).pipe(Effect.provide(pooledClientLayer({ stream: true }))))
 
   it.live("a response that ends a moment after [DONE]: waited for, and its connection reused", () =>
     Effect.gen(function*() {
@@ -541,7 +548,7 @@ describe("pooled connections", () => {
       }
       expect(provider.fake.connections).toBe(1)
       expect(provider.fake.abortedRequests()).toHaveLength(0)
-    }).pipe(Effect.provide(clientLayer({ stream: true }))))
+    }).pipe(Effect.provide(pooledClientLayer({ stream: true }))))
 
   it.live("a streamed answer's Finish says its end is at hand when the body ended with [DONE], and not when it is still open", () =>
     Effect.gen(function*() {
@@ -552,14 +559,14 @@ describe("pooled connections", () => {
       provider.fake.setScript({ "pool/late": { kind: "ok", content: "later", endAfterDoneMs: 50 } })
       expect(yield* finishOf("pool/ends")).toMatchObject({ _tag: "Finish", ended: true })
       expect(yield* finishOf("pool/late")).not.toHaveProperty("ended")
-    }).pipe(Effect.provide(clientLayer({ stream: true }))))
+    }).pipe(Effect.provide(pooledClientLayer({ stream: true }))))
 
   itClock.effect(
     "a response kept open after [DONE]: the answer is returned and only that connection is dropped",
     () =>
       Effect.gen(function*() {
         provider.fake.setScript({ "pool/never-ends": { kind: "ok", content: "complete anyway", endAfterDoneMs: 600_000 } })
-        const fiber = yield* Effect.fork(complete(ask("pool/never-ends")).pipe(Effect.provide(clientLayer({ stream: true }))))
+        const fiber = yield* Effect.fork(complete(ask("pool/never-ends")).pipe(Effect.provide(pooledClientLayer({ stream: true }))))
         // Once [DONE] is in, the one sleep: how long the rest of the body may take (answerFold's 500 ms), passed on the TestClock.
         const [afterDone = 0] = yield* pendingSleeps(1)
         expect(afterDone).toBe(500)
@@ -576,7 +583,7 @@ describe("pooled connections", () => {
       for (let i = 0; i < 20; i++) yield* answerOf(client, ask(`pool/tight-${i}`))
       expect(provider.log()).toHaveLength(20)
       expect(provider.fake.connections).toBeLessThanOrEqual(2)
-    }).pipe(Effect.provide(clientLayer())))
+    }).pipe(Effect.provide(pooledClientLayer())))
 
   it.live("4 rounds of 5 concurrent calls use at most 5 connections", () =>
     Effect.gen(function*() {
@@ -593,7 +600,7 @@ describe("pooled connections", () => {
       expect(provider.log()).toHaveLength(20)
       expect(provider.fake.connections).toBeGreaterThanOrEqual(1)
       expect(provider.fake.connections).toBeLessThanOrEqual(5)
-    }).pipe(Effect.provide(clientLayer())))
+    }).pipe(Effect.provide(pooledClientLayer())))
 
   it.live("the provider can be built directly from Settings and an HttpClient", () =>
     Effect.gen(function*() {
@@ -637,7 +644,7 @@ describe("the API key is never logged", () => {
       const stderrLines: Array<string> = []
       const services = Layer.mergeAll(ModelClient.Default, RunStore.DefaultWithoutDependencies).pipe(
         Layer.provideMerge(Settings.Test(settings)),
-        Layer.provide(Layer.mergeAll(realHttpClientLayer, NodeFileSystem.layer, NodePath.layer)),
+        Layer.provide(Layer.mergeAll(sharedHttpClientLayer, NodeFileSystem.layer, NodePath.layer)),
         Layer.merge(Logging.Test(settings, [(entry) => entries.push(entry)], (line) => stderrLines.push(line)))
       )
 

@@ -1,16 +1,20 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
+import { Effect, Ref } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { runCliInProcess } from "../support/inProcessCli.js"
+import { cliEffect } from "../support/inProcessCli.js"
 import { connectMcpInProcess } from "../support/inProcessMcp.js"
 import { readManifest, serverEnv } from "../support/mcpHarness.js"
+import { makeScriptedClient, type ScriptedClient } from "../support/scriptedClient.js"
 import { freshDirs } from "../support/spawnCli.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // The strategies from the outside, in-process: `ask --strategy` through the command line, `strategy` of process_prompt over
-// MCP, and `eval --strategies` over frozen answers, where only the aggregation is paid for.
+// MCP, and `eval --strategies` over frozen answers, where only the aggregation is paid for. The command lines run over a
+// scripted model client that answers as the fake below does (the strategies are the point; a run's calls over HTTP are
+// cli.test.ts's); the MCP server calls the loopback fake.
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-strategies-cli-"))
 const freshDir = freshDirs(tmp)
@@ -32,13 +36,23 @@ const envFor = (outputDir: string) => ({
   PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none",
   PARALLEL_LLM_RETRY_BASE_DELAY: "0.01"
 })
+/** A model client that answers as the fake does: the synthesizer with the final number, every other model with a ranking too. */
+const scripted = () =>
+  Effect.runPromise(makeScriptedClient({ "st/synth": [{ answer: "#### 18" }] }, { answer: "It is 18.\nRANKING: B > A" }))
+/** `parallel-llm ...args` in-process over `client`. */
+const runCli = (client: ScriptedClient, args: ReadonlyArray<string>, env: ReturnType<typeof envFor>) =>
+  Effect.runPromise(cliEffect(args, { env, overrides: client.layer, timeoutMs: 45_000 }))
+const requests = (client: ScriptedClient) => Effect.runPromise(Ref.get(client.requests))
+/** How many calls `client` got for `model`. */
+const calls = async (client: ScriptedClient, model: string) => (await requests(client)).filter((r) => r.model === model).length
+/** How many calls the fake got for `model` (the MCP server's). */
 const count = (model: string) => provider.fake.chatRequests().filter((r) => r.model === model).length
 
 describe("ask --strategy", () => {
   it("rank: the candidates judge each other, the manifest keeps the rankings, the answer is the synthesis", async () => {
     const out = freshDir("ask")
-    provider.fake.reset()
-    const r = await runCliInProcess([
+    const client = await scripted()
+    const r = await runCli(client, [
       "ask",
       "What is 9+9?",
       "-m",
@@ -50,11 +64,9 @@ describe("ask --strategy", () => {
       "--strategy",
       "rank",
       "--json"
-    ], {
-      env: envFor(out)
-    })
+    ], envFor(out))
     expect(r.code, r.stderr).toBe(0)
-    expect([count("st/one"), count("st/two"), count("st/synth")]).toEqual([2, 2, 1])
+    expect([await calls(client, "st/one"), await calls(client, "st/two"), await calls(client, "st/synth")]).toEqual([2, 2, 1])
     expect(r.stderr).toMatch(/parallel-llm: ok · 2\/2 answered · rank: 2\/2 rankings counted · /)
     const printed = JSON.parse(r.stdout) as {
       final: string
@@ -70,16 +82,18 @@ describe("ask --strategy", () => {
   })
 
   it("self with two -m models samples the first and says the second is not asked, as over MCP", async () => {
-    provider.fake.reset()
+    const client = await scripted()
     const args = ["ask", "What is 9+9?", "-m", "st/one", "-m", "st/two", "-s", "st/synth", "--strategy", "self", "--samples", "2"]
-    const r = await runCliInProcess(args, { env: envFor(freshDir("self-two")) })
+    const r = await runCli(client, args, envFor(freshDir("self-two")))
     expect(r.code, r.stderr).toBe(0)
-    expect([count("st/one"), count("st/two"), count("st/synth")]).toEqual([2, 0, 1])
+    expect([await calls(client, "st/one"), await calls(client, "st/two"), await calls(client, "st/synth")]).toEqual([2, 0, 1])
     expect(r.stderr).toContain("strategy self samples st/one only: st/two not asked")
     // One model named, or the configured ones: nothing to warn about.
-    const one = await runCliInProcess(["ask", "What is 9+9?", "-m", "st/one", "-s", "st/synth", "--strategy", "self", "--samples", "2"], {
-      env: envFor(freshDir("self-one"))
-    })
+    const one = await runCli(
+      client,
+      ["ask", "What is 9+9?", "-m", "st/one", "-s", "st/synth", "--strategy", "self", "--samples", "2"],
+      envFor(freshDir("self-one"))
+    )
     expect(one.code, one.stderr).toBe(0)
     expect(one.stderr).not.toContain("not asked")
   })
@@ -91,21 +105,20 @@ describe("ask --strategy", () => {
       config,
       JSON.stringify({ presets: { ranked: { models: ["st/one", "st/two"], strategy: "rank", judge: ["st/judge"] } } })
     )
-    provider.fake.reset()
-    const r = await runCliInProcess(["ask", "What is 9+9?", "-s", "st/synth", "--config", config, "--preset", "ranked"], {
-      env: envFor(dir)
-    })
+    const client = await scripted()
+    const r = await runCli(client, ["ask", "What is 9+9?", "-s", "st/synth", "--config", config, "--preset", "ranked"], envFor(dir))
     expect(r.code, r.stderr).toBe(0)
-    expect([count("st/one"), count("st/two"), count("st/judge"), count("st/synth")]).toEqual([1, 1, 1, 1])
+    const counts = await Promise.all(["st/one", "st/two", "st/judge", "st/synth"].map((model) => calls(client, model)))
+    expect(counts).toEqual([1, 1, 1, 1])
     expect(r.stderr).toContain("rank: 1/1 rankings counted")
   })
 
   it("refuses an unknown strategy before any call, naming the known ones", async () => {
-    provider.fake.reset()
-    const r = await runCliInProcess(["ask", "hi", "--strategy", "vote"], { env: envFor(freshDir("bad")) })
+    const client = await scripted()
+    const r = await runCli(client, ["ask", "hi", "--strategy", "vote"], envFor(freshDir("bad")))
     expect(r.code).toBe(2)
     expect(r.stderr).toContain(`unknown strategy "vote" (known: synthesize, rank, refine, self)`)
-    expect(provider.fake.chatRequests()).toHaveLength(0)
+    expect(await requests(client)).toHaveLength(0)
   })
 })
 
@@ -161,14 +174,14 @@ describe("eval --strategies", () => {
       ].map((l) => JSON.stringify(l)).join("\n") + "\n"
     )
     const args = ["eval", file, "-m", "st/one", "-m", "st/two", "-s", "st/synth", "--strategies", "rank,refine"]
-    provider.fake.reset()
-    const first = await runCliInProcess(args, { env: envFor(path.join(dir, "runs")) })
+    const client = await scripted()
+    const first = await runCli(client, args, envFor(path.join(dir, "runs")))
     expect(first.code, first.stderr).toBe(0)
     // Per row: rank asks 2 judges and the synthesizer; refine asks 2 refinements and the synthesizer.
-    expect([count("st/one"), count("st/two"), count("st/synth")]).toEqual([4, 4, 4])
-    expect(count("m1") + count("m2")).toBe(0)
-    for (const request of provider.fake.chatRequests().filter((r) => r.model !== "st/synth")) {
-      const text = JSON.stringify(request.body)
+    expect([await calls(client, "st/one"), await calls(client, "st/two"), await calls(client, "st/synth")]).toEqual([4, 4, 4])
+    expect(await calls(client, "m1") + await calls(client, "m2")).toBe(0)
+    for (const request of (await requests(client)).filter((r) => r.model !== "st/synth")) {
+      const text = JSON.stringify(request.messages)
       // Both frozen answers of its row, anonymised.
       expect((text.includes("A: 18") && text.includes("A: 26")) || (text.includes("A: 3") && text.includes("A: 4"))).toBe(true)
       expect(text).not.toMatch(/\bm[12]\b/)
@@ -191,17 +204,18 @@ describe("eval --strategies", () => {
       strategy: { name: "refine", rounds: [{ round: 2, answers: [{ model: "st/one" }, { model: "st/two" }] }] }
     })
 
-    const second = await runCliInProcess(args, { env: envFor(path.join(dir, "runs")) })
+    const second = await runCli(client, args, envFor(path.join(dir, "runs")))
     expect(second.code, second.stderr).toBe(0)
-    expect(provider.fake.chatRequests()).toHaveLength(12)
+    expect(await requests(client)).toHaveLength(12)
     expect(second.stderr).toContain("4 skipped")
 
     // self has no use for answers from several systems: it samples the first configured model, and says so.
-    provider.fake.reset()
-    const self = await runCliInProcess([...args.slice(0, -1), "self", "--samples", "2"], { env: envFor(path.join(dir, "runs")) })
+    const selfClient = await scripted()
+    const self = await runCli(selfClient, [...args.slice(0, -1), "self", "--samples", "2"], envFor(path.join(dir, "runs")))
     expect(self.code, self.stderr).toBe(0)
     expect(self.stderr).toContain("self does not use the frozen candidates: it asks st/one 2 times per question")
-    expect([count("st/one"), count("st/two"), count("st/synth")]).toEqual([4, 0, 2])
+    const selfCalls = await Promise.all(["st/one", "st/two", "st/synth"].map((model) => calls(selfClient, model)))
+    expect(selfCalls).toEqual([4, 0, 2])
     expect(self.stdout).toMatch(/^\| self \(st\/synth\) \|/m)
   })
 })

@@ -10,7 +10,7 @@ import { Settings } from "../../src/services/settings.js"
 import { runCliInProcess } from "../support/inProcessCli.js"
 import { connectMcpInProcess } from "../support/inProcessMcp.js"
 import { serverEnv } from "../support/mcpHarness.js"
-import { realHttpClientLayer } from "../support/realHttpClient.js"
+import { sharedHttpClientLayer } from "../support/realHttpClient.js"
 import { freshDirs } from "../support/spawnCli.js"
 import { makeTestSettings } from "../support/testSettings.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
@@ -38,7 +38,7 @@ const complete = (stream: boolean) =>
   ).pipe(
     Effect.provide(ModelClient.Default.pipe(
       Layer.provide(
-        Layer.merge(Settings.Test(makeTestSettings({ baseUrl: provider.fake.url, apiKey: Option.none(), stream })), realHttpClientLayer)
+        Layer.merge(Settings.Test(makeTestSettings({ baseUrl: provider.fake.url, apiKey: Option.none(), stream })), sharedHttpClientLayer)
       )
     ))
   )

@@ -10,7 +10,7 @@ import { runPipeline } from "../../src/programs/runPipeline.js"
 import { ModelClient } from "../../src/services/modelClient.js"
 import { RunStore } from "../../src/services/runStore.js"
 import { Settings } from "../../src/services/settings.js"
-import { realHttpClientLayer } from "../support/realHttpClient.js"
+import { sharedHttpClientLayer } from "../support/realHttpClient.js"
 import { noSpaceError, storeDiskWith } from "../support/storeDiskDoubles.js"
 import { recordOf } from "../support/strategyRecord.js"
 import { makeTempDirs } from "../support/tempDirs.js"
@@ -65,7 +65,7 @@ describe("a full disk while the judges rank", () => {
     const layer = Layer.mergeAll(ModelClient.Default, RunStore.DefaultWithoutDependencies).pipe(
       Layer.provideMerge(Settings.Test(settings)),
       Layer.provide(Layer.mergeAll(
-        realHttpClientLayer,
+        sharedHttpClientLayer,
         failingWrites({ "responses/01-test-alpha.md": 1, "responses/02-test-beta.md": 1, "rankings/02-test-beta.md": 2 }),
         NodeFileSystem.layer,
         NodePath.layer
