@@ -28,10 +28,22 @@ const markedAnswer = (text: string): string | undefined => {
   return found
 }
 
+/**
+ * Texts already read, and what they gave: the baselines read each candidate's answer three times or more (its own
+ * score, the vote, the oracle) and each item's answer once per candidate (GSM8K's built-in file: 18,222 readings of
+ * 5,276 texts). Bounded: emptied when full.
+ */
+const readings = new Map<string, number | undefined>()
+const READINGS_KEPT = 8192
+
 /** The final number of a response or of a dataset answer (see `numeric.ts`), or undefined when it gives none. */
 export const finalNumber = (text: string): number | undefined => {
+  if (readings.has(text)) return readings.get(text)
   const reading = readFinalNumber(text)
-  return "value" in reading ? reading.value : undefined
+  const value = "value" in reading ? reading.value : undefined
+  if (readings.size >= READINGS_KEPT) readings.clear()
+  readings.set(text, value)
+  return value
 }
 
 /** Case, surrounding space, Markdown emphasis, quotes and a closing full stop do not count. */
