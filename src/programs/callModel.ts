@@ -95,16 +95,16 @@ const promptCharsOf = (request: ModelRequest): number =>
 
 /**
  * The fold's text and usage, kept by the call too: an attempt that ends without an answer is billed all the
- * same. `billFailed` adds what an attempt that failed or was cut had been billed (it runs on interruption too).
+ * same. The fold's `onEnd` adds what an attempt that failed or was cut had been billed (it runs on interruption too).
  */
 const billing = (request: ModelRequest, hooks: CallHooks) => {
   const streamed = hooks.streamed ?? streamedText()
   streamed.spent = undefined
-  const billFailed = (exit: Exit.Exit<unknown, unknown>) =>
-    Effect.sync(() => {
-      if (Exit.isFailure(exit)) streamed.spent = addBilled(streamed.spent, billedUsage(streamed, promptCharsOf(request)))
-    })
-  return { streamed, folded: { ...hooks, streamed }, billFailed }
+  const onEnd = (exit: Exit.Exit<Completion, ProviderError>) => {
+    if (Exit.isFailure(exit)) streamed.spent = addBilled(streamed.spent, billedUsage(streamed, promptCharsOf(request)))
+    hooks.onEnd?.(exit)
+  }
+  return { streamed, folded: { ...hooks, streamed, onEnd } }
 }
 
 /**
@@ -137,7 +137,7 @@ export const callModel = Effect.fnUntraced(function*(
   /** Clock time at which the first request went out: the time budget starts then. */
   let sentAt: number | undefined
 
-  const { billFailed, folded, streamed } = billing(request, hooks)
+  const { folded, streamed } = billing(request, hooks)
   const timedOut = (): Either.Either<Completion, ProviderError> =>
     Either.left(
       new Timeout({
@@ -154,7 +154,7 @@ export const callModel = Effect.fnUntraced(function*(
       const attempt = gate.withPermit(
         Effect.suspend(() => {
           const n = ++attempts
-          const answer = Effect.onExit(foldAnswer(request.model, client.stream(sent), folded), billFailed)
+          const answer = foldAnswer(request.model, client.stream(sent), folded)
           const reported = hooks.onAttempt === undefined ? answer : Effect.zipRight(hooks.onAttempt(n), answer)
           const tried = Effect.tapError(
             reported,
