@@ -1,4 +1,4 @@
-import { Channel, type Chunk, Duration, Effect, Either, identity, Scope, Stream } from "effect"
+import { Channel, type Chunk, Duration, Effect, Either, type Exit, identity, Scope, Stream } from "effect"
 import type { ProviderError } from "../domain/errors.js"
 import type { CacheOutcome, Completion, CostDetails, ModelPart, TokenUsage } from "../domain/modelCall.js"
 import type { Citation } from "../domain/modelOptions.js"
@@ -91,6 +91,12 @@ export interface FoldHooks {
   readonly streamed?: StreamedText | undefined
   /** Called with each network read's text (live progress): once per chunk of parts, not per token. */
   readonly onDelta?: ((text: string) => Effect.Effect<void>) | undefined
+  /**
+   * Called as the fold ends however it ends (an answer, a failure, an interruption), before its stream's scope
+   * is closed: callModel bills a failed attempt here, in the fold's own exit handler rather than one more
+   * `onExit` around it (a mask, a match and a continuation per call).
+   */
+  readonly onEnd?: ((exit: Exit.Exit<Completion, ProviderError>) => void) | undefined
 }
 
 /**
@@ -215,5 +221,9 @@ export const foldAnswer = (
       const last: Effect.Effect<Completion, ProviderError> = Effect.flatMap(lastRead(pull), onRead)
       return step
     })
-    return Effect.onExit(folded, (exit) => (readToItsEnd ? Effect.void : Scope.close(scope, exit)))
+    const onEnd = hooks.onEnd
+    return Effect.onExit(folded, (exit) => {
+      onEnd?.(exit)
+      return readToItsEnd ? Effect.void : Scope.close(scope, exit)
+    })
   })

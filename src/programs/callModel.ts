@@ -47,19 +47,29 @@ const scheduleFor = (policy: RetryPolicy) => {
 }
 
 /**
- * `attempt` under the retry schedule. Most calls succeed at once: the schedule is only driven once an attempt
- * has failed, its first input being that failure (the same decisions as `Effect.retry(attempt, schedule)`).
+ * `attempt` under the retry schedule, its outcome as data, `failed` told of each attempt that failed. Most calls
+ * succeed at once: the schedule is only driven once an attempt has failed, its first input being that failure
+ * (the same decisions as `Effect.either(Effect.retry(Effect.tapError(attempt, failed), schedule))`, with one
+ * match on the first attempt instead of three).
  */
-const withRetries = <A>(attempt: Effect.Effect<A, ProviderError>, policy: RetryPolicy): Effect.Effect<A, ProviderError> =>
-  Effect.catchAll(attempt, (first) => {
-    let replay: ProviderError | undefined = first
-    const again = Effect.suspend(() => {
-      if (replay === undefined) return attempt
-      const failure = replay
-      replay = undefined
-      return Effect.fail(failure)
-    })
-    return Effect.retry(again, scheduleFor(policy))
+const withRetries = <A>(
+  attempt: Effect.Effect<A, ProviderError>,
+  policy: RetryPolicy,
+  failed: (error: ProviderError) => Effect.Effect<void>
+): Effect.Effect<Either.Either<A, ProviderError>> =>
+  Effect.matchEffect(attempt, {
+    onSuccess: (value) => Effect.succeed(Either.right(value)),
+    onFailure: (first) => {
+      let replay: ProviderError | undefined = first
+      const retried = Effect.tapError(attempt, failed)
+      const again = Effect.suspend(() => {
+        if (replay === undefined) return retried
+        const failure = replay
+        replay = undefined
+        return Effect.fail(failure)
+      })
+      return Effect.zipRight(failed(first), Effect.either(Effect.retry(again, scheduleFor(policy))))
+    }
   })
 
 /** A failed attempt: a debug line, and an event of the call's span when spans are exported. */
@@ -95,16 +105,16 @@ const promptCharsOf = (request: ModelRequest): number =>
 
 /**
  * The fold's text and usage, kept by the call too: an attempt that ends without an answer is billed all the
- * same. `billFailed` adds what an attempt that failed or was cut had been billed (it runs on interruption too).
+ * same. The fold's `onEnd` adds what an attempt that failed or was cut had been billed (it runs on interruption too).
  */
 const billing = (request: ModelRequest, hooks: CallHooks) => {
   const streamed = hooks.streamed ?? streamedText()
   streamed.spent = undefined
-  const billFailed = (exit: Exit.Exit<unknown, unknown>) =>
-    Effect.sync(() => {
-      if (Exit.isFailure(exit)) streamed.spent = addBilled(streamed.spent, billedUsage(streamed, promptCharsOf(request)))
-    })
-  return { streamed, folded: { ...hooks, streamed }, billFailed }
+  const onEnd = (exit: Exit.Exit<Completion, ProviderError>) => {
+    if (Exit.isFailure(exit)) streamed.spent = addBilled(streamed.spent, billedUsage(streamed, promptCharsOf(request)))
+    hooks.onEnd?.(exit)
+  }
+  return { streamed, folded: { ...hooks, streamed, onEnd } }
 }
 
 /**
@@ -137,7 +147,7 @@ export const callModel = Effect.fnUntraced(function*(
   /** Clock time at which the first request went out: the time budget starts then. */
   let sentAt: number | undefined
 
-  const { billFailed, folded, streamed } = billing(request, hooks)
+  const { folded, streamed } = billing(request, hooks)
   const timedOut = (): Either.Either<Completion, ProviderError> =>
     Either.left(
       new Timeout({
@@ -154,18 +164,17 @@ export const callModel = Effect.fnUntraced(function*(
       const attempt = gate.withPermit(
         Effect.suspend(() => {
           const n = ++attempts
-          const answer = Effect.onExit(foldAnswer(request.model, client.stream(sent), folded), billFailed)
-          const reported = hooks.onAttempt === undefined ? answer : Effect.zipRight(hooks.onAttempt(n), answer)
-          const tried = Effect.tapError(
-            reported,
-            (error) => attemptFailed(request.model, n, error, isTransient(error) && n <= policy.retries, tracing.enabled)
-          )
+          const answer = foldAnswer(request.model, client.stream(sent), folded)
+          const tried = hooks.onAttempt === undefined ? answer : Effect.zipRight(hooks.onAttempt(n), answer)
           if (sentAt !== undefined) return tried
           sentAt = clock.unsafeCurrentTimeMillis()
           return Effect.zipRight(budget.start(policy.timeoutMs), tried)
         })
       )
-      return Effect.either(withRetries(attempt, policy))
+      // Told as the attempt that failed ends (`attempts` is its number until the next one starts).
+      const failed = (error: ProviderError) =>
+        attemptFailed(request.model, attempts, error, isTransient(error) && attempts <= policy.retries, tracing.enabled)
+      return withRetries(attempt, policy, failed)
     }, timedOut),
     (result): ModelCall => {
       const finished = clock.unsafeCurrentTimeMillis()

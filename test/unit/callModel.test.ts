@@ -1,5 +1,5 @@
 import { describe, expect } from "@effect/vitest"
-import { Cause, Clock, Effect, Either, Exit, Fiber, Option, Random, Ref, TestClock } from "effect"
+import { Cause, Clock, Effect, Either, Exit, Fiber, Layer, Logger, LogLevel, Option, Random, Ref, TestClock } from "effect"
 import { ProviderFailure, RateLimited, Unauthorized } from "../../src/domain/errors.js"
 import { callModel } from "../../src/programs/callModel.js"
 import { CallGate, makeCallGate } from "../../src/services/callGate.js"
@@ -63,6 +63,29 @@ describe("callModel: retry, backoff, Retry-After and timeout (TestClock)", () =>
       expect(Either.isRight(call.result) && call.result.right.content).toBe("ok")
       expect(call.latencyMs).toBeCloseTo(first + second, 6)
     }).pipe(Effect.withRandom(Random.make("jitter"))))
+
+  itClock.effect(
+    "each failed attempt is told at debug level, the retried ones as well as the first, with its number",
+    () =>
+      Effect.gen(function*() {
+        const lines: Array<string> = []
+        const capture = Logger.replace(Logger.defaultLogger, Logger.make(({ message }) => lines.push(String(message))))
+        const client = yield* makeScriptedClient({ "m/x": [serverError(500), serverError(502), serverError(503)] })
+        const fiber = yield* callModel(request, { retries: 2, retryBaseDelayMs: 10, timeoutMs: 60_000 }).pipe(
+          Effect.provide(Layer.merge(client.layer, capture)),
+          Logger.withMinimumLogLevel(LogLevel.Debug),
+          Effect.fork
+        )
+        yield* TestClock.adjust(10_000)
+        const call = yield* finished(fiber)
+        expect(call.attempts).toBe(3)
+        expect(lines).toEqual([
+          "m/x: attempt 1 failed: HTTP 500 (will retry)",
+          "m/x: attempt 2 failed: HTTP 502 (will retry)",
+          "m/x: attempt 3 failed: HTTP 503"
+        ])
+      })
+  )
 
   itClock.effect("never retries sooner than Retry-After", () =>
     Effect.gen(function*() {

@@ -3,6 +3,7 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Either, Fiber, Layer, Option, Redacted, Stream, TestClock } from "effect"
+import { globalValue } from "effect/GlobalValue"
 import * as fs from "node:fs"
 import * as http from "node:http"
 import * as os from "node:os"
@@ -781,6 +782,27 @@ describe("streamed bodies, read from undici's Readable (readable.ts)", () => {
       expect(error.message).toMatch(/^Network error while reading the answer: /)
       expect(textSoFar(streamed)).toBe("half an")
     }).pipe(Effect.scoped))
+
+  it.live("a streamed answer read by our reader is taken out of the platform's abort-when-collected registry", () =>
+    Effect.gen(function*() {
+      // The platform aborts a response's request when the response is collected, unless its own body accessors
+      // ran; ours read undici's body, so the client says so (body.ts `bodyTakenOver`). Spied on, the registry sees it.
+      const registry: unknown = globalValue("@effect/platform/HttpClient/responseRegistry", () => undefined)
+      if (typeof registry !== "object" || registry === null) throw new Error("the platform's registry is not found")
+      const taken: Array<object> = []
+      const unregister: unknown = Reflect.get(registry, "unregister")
+      if (typeof unregister !== "function") throw new Error("the platform's registry has no unregister")
+      Reflect.set(registry, "unregister", (response: object) => {
+        taken.push(response)
+        return Reflect.apply(unregister, registry, [response])
+      })
+      const completion = yield* complete(ask("read/all")).pipe(
+        Effect.provide(clientLayer({ stream: true })),
+        Effect.ensuring(Effect.sync(() => Reflect.set(registry, "unregister", unregister)))
+      )
+      expect(completion.content).not.toBe("")
+      expect(taken).toHaveLength(1)
+    }))
 
   it.live("a streamed answer interrupted mid-body: the HTTP request is really aborted, the text so far kept", () =>
     Effect.gen(function*() {

@@ -1,4 +1,5 @@
 import type { HttpClientError } from "@effect/platform"
+import { globalValue } from "effect/GlobalValue"
 import { Readable } from "node:stream"
 import { NetworkError, type ProviderError, ResponseTooLarge } from "../../../domain/errors.js"
 
@@ -61,4 +62,25 @@ export const bodyEnded = (response: object): (() => boolean) | undefined => {
   const body = undiciBody(response)
   if (body === undefined) return undefined
   return () => field(field(body, "_readableState"), "ended") === true
+}
+
+/** The platform's registry of unread responses (@effect/platform's internal/httpClient.js `responseRegistry`). */
+interface ResponseRegistry {
+  readonly unregister: (response: object) => void
+}
+const REGISTRY_KEY = "@effect/platform/HttpClient/responseRegistry"
+const isRegistry = (value: unknown): value is ResponseRegistry => typeof field(value, "unregister") === "function"
+
+/**
+ * Tells the platform that `response`'s body is read, and released, by our own reader (readable.ts): the platform
+ * keeps every response it returns in a `FinalizationRegistry` that aborts its request once the response is
+ * collected, and only its own `response.stream`/`text`/… take it out. Left in, every finished call is aborted
+ * after the fact (an `AbortError` built with its stack trace and an abort event: ~30 ms of a 200-prompt batch). The
+ * reader destroys an unfinished body itself, which aborts its request. The registry is found by the platform's
+ * `globalValue` key, set as its client module loads (before any response): under another key (another platform
+ * version), nothing is done and the abort stays as it was (openAiCompatible.test.ts spies on the registry).
+ */
+export const bodyTakenOver = (response: object): void => {
+  const registry: unknown = globalValue(REGISTRY_KEY, () => undefined)
+  if (isRegistry(registry)) registry.unregister(field(response, "original") ?? response)
 }

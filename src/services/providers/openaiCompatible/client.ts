@@ -4,7 +4,7 @@ import { InvalidResponse, type ProviderError } from "../../../domain/errors.js"
 import type { ModelInfo, ModelPart, ModelProvider, ModelRequest } from "../../../domain/modelCall.js"
 import { makeRedact, makeStreamRedact, type Redact } from "../../../domain/redact.js"
 import { Settings } from "../../settings.js"
-import { bodyEnded, byteCap, transportError, undiciBody } from "./body.js"
+import { bodyEnded, bodyTakenOver, byteCap, transportError, undiciBody } from "./body.js"
 import { readableReads } from "./readable.js"
 import { providerRequests, type WebForm } from "./request.js"
 import { billedUsageOf, cacheOutcomeOf, errorForStatus, interpretChatBody, isVariable, perMillion } from "./response.js"
@@ -59,7 +59,10 @@ const streamedParts = (
   const body = undiciBody(response)
   if (body === undefined) return Stream.pipeThroughChannel(response.stream, sseParts(context))
   const onError = (cause: unknown) => new HttpClientError.ResponseError({ request: response.request, response, reason: "Decode", cause })
-  return Stream.fromChannel(Channel.suspend(() => bodyParts(context, readableReads(body, onError))))
+  return Stream.fromChannel(Channel.suspend(() => {
+    bodyTakenOver(response)
+    return bodyParts(context, readableReads(body, onError))
+  }))
 }
 
 /** A 2xx chat answer: a token stream, or one JSON body (also from servers that ignore `stream`). */
