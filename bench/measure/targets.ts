@@ -143,6 +143,14 @@ const record = (ctx: BenchContext, key: string, pairs: ReadonlyArray<Pair>, pick
   }
 }
 
+/** What `x` measured beyond `y` (CPU and wall; the peak RSS is `x`'s). */
+const difference = (x: Measured, y: Measured): Measured => ({
+  wallMs: x.wallMs - y.wallMs,
+  cpuMs: x.cpuMs - y.cpuMs,
+  userMs: x.userMs - y.userMs,
+  peakRssMb: x.peakRssMb
+})
+
 /** Target 1: CPU per call, 200 prompts × 6 calls of short answers at 50 ms, 50 calls in flight. */
 export const measureCallCpu = async (ctx: BenchContext) => {
   const server = await startTokenServer(ctx, { events: 20, intervalMs: 0, delayMs: 50 })
@@ -157,11 +165,20 @@ export const measureCallCpu = async (ctx: BenchContext) => {
       } ms (${Math.round(floor.userMs)} user)`
     )
   }
+  // Beside it, the same batch twice as long: the difference is what a call costs once the process is warm (its
+  // start-up and V8's compiling of the hot path cancel out), in pairs of the two lengths run one after the other.
+  const margins: Array<Pair> = []
+  for (let i = 0; i < (ctx.quick ? 0 : 3); i++) {
+    const long = await pair(ctx, server.url, { ...shape, prompts: shape.prompts * 2 }, "calls-long")
+    const short = await pair(ctx, server.url, shape, "calls-short")
+    margins.push({ project: difference(long.project, short.project), floor: difference(long.floor, short.floor) })
+  }
   await server.stop()
   const calls = shape.prompts * 6
   record(ctx, "targets.callCpu", pairs, (m) => m.cpuMs, calls / 1000)
   // Beside the target (user + system, as a user pays it): user time alone, which the kernel's state does not move.
   record(ctx, "targets.callUserCpu", pairs, (m) => m.userMs, calls / 1000)
+  if (margins.length > 0) record(ctx, "targets.callMarginCpu", margins, (m) => m.cpuMs, calls / 1000)
   record(ctx, "targets.batchRss", pairs, (m) => m.peakRssMb)
 }
 
@@ -178,13 +195,7 @@ export const measureEventCpu = async (ctx: BenchContext) => {
   for (let i = 0; i < (ctx.quick ? 1 : 3); i++) {
     const a = await pair(ctx, long.url, shape, "events")
     const b = await pair(ctx, short.url, shape, "events-base")
-    const diff = (x: Measured, y: Measured): Measured => ({
-      wallMs: x.wallMs - y.wallMs,
-      cpuMs: x.cpuMs - y.cpuMs,
-      userMs: x.userMs - y.userMs,
-      peakRssMb: x.peakRssMb
-    })
-    pairs.push({ project: diff(a.project, b.project), floor: diff(a.floor, b.floor) })
+    pairs.push({ project: difference(a.project, b.project), floor: difference(a.floor, b.floor) })
     ctx.log(
       `events ${i + 1}: project +${Math.round(pairs.at(-1)!.project.cpuMs)} ms CPU, floor +${Math.round(pairs.at(-1)!.floor.cpuMs)} ms`
     )

@@ -4,29 +4,34 @@ import * as Undici from "@effect/platform-node/Undici"
 import { Effect, Layer } from "effect"
 
 /**
- * The process's one HTTP client: a pooled keep-alive undici Agent, closed when the layer is released.
- * Undici's own header and body timeouts (300 s) are off: each model's time budget is enforced by
- * Effect, and a real synthesis can legitimately stay silent for minutes before its first byte.
+ * A keep-alive undici Agent with the process's options. Undici's own header and body timeouts (300 s) are off:
+ * each model's time budget is enforced by Effect, and a real synthesis can legitimately stay silent for minutes
+ * before its first byte.
+ */
+export const pooledAgent = (): Undici.Agent => new Undici.Agent({ headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 30_000 })
+
+/**
+ * The platform's undici client over the `Dispatcher` the given layer provides.
  *
  * Its requests make no span and send no traceparent header: nothing here exports HTTP spans (the provider has
  * no use for ours, and the OTLP exporter's own requests must not be traced). Set once for the layer's
  * lifetime rather than per request (`HttpClient.withTracerDisabledWhen` is an `Effect.locally` around every
  * request: ~30 Effect operations a call, bench/README.md).
  */
-export const layerPooledHttpClient = Layer.merge(
-  // The client itself, not `NodeHttpClient.layerUndiciWithoutDispatcher`: that layer merges the context it was built
-  // in into every request's (`Effect.mapInputContext`: an `Effect.locally` and a copy of every service, per request),
-  // and undici's client reads nothing from it: it holds its dispatcher already.
-  Layer.effect(HttpClient.HttpClient, Effect.map(NodeHttpClient.Dispatcher, NodeHttpClient.makeUndici)).pipe(
-    Layer.provide(
-      Layer.scoped(
-        NodeHttpClient.Dispatcher,
-        Effect.acquireRelease(
-          Effect.sync(() => new Undici.Agent({ headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 30_000 })),
-          (agent) => Effect.promise(() => agent.destroy())
-        )
-      )
-    )
-  ),
-  Layer.locallyScoped(HttpClient.currentTracerDisabledWhen, () => true)
+export const httpClientOver = <E, R>(
+  dispatcher: Layer.Layer<NodeHttpClient.Dispatcher, E, R>
+): Layer.Layer<HttpClient.HttpClient, E, R> =>
+  Layer.merge(
+    // The client itself, not `NodeHttpClient.layerUndiciWithoutDispatcher`: that layer merges the context it was built
+    // in into every request's (`Effect.mapInputContext`: an `Effect.locally` and a copy of every service, per request),
+    // and undici's client reads nothing from it: it holds its dispatcher already.
+    Layer.effect(HttpClient.HttpClient, Effect.map(NodeHttpClient.Dispatcher, NodeHttpClient.makeUndici)).pipe(
+      Layer.provide(dispatcher)
+    ),
+    Layer.locallyScoped(HttpClient.currentTracerDisabledWhen, () => true)
+  )
+
+/** The process's one HTTP client: a pooled Agent of its own, closed when the layer is released. */
+export const layerPooledHttpClient = httpClientOver(
+  Layer.scoped(NodeHttpClient.Dispatcher, Effect.acquireRelease(Effect.sync(pooledAgent), (agent) => Effect.promise(() => agent.destroy())))
 )

@@ -1,25 +1,21 @@
-import { HttpClient } from "@effect/platform"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Undici from "@effect/platform-node/Undici"
 import { Layer } from "effect"
-import { layerPooledHttpClient } from "../../src/services/httpClientPool.js"
+import { httpClientOver, layerPooledHttpClient, pooledAgent } from "../../src/services/httpClientPool.js"
 
 /** The HTTP client exactly as `src/main.ts` builds it: its own undici Agent, destroyed when the layer is released. */
 export const realHttpClientLayer = layerPooledHttpClient
 
-/** One Agent for the worker, made on first use, with the options of src/services/httpClientPool.ts. */
+/** One Agent for the worker, made on first use, as src/services/httpClientPool.ts makes the process's. */
 let agent: Undici.Agent | undefined
-const workerAgent = (): Undici.Agent => (agent ??= new Undici.Agent({ headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 30_000 }))
+const workerAgent = (): Undici.Agent => (agent ??= pooledAgent())
 
 /**
- * The same client (the platform's undici client, no span and no traceparent per request) over one Agent kept for the
- * worker, whose keep-alive connections to the fake outlive a test: a new Agent and its new connections cost each
- * test about 6 ms of CPU, both sides of the loopback (an Agent with one request: 6.8 ms; the same request on a kept
- * one: 1.1 ms). For tests where the pool's life is not the point: one that counts the fake's connections, or that a
- * release closes them, takes `realHttpClientLayer` (test/unit/openAiCompatible.test.ts holds the pool's connections,
- * and every command line of runCliInProcess builds the real one). A fake's connections end when it closes.
+ * The same client over one Agent kept for the worker, whose keep-alive connections to the fake outlive a test: a new
+ * Agent and its new connections cost each test about 6 ms of CPU, both sides of the loopback (an Agent with one
+ * request: 6.8 ms; the same request on a kept one: 1.1 ms). For tests where the pool's life is not the point: one that
+ * counts the fake's connections, or that a release closes them, takes `realHttpClientLayer`
+ * (test/unit/openAiCompatible.test.ts holds the pool's connections, and every command line of runCliInProcess builds
+ * the real one). A fake's connections end when it closes.
  */
-export const sharedHttpClientLayer = Layer.merge(
-  NodeHttpClient.layerUndiciWithoutDispatcher.pipe(Layer.provide(Layer.sync(NodeHttpClient.Dispatcher, workerAgent))),
-  Layer.locallyScoped(HttpClient.currentTracerDisabledWhen, () => true)
-)
+export const sharedHttpClientLayer = httpClientOver(Layer.sync(NodeHttpClient.Dispatcher, workerAgent))
