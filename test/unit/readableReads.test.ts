@@ -1,21 +1,15 @@
 import { HttpClientError, HttpClientRequest, HttpClientResponse } from "@effect/platform"
 import { describe, expect } from "@effect/vitest"
-import { Chunk, Effect, Option, Stream } from "effect"
+import { Chunk, Effect, Stream } from "effect"
 import { Readable } from "node:stream"
-import { makeRedact, makeStreamRedact } from "../../src/domain/redact.js"
 import { readableReads } from "../../src/services/providers/openaiCompatible/readable.js"
-import { bodyParts, type StreamContext } from "../../src/services/providers/openaiCompatible/stream.js"
+import { bodyParts } from "../../src/services/providers/openaiCompatible/stream.js"
 import { itLive } from "../support/itLive.js"
+import { plainStreamContext } from "../support/streamContext.js"
 
 // The SSE splitter reading a Node `Readable` itself (readable.ts): what undici's body may be by the time it is read.
 
-const context: StreamContext = {
-  model: "m/x",
-  status: 200,
-  maxBytes: 1_000_000,
-  redact: makeRedact(Option.none()),
-  streamRedact: () => makeStreamRedact(Option.none())
-}
+const context = plainStreamContext
 
 const request = HttpClientRequest.post("http://127.0.0.1/chat/completions")
 const response = HttpClientResponse.fromWeb(request, new Response(""))

@@ -1,16 +1,10 @@
 import { describe, expect } from "@effect/vitest"
-import { Chunk, Effect, Option, Stream } from "effect"
-import { makeRedact, makeStreamRedact } from "../../src/domain/redact.js"
-import { sseParts, type StreamContext } from "../../src/services/providers/openaiCompatible/stream.js"
+import { Chunk, Effect, Stream } from "effect"
+import { sseParts } from "../../src/services/providers/openaiCompatible/stream.js"
 import { itLive } from "../support/itLive.js"
+import { plainStreamContext } from "../support/streamContext.js"
 
-const context: StreamContext = {
-  model: "m/x",
-  status: 200,
-  maxBytes: 1_000_000,
-  redact: makeRedact(Option.none()),
-  streamRedact: () => makeStreamRedact(Option.none())
-}
+const context = plainStreamContext
 
 const event = (json: object) => `data: ${JSON.stringify(json)}\n\n`
 const delta = (d: object, extra: object = {}) => event({ model: "m/x-served", choices: [{ index: 0, delta: d }], ...extra })
