@@ -1,7 +1,8 @@
 // `npm run build`: emits dist/ (tsc, without type-checking: `npm run typecheck` checks src, test and bench in one
 // pass, and `npm test` runs it), then bundles the CLI (scripts/bundle.mjs). A build that succeeds records a hash of
-// its inputs in dist/.build-inputs; with `--if-stale` (what vitest's global setup runs, test/support/freshBuild.ts) nothing is rebuilt while that hash still
-// matches, so the build that `npm ci` ran is not repeated, and any edit to an input builds again.
+// its inputs in dist/.build-inputs; with `--if-stale` (what vitest's global setup runs, test/support/freshBuild.ts)
+// nothing is rebuilt while that hash still matches, so the build that `npm ci` ran is not repeated, and any edit to an
+// input builds again.
 import { spawnSync } from "node:child_process"
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"

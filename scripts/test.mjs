@@ -1,7 +1,8 @@
 // `npm test`: type-checks and runs the unit and e2e tiers at the same time (vitest's global setup first builds dist/
-// if an input changed since the last build, test/support/freshBuild.ts): vitest leaves the cores idle while its tests wait on the processes
-// they spawn, and the type-check fills them. vitest prints as it goes; the type-check's findings come after it, under
-// a heading of their own. Either failing fails the command. Arguments go to vitest (`npm test -- test/unit/x.test.ts`).
+// if an input changed since the last build, test/support/freshBuild.ts): vitest leaves the cores idle while its tests
+// wait on the processes they spawn, and the type-check fills them. vitest prints as it goes; the type-check's findings
+// come after it, under a heading of their own. Either failing fails the command. Arguments go to vitest
+// (`npm test -- test/unit/x.test.ts`).
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import { createRequire } from "node:module"

@@ -1,4 +1,5 @@
 import { Context, Effect, Layer } from "effect"
+import { makePermitLine } from "./permitLine.js"
 import { Settings } from "./settings.js"
 
 export interface CallGateShape {
@@ -29,7 +30,7 @@ export class CallGate extends Context.Reference<CallGate>()("parallel-llm/CallGa
 }
 
 /**
- * A gate of `permits` calls in flight at once: a count of free permits and a line of waiters. A call takes a
+ * A gate of `permits` calls in flight at once: a line of permits (permitLine.ts). A call takes a
  * permit and gives it back one event-loop turn after it ends, once its connection is free again: undici hands a
  * keep-alive connection back to its pool only on the turn after a response ended (`setImmediate`, to catch
  * servers that close it anyway), and a call that started before that would open another connection. So the
@@ -42,17 +43,10 @@ export class CallGate extends Context.Reference<CallGate>()("parallel-llm/CallGa
  */
 export const makeCallGate = (permits: number): Effect.Effect<CallGateShape> =>
   Effect.sync(() => {
-    let free = permits
-    const waiting: Array<() => void> = []
-    /** The permit to the first waiter, if any, else back to the count. */
-    const release = () => {
-      const next = waiting.shift()
-      if (next === undefined) free++
-      else next()
-    }
+    const line = makePermitLine(permits)
     /** Called as a call ends (in plain code, from its match): the permit back on the next turn. */
-    const giveBack = () => void setImmediate(release)
-    // A waiter's turn: handed the permit by `release`. Interrupted while waiting, it leaves the line; interrupted
+    const giveBack = () => void setImmediate(line.leave)
+    // A waiter's turn: handed the permit by the line. Interrupted while waiting, it leaves the line; interrupted
     // once handed the permit but before its call starts (the handing and the interruption can cross), it gives it
     // back, so that no permit is lost.
     const wait = Effect.suspend(() => {
@@ -63,13 +57,12 @@ export const makeCallGate = (permits: number): Effect.Effect<CallGateShape> =>
           handed = true
           resume(Effect.void)
         }
-        waiting.push(turn)
+        line.enter(turn)
       })
       return Effect.onInterrupt(taken, () =>
         Effect.sync(() => {
-          if (handed) return release()
-          const at = turn === undefined ? -1 : waiting.indexOf(turn)
-          if (at !== -1) waiting.splice(at, 1)
+          if (handed) line.leave()
+          else if (turn !== undefined) line.withdraw(turn)
         }))
     })
     return {
@@ -87,9 +80,7 @@ export const makeCallGate = (permits: number): Effect.Effect<CallGateShape> =>
               return Effect.succeed(value)
             }
           })
-          if (free === 0) return Effect.zipRight(restore(wait), call)
-          free--
-          return call
+          return line.tryEnter() ? call : Effect.zipRight(restore(wait), call)
         }),
       permits
     }

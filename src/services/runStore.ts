@@ -9,10 +9,11 @@ import { type AttachmentRecord, Manifest, type RunSettings } from "../domain/man
 import { responseFileName } from "../domain/model.js"
 import { makeRedact } from "../domain/redact.js"
 import { OWNER_FILE, OwnerRecord } from "../domain/runState.js"
+import { makePermitLine, type PermitLine } from "./permitLine.js"
 import { thisHost, thisProcessStartedAt } from "./processProbe.js"
 import { ATTACHMENTS_DIR, type InvalidRunPath, makeRunReader, type RunFileNotFound, type RunSummary, type RunView } from "./runReader.js"
 import { Settings } from "./settings.js"
-import { makeWriteGate, StoreDisk, type StoreDiskShape, writeAtomically, type WriteGate } from "./storeDisk.js"
+import { StoreDisk, type StoreDiskShape, writeAtomically } from "./storeDisk.js"
 
 export interface RunHandle {
   readonly id: string
@@ -124,8 +125,8 @@ interface Writer {
   readonly path: Path.Path
   readonly disk: StoreDiskShape
   readonly redact: (text: string) => string
-  /** One token per write at once, {@link WRITE_CONCURRENCY} of them. */
-  readonly gate: WriteGate
+  /** One permit per write at once, {@link WRITE_CONCURRENCY} of them. */
+  readonly gate: PermitLine
   readonly fail: (target: string) => (error: unknown) => StoreError
   readonly tempFor: (target: string) => string
 }
@@ -142,7 +143,7 @@ const makeWriter = Effect.fnUntraced(function*(apiKey: Option.Option<Redacted.Re
     disk: yield* StoreDisk,
     // What a run records never holds the key, whatever field it reached (a prompt, a title, an id).
     redact: makeRedact(apiKey),
-    gate: makeWriteGate(WRITE_CONCURRENCY),
+    gate: makePermitLine(WRITE_CONCURRENCY),
     fail: (target) => (error) => new StoreError({ path: target, message: fsFailure(`cannot write ${target}`, error) }),
     // The target's folder and name by slicing, not `path.dirname`/`basename`: every file of every run passes here,
     // and its path was made by `path.join` (absolute, normalized).

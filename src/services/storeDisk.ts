@@ -1,5 +1,6 @@
 import { Context } from "effect"
 import * as fs from "node:fs"
+import type { PermitLine } from "./permitLine.js"
 
 // The run store's few file operations, as Node's callbacks: an atomic write is one `Effect.async` around its steps
 // (write the temporary file, rename it) rather than an effect per step through the platform `FileSystem`, whose
@@ -30,42 +31,6 @@ export class StoreDisk extends Context.Reference<StoreDisk>()("parallel-llm/Stor
   })
 }) {}
 
-/** At most `size` writes at once, the others started in their order as tokens come back. */
-export interface WriteGate {
-  /** Runs `start` now if a token is free, else when one is. */
-  readonly enter: (start: () => void) => void
-  /** Takes a waiting `start` out of the line; false when it has already started. */
-  readonly withdraw: (start: () => void) => boolean
-  /** Gives a token back (to the next waiting write, if any). */
-  readonly leave: () => void
-}
-
-/**
- * A counter and a line of waiting callbacks, not a Semaphore or a Queue of tokens: every file of every run passes
- * here, and both of those cost several fiber operations a file under an uninterruptible mask.
- */
-export const makeWriteGate = (size: number): WriteGate => {
-  let free = size
-  const waiting: Array<() => void> = []
-  return {
-    enter: (start) => {
-      if (free === 0) return void waiting.push(start)
-      free--
-      start()
-    },
-    withdraw: (start) => {
-      const at = waiting.indexOf(start)
-      if (at !== -1) waiting.splice(at, 1)
-      return at !== -1
-    },
-    leave: () => {
-      const next = waiting.shift()
-      if (next === undefined) free++
-      else next()
-    }
-  }
-}
-
 /** A file to write atomically: its contents go to `temp`, which is then renamed onto `target`. */
 export interface PendingFile {
   readonly target: string
@@ -89,7 +54,7 @@ const guarded = (step: (done: DiskDone) => void, done: DiskDone) => {
 }
 
 /**
- * Writes the files at once under their temporary names, each holding a token of the gate, then renames them in
+ * Writes the files at once under their temporary names, each holding a permit of the gate, then renames them in
  * their order (a reader, or a crash, never sees half a file; a later file never lands without an earlier one),
  * then removes `thenRemove` (its failure ignored). A failure removes the temporary files still there and reports
  * the first file that failed. Returns the cancel: files not yet started are not written, those being written are
@@ -97,7 +62,7 @@ const guarded = (step: (done: DiskDone) => void, done: DiskDone) => {
  */
 export const writeAtomically = (
   disk: StoreDiskShape,
-  gate: WriteGate,
+  gate: PermitLine,
   files: ReadonlyArray<PendingFile>,
   mode: number,
   thenRemove: string | undefined,
@@ -153,7 +118,7 @@ export const writeAtomically = (
     cancelled = settled
     // Past the writes (renaming, or cleaning up), the step ends as it is.
     if (writing === 0) return
-    // Writes still waiting for a token never start; once the last started one has ended, the temporary files go.
+    // Writes still waiting for a permit never start; once the last started one has ended, the temporary files go.
     for (const start of starts) if (gate.withdraw(start)) writing--
     if (writing === 0) afterWrites()
   }

@@ -54,15 +54,11 @@ export const undiciBody = (response: object): Readable | undefined => {
 }
 
 /**
- * Whether undici has received the whole body of `response`: true from the moment the body's end came off the
- * socket, before the stream's reader has seen it. Node says the body ended only in the stream's state
- * (`readableEnded` waits for the `end` event). Undefined when the body is not undici's (cannot tell).
+ * Whether undici has received the whole of `body`: true from the moment the body's end came off the socket, before
+ * the stream's reader has seen it. Node says the body ended only in the stream's state (`readableEnded` waits for
+ * the `end` event).
  */
-export const bodyEnded = (response: object): (() => boolean) | undefined => {
-  const body = undiciBody(response)
-  if (body === undefined) return undefined
-  return () => field(field(body, "_readableState"), "ended") === true
-}
+export const bodyEnded = (body: Readable) => (): boolean => field(field(body, "_readableState"), "ended") === true
 
 /** The platform's registry of unread responses (@effect/platform's internal/httpClient.js `responseRegistry`). */
 interface ResponseRegistry {

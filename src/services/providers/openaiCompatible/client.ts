@@ -61,7 +61,7 @@ const streamedParts = (
   const onError = (cause: unknown) => new HttpClientError.ResponseError({ request: response.request, response, reason: "Decode", cause })
   return Stream.fromChannel(Channel.suspend(() => {
     bodyTakenOver(response)
-    return bodyParts(context, readableReads(body, onError))
+    return bodyParts({ ...context, bodyEnded: bodyEnded(body) }, readableReads(body, onError))
   }))
 }
 
@@ -71,7 +71,7 @@ const chatAnswer =
     const contentType = response.headers["content-type"]
     const context = p.contextFor(model, response.status, headerRecord(response))
     if ((contentType ?? "").includes("text/event-stream")) {
-      return streamedParts(response, { ...context, bodyEnded: bodyEnded(response) })
+      return streamedParts(response, context)
     }
     return Stream.unwrap(
       Effect.map(
