@@ -1,7 +1,7 @@
 import * as OtlpSerialization from "@effect/opentelemetry/OtlpSerialization"
 import * as OtlpTracer from "@effect/opentelemetry/OtlpTracer"
-import { HttpClient, type HttpClientError } from "@effect/platform"
-import { Duration, Effect, Layer } from "effect"
+import { HttpClient, type HttpClientError, type HttpClientResponse } from "@effect/platform"
+import { Clock, Context, Duration, Effect, Fiber, FiberSet, Layer, Ref } from "effect"
 import { exportTarget, type OtelExport } from "../settings/otelEnvironment.js"
 import { layerPooledHttpClient } from "./httpClientPool.js"
 import { formatStderrLine } from "./logging.js"
@@ -14,45 +14,81 @@ import type { OutputStream } from "./processIo.js"
 const reasonOf = (error: HttpClientError.HttpClientError): string =>
   error._tag === "ResponseError" ? `HTTP ${error.response.status}` : error.cause instanceof Error ? error.cause.message : error.reason
 
+/** Not through the log: the exporter's fibers may outlive the command's logger. */
+const warn = (stderr: OutputStream, text: string) =>
+  Effect.sync(() => stderr.write(`${formatStderrLine({ level: "warning", date: new Date(), text, context: [] })}\n`))
+
+/** The exports still being sent, and when the end of the command stops waiting for them. */
+interface Sends {
+  readonly fibers: FiberSet.FiberSet<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError>
+  /** Set when the exporter starts shutting down: then plus `OTEL_BSP_EXPORT_TIMEOUT`. */
+  readonly endBy: Ref.Ref<number>
+}
+
 /**
- * The exporter's HTTP client: its own connection pool, spans of its own never traced, and the first failure
- * said once on stderr (the exporter itself drops failed batches silently). Not through the log: the
- * exporter's fiber may outlive the command's logger.
+ * The exporter's HTTP client: spans of its own never traced, and the first failure said once on stderr (the
+ * exporter itself drops failed batches silently). Each export is sent from a fiber of `sends`, not the
+ * exporter's: at shutdown the exporter interrupts its periodic export wherever it stands (@effect/opentelemetry
+ * 0.64), which would abort a request the collector has not answered yet and lose its spans; `awaitSends` waits
+ * for it instead.
  */
-const reportingClient = (target: string, stderr: OutputStream) =>
-  Layer.effect(
-    HttpClient.HttpClient,
-    Effect.map(HttpClient.HttpClient, (client) => {
-      let warned = false
-      return client.pipe(
-        HttpClient.filterStatusOk,
-        HttpClient.tapError((error) =>
-          Effect.sync(() => {
-            if (warned) return
-            warned = true
-            const text = `tracing: cannot export spans to ${target} (${reasonOf(error)}); they are dropped, the work goes on`
-            stderr.write(`${formatStderrLine({ level: "warning", date: new Date(), text, context: [] })}\n`)
-          })
-        )
-      )
-    })
-  ).pipe(Layer.provide(layerPooledHttpClient))
+const reportingClient = (client: HttpClient.HttpClient, sends: Sends, target: string, stderr: OutputStream) => {
+  let warned = false
+  return client.pipe(
+    HttpClient.filterStatusOk,
+    HttpClient.tapError((error) => {
+      if (warned) return Effect.void
+      warned = true
+      return warn(stderr, `tracing: cannot export spans to ${target} (${reasonOf(error)}); they are dropped, the work goes on`)
+    }),
+    HttpClient.transform((send) => Effect.flatMap(FiberSet.run(sends.fibers, send), Fiber.join))
+  )
+}
+
+/**
+ * The end of the exports still being sent when the exporter has shut down (its last export included), until
+ * `sends.endBy`: a collector that does not answer holds up the end of a command that long, then what it has not
+ * answered is cut (when `sends.fibers` closes), with one warning.
+ */
+const awaitSends = (sends: Sends, target: string, bound: number, stderr: OutputStream) =>
+  Effect.gen(function*() {
+    const left = (yield* Ref.get(sends.endBy)) - (yield* Clock.currentTimeMillis)
+    yield* FiberSet.awaitEmpty(sends.fibers).pipe(Effect.interruptible, Effect.timeoutOption(Duration.millis(Math.max(0, left))))
+    if ((yield* FiberSet.size(sends.fibers)) === 0) return
+    yield* warn(
+      stderr,
+      `tracing: the collector at ${target} did not answer within ${bound} ms (OTEL_BSP_EXPORT_TIMEOUT): the spans still being sent are dropped`
+    )
+  })
 
 /**
  * Effect's tracer, exporting every ended span over OTLP/HTTP, as protobuf (what collectors take by default) or
  * JSON (`OTEL_EXPORTER_OTLP_PROTOCOL=http/json`), in batches, and once more when the layer is released: the end
- * of the command, a signal, `serve` stopping.
+ * of the command, a signal, `serve` stopping. Then the exports in flight are waited for too, all of it within
+ * `OTEL_BSP_EXPORT_TIMEOUT` of the release.
  */
 export const layerOtlpExport = (config: OtelExport, stderr: OutputStream): Layer.Layer<never> =>
-  OtlpTracer.layer({
-    url: config.url,
-    resource: { serviceName: config.serviceName, attributes: config.resourceAttributes },
-    headers: config.headers,
-    exportInterval: Duration.millis(config.scheduleDelayMs),
-    // The longest the last export may hold up the end of a command (`ask`, `serve`, a signal): a collector that
-    // does not answer costs this much, and then its spans are dropped.
-    shutdownTimeout: Duration.millis(config.exportTimeoutMs)
-  }).pipe(
-    Layer.provide(config.protocol === "http/json" ? OtlpSerialization.layerJson : OtlpSerialization.layerProtobuf),
-    Layer.provide(reportingClient(exportTarget(config.url), stderr))
-  )
+  Layer.unwrapScoped(Effect.gen(function*() {
+    const target = exportTarget(config.url)
+    // Released in the reverse order: the deadline is set, the exporter sends its last batch, the sends still
+    // running are waited for, then cut, and only then is the connection pool closed.
+    const context = yield* Layer.build(
+      Layer.merge(layerPooledHttpClient, config.protocol === "http/json" ? OtlpSerialization.layerJson : OtlpSerialization.layerProtobuf)
+    )
+    const sends: Sends = {
+      fibers: yield* FiberSet.make<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError>(),
+      endBy: yield* Ref.make(0)
+    }
+    yield* Effect.addFinalizer(() => awaitSends(sends, target, config.exportTimeoutMs, stderr))
+    const client = reportingClient(Context.get(context, HttpClient.HttpClient), sends, target, stderr)
+    const tracer = yield* OtlpTracer.make({
+      url: config.url,
+      resource: { serviceName: config.serviceName, attributes: config.resourceAttributes },
+      headers: config.headers,
+      exportInterval: Duration.millis(config.scheduleDelayMs),
+      // The longest its last export may take; the deadline below bounds it together with those in flight.
+      shutdownTimeout: Duration.millis(config.exportTimeoutMs)
+    }).pipe(Effect.provideService(HttpClient.HttpClient, client), Effect.provide(context))
+    yield* Effect.addFinalizer(() => Effect.flatMap(Clock.currentTimeMillis, (now) => Ref.set(sends.endBy, now + config.exportTimeoutMs)))
+    return Layer.setTracer(tracer)
+  }))

@@ -1,6 +1,9 @@
 /**
  * A loopback OTLP/HTTP trace receiver for tests: `POST /v1/traces` (or any path), protobuf or JSON, decoded
- * with the OpenTelemetry project's own generated protobuf code. Keeps every span it gets, flattened.
+ * with the OpenTelemetry project's own generated protobuf code. Keeps every span it takes, flattened.
+ *
+ * A batch is taken when it is answered, as by a collector that commits what it acknowledges: an export the
+ * exporter gave up on before the answer (its connection closed) is not delivered, and its spans go to `dropped`.
  */
 import root from "@opentelemetry/otlp-transformer/build/src/generated/root.js"
 import * as http from "node:http"
@@ -28,9 +31,20 @@ export interface ReceivedRequest {
 export interface OtlpReceiver {
   /** The base URL, for `OTEL_EXPORTER_OTLP_ENDPOINT`. */
   readonly url: string
+  /** The spans of the batches answered. */
   readonly spans: Array<ReceivedSpan>
+  /** The spans of the batches whose exporter went away before they were answered. */
+  readonly dropped: Array<ReceivedSpan>
   readonly requests: Array<ReceivedRequest>
   readonly close: () => Promise<void>
+}
+
+export interface OtlpReceiverOptions {
+  /**
+   * When the held batches are answered, asked each time one arrives with every span arrived so far (answered or
+   * not): a slow collector. "never": a collector that never answers. Default: each at once.
+   */
+  readonly answerWhen?: ((arrived: ReadonlyArray<ReceivedSpan>) => boolean) | "never"
 }
 
 interface AnyValue {
@@ -120,22 +134,54 @@ const flatten = (request: ExportRequest): Array<ReceivedSpan> =>
     )
   })
 
+interface Held {
+  readonly spans: ReadonlyArray<ReceivedSpan>
+  readonly res: http.ServerResponse
+}
+
 /** Starts a receiver on 127.0.0.1 with an ephemeral port. */
-export const startOtlpReceiver = async (): Promise<OtlpReceiver> => {
+export const startOtlpReceiver = async (options: OtlpReceiverOptions = {}): Promise<OtlpReceiver> => {
   const spans: Array<ReceivedSpan> = []
+  const dropped: Array<ReceivedSpan> = []
   const requests: Array<ReceivedRequest> = []
+  const arrived: Array<ReceivedSpan> = []
+  let held: Array<Held> = []
+  const answerWhen = options.answerWhen ?? (() => true)
+  const answerHeld = () => {
+    if (answerWhen === "never" || !answerWhen(arrived)) return
+    const answering = held
+    held = []
+    for (const { spans: batch, res } of answering) {
+      // Gone before its answer: the exporter cannot know it was delivered, so it was not.
+      if (res.socket === null || res.socket.destroyed) dropped.push(...batch)
+      else {
+        spans.push(...batch)
+        res.writeHead(200, { "content-type": "application/json" }).end("{}")
+      }
+    }
+  }
   const server = http.createServer((req, res) => {
     const chunks: Array<Buffer> = []
     req.on("data", (chunk: Buffer) => chunks.push(chunk))
     req.on("end", () => {
       const contentType = req.headers["content-type"] ?? ""
       requests.push({ path: req.url ?? "", contentType, headers: req.headers })
+      let batch: Array<ReceivedSpan>
       try {
-        spans.push(...flatten(decode(Buffer.concat(chunks), contentType)))
-        res.writeHead(200, { "content-type": "application/json" }).end("{}")
+        batch = flatten(decode(Buffer.concat(chunks), contentType))
       } catch (error) {
         res.writeHead(400, { "content-type": "text/plain" }).end(String(error))
+        return
       }
+      arrived.push(...batch)
+      const entry = { spans: batch, res }
+      held.push(entry)
+      res.on("close", () => {
+        if (!held.includes(entry)) return
+        held = held.filter((h) => h !== entry)
+        dropped.push(...batch)
+      })
+      answerHeld()
     })
   })
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
@@ -143,6 +189,7 @@ export const startOtlpReceiver = async (): Promise<OtlpReceiver> => {
   return {
     url: `http://127.0.0.1:${port}`,
     spans,
+    dropped,
     requests,
     close: () =>
       new Promise<void>((resolve) => {
