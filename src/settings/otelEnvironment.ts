@@ -15,13 +15,13 @@ export interface OtelExport {
   readonly resourceAttributes: Readonly<Record<string, string>>
   /** How often ended spans are sent while the command runs, in milliseconds (`OTEL_BSP_SCHEDULE_DELAY`). */
   readonly scheduleDelayMs: number
-  /** The longest the last export may hold up the end of a command, in milliseconds (`OTEL_BSP_EXPORT_TIMEOUT`). */
+  /** The longest the exports still being sent may hold up the end of a command, in ms (`OTEL_BSP_EXPORT_TIMEOUT`). */
   readonly exportTimeoutMs: number
 }
 
 /** Unset, a batch goes every 5 s (the exporter's own pace)… */
 export const DEFAULT_SCHEDULE_DELAY_MS = 5_000
-/** …and a collector that does not answer holds up the end of a command for 3 s, then its spans are dropped. */
+/** …and a collector that does not answer holds up the end of a command for 3 s, then the spans it has not taken are dropped. */
 export const DEFAULT_EXPORT_TIMEOUT_MS = 3_000
 
 /** The OTLP protocols the exporter speaks: OTLP/HTTP only (gRPC is not spoken). */

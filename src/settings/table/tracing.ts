@@ -52,7 +52,7 @@ export const tracingEnvironment: ReadonlyArray<{ readonly env: string; readonly 
   },
   {
     env: "OTEL_BSP_EXPORT_TIMEOUT",
-    doc: "Milliseconds the last export may hold up the end of a command; then its spans are dropped",
+    doc: "Milliseconds the end of a command waits for the exports still being sent (the last one too); then their spans are dropped",
     defaultDoc: String(DEFAULT_EXPORT_TIMEOUT_MS)
   }
 ]
