@@ -70,8 +70,8 @@ const awaitSends = (sends: Sends, target: string, bound: number, stderr: OutputS
 export const layerOtlpExport = (config: OtelExport, stderr: OutputStream): Layer.Layer<never> =>
   Layer.unwrapScoped(Effect.gen(function*() {
     const target = exportTarget(config.url)
-    // Released in the reverse order: the deadline is set, the exporter sends its last batch, the sends still
-    // running are waited for, then cut, and only then is the connection pool closed.
+    // Its own connection pool. Released in the reverse order: the deadline is set, the exporter sends its last
+    // batch, the sends still running are waited for, then cut, and only then is the pool closed.
     const context = yield* Layer.build(
       Layer.merge(layerPooledHttpClient, config.protocol === "http/json" ? OtlpSerialization.layerJson : OtlpSerialization.layerProtobuf)
     )
