@@ -13,6 +13,7 @@ import { MAX_JSON_DEPTH } from "../../src/domain/jsonDepth.js"
 import { makeFileRoots } from "../../src/mcp/roots.js"
 import { decodeArguments } from "../../src/mcp/tools/arguments.js"
 import { collectAttachments, type CollectOptions } from "../../src/programs/attachments/collect.js"
+import { ProcessIo, processIoOf } from "../../src/services/processIo.js"
 import { Settings } from "../../src/services/settings.js"
 import { loadSettings } from "../../src/settings/load.js"
 import type { SettingsValue } from "../../src/settings/values.js"
@@ -138,13 +139,15 @@ describe("globs that leave where they start", () => {
 
 describe("no implicit roots", () => {
   /** A server whose client declares no roots, connected in memory: the roots it grants. */
-  const rootsOfClientWithout = (overrides: Partial<SettingsValue>) =>
+  const rootsOfClientWithout = (overrides: Partial<SettingsValue>, cwd?: string) =>
     Effect.gen(function*() {
       const server = new Server({ name: "test", version: "1" }, { capabilities: {} })
       const client = new Client({ name: "no-roots", version: "1" }, { capabilities: {} })
       const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
       yield* Effect.promise(() => Promise.all([server.connect(serverSide), client.connect(clientSide)]))
-      const roots = yield* makeFileRoots(server).pipe(Effect.provide(layerFor(overrides, [])))
+      const started = makeFileRoots(server).pipe(Effect.provide(layerFor(overrides, [])))
+      // The server's working directory as its command line sees it (ProcessIo), not the test process's own.
+      const roots = yield* (cwd === undefined ? started : Effect.provideService(started, ProcessIo, { ...processIoOf(process), cwd }))
       yield* Effect.promise(() => client.close())
       return roots
     })
@@ -153,9 +156,9 @@ describe("no implicit roots", () => {
     Effect.gen(function*() {
       const home = tempDir()
       fs.writeFileSync(path.join(home, "id_ed25519"), "PRIVATE KEY\n")
-      const before = process.cwd()
-      process.chdir(home)
-      const roots = yield* rootsOfClientWithout({}).pipe(Effect.ensuring(Effect.sync(() => process.chdir(before))))
+      const roots = yield* rootsOfClientWithout({}, home)
+      // Its working directory is where relative paths start, and nothing more: it grants no root.
+      expect(roots.base).toBe(home)
       expect(roots.allowed).toEqual([])
       expect(yield* collect(["id_ed25519"], { base: home, allowed: roots.allowed, what: "files" })).toMatchObject({
         refused: "files: id_ed25519 lies outside the directories this server may read: none (this client sent no roots, " +
