@@ -3,6 +3,7 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { RootsListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
 import { Array as Arr, Effect, Either, Option, Schema } from "effect"
 import { fileURLToPath } from "node:url"
+import { ProcessIo } from "../services/processIo.js"
 import { Settings } from "../services/settings.js"
 
 /** Where a tool call may read attached files from. */
@@ -61,7 +62,7 @@ export const makeFileRoots = (server: Server): Effect.Effect<FileRoots, RootsUna
     const settings = yield* Settings
     const fs = yield* FileSystem.FileSystem
     const fromClient = yield* clientRoots
-    const base = fromClient?.[0] ?? settings.allowDirs[0] ?? process.cwd()
+    const base = fromClient?.[0] ?? settings.allowDirs[0] ?? (yield* ProcessIo).cwd
     const dirs = [...(fromClient ?? []), ...settings.allowDirs]
     const real = yield* Effect.forEach(dirs, (dir) => fs.realPath(dir).pipe(Effect.option))
     return { base, allowed: Arr.dedupe(Arr.getSomes(real)) } satisfies FileRoots
