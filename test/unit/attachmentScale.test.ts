@@ -88,3 +88,18 @@ describe("attaching many files", () => {
       }), 120_000)
   }
 })
+
+describe("a file or directory reached twice", () => {
+  it.effect("is read once, and a link back up the tree is not walked again", () =>
+    Effect.gen(function*() {
+      const top = tempDir()
+      fs.mkdirSync(path.join(top, "w"))
+      fs.writeFileSync(path.join(top, "w", "a.txt"), "a\n")
+      fs.symlinkSync("a.txt", path.join(top, "w", "link.txt"))
+      fs.symlinkSync(path.join(top, "w"), path.join(top, "w", "loop"))
+      // Two files found by the walk (a.txt and its link) and one named: the loop, walked again, would find more.
+      const layer = Layer.mergeAll(NodeFileSystem.layer, NodePath.layer, layerTestSettings({ attachMaxFiles: 3 }))
+      const attached = yield* collectAttachments(["w", "w/a.txt"], { base: top, what: "--attach" }).pipe(Effect.provide(layer))
+      expect(attached.map((a) => a.path)).toEqual(["w/a.txt"])
+    }))
+})

@@ -61,6 +61,7 @@ interface Collector {
 /** What the files attached so far add up to; a file reached twice (a link, two specs) is attached once. */
 interface Tally {
   readonly attachments: Array<Attachment>
+  /** The files read, by `identityOf`. */
   readonly seen: Set<string>
   total: number
 }
@@ -111,6 +112,16 @@ const checkAllowed = (c: Collector, display: string, abs: string) =>
     if (!allowed.some((root) => isInside(real, root))) return yield* outside(c, display, real === abs ? undefined : real)
   })
 
+/**
+ * Which file or directory on disk `abs` is (what `stat` said of it, links followed): its device and inode, known
+ * without resolving its real path (the platform's realPath looks up every directory on the way, for each file: a
+ * deep tree paid its depth per file); its real path where there is no inode.
+ */
+const identityOf = (c: Collector, info: FileSystem.File.Info, abs: string) =>
+  Option.isSome(info.ino)
+    ? Effect.succeed(`${info.dev}:${info.ino.value}`)
+    : c.fs.realPath(abs).pipe(Effect.orElseSucceed(() => abs))
+
 /** The files one spec names: itself, a directory's files, or a glob's matches. */
 const expand = (c: Collector, spec: string) =>
   Effect.gen(function*() {
@@ -122,7 +133,7 @@ const expand = (c: Collector, spec: string) =>
     switch (info.right.type) {
       case "Directory": {
         const w: Walk = { dir: abs, display: spec, top: yield* c.gitignore.topOf(abs), seen: new Set(), out: [] }
-        yield* walk(c, w)
+        yield* walk(c, w, yield* identityOf(c, info.right, abs))
         return w.out
       }
       case "File":
@@ -134,8 +145,8 @@ const expand = (c: Collector, spec: string) =>
   })
 
 /**
- * A directory being walked: how it is shown, the work tree top its .gitignore rules start from, the real paths
- * seen, and the files found so far (one list for the whole walk: a file is not copied again at every level above it).
+ * A directory being walked: how it is shown, the work tree top its .gitignore rules start from, the directories
+ * seen (by `identityOf`), and the files found so far (one list for the whole walk: a file is not copied again at every level above it).
  */
 interface Walk {
   readonly dir: string
@@ -146,11 +157,10 @@ interface Walk {
 }
 
 /** Adds every file below `dir` to `out`, sorted, without ignored ones, `.git`, or a directory seen before (a symlink loop). */
-const walk = (c: Collector, w: Walk): Effect.Effect<void, RunRefused> =>
+const walk = (c: Collector, w: Walk, identity: string): Effect.Effect<void, RunRefused> =>
   Effect.gen(function*() {
-    const real = yield* c.fs.realPath(w.dir).pipe(Effect.orElseSucceed(() => w.dir))
-    if (w.seen.has(real)) return
-    w.seen.add(real)
+    if (w.seen.has(identity)) return
+    w.seen.add(identity)
     // A symlink to a directory outside the allowed ones is refused before it is listed: not even names leak.
     if (c.options.allowed !== undefined) yield* checkAllowed(c, w.display, w.dir)
     const names = [...(yield* c.fs.readDirectory(w.dir).pipe(Effect.orElseSucceed((): ReadonlyArray<string> => [])))].sort()
@@ -166,7 +176,7 @@ const walkEntry = (c: Collector, w: Walk, name: string) =>
     if (Option.isNone(info)) return
     const isDirectory = info.value.type === "Directory"
     if (yield* c.gitignore.isIgnored(w.top, abs, isDirectory)) return
-    if (isDirectory) return yield* walk(c, { ...w, dir: abs, display: shown })
+    if (isDirectory) return yield* walk(c, { ...w, dir: abs, display: shown }, yield* identityOf(c, info.value, abs))
     if (info.value.type !== "File") return
     yield* count(c, shown)
     w.out.push({ display: shown, abs, named: false, inDirectory: true })
@@ -221,11 +231,7 @@ const attach = (c: Collector, tally: Tally, file: Found) =>
   Effect.gen(function*() {
     yield* checkAllowed(c, file.display, file.abs)
     const info = yield* c.fs.stat(file.abs).pipe(Effect.mapError((e) => c.refuse(`cannot read ${file.display}: ${e.message}`)))
-    // The same file reached twice has the same device and inode, known without resolving its real path (the
-    // platform's realPath looks up every directory on the way, for each file: a deep tree paid its depth per file).
-    const same = Option.isSome(info.ino)
-      ? `${info.dev}:${info.ino.value}`
-      : yield* c.fs.realPath(file.abs).pipe(Effect.orElseSucceed(() => file.abs))
+    const same = yield* identityOf(c, info, file.abs)
     if (tally.seen.has(same)) return
     tally.seen.add(same)
     const bytes = yield* readChecked(c, file, Number(info.size))
