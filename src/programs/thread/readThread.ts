@@ -67,14 +67,14 @@ const threadLinks = (store: RunStore, runId: string, limit: number) =>
     const links: Array<Link> = []
     const seen = new Set<string>()
     for (let next: string | undefined = runId; next !== undefined;) {
-      if (seen.has(next)) return { links, loopsTo: next, tooDeep: false }
-      if (links.length >= limit) return { links, loopsTo: undefined, tooDeep: true }
+      if (seen.has(next)) return { links, loopsTo: next, tooLong: false }
+      if (links.length >= limit) return { links, loopsTo: undefined, tooLong: true }
       seen.add(next)
       const manifest: Link["manifest"] = yield* Effect.either(store.readManifest(next))
       links.push({ id: next, manifest })
       next = Either.getOrUndefined(manifest)?.parent
     }
-    return { links, loopsTo: undefined, tooDeep: false }
+    return { links, loopsTo: undefined, tooLong: false }
   })
 
 /**
@@ -113,7 +113,7 @@ export const readThread = Effect.fn("readThread")(function*(runId: string) {
       return yield* turnFrom(link.id, manifest)
     })
 
-  const { links, loopsTo, tooDeep: tooLong } = yield* threadLinks(store, runId, followUpMaxTurns)
+  const { links, loopsTo, tooLong } = yield* threadLinks(store, runId, followUpMaxTurns)
   if (tooLong) return yield* refused(tooDeep(followUpMaxTurns))
   // Newest first, as the links were followed: the first run that cannot be a turn is the one refused.
   const turns = yield* Effect.forEach(links, turnOf)
