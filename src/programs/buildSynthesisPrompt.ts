@@ -88,17 +88,17 @@ export const cutMarker = (cut: number) => `\n\n[… ${cut} characters cut here t
 export const fairShares = (lengths: ReadonlyArray<number>, budget: number): ReadonlyArray<number> => {
   const shares = lengths.map(() => 0)
   let remaining = Math.max(0, budget)
-  let open = lengths.map((_, i) => i).sort((a, b) => (lengths[a] ?? 0) - (lengths[b] ?? 0))
-  while (open.length > 0) {
-    const equal = Math.floor(remaining / open.length)
-    const first = open[0]!
+  // Shortest first; `from` is where the ones still open start (not a copy of the rest per step: n² for many files).
+  const open = lengths.map((_, i) => i).sort((a, b) => (lengths[a] ?? 0) - (lengths[b] ?? 0))
+  for (let from = 0; from < open.length; from++) {
+    const equal = Math.floor(remaining / (open.length - from))
+    const first = open[from]!
     const shortest = lengths[first] ?? 0
     if (shortest <= equal) {
       shares[first] = shortest
       remaining -= shortest
-      open = open.slice(1)
     } else {
-      for (const i of open) shares[i] = equal
+      for (const i of open.slice(from)) shares[i] = equal
       break
     }
   }

@@ -10,21 +10,30 @@ import { makeTempDirs } from "../support/tempDirs.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // A follow-up of a thread longer than --follow-up-max-turns is refused from the count of its runs (their
-// manifests' parent links), before any turn is read: at the default 50 it read every turn first.
+// manifests' parent links), before any turn is read: at the default 50 it read every turn first. Each run's
+// manifest is read once: the one its link was followed by is the one its turn is built from.
 
 const provider = withFakeProvider({ script: { "fd/synth": { kind: "ok", content: "FINAL" } } })
 const tempDir = makeTempDirs("pllm-followup-depth-")
 
-/** The run store over the provider's settings, noting every run read (readRun) and run file read. */
-const countingLayer = (reads: Array<string>) => {
+/**
+ * The run store over the provider's settings, noting every run read (readRun) and run file read in `reads`,
+ * and in `manifests` the id of every read of a run.json (readManifest, readRun, or readRunFile of it).
+ */
+const countingLayer = (reads: Array<string>, manifests: Array<string> = []) => {
   const base = provider.layer({ outputDir: path.join(tempDir(), "runs"), models: ["fd/one"], synthesizer: "fd/synth", retries: 0 })
   const counting = Layer.effect(
     RunStore,
     Effect.map(RunStore, (store) =>
       RunStore.make({
         ...store,
-        readRun: (runId) => Effect.zipRight(Effect.sync(() => reads.push(`${runId}/`)), store.readRun(runId)),
-        readRunFile: (runId, file) => Effect.zipRight(Effect.sync(() => reads.push(`${runId}/${file}`)), store.readRunFile(runId, file))
+        readManifest: (runId) => Effect.zipRight(Effect.sync(() => manifests.push(runId)), store.readManifest(runId)),
+        readRun: (runId) => Effect.zipRight(Effect.sync(() => (reads.push(`${runId}/`), manifests.push(runId))), store.readRun(runId)),
+        readRunFile: (runId, file) =>
+          Effect.zipRight(
+            Effect.sync(() => (reads.push(`${runId}/${file}`), file === "run.json" ? manifests.push(runId) : 0)),
+            store.readRunFile(runId, file)
+          )
       }))
   ).pipe(Layer.provide(base))
   return Layer.merge(base, counting)
@@ -56,4 +65,19 @@ describe("a follow-up of a thread too long", () => {
       expect(refused.message).toMatch(new RegExp(`^cannot continue run ${newest}: its thread holds more than 50 turns`))
       expect(reads).toEqual([])
     }).pipe(Effect.provide(countingLayer(reads))))
+})
+
+describe("a follow-up", () => {
+  const reads: Array<string> = []
+  const manifests: Array<string> = []
+  it.live("reads each earlier run's manifest once", () =>
+    Effect.gen(function*() {
+      const first = yield* runPipeline({ prompt: "Q1" })
+      const newest = chainOf(first, 4)
+      manifests.length = 0
+      const next = yield* continueRun(newest, { prompt: "more?" })
+      const thread = [first.manifest.id, ...[1, 2, 3].map((n) => `20300101-000000-000-${n.toString(16).padStart(8, "0")}`)]
+      expect(next.manifest.parent).toBe(newest)
+      expect(manifests.filter((id) => thread.includes(id)).sort()).toEqual([...thread].sort())
+    }).pipe(Effect.provide(countingLayer(reads, manifests))))
 })

@@ -61,6 +61,7 @@ interface Collector {
 /** What the files attached so far add up to; a file reached twice (a link, two specs) is attached once. */
 interface Tally {
   readonly attachments: Array<Attachment>
+  /** The files read, by `identityOf`. */
   readonly seen: Set<string>
   total: number
 }
@@ -111,6 +112,16 @@ const checkAllowed = (c: Collector, display: string, abs: string) =>
     if (!allowed.some((root) => isInside(real, root))) return yield* outside(c, display, real === abs ? undefined : real)
   })
 
+/**
+ * Which file or directory on disk `abs` is (what `stat` said of it, links followed): its device and inode, known
+ * without resolving its real path (the platform's realPath looks up every directory on the way, for each file: a
+ * deep tree paid its depth per file); its real path where there is no inode.
+ */
+const identityOf = (c: Collector, info: FileSystem.File.Info, abs: string) =>
+  Option.isSome(info.ino)
+    ? Effect.succeed(`${info.dev}:${info.ino.value}`)
+    : c.fs.realPath(abs).pipe(Effect.orElseSucceed(() => abs))
+
 /** The files one spec names: itself, a directory's files, or a glob's matches. */
 const expand = (c: Collector, spec: string) =>
   Effect.gen(function*() {
@@ -120,8 +131,11 @@ const expand = (c: Collector, spec: string) =>
     if (info._tag === "Left") return yield* expandGlob(c, spec)
     yield* checkAllowed(c, spec, abs)
     switch (info.right.type) {
-      case "Directory":
-        return yield* walk(c, { dir: abs, display: spec, top: yield* c.gitignore.topOf(abs), seen: new Set() })
+      case "Directory": {
+        const w: Walk = { dir: abs, display: spec, top: yield* c.gitignore.topOf(abs), seen: new Set(), out: [] }
+        yield* walk(c, w, yield* identityOf(c, info.right, abs))
+        return w.out
+      }
       case "File":
         yield* count(c, spec)
         return [{ display: spec, abs, named: true, inDirectory: false }]
@@ -130,25 +144,27 @@ const expand = (c: Collector, spec: string) =>
     }
   })
 
-/** A directory being walked: how it is shown, the work tree top its .gitignore rules start from, the real paths seen. */
+/**
+ * A directory being walked: how it is shown, the work tree top its .gitignore rules start from, the directories
+ * seen (by `identityOf`), and the files found so far (one list for the whole walk: a file is not copied again at every level above it).
+ */
 interface Walk {
   readonly dir: string
   readonly display: string
   readonly top: string
   readonly seen: Set<string>
+  readonly out: Array<Found>
 }
 
-/** Every file below `dir`, sorted, without ignored ones, `.git`, or a directory seen before (a symlink loop). */
-const walk = (c: Collector, w: Walk): Effect.Effect<ReadonlyArray<Found>, RunRefused> =>
+/** Adds every file below `dir` to `out`, sorted, without ignored ones, `.git`, or a directory seen before (a symlink loop). */
+const walk = (c: Collector, w: Walk, identity: string): Effect.Effect<void, RunRefused> =>
   Effect.gen(function*() {
-    const real = yield* c.fs.realPath(w.dir).pipe(Effect.orElseSucceed(() => w.dir))
-    if (w.seen.has(real)) return []
-    w.seen.add(real)
+    if (w.seen.has(identity)) return
+    w.seen.add(identity)
     // A symlink to a directory outside the allowed ones is refused before it is listed: not even names leak.
     if (c.options.allowed !== undefined) yield* checkAllowed(c, w.display, w.dir)
     const names = [...(yield* c.fs.readDirectory(w.dir).pipe(Effect.orElseSucceed((): ReadonlyArray<string> => [])))].sort()
-    const found = yield* Effect.forEach(names.filter((name) => name !== ".git"), (name) => walkEntry(c, w, name))
-    return found.flat()
+    yield* Effect.forEach(names.filter((name) => name !== ".git"), (name) => walkEntry(c, w, name), { discard: true })
   })
 
 /** One entry of a walked directory: a file found, the files below a directory, or nothing. */
@@ -157,14 +173,13 @@ const walkEntry = (c: Collector, w: Walk, name: string) =>
     const abs = c.path.join(w.dir, name)
     const shown = c.path.join(w.display, name)
     const info = yield* c.fs.stat(abs).pipe(Effect.option)
-    if (Option.isNone(info)) return []
+    if (Option.isNone(info)) return
     const isDirectory = info.value.type === "Directory"
-    if (yield* c.gitignore.isIgnored(w.top, abs, isDirectory)) return []
-    if (isDirectory) return yield* walk(c, { ...w, dir: abs, display: shown })
-    if (info.value.type !== "File") return []
+    if (yield* c.gitignore.isIgnored(w.top, abs, isDirectory)) return
+    if (isDirectory) return yield* walk(c, { ...w, dir: abs, display: shown }, yield* identityOf(c, info.value, abs))
+    if (info.value.type !== "File") return
     yield* count(c, shown)
-    const file: Found = { display: shown, abs, named: false, inDirectory: true }
-    return [file]
+    w.out.push({ display: shown, abs, named: false, inDirectory: true })
   })
 
 /** The files a glob pattern matches, outside ignored paths; a pattern that matches nothing refuses the run. */
@@ -192,9 +207,9 @@ const expandGlob = (c: Collector, spec: string) =>
       catch: (e) => c.refuse(`${spec}: not a usable glob pattern (${String(e)})`)
     })
     const top = yield* c.gitignore.topOf(base)
-    const kept = yield* Effect.forEach([...matches].sort(), (match) => keptMatch(c, spec, top, match))
-    if (kept.flat().length === 0) return yield* c.refuse(`no file matches ${spec}`)
-    return kept.flat()
+    const kept = (yield* Effect.forEach([...matches].sort(), (match) => keptMatch(c, spec, top, match))).flat()
+    if (kept.length === 0) return yield* c.refuse(`no file matches ${spec}`)
+    return kept
   })
 
 /** A glob's match, counted, unless a .gitignore leaves it out. */
@@ -215,10 +230,11 @@ const keptMatch = (c: Collector, spec: string, top: string, match: string) =>
 const attach = (c: Collector, tally: Tally, file: Found) =>
   Effect.gen(function*() {
     yield* checkAllowed(c, file.display, file.abs)
-    const real = yield* c.fs.realPath(file.abs).pipe(Effect.orElseSucceed(() => file.abs))
-    if (tally.seen.has(real)) return
-    tally.seen.add(real)
-    const bytes = yield* readChecked(c, file)
+    const info = yield* c.fs.stat(file.abs).pipe(Effect.mapError((e) => c.refuse(`cannot read ${file.display}: ${e.message}`)))
+    const same = yield* identityOf(c, info, file.abs)
+    if (tally.seen.has(same)) return
+    tally.seen.add(same)
+    const bytes = yield* readChecked(c, file, Number(info.size))
     const kind = sniff(bytes)
     if (kind === undefined || (file.inDirectory && kind.kind !== "text")) {
       if (file.named) {
@@ -243,13 +259,11 @@ const attach = (c: Collector, tally: Tally, file: Found) =>
     })
   })
 
-/** A file's bytes, within the per-file cap. */
-const readChecked = (c: Collector, file: Found) =>
+/** A file's bytes, within the per-file cap; `size` is what `stat` said. */
+const readChecked = (c: Collector, file: Found, size: number) =>
   Effect.gen(function*() {
     const max = c.settings.attachMaxBytes
-    const cannotRead = (e: { readonly message: string }) => c.refuse(`cannot read ${file.display}: ${e.message}`)
     // The size first: a huge file is refused without being read, with its size.
-    const size = Number((yield* c.fs.stat(file.abs).pipe(Effect.mapError(cannotRead))).size)
     if (size > max) {
       return yield* c.refuse(
         `${file.display} has ${formatBytes(size)}, more than the ${formatBytes(max)} allowed per file (--attach-max-bytes)`

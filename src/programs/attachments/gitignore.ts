@@ -7,7 +7,14 @@ import { stripControl } from "../../domain/text.js"
 /** A `.gitignore` is a few kilobytes; a larger one is not read (nor one that is a link, as git itself does). */
 const GITIGNORE_MAX_BYTES = 1024 * 1024
 
-/** The `.gitignore` rules of one collection: each file read once, from the work tree's top down. */
+/** The rules in force in one directory: each `.gitignore` from the work tree's top down to it, with its directory. */
+type Chain = ReadonlyArray<{ readonly dir: string; readonly rules: Ignore }>
+
+/**
+ * The `.gitignore` rules of one collection: each file read once, from the work tree's top down. The rules in
+ * force in a directory are settled once, from its parent's: a file is checked against them without walking
+ * up to the top again (that walk, per file, made a deep tree cost its depth times over).
+ */
 export const gitignoreRules = (fs: FileSystem.FileSystem, path: Path.Path) => {
   // Rules by directory, read once.
   const rules = new Map<string, Ignore | undefined>()
@@ -21,6 +28,22 @@ export const gitignoreRules = (fs: FileSystem.FileSystem, path: Path.Path) => {
       ),
       Effect.tap((r) => Effect.sync(() => rules.set(dir, r)))
     )
+  // Chains by work tree top and directory (the same directory may be below two tops: a spec without a work tree
+  // starts its own); one directory's chain is its parent's array itself when it has no .gitignore of its own.
+  const chains = new Map<string, Chain>()
+  const chainOf = (top: string, dir: string): Effect.Effect<Chain> =>
+    Effect.suspend(() => {
+      if (!isInside(dir, top)) return Effect.succeed<Chain>([])
+      const key = `${top}\0${dir}`
+      const known = chains.get(key)
+      if (known !== undefined) return Effect.succeed(known)
+      const above = dir === top ? Effect.succeed<Chain>([]) : chainOf(top, path.dirname(dir))
+      return Effect.zipWith(above, rulesOf(dir), (parent, own) => {
+        const chain = own === undefined ? parent : [...parent, { dir, rules: own }]
+        chains.set(key, chain)
+        return chain
+      })
+    })
   /** The work tree's top (the nearest ancestor with `.git`), where .gitignore rules start; else `dir` itself. */
   const topOf = (dir: string) =>
     Effect.gen(function*() {
@@ -29,22 +52,16 @@ export const gitignoreRules = (fs: FileSystem.FileSystem, path: Path.Path) => {
         if (path.dirname(d) === d) return dir
       }
     })
+  /** `abs` as a path below `dir` (which holds it), with forward slashes as .gitignore patterns are written. */
+  const below = (dir: string, abs: string) => abs.slice(dir.endsWith(path.sep) ? dir.length : dir.length + 1).split(path.sep).join("/")
   /** Whether a .gitignore between `top` and the file's own directory ignores it. */
   const isIgnored = (top: string, abs: string, isDirectory: boolean) =>
-    Effect.gen(function*() {
-      if (!isInside(abs, top) || abs === top) return false
-      const dirs: Array<string> = []
-      for (let d = path.dirname(abs); isInside(d, top); d = path.dirname(d)) {
-        dirs.unshift(d)
-        if (d === top) break
-      }
-      for (const dir of dirs) {
-        const r = yield* rulesOf(dir)
-        const relative = path.relative(dir, abs).split(path.sep).join("/") + (isDirectory ? "/" : "")
-        if (r?.ignores(relative)) return true
-      }
-      return false
-    })
+    !isInside(abs, top) || abs === top
+      ? Effect.succeed(false)
+      : Effect.map(
+        chainOf(top, path.dirname(abs)),
+        (chain) => chain.some(({ dir, rules }) => rules.ignores(below(dir, abs) + (isDirectory ? "/" : "")))
+      )
 
   return { isIgnored, topOf }
 }

@@ -61,12 +61,14 @@ export const questionAsAsked = (
   if (attachments.length === 0) return prompt
   const texts = attachments.filter((a) => a.kind === "text")
   const allowance = shares(texts.map((a) => (a.text ?? "").length), budgetChars)
+  // The text files' shares in their order (not looked up with indexOf: that made a thousand files a million steps).
+  let nextText = 0
   const blocks = attachments.map((a) => {
     if (a.kind !== "text") {
       return `(${a.kind === "image" ? "An image" : "A PDF"}, ${a.path}, is attached to this question; it is not shown to you.)`
     }
     const text = a.text ?? ""
-    const keep = allowance[texts.indexOf(a)] ?? text.length
+    const keep = allowance[nextText++] ?? text.length
     return keep < text.length ? textBlock(a.path, text.slice(0, keep), cutMarker(text.length - keep)) : textBlock(a.path, text)
   })
   return `${blocks.join("\n\n")}\n\n${prompt}`

@@ -1,4 +1,4 @@
-import { Array as Arr, Effect, Either, Option } from "effect"
+import { Array as Arr, Effect, Either } from "effect"
 import { RunRefused, type StoreError } from "../../domain/errors.js"
 import { plural } from "../../domain/format.js"
 import type { Manifest } from "../../domain/manifest.js"
@@ -50,20 +50,31 @@ const tooDeep = (max: number) =>
   `its thread holds more than ${plural(max, "turn")} (--follow-up-max-turns, PARALLEL_LLM_FOLLOW_UP_MAX_TURNS): ` +
   "ask a new question instead, or raise the setting"
 
+/** One run of a thread as its `parent` link was followed: its manifest, or why it could not be read. */
+interface Link {
+  readonly id: string
+  readonly manifest: Either.Either<Manifest, InvalidRunPath | RunFileNotFound | StoreError>
+}
+
 /**
- * How many runs the thread ending with `runId` holds, counted by the `parent` links of their manifests alone and
- * no further than `limit + 1`: a thread too long is refused from this, before any turn is read (at the default 50
+ * The runs of the thread ending with `runId`, newest first, found by the `parent` links of their manifests alone
+ * and no further than `limit`: a thread too long is refused from this, before any turn is read (at the default 50
  * turns, reading them all first took seconds). A link it cannot follow (no readable run.json, a loop) ends the
- * count there: reading the turns then says why.
+ * walk there: reading the turns then says why. Each manifest read here is the one its turn is built from.
  */
-const threadLength = (store: RunStore, runId: string, limit: number) =>
+const threadLinks = (store: RunStore, runId: string, limit: number) =>
   Effect.gen(function*() {
-    const counted = new Set<string>()
-    for (let next: string | undefined = runId; next !== undefined && !counted.has(next) && counted.size <= limit;) {
-      counted.add(next)
-      next = Option.getOrUndefined(yield* Effect.option(store.readManifest(next)))?.parent
+    const links: Array<Link> = []
+    const seen = new Set<string>()
+    for (let next: string | undefined = runId; next !== undefined;) {
+      if (seen.has(next)) return { links, loopsTo: next, tooLong: false }
+      if (links.length >= limit) return { links, loopsTo: undefined, tooLong: true }
+      seen.add(next)
+      const manifest: Link["manifest"] = yield* Effect.either(store.readManifest(next))
+      links.push({ id: next, manifest })
+      next = Either.getOrUndefined(manifest)?.parent
     }
-    return counted.size
+    return { links, loopsTo: undefined, tooLong: false }
   })
 
 /**
@@ -81,33 +92,34 @@ export const readThread = Effect.fn("readThread")(function*(runId: string) {
       RunFileNotFound: (e) => Effect.fail(refused(e.message))
     }))
 
-  const seen = new Set<string>()
-  const readTurn = (id: string) =>
+  /** A turn from its run's manifest: its prompt, final answer and attachments. */
+  const turnFrom = (id: string, manifest: Manifest) =>
+    Effect.map(
+      orRefused(Effect.all([store.readRunFile(id, "prompt.md"), store.readRunFile(id, "final.md"), loadRunAttachments(id, manifest)])),
+      ([prompt, answer, attachments]): Turn => ({ runId: id, prompt, attachments, answer })
+    )
+  /**
+   * A link's turn. A run whose manifest names its final answer is built from that manifest, not read again;
+   * any other is read whole (its state, its answers on disk) to say why it cannot be a turn.
+   */
+  const turnOf = (link: Link) =>
     Effect.gen(function*() {
-      const subject = id === runId ? "it" : `run ${id}, an earlier turn of its thread,`
-      if (seen.has(id)) return yield* refused(`its thread loops back to run ${id} (a run.json was edited?)`)
-      seen.add(id)
-      const { view, manifest } = yield* orRefused(readRunWithManifest(id))
+      const read = Either.getOrUndefined(link.manifest)
+      if (read?.synthesis?.file !== undefined) return yield* turnFrom(link.id, read)
+      const subject = link.id === runId ? "it" : `run ${link.id}, an earlier turn of its thread,`
+      const { view, manifest } = yield* orRefused(readRunWithManifest(link.id))
       const why = noAnswer(subject, view, manifest)
       if (why !== undefined || manifest === undefined) return yield* refused(why ?? `${subject} has no readable run.json`)
-      const [prompt, answer, attachments] = yield* orRefused(Effect.all([
-        store.readRunFile(id, "prompt.md"),
-        store.readRunFile(id, "final.md"),
-        loadRunAttachments(id, manifest)
-      ]))
-      return { turn: { runId: id, prompt, attachments, answer } satisfies Turn, parent: manifest.parent }
+      return yield* turnFrom(link.id, manifest)
     })
 
-  if ((yield* threadLength(store, runId, followUpMaxTurns)) > followUpMaxTurns) return yield* refused(tooDeep(followUpMaxTurns))
-  const newest = yield* readTurn(runId)
-  const turns: Arr.NonEmptyArray<Turn> = [newest.turn]
-  for (let next = newest.parent; next !== undefined;) {
-    if (turns.length >= followUpMaxTurns) return yield* refused(tooDeep(followUpMaxTurns))
-    const read = yield* readTurn(next)
-    turns.push(read.turn)
-    next = read.parent
-  }
-  return Arr.reverse(turns)
+  const { links, loopsTo, tooLong } = yield* threadLinks(store, runId, followUpMaxTurns)
+  if (tooLong) return yield* refused(tooDeep(followUpMaxTurns))
+  // Newest first, as the links were followed: the first run that cannot be a turn is the one refused.
+  const turns = yield* Effect.forEach(links, turnOf)
+  if (loopsTo !== undefined) return yield* refused(`its thread loops back to run ${loopsTo} (a run.json was edited?)`)
+  // Never empty: --follow-up-max-turns is at least 1, so the run itself is always followed.
+  return Arr.isNonEmptyArray(turns) ? Arr.reverse(turns) : yield* refused(tooDeep(followUpMaxTurns))
 })
 
 /**
