@@ -133,4 +133,82 @@ describe("CallGate under interruption, at every step of the fiber", () => {
     })
     expect(steps).toBeGreaterThan(5)
   })
+
+  it("a waiter interrupted in the line, and handed the permit at any step of its leaving, passes it on", async () => {
+    const steps = await everyStep(async (k) => {
+      const g = steppedGate(1)
+      const holder = g.call("holder")
+      const waiter = g.call("waiter")
+      const next = g.call("next")
+      await g.settle()
+      // The holder ends: its permit comes back on the next turn, while the waiter is in the middle of leaving.
+      holder.end()
+      g.scheduler.settle()
+      waiter.fiber.unsafeInterruptAsFork(FiberId.none)
+      g.scheduler.pauseAfter(waiter.fiber, k)
+      g.scheduler.step()
+      const reached = !g.scheduler.pausePending
+      await nextTurn()
+      await g.settle()
+      expect(g.seen.started).toEqual(["holder", "next"])
+      next.end()
+      await g.settle()
+      await g.expectFullCapacity()
+      return reached ? "done" : "past the end"
+    })
+    expect(steps).toBeGreaterThan(3)
+  })
+
+  it("a call interrupted at any step of its way in, as the permit comes back, holds none after", async () => {
+    for (const interrupted of [true, false]) {
+      const steps = await everyStep(async (k) => {
+        const g = steppedGate(1)
+        const holder = g.call("holder")
+        await g.settle()
+        holder.end()
+        g.scheduler.settle()
+        // The call starts while the permit is still out; at step k the permit comes back, then it is interrupted.
+        const late = g.call("late")
+        g.scheduler.pauseAfter(late.fiber, k)
+        g.scheduler.step()
+        const reached = !g.scheduler.pausePending
+        await nextTurn()
+        if (interrupted) late.fiber.unsafeInterruptAsFork(FiberId.none)
+        await g.settle()
+        const lateRan = g.seen.started.includes("late")
+        if (!interrupted) expect(lateRan).toBe(true)
+        if (lateRan) late.end()
+        await g.settle()
+        await g.expectFullCapacity()
+        return reached ? "done" : "past the end"
+      })
+      expect(steps).toBeGreaterThan(5)
+    }
+  })
+
+  it("many waiters interrupted at once, as permits come back, leave the others served in order", async () => {
+    const g = steppedGate(2)
+    const holders = [g.call("a"), g.call("b")]
+    const waiters = ["w1", "w2", "w3", "w4", "w5", "w6"].map((name) => g.call(name))
+    await g.settle()
+    expect(g.seen.started).toEqual(["a", "b"])
+    // In one turn: both holders end and four waiters are interrupted, before any fiber has run.
+    for (const holder of holders) holder.end()
+    for (const at of [0, 2, 3, 5]) waiters[at]?.fiber.unsafeInterruptAsFork(FiberId.none)
+    await g.settle()
+    expect(g.seen.started).toEqual(["a", "b", "w2", "w5"])
+    expect(g.seen.inFlight).toBe(2)
+    waiters[1]?.end()
+    waiters[4]?.end()
+    await g.settle()
+    await g.expectFullCapacity()
+    // Everything at once, holders and waiters alike, from another fiber.
+    const more = ["c", "d", "x1", "x2", "x3"].map((name) => g.call(name))
+    await g.settle()
+    const interrupter = g.scheduler.run(Fiber.interruptAll(more.map((call) => call.fiber)))
+    await g.settle()
+    expect(interrupter.unsafePoll()?._tag).toBe("Success")
+    expect(g.seen.inFlight).toBe(0)
+    await g.expectFullCapacity()
+  })
 })
