@@ -105,7 +105,7 @@ const everyStep = async (scenario: (k: number) => Promise<"past the end" | "done
     try {
       if ((await scenario(k)) === "past the end") return k
     } catch (e) {
-      throw new Error(`at step ${k}: ${String(e)}`)
+      throw new Error(`at step ${k}: ${String(e)}`, { cause: e })
     }
   }
   throw new Error("the scenario never ran to its end")
