@@ -67,9 +67,10 @@ export const makeCallGate = (permits: number): Effect.Effect<CallGateShape> =>
     }
     return {
       // One mask for the whole permit: only the wait for a permit and the call itself can be interrupted, and what
-      // follows either is decided outside them. An interruption that lands after the wait is over (a fiber can
-      // yield anywhere) is not seen until the call starts, whose own failure gives the permit back; seen at the
-      // end of the wait, it would skip both the call and the giving back.
+      // follows either is matched outside them. An interruption that comes once the wait is over (a fiber can yield
+      // at any step) is then seen only as the call starts, and that failure gives the permit back. Matched inside
+      // the wait's interruptible region (an `onInterrupt` there), it was seen as the region closed, after the
+      // handler: neither the call nor the giving back ran, and the permit was lost.
       withPermit: (effect) =>
         Effect.uninterruptibleMask((restore) => {
           const call = Effect.matchCauseEffect(restore(effect), {
