@@ -46,28 +46,31 @@ export const makeCallGate = (permits: number): Effect.Effect<CallGateShape> =>
     const line = makePermitLine(permits)
     /** Called as a call ends (in plain code, from its match): the permit back on the next turn. */
     const giveBack = () => void setImmediate(line.leave)
-    // A waiter's turn: handed the permit by the line. Interrupted while waiting, it leaves the line; interrupted
-    // once handed the permit but before its call starts (the handing and the interruption can cross), it gives it
-    // back, so that no permit is lost.
-    const wait = Effect.suspend(() => {
+    // A waiter's place in the line. It is handed the permit by the line (`turn`, from `leave`, in plain code),
+    // which can cross with its interruption: `giveUp` then gives back a permit already handed, or leaves the line.
+    const waiter = () => {
       let handed = false
       let turn: (() => void) | undefined
-      const taken = Effect.async<void>((resume) => {
-        turn = () => {
-          handed = true
-          resume(Effect.void)
-        }
-        line.enter(turn)
-      })
-      return Effect.onInterrupt(taken, () =>
-        Effect.sync(() => {
+      return {
+        taken: Effect.async<void>((resume) => {
+          turn = () => {
+            handed = true
+            resume(Effect.void)
+          }
+          line.enter(turn)
+        }),
+        giveUp: () => {
           if (handed) line.leave()
           else if (turn !== undefined) line.withdraw(turn)
-        }))
-    })
+        }
+      }
+    }
     return {
-      // One mask for the whole permit: only the wait for a permit and the call itself can be interrupted.
-      // Run when the mask is in place, so that the permit is taken in plain code with nothing between it and the call.
+      // One mask for the whole permit: only the wait for a permit and the call itself can be interrupted, and what
+      // follows either is matched outside them. An interruption that comes once the wait is over (a fiber can yield
+      // at any step) is then seen only as the call starts, and that failure gives the permit back. Matched inside
+      // the wait's interruptible region (an `onInterrupt` there), it was seen as the region closed, after the
+      // handler: neither the call nor the giving back ran, and the permit was lost.
       withPermit: (effect) =>
         Effect.uninterruptibleMask((restore) => {
           const call = Effect.matchCauseEffect(restore(effect), {
@@ -80,7 +83,16 @@ export const makeCallGate = (permits: number): Effect.Effect<CallGateShape> =>
               return Effect.succeed(value)
             }
           })
-          return line.tryEnter() ? call : Effect.zipRight(restore(wait), call)
+          // The permit is taken in plain code, with nothing between it and the call.
+          if (line.tryEnter()) return call
+          const place = waiter()
+          return Effect.matchCauseEffect(restore(place.taken), {
+            onFailure: (cause) => {
+              place.giveUp()
+              return Effect.failCause(cause)
+            },
+            onSuccess: () => call
+          })
         }),
       permits
     }

@@ -5,7 +5,7 @@
  * uninterruptible mask; a Semaphore also wakes every waiter on each release.
  */
 export interface PermitLine {
-  /** Takes a permit if one is free. */
+  /** Takes a permit if one is free and nobody is waiting for it. */
   readonly tryEnter: () => boolean
   /** Runs `start` now if a permit is free, else when one is handed to it. */
   readonly enter: (start: () => void) => void
@@ -17,9 +17,27 @@ export interface PermitLine {
 
 export const makePermitLine = (size: number): PermitLine => {
   let free = size
+  // The waiting starts from `head` on: taking the first moves `head`, not every other start (as `shift` would: a
+  // long line then costs its length squared). The taken part is cut off once it is the larger half.
   const waiting: Array<() => void> = []
+  let head = 0
+  const takeFirst = () => {
+    const first = waiting[head]
+    if (first === undefined) return undefined
+    head++
+    if (head === waiting.length || (head > 64 && head * 2 > waiting.length)) {
+      waiting.splice(0, head)
+      head = 0
+    }
+    return first
+  }
+  // True while `leave` hands permits to the waiting. A start may give its permit straight back (a write Node
+  // refuses at once): that `leave` only counts it, and the loop hands it on, rather than a call within a call per
+  // waiter (a stack overflow down a long line). Meanwhile a permit can be free with starts waiting: `tryEnter`
+  // leaves it to them.
+  let handing = false
   const tryEnter = () => {
-    if (free === 0) return false
+    if (free === 0 || head < waiting.length) return false
     free--
     return true
   }
@@ -30,14 +48,22 @@ export const makePermitLine = (size: number): PermitLine => {
       else waiting.push(start)
     },
     withdraw: (start) => {
-      const at = waiting.indexOf(start)
+      const at = waiting.indexOf(start, head)
       if (at !== -1) waiting.splice(at, 1)
       return at !== -1
     },
     leave: () => {
-      const next = waiting.shift()
-      if (next === undefined) free++
-      else next()
+      free++
+      if (handing) return
+      handing = true
+      try {
+        for (let next = takeFirst(); next !== undefined; next = free > 0 ? takeFirst() : undefined) {
+          free--
+          next()
+        }
+      } finally {
+        handing = false
+      }
     }
   }
 }

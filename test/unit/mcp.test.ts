@@ -88,7 +88,9 @@ describe("MCP server (one server, several calls)", () => {
   let mcp: InProcessConnection
   const outputDir = freshDir()
   const logs: Array<{ level: string; data: unknown }> = []
-  let goodRun: Structured | undefined
+  // A run that answered, made by the first test that needs it (each test stands alone, in any order).
+  let answered: Promise<Structured> | undefined
+  const answeredRun = () => (answered ??= callTool(mcp.client, "process_prompt", { prompt: "What is 2 + 2?" }).then(structuredOf))
 
   beforeAll(async () => {
     mcp = await connectMcpInProcess(envFor(outputDir))
@@ -219,7 +221,6 @@ describe("MCP server (one server, several calls)", () => {
     expect(result.isError).toBeFalsy()
     expect(result.content[0]).toEqual({ type: "text", text: SYNTH_ANSWER })
     const run = structuredOf(result)
-    goodRun = run
     expect(run.status).toBe("ok")
     expect(run.final).toBe(SYNTH_ANSWER)
     expect(run.runDir).toBe(path.join(outputDir, run.runId))
@@ -259,7 +260,7 @@ describe("MCP server (one server, several calls)", () => {
   })
 
   it("lists recent answers as resources and reads any run file, refusing paths outside the run", async () => {
-    const run = goodRun!
+    const run = await answeredRun()
     const { resources } = await mcp.client.listResources()
     const listed = resources.find((r) => r.uri === `parallel-llm://runs/${run.runId}/final.md`)
     expect(listed).toBeDefined()
@@ -298,7 +299,7 @@ describe("MCP server (one server, several calls)", () => {
   })
 
   it("list_runs lists the runs; resynthesize merges a run's answers again without asking the candidates", async () => {
-    const run = goodRun!
+    const run = await answeredRun()
     const listed = await callTool(mcp.client, "list_runs", { limit: 50 })
     expect(listed.isError).toBeFalsy()
     const runs = (listed.structuredContent as { runs: Array<{ runId: string; status: string; finalUri?: string; answered?: number }> }).runs
@@ -438,13 +439,24 @@ describe("MCP server (one server, several calls)", () => {
   })
 
   it("sends the client only the log levels it asked for", async () => {
-    await mcp.client.setLoggingLevel("warning")
-    await mcp.client.ping() // whatever was logged before the new level arrives before this answer
-    logs.length = 0
-    const result = await callTool(mcp.client, "process_prompt", { prompt: "Quiet please", models: ["mcp/alpha", "fail/denied"] })
-    expect(result.isError).toBeFalsy()
-    await waitFor("the warning about the failed candidate", () => logs.some((l) => String(l.data).includes("fail/denied")))
-    expect(logs.every((l) => l.level === "warning" || l.level === "error")).toBe(true)
+    // A server of its own: the level a client sets holds for the rest of its session, and the other tests
+    // expect every level.
+    const quiet = await connectMcpInProcess(envFor(freshDir()))
+    const logs: Array<{ level: string; data: unknown }> = []
+    quiet.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+      logs.push({ level: n.params.level, data: n.params.data })
+    })
+    try {
+      await quiet.client.setLoggingLevel("warning")
+      await quiet.client.ping() // whatever was logged before the new level arrives before this answer
+      logs.length = 0
+      const result = await callTool(quiet.client, "process_prompt", { prompt: "Quiet please", models: ["mcp/alpha", "fail/denied"] })
+      expect(result.isError).toBeFalsy()
+      await waitFor("the warning about the failed candidate", () => logs.some((l) => String(l.data).includes("fail/denied")))
+      expect(logs.every((l) => l.level === "warning" || l.level === "error")).toBe(true)
+    } finally {
+      await quiet.close()
+    }
   })
 })
 

@@ -3,8 +3,9 @@ import { Deferred, Effect, Exit, Fiber, Layer, Option } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import type { Manifest } from "../../src/domain/manifest.js"
+import { makePermitLine } from "../../src/services/permitLine.js"
 import { RunStore } from "../../src/services/runStore.js"
-import type { DiskDone } from "../../src/services/storeDisk.js"
+import { type DiskDone, StoreDisk, type StoreDiskShape, writeAtomically, type WriteFailure } from "../../src/services/storeDisk.js"
 import { storeDiskWith } from "../support/storeDiskDoubles.js"
 import { makeTempDirs } from "../support/tempDirs.js"
 
@@ -83,4 +84,31 @@ describe("the run store's writes, interrupted", () => {
       // final.md went in first; run.json never landed, so the owner record stays: the run is not finished.
       expect(fs.readdirSync(run.dir).sort()).toEqual(["final.md", "owner.json", "responses"])
     }))
+})
+
+describe("the run store's write gate", () => {
+  it("writes Node refuses at once fail one after another down a line of 10 000, and every permit comes back", () => {
+    // The first 16 writes are held; every later one throws as Node does for a path it will not take.
+    const held: Array<DiskDone> = []
+    const disk: StoreDiskShape = {
+      ...StoreDisk.defaultValue(),
+      writeFile: (_file, _data, _options, done) => {
+        if (held.length === 16) throw new TypeError("The argument 'path' must be a string without null bytes")
+        held.push(done)
+      },
+      unlink: (_file, done) => done(null)
+    }
+    const gate = makePermitLine(16)
+    const files = Array.from({ length: 10_000 }, (_, i) => ({ target: `/nowhere/f${i}`, temp: `/nowhere/.f${i}.tmp`, data: "x" }))
+    const outcomes: Array<WriteFailure | undefined> = []
+    writeAtomically(disk, gate, files, 0o600, undefined, (failure) => void outcomes.push(failure))
+    expect(held).toHaveLength(16)
+    // Each held write ending hands its permit down the line, where every write fails at once and hands it on.
+    for (const done of held) done(null)
+    expect(outcomes).toHaveLength(1)
+    expect(outcomes[0]?.target).toBe("/nowhere/f16")
+    let free = 0
+    while (gate.tryEnter()) free++
+    expect(free).toBe(16)
+  })
 })
