@@ -1,11 +1,12 @@
 import { FileSystem, Path } from "@effect/platform"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
-import { describe, expect, it } from "@effect/vitest"
+import { describe, expect } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { collectAttachments } from "../../src/programs/attachments/collect.js"
+import { itLive } from "../support/itLive.js"
 import { makeTempDirs } from "../support/tempDirs.js"
 import { layerTestSettings } from "../support/testSettings.js"
 
@@ -14,6 +15,12 @@ import { layerTestSettings } from "../support/testSettings.js"
 // .gitignore rules, so a tree as deep as it is wide cost its files times its depth.
 
 const tempDir = makeTempDirs("pllm-attach-scale-")
+
+/**
+ * The smaller tree's files; the larger has ten times as many, and is ten times as deep. Enough to tell linear from
+ * files times depth by far (the old .gitignore walk: 23 times the calls at 20 and 200), small enough for the unit tier.
+ */
+const SMALL = 20
 
 const trees = new Map<number, string>()
 /**
@@ -74,12 +81,12 @@ const attachCounted = (files: number, spec: string) =>
 
 describe("attaching many files", () => {
   for (const spec of ["d", "d/**/*"]) {
-    it.effect(`costs work in proportion to the files (${spec})`, () =>
+    itLive.effect(`costs work in proportion to the files (${spec})`, () =>
       Effect.gen(function*() {
-        const small = yield* attachCounted(50, spec)
-        const large = yield* attachCounted(500, spec)
+        const small = yield* attachCounted(SMALL, spec)
+        const large = yield* attachCounted(10 * SMALL, spec)
         // Every text file, and only those: the top's rules and the first directory's apply all the way down.
-        for (const [run, files] of [[small, 50], [large, 500]] as const) {
+        for (const [run, files] of [[small, SMALL], [large, 10 * SMALL]] as const) {
           expect(run.attached).toHaveLength(files)
           expect(run.attached.every((a) => /\/f\d+\.txt$/.test(a.path))).toBe(true)
         }
@@ -90,7 +97,7 @@ describe("attaching many files", () => {
 })
 
 describe("a file or directory reached twice", () => {
-  it.effect("is read once, and a link back up the tree is not walked again", () =>
+  itLive.effect("is read once, and a link back up the tree is not walked again", () =>
     Effect.gen(function*() {
       const top = tempDir()
       fs.mkdirSync(path.join(top, "w"))
