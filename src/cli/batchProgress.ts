@@ -1,5 +1,5 @@
 import { formatUsd } from "../domain/format.js"
-import { type BatchProgress, remainingOf } from "../programs/runBatch.js"
+import { type BatchProgress, remainingOf } from "../programs/progressRecorder.js"
 import type { OutputStream } from "../services/processIo.js"
 
 // What batch and eval (which runs its items as batch runs them) share: the progress line (their defaults: batchCli.ts).
