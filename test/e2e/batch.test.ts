@@ -5,7 +5,7 @@ import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { cliEntry, freshDirs, repoRoot, runCli, startCli } from "../support/spawnCli.js"
-import { waitUntil } from "../support/waitUntil.js"
+import { waitFor } from "../support/waitFor.js"
 
 // `batch` where a process is the point: Ctrl-C on the built CLI against the loopback fake, then the next pass (a
 // process too: this file loads nothing of the app). The rest of `batch` runs in-process in test/unit/batchCli.test.ts.
@@ -73,9 +73,9 @@ describe("parallel-llm batch (the built CLI)", () => {
       env,
       timeoutMs: 120_000
     })
-    await waitUntil(
-      () => fake.chatRequests().filter((r) => r.model === "int/hang").length >= 2 || cli.child.exitCode !== null,
+    await waitFor(
       "both runs asking",
+      () => fake.chatRequests().filter((r) => r.model === "int/hang").length >= 2 || cli.child.exitCode !== null,
       60_000
     )
     // The fast candidates' answers are on disk: they must survive the interruption.
@@ -84,7 +84,7 @@ describe("parallel-llm batch (the built CLI)", () => {
         ? fs.readdirSync(path.join(dir, "runs")).filter((run) => fs.existsSync(path.join(dir, "runs", run, "responses", "02-int-fast.md")))
           .length
         : 0
-    await waitUntil(() => fastAnswers() >= 2 || cli.child.exitCode !== null, "the fast candidates answered", 60_000)
+    await waitFor("the fast candidates answered", () => fastAnswers() >= 2 || cli.child.exitCode !== null, 60_000)
     cli.child.kill("SIGINT")
     const result = await cli.done
     expect(result.code, result.stderr).toBe(130)

@@ -4,7 +4,7 @@ import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { cliEntry, freshDirs, runCli, startCli } from "../support/spawnCli.js"
-import { waitUntil } from "../support/waitUntil.js"
+import { waitFor } from "../support/waitFor.js"
 
 // Issue 13 with two real `batch` processes (item 3). The batch bullets of items 8 and 10 (--out by inode, a
 // duplicate id refused at load, the exit code, a cost the provider did not report) are
@@ -55,7 +55,7 @@ describe("two batch processes on one results file", () => {
     const args = ["batch", input, "-m", "lock/hang", "-s", "ok/synth"]
     const before = requestsFor("lock/hang")
     const first = startCli(args, { env: envFor(dir) })
-    await waitUntil(() => requestsFor("lock/hang") > before, "the first batch asking", 30_000)
+    await waitFor("the first batch asking", () => requestsFor("lock/hang") > before, 30_000)
 
     const second = await runCli(args, { env: envFor(dir) })
     expect(second.code).toBe(2)
@@ -74,10 +74,10 @@ describe("two batch processes on one results file", () => {
     fs.writeFileSync(input, `${JSON.stringify({ id: "a", prompt: "once" })}\n`)
     const args = ["batch", input, "-m", "lock/once", "-s", "ok/synth"]
     const first = startCli(args, { env: envFor(dir) })
-    await waitUntil(() => requestsFor("lock/once") >= 1, "the first batch asking", 30_000)
+    await waitFor("the first batch asking", () => requestsFor("lock/once") >= 1, 30_000)
 
     const second = startCli([...args, "--wait-lock"], { env: envFor(dir) })
-    await waitUntil(() => second.stderr().includes("waiting for it"), "the second batch waiting", 30_000)
+    await waitFor("the second batch waiting", () => second.stderr().includes("waiting for it"), 30_000)
     expect(requestsFor("lock/once")).toBe(1)
     first.child.kill("SIGKILL")
     await first.done

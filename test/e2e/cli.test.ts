@@ -5,7 +5,7 @@ import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { cliEntry, freshDirs, listTree, repoRoot, startCli } from "../support/spawnCli.js"
-import { waitUntil } from "../support/waitUntil.js"
+import { waitFor } from "../support/waitFor.js"
 
 // Ctrl-C, which needs the CLI in its own process (`node dist/main.js ...`), against the loopback fake. The rest of
 // the CLI's command lines run in-process in test/unit/cli.test.ts.
@@ -70,8 +70,8 @@ describe("parallel-llm CLI, a process", () => {
       return runs.length === 1 && fs.existsSync(path.join(out, runs[0]!, "responses", "02-int-fast.md"))
     }
     try {
-      await waitUntil(fastFile, "the fast answer on disk", 30_000)
-      await waitUntil(() => chatModels("int/hang").length === 1, "the hanging request at the fake", 30_000)
+      await waitFor("the fast answer on disk", fastFile, 30_000)
+      await waitFor("the hanging request at the fake", () => chatModels("int/hang").length === 1, 30_000)
     } catch (error) {
       running.child.kill("SIGKILL")
       throw new Error(`${String(error)}\nstderr so far:\n${running.stderr()}`, { cause: error })
@@ -91,10 +91,6 @@ describe("parallel-llm CLI, a process", () => {
     expect(fs.readFileSync(path.join(runDir, "responses", "02-int-fast.md"), "utf8")).toBe("fast answer")
     expect(listTree(runDir)).toEqual(["prompt.md", "responses/02-int-fast.md", "run.json"])
     expect(chatModels("int/synth")).toHaveLength(0)
-    await waitUntil(
-      () => fake.abortedRequests().some((q) => q.model === "int/hang"),
-      "the fake to see the hanging request aborted",
-      10_000
-    )
+    await waitFor("the fake to see the hanging request aborted", () => fake.abortedRequests().some((q) => q.model === "int/hang"), 10_000)
   })
 })

@@ -3,8 +3,9 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
-import { spawnRawServer, waitFor } from "../support/mcpHarness.js"
+import { spawnRawServer } from "../support/mcpHarness.js"
 import { cliEntry, freshDirs, runCli, startCli } from "../support/spawnCli.js"
+import { waitFor } from "../support/waitFor.js"
 
 // Item 5 of issue 13 with the built CLI: a run whose process is killed (-9) shows as `interrupted`
 // with its answers, its stray temporary files go, and `resynth` finishes it (those three commands read what the

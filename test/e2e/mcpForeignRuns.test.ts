@@ -4,9 +4,10 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { connectMcp, type McpConnection, serverEnv, waitFor } from "../support/mcpHarness.js"
+import { connectMcp, type McpConnection, serverEnv } from "../support/mcpHarness.js"
 import { startCli } from "../support/spawnCli.js"
 import { useFakeOpenRouter } from "../support/useFakeOpenRouter.js"
+import { waitFor } from "../support/waitFor.js"
 
 // A run of another process (the built CLI, killed with SIGKILL), read by the built MCP server from disk: the
 // processes are the point. The rest of get_run/cancel_run is unit/mcpRunHandles.test.ts's.

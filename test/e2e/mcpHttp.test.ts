@@ -12,12 +12,12 @@ import {
   initializeBody,
   mcpPostHeaders,
   rawPost,
-  startHttpServer,
-  waitUntil
+  startHttpServer
 } from "../support/httpHarness.js"
-import { readManifest, runIdIn, serverEnv, waitFor } from "../support/mcpHarness.js"
+import { readManifest, runIdIn, serverEnv } from "../support/mcpHarness.js"
 import { runCli } from "../support/spawnCli.js"
 import { useFakeOpenRouter } from "../support/useFakeOpenRouter.js"
+import { waitFor } from "../support/waitFor.js"
 
 // `serve --http`, the built CLI driven by the SDK's Streamable HTTP client: who may connect (token,
 // Origin, Host), many clients on one process sharing its runs, cancellation, and shutdown.
@@ -229,7 +229,7 @@ describe("serve --http limits", () => {
 
       const mcp = await connectHttp(server.url, bearer(server.token))
       await expect(connectHttp(server.url, bearer(server.token))).rejects.toMatchObject({ code: 503 })
-      await waitUntil("the idle session to expire", async () => (await health(server.base)).sessions === 0)
+      await waitFor("the idle session to expire", async () => (await health(server.base)).sessions === 0, 20_000, 50)
       await expect(mcp.client.listTools()).rejects.toMatchObject({ code: 404 })
       await mcp.close()
       // Its place is free again.

@@ -13,9 +13,10 @@ import {
   rawPost,
   startHttpServer
 } from "../support/httpHarness.js"
-import { serverEnv, waitFor } from "../support/mcpHarness.js"
+import { serverEnv } from "../support/mcpHarness.js"
 import { linesOf, runCli } from "../support/spawnCli.js"
 import { useFakeOpenRouter } from "../support/useFakeOpenRouter.js"
+import { waitFor } from "../support/waitFor.js"
 
 // `serve --http` at its edges, the built CLI over loopback: what a refused request is told and what the
 // server logs of it, JSON-RPC junk and batches, the Host header, a token that can never match, and when

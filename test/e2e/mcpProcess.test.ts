@@ -2,8 +2,9 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { type JsonRpcMessage, type RawServer, readManifest, runIdIn, serverEnv, spawnRawServer, waitFor } from "../support/mcpHarness.js"
+import { type JsonRpcMessage, type RawServer, readManifest, runIdIn, serverEnv, spawnRawServer } from "../support/mcpHarness.js"
 import { useFakeOpenRouter } from "../support/useFakeOpenRouter.js"
+import { waitFor } from "../support/waitFor.js"
 
 // The BUILT `node dist/main.js serve` as a process, driven by raw JSON-RPC lines on stdio against the loopback
 // fake OpenRouter: what only a process shows (stdout holds nothing but JSON-RPC, stdin closing, SIGINT). What

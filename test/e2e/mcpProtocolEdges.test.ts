@@ -2,7 +2,8 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { type JsonRpcMessage, offlineServerEnv, spawnRawServer, waitFor } from "../support/mcpHarness.js"
+import { type JsonRpcMessage, offlineServerEnv, spawnRawServer } from "../support/mcpHarness.js"
+import { waitFor } from "../support/waitFor.js"
 
 // The MCP server over stdio (the built CLI) at the protocol's edges: raw JSON-RPC junk, as its stdin receives it.
 // Tasks of runs this server does not own, or whose files were edited, need no process: unit/mcpForeignTasks.test.ts.

@@ -8,9 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { npmEnv, runCommand } from "../support/commands.js"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { bearer, connectHttp, READY } from "../support/httpHarness.js"
-import { ensureBuilt, repoRoot, waitFor } from "../support/mcpHarness.js"
+import { ensureBuilt, repoRoot } from "../support/mcpHarness.js"
 import { nodesUnderTest, withNodeOnPath } from "../support/nodeVersions.js"
 import { withCodeCache } from "../support/spawnCli.js"
+import { waitFor } from "../support/waitFor.js"
 
 // The npm package as a user gets it: `npm pack`, then `npm install ./parallel-llm-mcp-*.tgz` into an empty
 // directory, offline, with a scratch npm cache (the CLI bundles its dependencies, so the tarball needs nothing

@@ -169,20 +169,6 @@ export const spawnRawServer = async (env: Record<string, string>): Promise<RawSe
   return server
 }
 
-/**
- * Polls until `check` returns a value (not undefined / false), every 5 ms (a check is cheap; at 25 ms each wait
- * cost its test 12 ms on average); fails with `what` after `timeoutMs`.
- */
-export const waitFor = async <A>(what: string, check: () => A | undefined | false, timeoutMs = 20_000): Promise<A> => {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = check()
-    if (value !== undefined && value !== false) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 5))
-  }
-}
-
 export interface ManifestOnDisk {
   readonly id: string
   readonly status: string

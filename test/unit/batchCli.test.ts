@@ -18,7 +18,7 @@ import { realHttpClientLayer } from "../support/realHttpClient.js"
 import { makeScriptedClient, type ScriptedClient } from "../support/scriptedClient.js"
 import { freshDirs } from "../support/spawnCli.js"
 import { makeTestSettings } from "../support/testSettings.js"
-import { waitUntil } from "../support/waitUntil.js"
+import { waitFor } from "../support/waitFor.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // `batch` in-process: what a user sees (results file, resume, a bad line, a failing prompt, bad usage) through the
@@ -253,7 +253,7 @@ describe("runBatch in-process: one bound on calls in flight for all runs", () =>
       Layer.merge(Logger.remove(Logger.defaultLogger))
     )
     // Count from a quiet start: nothing of another test still in flight at the fake.
-    await waitUntil(() => provider.fake.inFlight === 0, "no request in flight", 30_000)
+    await waitFor("no request in flight", () => provider.fake.inFlight === 0, 30_000)
     provider.fake.reset()
     const progress = await Effect.runPromise(
       runBatch({ input, output: path.join(dir, "many.results.jsonl"), runs: 4 }).pipe(Effect.provide(layer))

@@ -6,7 +6,8 @@ import * as path from "node:path"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { makeGate } from "../support/fakeOpenRouter.js"
 import { connectMcpInProcess, type InProcessConnection } from "../support/inProcessMcp.js"
-import { readManifest, serverEnv, waitFor } from "../support/mcpHarness.js"
+import { readManifest, serverEnv } from "../support/mcpHarness.js"
+import { waitFor } from "../support/waitFor.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // Runs that outlive the request that started them: `wait`, get_run, cancel_run, MCP Tasks, and results

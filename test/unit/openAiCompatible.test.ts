@@ -25,7 +25,7 @@ import type { Behavior } from "../support/fakeOpenRouter.js"
 import { itClock } from "../support/itClock.js"
 import { realHttpClientLayer, sharedHttpClientLayer } from "../support/realHttpClient.js"
 import { pendingSleeps } from "../support/testClock.js"
-import { waitUntil } from "../support/waitUntil.js"
+import { waitFor } from "../support/waitFor.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
 
 /** Distinctive, so that a leak anywhere is unmistakable. */
@@ -476,11 +476,11 @@ describe("callModel with the real client (its long waits on the TestClock)", () 
       provider.fake.setScript({ "slow/hang": { kind: "hang" } })
       const outcome = yield* Effect.gen(function*() {
         const fiber = yield* Effect.fork(callModel(ask("slow/hang"), { ...policy, timeoutMs: 1_000 }))
-        yield* Effect.promise(() => waitUntil(() => provider.fake.inFlight === 1, "the request at the fake"))
+        yield* Effect.promise(() => waitFor("the request at the fake", () => provider.fake.inFlight === 1))
         yield* TestClock.adjust(1_000)
         const call = yield* Fiber.join(fiber)
         // Still inside the client's layer: the agent is alive, so only the interruption can have aborted it.
-        yield* Effect.promise(() => waitUntil(() => provider.fake.abortedRequests().length >= 1, "the fake to see the request aborted"))
+        yield* Effect.promise(() => waitFor("the fake to see the request aborted", () => provider.fake.abortedRequests().length >= 1))
         return call
       }).pipe(Effect.provide(clientLayer()))
       const error = Either.getLeft(outcome.result).pipe(Option.getOrThrow)
@@ -574,7 +574,7 @@ describe("pooled connections", () => {
         yield* TestClock.adjust(afterDone)
         const completion = yield* Fiber.join(fiber)
         expect(completion.content).toBe("complete anyway")
-        yield* Effect.promise(() => waitUntil(() => provider.fake.abortedRequests().length === 1, "the open response to be dropped"))
+        yield* Effect.promise(() => waitFor("the open response to be dropped", () => provider.fake.abortedRequests().length === 1))
       })
   )
 
@@ -811,10 +811,10 @@ describe("streamed bodies, read from undici's Readable (readable.ts)", () => {
       const streamed = streamedText()
       const outcome = yield* Effect.gen(function*() {
         const fiber = yield* Effect.fork(complete(ask("slow/mid"), { streamed }))
-        yield* Effect.promise(() => waitUntil(() => textSoFar(streamed) !== undefined, "the first delta"))
+        yield* Effect.promise(() => waitFor("the first delta", () => textSoFar(streamed) !== undefined))
         yield* Fiber.interrupt(fiber)
         // Still inside the client's layer: the agent is alive, so only the interruption can have aborted it.
-        yield* Effect.promise(() => waitUntil(() => provider.fake.abortedRequests().length >= 1, "the fake to see the request aborted"))
+        yield* Effect.promise(() => waitFor("the fake to see the request aborted", () => provider.fake.abortedRequests().length >= 1))
         return textSoFar(streamed)
       }).pipe(Effect.provide(clientLayer({ stream: true })))
       expect(outcome).toBeDefined()

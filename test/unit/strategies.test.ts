@@ -18,7 +18,7 @@ import { failureOf } from "../support/failureOf.js"
 import type { RecordedRequest } from "../support/fakeOpenRouter.js"
 import { itClock } from "../support/itClock.js"
 import { recordOf } from "../support/strategyRecord.js"
-import { waitUntil } from "../support/waitUntil.js"
+import { waitFor } from "../support/waitFor.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // Each strategy against the loopback provider, through the real client, call path and run store: the calls
@@ -249,7 +249,7 @@ describe("strategy steps under a deadline and a cancel", () => {
       expect(manifest.status).toBe("cancelled")
       expect(recordOf(manifest, "rank").judges).toEqual([{ model: "jd/slow", status: "cancelled", reason: "interrupted", attempts: 0 }])
       expect(to("test/synth")).toHaveLength(0)
-      yield* Effect.promise(() => waitUntil(() => provider.fake.abortedRequests().length === 1, "the judge's request aborted"))
+      yield* Effect.promise(() => waitFor("the judge's request aborted", () => provider.fake.abortedRequests().length === 1))
     }))
 })
 
