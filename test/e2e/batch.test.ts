@@ -1,10 +1,11 @@
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
-import { cliEntry, freshDirs, repoRoot, runCli, startCli } from "../support/spawnCli.js"
+import { cliEntry, repoRoot, runCli, startCli } from "../support/spawnCli.js"
+import { tempRoot } from "../support/tempDirs.js"
+import { fakeCliEnv } from "../support/useFakeOpenRouter.js"
 import { waitFor } from "../support/waitFor.js"
 
 // `batch` where a process is the point: Ctrl-C on the built CLI against the loopback fake, then the next pass (a
@@ -12,7 +13,7 @@ import { waitFor } from "../support/waitFor.js"
 // No timing assertions.
 
 let fake: FakeOpenRouter
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-batch-"))
+const { root: tmp, freshDir } = tempRoot("pllm-batch-")
 
 beforeAll(async () => {
   if (!fs.existsSync(cliEntry)) execFileSync("npm", ["run", "build"], { cwd: repoRoot, stdio: "ignore" })
@@ -27,19 +28,9 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await fake?.close()
-  fs.rmSync(tmp, { recursive: true, force: true })
 })
 
-const freshDir = freshDirs(tmp)
-
-const envFor = (outputDir: string) => ({
-  PATH: process.env.PATH,
-  HOME: tmp,
-  OPENROUTER_BASE_URL: fake.url,
-  PARALLEL_LLM_OUTPUT_DIR: outputDir,
-  PARALLEL_LLM_RETRY_BASE_DELAY: "0.01",
-  PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none"
-})
+const envFor = (outputDir: string) => fakeCliEnv(fake.url, { home: tmp, outputDir }, { PARALLEL_LLM_RETRY_BASE_DELAY: "0.01" })
 
 const jsonl = (lines: ReadonlyArray<unknown>) => lines.map((l) => JSON.stringify(l)).join("\n") + "\n"
 

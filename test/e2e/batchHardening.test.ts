@@ -1,9 +1,10 @@
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
-import { cliEntry, freshDirs, runCli, startCli } from "../support/spawnCli.js"
+import { cliEntry, runCli, startCli } from "../support/spawnCli.js"
+import { tempRoot } from "../support/tempDirs.js"
+import { fakeCliEnv } from "../support/useFakeOpenRouter.js"
 import { waitFor } from "../support/waitFor.js"
 
 // Issue 13 with two real `batch` processes (item 3). The batch bullets of items 8 and 10 (--out by inode, a
@@ -11,8 +12,7 @@ import { waitFor } from "../support/waitFor.js"
 // test/unit/batchHardening.test.ts's.
 
 let fake: FakeOpenRouter
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-batch-hard-"))
-const freshDir = freshDirs(tmp)
+const { root: tmp, freshDir } = tempRoot("pllm-batch-hard-")
 
 beforeAll(async () => {
   if (!fs.existsSync(cliEntry)) throw new Error("run npm run build first")
@@ -27,17 +27,9 @@ beforeAll(async () => {
 })
 afterAll(async () => {
   await fake?.close()
-  fs.rmSync(tmp, { recursive: true, force: true })
 })
 
-const envFor = (dir: string) => ({
-  PATH: process.env.PATH,
-  HOME: tmp,
-  OPENROUTER_BASE_URL: fake.url,
-  PARALLEL_LLM_OUTPUT_DIR: path.join(dir, "runs"),
-  PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none",
-  PARALLEL_LLM_RETRIES: "0"
-})
+const envFor = (dir: string) => fakeCliEnv(fake.url, { home: tmp, outputDir: path.join(dir, "runs") }, { PARALLEL_LLM_RETRIES: "0" })
 /** The fields of a results line (src/programs/batchResults.ts) read here. */
 interface ResultLine {
   readonly id: string

@@ -1,10 +1,11 @@
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
-import { cliEntry, freshDirs, listTree, repoRoot, startCli } from "../support/spawnCli.js"
+import { cliEntry, listTree, repoRoot, startCli } from "../support/spawnCli.js"
+import { tempRoot } from "../support/tempDirs.js"
+import { fakeCliEnv } from "../support/useFakeOpenRouter.js"
 import { waitFor } from "../support/waitFor.js"
 
 // Ctrl-C, which needs the CLI in its own process (`node dist/main.js ...`), against the loopback fake. The rest of
@@ -13,7 +14,7 @@ import { waitFor } from "../support/waitFor.js"
 const KEY = "sk-or-v1-CLI-SECRET-9d8c7b6a5f4e3d2c1b0a99887766554433"
 
 let fake: FakeOpenRouter
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-cli-"))
+const { root: tmp, freshDir } = tempRoot("pllm-cli-")
 const home = path.join(tmp, "home")
 
 beforeAll(async () => {
@@ -24,22 +25,11 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await fake?.close()
-  fs.rmSync(tmp, { recursive: true, force: true })
 })
-
-const freshDir = freshDirs(tmp)
 
 /** A clean environment (nothing inherited but PATH) pointing at the fake. `undefined` removes a variable. */
-const envFor = (outputDir: string, extra: Readonly<Record<string, string | undefined>> = {}) => ({
-  PATH: process.env.PATH,
-  HOME: home,
-  OPENROUTER_BASE_URL: fake.url,
-  OPENROUTER_API_KEY: KEY,
-  PARALLEL_LLM_OUTPUT_DIR: outputDir,
-  PARALLEL_LLM_RETRY_BASE_DELAY: "0.01",
-  PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none",
-  ...extra
-})
+const envFor = (outputDir: string, extra: Readonly<Record<string, string | undefined>> = {}) =>
+  fakeCliEnv(fake.url, { home, outputDir }, { OPENROUTER_API_KEY: KEY, PARALLEL_LLM_RETRY_BASE_DELAY: "0.01", ...extra })
 
 /** The one run directory a test's output directory holds. */
 const onlyRunDir = (outputDir: string): string => {

@@ -6,6 +6,7 @@ import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { connectMcp, type McpConnection, serverEnv } from "../support/mcpHarness.js"
 import { startCli } from "../support/spawnCli.js"
+import { tempRoot } from "../support/tempDirs.js"
 import { useFakeOpenRouter } from "../support/useFakeOpenRouter.js"
 import { waitFor } from "../support/waitFor.js"
 
@@ -15,7 +16,7 @@ import { waitFor } from "../support/waitFor.js"
 const API_KEY = "sk-or-v1-HANDLES-0f1e2d3c4b5a69788796a5b4c3d2e1f0"
 const SYNTH_ANSWER = "# Merged\n\nThe answer is **4**."
 
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-foreign-"))
+const { root: tmp } = tempRoot("pllm-foreign-")
 const outputDir = path.join(tmp, "runs")
 
 const provider = useFakeOpenRouter({
@@ -24,10 +25,6 @@ const provider = useFakeOpenRouter({
     "fast/synth": { kind: "ok", content: SYNTH_ANSWER, delayMs: 20 },
     "stuck/one": { kind: "hang" }
   }
-})
-
-afterAll(async () => {
-  fs.rmSync(tmp, { recursive: true, force: true })
 })
 
 interface RunOutput {

@@ -1,6 +1,5 @@
 import { type CallToolResult, CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeGate } from "../support/fakeOpenRouter.js"
@@ -16,6 +15,7 @@ import {
 } from "../support/httpHarness.js"
 import { readManifest, runIdIn, serverEnv } from "../support/mcpHarness.js"
 import { runCli } from "../support/spawnCli.js"
+import { tempRoot } from "../support/tempDirs.js"
 import { useFakeOpenRouter } from "../support/useFakeOpenRouter.js"
 import { waitFor } from "../support/waitFor.js"
 
@@ -26,7 +26,7 @@ const API_KEY = "sk-or-v1-HTTP-0f1e2d3c4b5a69788796a5b4c3d2e1f0"
 
 /** http/slow answers only once the test opens this: until then its run is certainly still running. */
 const slow = makeGate()
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-http-"))
+const { root: tmp } = tempRoot("pllm-http-")
 let dirCount = 0
 const freshDir = () => path.join(tmp, `runs-${++dirCount}`)
 
@@ -50,10 +50,6 @@ const provider = useFakeOpenRouter({
     "http/hang": { kind: "hang" },
     "http/hang2": { kind: "hang" }
   }
-})
-
-afterAll(async () => {
-  fs.rmSync(tmp, { recursive: true, force: true })
 })
 
 describe("serve --http", () => {

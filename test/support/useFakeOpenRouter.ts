@@ -43,13 +43,24 @@ export const useFakeOpenRouter = (options: FakeOpenRouterOptions = {}): FakeOpen
       return fake().url
     },
     log: () => fake().chatRequests(),
-    cliEnv: (dir) => ({
-      PATH: process.env["PATH"],
-      HOME: dir,
-      OPENROUTER_BASE_URL: fake().url,
-      PARALLEL_LLM_OUTPUT_DIR: path.join(dir, "runs"),
-      PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none",
-      PARALLEL_LLM_RETRIES: "0"
-    })
+    cliEnv: (dir) => fakeCliEnv(fake().url, { home: dir, outputDir: path.join(dir, "runs") }, { PARALLEL_LLM_RETRIES: "0" })
   }
 }
+
+/**
+ * A clean environment for a command line (nothing of the test process's but PATH) pointed at the provider at `url`,
+ * with `home` as its home, its runs under `outputDir`, and no fallback synthesizer: a test names the one it means.
+ * `extra` is added last; `undefined` there removes a variable.
+ */
+export const fakeCliEnv = <Extra extends Readonly<Record<string, string | undefined>> = Record<never, never>>(
+  url: string,
+  at: { readonly home: string; readonly outputDir: string },
+  extra?: Extra
+) => ({
+  PATH: process.env["PATH"] ?? "",
+  HOME: at.home,
+  OPENROUTER_BASE_URL: url,
+  PARALLEL_LLM_OUTPUT_DIR: at.outputDir,
+  PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none",
+  ...extra
+})

@@ -1,10 +1,11 @@
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { beforeAll, describe, expect, it } from "vitest"
 import { runCliInProcess as runCli } from "../support/inProcessCli.js"
-import { type CliResult, freshDirs, linesOf, listTree } from "../support/spawnCli.js"
+import { type CliResult, linesOf, listTree } from "../support/spawnCli.js"
+import { tempRoot } from "../support/tempDirs.js"
+import { fakeCliEnv } from "../support/useFakeOpenRouter.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // The CLI's command lines, run in-process through the real command tree (runCli), against the loopback fake;
@@ -36,30 +37,20 @@ const provider = withFakeProvider({
     { id: "mod/synth" }
   ]
 })
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-cli-"))
+const { root: tmp, freshDir } = tempRoot("pllm-cli-")
 const home = path.join(tmp, "home")
 
 beforeAll(() => {
   fs.mkdirSync(home, { recursive: true })
 })
 
-afterAll(() => {
-  fs.rmSync(tmp, { recursive: true, force: true })
-})
-
-const freshDir = freshDirs(tmp)
-
 /** A clean environment (nothing inherited but PATH) pointing at the fake. `undefined` removes a variable. */
-const envFor = (outputDir: string, extra: Readonly<Record<string, string | undefined>> = {}) => ({
-  PATH: process.env.PATH,
-  HOME: home,
-  OPENROUTER_BASE_URL: provider.url,
-  OPENROUTER_API_KEY: KEY,
-  PARALLEL_LLM_OUTPUT_DIR: outputDir,
-  PARALLEL_LLM_RETRY_BASE_DELAY: "0.01",
-  PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none",
-  ...extra
-})
+const envFor = (outputDir: string, extra: Readonly<Record<string, string | undefined>> = {}) =>
+  fakeCliEnv(provider.url, { home, outputDir }, {
+    OPENROUTER_API_KEY: KEY,
+    PARALLEL_LLM_RETRY_BASE_DELAY: "0.01",
+    ...extra
+  })
 
 /** Runs the CLI and checks what must hold for every run: the key is in neither stdout nor stderr. */
 const cli = async (

@@ -1,11 +1,12 @@
 import { Schema } from "effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { fromGsm8k, Gsm8kLine } from "../../src/programs/eval/gsm8k.js"
 import { runCliInProcess } from "../support/inProcessCli.js"
-import { freshDirs, repoRoot } from "../support/spawnCli.js"
+import { repoRoot } from "../support/spawnCli.js"
+import { tempRoot } from "../support/tempDirs.js"
+import { fakeCliEnv } from "../support/useFakeOpenRouter.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // `eval` in-process: the GSM8K baselines against a count made here by hand (from the file's own `is_correct`
@@ -13,9 +14,7 @@ import { withFakeProvider } from "../support/withFakeProvider.js"
 // single new request. The converter script (it reads the build) and
 // two eval processes on one results file are test/e2e/eval.test.ts's.
 
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-eval-"))
-const freshDir = freshDirs(tmp)
-
+const { root: tmp, freshDir } = tempRoot("pllm-eval-")
 const provider = withFakeProvider({
   script: {
     "ev/synth": { kind: "ok", content: "Both agree.\n\n#### 18", usage: { prompt_tokens: 100, completion_tokens: 10, cost: 0.002 } },
@@ -25,17 +24,7 @@ const provider = withFakeProvider({
   }
 })
 
-afterAll(() => {
-  fs.rmSync(tmp, { recursive: true, force: true })
-})
-
-const envFor = (outputDir: string) => ({
-  PATH: process.env.PATH,
-  HOME: tmp,
-  OPENROUTER_BASE_URL: provider.fake.url,
-  PARALLEL_LLM_OUTPUT_DIR: outputDir,
-  PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none"
-})
+const envFor = (outputDir: string) => fakeCliEnv(provider.fake.url, { home: tmp, outputDir })
 
 interface Row {
   readonly correct: number

@@ -1,18 +1,14 @@
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { connectMcpInProcess } from "../support/inProcessMcp.js"
 import { offlineServerEnv } from "../support/mcpHarness.js"
+import { tempRoot } from "../support/tempDirs.js"
 
 // MCP tasks of runs that this server does not own, or whose files were edited: the server `serve` starts, in this
 // process (the stdio process at the protocol's edges is e2e/mcpProtocolEdges.test.ts's).
 
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-mcp-foreign-tasks-"))
-afterAll(() => {
-  fs.rmSync(tmp, { recursive: true, force: true })
-})
-
+const { root: tmp } = tempRoot("pllm-mcp-foreign-tasks-")
 const settings = { models: ["edge/one"], synthesizer: "edge/synth", concurrency: 5, timeoutMs: 1000, retries: 0 }
 
 /** A run id made now, as the run store names run directories. */

@@ -1,12 +1,12 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { type CallToolResult, CallToolResultSchema, type Progress } from "@modelcontextprotocol/sdk/types.js"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { makeGate } from "../support/fakeOpenRouter.js"
 import { connectMcpInProcess, type InProcessConnection } from "../support/inProcessMcp.js"
 import { readManifest, serverEnv } from "../support/mcpHarness.js"
+import { tempRoot } from "../support/tempDirs.js"
 import { waitFor } from "../support/waitFor.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
 
@@ -34,13 +34,9 @@ const provider = withFakeProvider({
     "stuck/two": { kind: "hang" }
   }
 })
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-handles-"))
+const { root: tmp } = tempRoot("pllm-handles-")
 let dirCount = 0
 const freshDir = () => path.join(tmp, `runs-${++dirCount}`)
-
-afterAll(() => {
-  fs.rmSync(tmp, { recursive: true, force: true })
-})
 
 const connect = (outputDir: string, models: ReadonlyArray<string>, synthesizer: string, extra: Record<string, string> = {}) =>
   connectMcpInProcess(serverEnv({ baseUrl: provider.url, outputDir, apiKey: API_KEY, models, synthesizer, extra }))

@@ -6,9 +6,8 @@ import { Chunk, Effect, Either, Fiber, Layer, Option, Redacted, Stream, TestCloc
 import { globalValue } from "effect/GlobalValue"
 import * as fs from "node:fs"
 import * as http from "node:http"
-import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, beforeEach } from "vitest"
+import { beforeEach } from "vitest"
 import { httpStatusOf, isTransient, type ProviderError } from "../../src/domain/errors.js"
 import type { ModelRequest } from "../../src/domain/modelCall.js"
 import { foldAnswer, type FoldHooks, streamedText, textSoFar } from "../../src/programs/answerFold.js"
@@ -24,6 +23,7 @@ import type { SettingsValue } from "../../src/settings/values.js"
 import type { Behavior } from "../support/fakeOpenRouter.js"
 import { itClock } from "../support/itClock.js"
 import { realHttpClientLayer, sharedHttpClientLayer } from "../support/realHttpClient.js"
+import { tempRoot } from "../support/tempDirs.js"
 import { pendingSleeps } from "../support/testClock.js"
 import { waitFor } from "../support/waitFor.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
@@ -32,11 +32,8 @@ import { withFakeProvider } from "../support/withFakeProvider.js"
 const KEY = "sk-or-v1-SECRET-5f3c9a1e7d2b4c6a8e0f1a2b3c4d5e6f"
 
 const provider = withFakeProvider()
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-client-"))
+const { root: tmp } = tempRoot("pllm-client-")
 
-afterAll(() => {
-  fs.rmSync(tmp, { recursive: true, force: true })
-})
 beforeEach(() => {
   provider.fake.setScript({})
   provider.fake.setDefault({ kind: "ok" })

@@ -1,9 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Logger, Option, Schema, TestClock } from "effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, beforeEach } from "vitest"
+import { beforeEach } from "vitest"
 import { appLayer } from "../../src/appLayer.js"
 import { Manifest } from "../../src/domain/manifest.js"
 import { withCallSettings } from "../../src/programs/callSettings.js"
@@ -18,6 +17,7 @@ import { failureOf } from "../support/failureOf.js"
 import type { RecordedRequest } from "../support/fakeOpenRouter.js"
 import { itClock } from "../support/itClock.js"
 import { recordOf } from "../support/strategyRecord.js"
+import { tempRoot } from "../support/tempDirs.js"
 import { waitFor } from "../support/waitFor.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
 
@@ -25,11 +25,8 @@ import { withFakeProvider } from "../support/withFakeProvider.js"
 // it sends (how many, to whom, with what), what it keeps on disk, and what its manifest says.
 
 const provider = withFakeProvider()
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-strategies-"))
+const { root: tmp } = tempRoot("pllm-strategies-")
 
-afterAll(() => {
-  fs.rmSync(tmp, { recursive: true, force: true })
-})
 beforeEach(() => {
   provider.fake.setScript({})
   provider.fake.reset()
