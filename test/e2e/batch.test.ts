@@ -3,6 +3,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
+import { jsonl } from "../support/jsonl.js"
 import { cliEntry, repoRoot, runCli, startCli } from "../support/spawnCli.js"
 import { tempRoot } from "../support/tempDirs.js"
 import { fakeCliEnv } from "../support/useFakeOpenRouter.js"
@@ -31,8 +32,6 @@ afterAll(async () => {
 })
 
 const envFor = (outputDir: string) => fakeCliEnv(fake.url, { home: tmp, outputDir }, { PARALLEL_LLM_RETRY_BASE_DELAY: "0.01" })
-
-const jsonl = (lines: ReadonlyArray<unknown>) => lines.map((l) => JSON.stringify(l)).join("\n") + "\n"
 
 /** The fields of a results line (src/programs/batchResults.ts) read here. */
 interface ResultLine {

@@ -3,6 +3,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
+import { onlyRunDir, readRunJson } from "../support/runOnDisk.js"
 import { cliEntry, listTree, repoRoot, startCli } from "../support/spawnCli.js"
 import { tempRoot } from "../support/tempDirs.js"
 import { fakeCliEnv } from "../support/useFakeOpenRouter.js"
@@ -30,19 +31,6 @@ afterAll(async () => {
 /** A clean environment (nothing inherited but PATH) pointing at the fake. `undefined` removes a variable. */
 const envFor = (outputDir: string, extra: Readonly<Record<string, string | undefined>> = {}) =>
   fakeCliEnv(fake.url, { home, outputDir }, { OPENROUTER_API_KEY: KEY, PARALLEL_LLM_RETRY_BASE_DELAY: "0.01", ...extra })
-
-/** The one run directory a test's output directory holds. */
-const onlyRunDir = (outputDir: string): string => {
-  const runs = fs.readdirSync(outputDir)
-  expect(runs).toHaveLength(1)
-  return path.join(outputDir, runs[0]!)
-}
-
-const readManifest = (runDir: string): Record<string, unknown> & {
-  id: string
-  status: string
-  candidates: Array<Record<string, unknown> & { model: string; status: string }>
-} => JSON.parse(fs.readFileSync(path.join(runDir, "run.json"), "utf8"))
 
 const chatModels = (prefix: string): ReadonlyArray<string> =>
   fake.chatRequests().map((r) => r.model ?? "").filter((m) => m.startsWith(prefix))
@@ -74,7 +62,7 @@ describe("parallel-llm CLI, a process", () => {
     expect(r.stderr).not.toMatch(STACK_FRAME)
 
     const runDir = onlyRunDir(out)
-    const manifest = readManifest(runDir)
+    const manifest = readRunJson(runDir)
     expect(manifest.status).toBe("cancelled")
     expect(manifest.candidates[0]).toMatchObject({ model: "int/hang", status: "cancelled" })
     expect(manifest.candidates[1]).toMatchObject({ model: "int/fast", status: "ok", file: "responses/02-int-fast.md" })

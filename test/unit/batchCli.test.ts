@@ -13,6 +13,7 @@ import { ModelClient } from "../../src/services/modelClient.js"
 import { RunStore } from "../../src/services/runStore.js"
 import { Settings } from "../../src/services/settings.js"
 import { cliEffect, type InProcessOptions, runCliInProcess } from "../support/inProcessCli.js"
+import { jsonl } from "../support/jsonl.js"
 import { realHttpClientLayer } from "../support/realHttpClient.js"
 import { makeScriptedClient, type ScriptedClient } from "../support/scriptedClient.js"
 import { tempRoot } from "../support/tempDirs.js"
@@ -51,8 +52,6 @@ const callsTo = (client: ScriptedClient, model: string) => Effect.runSync(Ref.ge
 
 const envFor = (outputDir: string, extra: Readonly<Record<string, string>> = {}) =>
   fakeCliEnv(provider.fake.url, { home: tmp, outputDir }, { PARALLEL_LLM_RETRY_BASE_DELAY: "0.01", ...extra })
-
-const jsonl = (lines: ReadonlyArray<unknown>) => lines.map((l) => (typeof l === "string" ? l : JSON.stringify(l))).join("\n") + "\n"
 
 const readResults = (file: string): Array<BatchResult> =>
   fs.readFileSync(file, "utf8").split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l) as BatchResult)

@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest"
 import { holdResultsLock } from "../../src/programs/batchLock.js"
 import { runBatch } from "../../src/programs/runBatch.js"
 import { failureOf } from "../support/failureOf.js"
+import { jsonl } from "../support/jsonl.js"
 import { fullDiskFor, interruptedRun, resumeLayerFor } from "../support/resumeLayers.js"
 import { makeTempDirs } from "../support/tempDirs.js"
 import { waitFor } from "../support/waitFor.js"
@@ -25,7 +26,6 @@ const provider = withFakeProvider({
 })
 const tempDir = makeTempDirs("pllm-batch-resume-")
 
-const jsonl = (lines: ReadonlyArray<unknown>) => lines.map((l) => JSON.stringify(l)).join("\n") + "\n"
 const callsTo = (prefix: string) => provider.log().filter((r) => r.model?.startsWith(prefix)).length
 
 const layerFor = resumeLayerFor

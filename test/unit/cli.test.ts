@@ -3,6 +3,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { beforeAll, describe, expect, it } from "vitest"
 import { runCliInProcess as runCli } from "../support/inProcessCli.js"
+import { onlyRunDir, readRunJson } from "../support/runOnDisk.js"
 import { type CliResult, linesOf, listTree } from "../support/spawnCli.js"
 import { tempRoot } from "../support/tempDirs.js"
 import { fakeCliEnv } from "../support/useFakeOpenRouter.js"
@@ -64,20 +65,6 @@ const cli = async (
   return result
 }
 
-/** The one run directory a test's output directory holds. */
-const onlyRunDir = (outputDir: string): string => {
-  const runs = fs.readdirSync(outputDir)
-  expect(runs).toHaveLength(1)
-  return path.join(outputDir, runs[0]!)
-}
-
-const readManifest = (runDir: string): Record<string, unknown> & {
-  id: string
-  status: string
-  candidates: Array<Record<string, unknown> & { model: string; status: string }>
-  synthesis?: Record<string, unknown>
-} => JSON.parse(fs.readFileSync(path.join(runDir, "run.json"), "utf8"))
-
 const chatModels = (prefix: string): ReadonlyArray<string> => provider.log().map((r) => r.model ?? "").filter((m) => m.startsWith(prefix))
 
 const userContent = (model: string): unknown => {
@@ -123,7 +110,7 @@ describe.concurrent("parallel-llm CLI", () => {
       expect(fs.readFileSync(path.join(runDir, "responses/02-ok-two.md"), "utf8")).toBe("Answer two")
       expect(fs.readFileSync(path.join(runDir, "final.md"), "utf8")).toBe(SYNTH_ANSWER)
 
-      const manifest = readManifest(runDir)
+      const manifest = readRunJson(runDir)
       expect(manifest.id).toBe(path.basename(runDir))
       expect(manifest.status).toBe("ok")
       expect(Number.isNaN(Date.parse(String(manifest["createdAt"])))).toBe(false)
@@ -175,7 +162,7 @@ describe.concurrent("parallel-llm CLI", () => {
       expect(r.code, r.stderr).toBe(0)
       expect(linesOf(r.stderr).at(-1)).toMatch(/^parallel-llm: partial · 1\/2 answered · /)
       const runDir = onlyRunDir(out)
-      const manifest = readManifest(runDir)
+      const manifest = readRunJson(runDir)
       expect(manifest.status).toBe("partial")
       const failed = manifest.candidates[1]!
       expect(failed).toMatchObject({ model: "part/forbidden", status: "error", attempts: 1, error: { tag: "Forbidden", httpStatus: 403 } })
@@ -201,7 +188,7 @@ describe.concurrent("parallel-llm CLI", () => {
       expect(r.stderr).not.toMatch(STACK_FRAME)
       const runDir = onlyRunDir(out)
       expect(listTree(runDir)).toEqual(["prompt.md", "run.json"])
-      const manifest = readManifest(runDir)
+      const manifest = readRunJson(runDir)
       expect(manifest.status).toBe("failed")
       expect(manifest.candidates).toMatchObject([
         { model: "fail/unauth", status: "error", attempts: 1, error: { tag: "Unauthorized", httpStatus: 401 } },
@@ -257,7 +244,7 @@ describe.concurrent("parallel-llm CLI", () => {
       expect(userContent("nokey/one")).toBe(prompt)
       // Models from the environment beat the file's; the file's synthesizer and retries apply.
       expect(chatModels("nokey/").slice().sort()).toEqual(["nokey/one", "nokey/synth", "nokey/two"])
-      expect(readManifest(runDir)["settings"]).toMatchObject({ models: ["nokey/one", "nokey/two"], synthesizer: "nokey/synth", retries: 1 })
+      expect(readRunJson(runDir)["settings"]).toMatchObject({ models: ["nokey/one", "nokey/two"], synthesizer: "nokey/synth", retries: 1 })
       for (const request of provider.log().filter((q) => q.model?.startsWith("nokey/"))) {
         expect(request.headers["authorization"]).toBeUndefined()
       }
@@ -270,7 +257,7 @@ describe.concurrent("parallel-llm CLI", () => {
       const r = await cli(["ask", "who wins?", "--config", config, "-m", "prec/flag"], envFor(out, { PARALLEL_LLM_MODELS: "prec/env" }))
       expect(r.code, r.stderr).toBe(0)
       expect(chatModels("prec/").slice().sort()).toEqual(["prec/flag", "prec/fsynth"])
-      const manifest = readManifest(onlyRunDir(out))
+      const manifest = readRunJson(onlyRunDir(out))
       expect(manifest["settings"]).toMatchObject({ models: ["prec/flag"], synthesizer: "prec/fsynth", retries: 1 })
     })
   })

@@ -4,6 +4,7 @@ import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import { fromGsm8k, Gsm8kLine } from "../../src/programs/eval/gsm8k.js"
 import { runCliInProcess } from "../support/inProcessCli.js"
+import { jsonl } from "../support/jsonl.js"
 import { repoRoot } from "../support/spawnCli.js"
 import { tempRoot } from "../support/tempDirs.js"
 import { fakeCliEnv } from "../support/useFakeOpenRouter.js"
@@ -127,11 +128,11 @@ describe("parallel-llm eval (paid, against the loopback fake)", () => {
     const file = path.join(dir, "math.jsonl")
     fs.writeFileSync(
       file,
-      [
+      jsonl([
         { id: "eggs", question: "How many dollars?", answer: "18", candidates: { m1: "A: 18", m2: "A: 26" } },
         { id: "bolts", question: "How many bolts?", answer: "3", candidates: { m1: "A: 3", m2: "A: 3", m3: "A: 250" } },
         { question: "Asked for real", answer: "#### 18" }
-      ].map((l) => JSON.stringify(l)).join("\n") + "\n"
+      ])
     )
     const args = ["eval", file, "-m", "ev/one", "-m", "ev/two", "-s", "ev/synth", "--json"]
     const runs = path.join(dir, "runs")

@@ -5,6 +5,7 @@ import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import { cliEffect } from "../support/inProcessCli.js"
 import { connectMcpInProcess } from "../support/inProcessMcp.js"
+import { FROZEN_TWO, jsonl } from "../support/jsonl.js"
 import { readManifest, serverEnv } from "../support/mcpHarness.js"
 import { makeScriptedClient, type ScriptedClient } from "../support/scriptedClient.js"
 import { tempRoot } from "../support/tempDirs.js"
@@ -153,13 +154,7 @@ describe("eval --strategies", () => {
   it("rank and refine over frozen answers pay only the aggregation, by the configured models; a second pass pays nothing", async () => {
     const dir = freshDir("eval")
     const file = path.join(dir, "frozen.jsonl")
-    fs.writeFileSync(
-      file,
-      [
-        { id: "one", question: "How many dollars?", answer: "18", candidates: { m1: "A: 18", m2: "A: 26" } },
-        { id: "two", question: "How many bolts?", answer: "3", candidates: { m1: "A: 3", m2: "A: 4" } }
-      ].map((l) => JSON.stringify(l)).join("\n") + "\n"
-    )
+    fs.writeFileSync(file, jsonl(FROZEN_TWO))
     const args = ["eval", file, "-m", "st/one", "-m", "st/two", "-s", "st/synth", "--strategies", "rank,refine"]
     const client = await scripted()
     const first = await runCli(client, args, envFor(path.join(dir, "runs")))
