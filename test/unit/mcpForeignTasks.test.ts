@@ -2,6 +2,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import { connectMcpInProcess } from "../support/inProcessMcp.js"
+import { manifestOf } from "../support/manifestOf.js"
 import { offlineServerEnv } from "../support/mcpHarness.js"
 import { tempRoot } from "../support/tempDirs.js"
 
@@ -48,17 +49,11 @@ describe("MCP tasks of runs this server does not own", () => {
     fs.writeFileSync(path.join(outputDir, runId, "final.md"), "Merged: 4")
     fs.writeFileSync(
       path.join(outputDir, runId, "run.json"),
-      JSON.stringify({
-        id: "20250101-000000-000-e0e0e0e0",
-        status: "ok",
-        createdAt: "2025-01-01T00:00:00.000Z",
-        finishedAt: "2025-01-01T00:00:01.000Z",
-        durationMs: 1000,
-        prompt: { chars: 1, sha256: "00" },
+      JSON.stringify(manifestOf("20250101-000000-000-e0e0e0e0", {
         settings,
         candidates: [{ model: "edge/one", status: "ok", attempts: 1, file: "responses/01-edge-one.md" }],
         usage: { promptTokens: 1, completionTokens: 1 }
-      })
+      }))
     )
     const mcp = await connectMcpInProcess(offlineServerEnv(outputDir))
     try {
