@@ -1,10 +1,9 @@
-import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { jsonl } from "../support/jsonl.js"
-import { cliEntry, repoRoot, runCli, startCli } from "../support/spawnCli.js"
+import { ensureBuilt, runCli, startCli } from "../support/spawnCli.js"
 import { tempRoot } from "../support/tempDirs.js"
 import { fakeCliEnv } from "../support/useFakeOpenRouter.js"
 import { waitFor } from "../support/waitFor.js"
@@ -17,7 +16,7 @@ let fake: FakeOpenRouter
 const { root: tmp, freshDir } = tempRoot("pllm-batch-")
 
 beforeAll(async () => {
-  if (!fs.existsSync(cliEntry)) execFileSync("npm", ["run", "build"], { cwd: repoRoot, stdio: "ignore" })
+  ensureBuilt()
   fake = await startFakeOpenRouter({
     script: {
       "res/synth": { kind: "ok", content: "The answer is 4.", usage: { prompt_tokens: 9, completion_tokens: 5, cost: 0.003 } },

@@ -1,10 +1,9 @@
-import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { onlyRunDir, readRunJson } from "../support/runOnDisk.js"
-import { cliEntry, listTree, repoRoot, startCli } from "../support/spawnCli.js"
+import { ensureBuilt, listTree, startCli } from "../support/spawnCli.js"
 import { tempRoot } from "../support/tempDirs.js"
 import { fakeCliEnv } from "../support/useFakeOpenRouter.js"
 import { waitFor } from "../support/waitFor.js"
@@ -19,7 +18,7 @@ const { root: tmp, freshDir } = tempRoot("pllm-cli-")
 const home = path.join(tmp, "home")
 
 beforeAll(async () => {
-  if (!fs.existsSync(cliEntry)) execFileSync("npm", ["run", "build"], { cwd: repoRoot, stdio: "ignore" })
+  ensureBuilt()
   fs.mkdirSync(home, { recursive: true })
   fake = await startFakeOpenRouter({ script: { "int/hang": { kind: "hang" }, "int/fast": { kind: "ok", content: "fast answer" } } })
 })

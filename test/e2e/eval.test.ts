@@ -3,7 +3,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
-import { cliEntry, repoRoot, runCli, startCli } from "../support/spawnCli.js"
+import { ensureBuilt, repoRoot, runCli, startCli } from "../support/spawnCli.js"
 import { tempRoot } from "../support/tempDirs.js"
 import { fakeCliEnv } from "../support/useFakeOpenRouter.js"
 
@@ -14,7 +14,7 @@ let fake: FakeOpenRouter
 const { root: tmp, freshDir } = tempRoot("pllm-eval-")
 
 beforeAll(async () => {
-  if (!fs.existsSync(cliEntry)) execFileSync("npm", ["run", "build"], { cwd: repoRoot, stdio: "ignore" })
+  ensureBuilt()
   fake = await startFakeOpenRouter({
     script: { "ev/hang": { kind: "hang" } }
   })

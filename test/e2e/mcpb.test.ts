@@ -4,8 +4,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { runCommand } from "../support/commands.js"
-import { ensureBuilt, repoRoot } from "../support/mcpHarness.js"
-import { listTree, withCodeCache } from "../support/spawnCli.js"
+import { ensureBuilt, listTree, repoRoot, withCodeCache } from "../support/spawnCli.js"
 import { tempRoot } from "../support/tempDirs.js"
 
 // The MCP Bundle for Claude Desktop: manifest.json passes `mcpb validate`, `scripts/bundle-mcpb.mjs` (what

@@ -1,8 +1,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import * as http from "node:http"
-import { ensureBuilt } from "./mcpHarness.js"
-import { type RunningCli, startCli } from "./spawnCli.js"
+import { ensureBuilt, type RunningCli, startCli } from "./spawnCli.js"
 import { waitFor } from "./waitFor.js"
 
 // Drives the BUILT `serve --http` the way an HTTP MCP client does: the process spawned on a free port,

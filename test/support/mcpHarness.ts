@@ -1,21 +1,12 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
-import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
-import { withCodeCache } from "./spawnCli.js"
+import { cliEntry, ensureBuilt, repoRoot, withCodeCache } from "./spawnCli.js"
 
 // Drives the BUILT server (`node dist/main.js serve`) the way MCP clients do: the SDK's own Client over
 // StdioClientTransport, or raw JSON-RPC lines over a child process when a test must see every byte.
-
-export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..")
-export const serverEntry = path.join(repoRoot, "dist", "main.js")
-
-/** The built entry; builds it once when a test file runs without `npm test` (which builds first). */
-export const ensureBuilt = (): void => {
-  if (!fs.existsSync(serverEntry)) execFileSync("npm", ["run", "build"], { cwd: repoRoot, stdio: "ignore" })
-}
 
 /** The environment a client would pass: only what it lists, plus PATH and HOME. */
 export const serverEnv = (options: {
@@ -64,7 +55,7 @@ export const connectMcp = async (env: Record<string, string>): Promise<McpConnec
   ensureBuilt()
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [serverEntry, "serve"],
+    args: [cliEntry, "serve"],
     env: withCodeCache(env),
     cwd: repoRoot,
     stderr: "pipe"
@@ -105,7 +96,7 @@ export interface RawServer {
 /** The built server as a child process speaking raw JSON-RPC lines, initialized. */
 export const spawnRawServer = async (env: Record<string, string>): Promise<RawServer> => {
   ensureBuilt()
-  const child = spawn(process.execPath, [serverEntry, "serve"], { cwd: repoRoot, env: withCodeCache(env), stdio: ["pipe", "pipe", "pipe"] })
+  const child = spawn(process.execPath, [cliEntry, "serve"], { cwd: repoRoot, env: withCodeCache(env), stdio: ["pipe", "pipe", "pipe"] })
   const lines: Array<string> = []
   const notifications: Array<JsonRpcMessage> = []
   const waiting = new Map<number | string, (message: JsonRpcMessage) => void>()
