@@ -3,7 +3,6 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Option, Schema } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { beforeEach } from "vitest"
 import { appLayer } from "../../src/appLayer.js"
 import { Manifest } from "../../src/domain/manifest.js"
 import { withCallSettings } from "../../src/programs/callSettings.js"
@@ -18,6 +17,7 @@ import { connectMcpInProcess } from "../support/inProcessMcp.js"
 import { itLive } from "../support/itLive.js"
 import { serverEnv } from "../support/mcpHarness.js"
 import { tempRoot } from "../support/tempDirs.js"
+import { resetFakeBeforeEach } from "../support/useFakeOpenRouter.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // Per-model options (model objects in the config file), the run's reasoning effort, and web search with
@@ -26,11 +26,7 @@ import { withFakeProvider } from "../support/withFakeProvider.js"
 const provider = withFakeProvider()
 const { root: tmp, freshDir } = tempRoot("pllm-modelopts-")
 
-beforeEach(() => {
-  provider.fake.setScript({})
-  provider.fake.setDefault({ kind: "ok" })
-  provider.fake.reset()
-})
+resetFakeBeforeEach(provider)
 
 const bodyFor = (model: string): Record<string, unknown> => {
   const request = provider.log().find((r: RecordedRequest) => r.model === model)

@@ -7,7 +7,6 @@ import { globalValue } from "effect/GlobalValue"
 import * as fs from "node:fs"
 import * as http from "node:http"
 import * as path from "node:path"
-import { beforeEach } from "vitest"
 import { httpStatusOf, isTransient, type ProviderError } from "../../src/domain/errors.js"
 import type { ModelRequest } from "../../src/domain/modelCall.js"
 import { foldAnswer, type FoldHooks, streamedText, textSoFar } from "../../src/programs/answerFold.js"
@@ -25,6 +24,7 @@ import { itClock } from "../support/itClock.js"
 import { realHttpClientLayer, sharedHttpClientLayer } from "../support/realHttpClient.js"
 import { tempRoot } from "../support/tempDirs.js"
 import { pendingSleeps } from "../support/testClock.js"
+import { resetFakeBeforeEach } from "../support/useFakeOpenRouter.js"
 import { waitFor } from "../support/waitFor.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
 
@@ -34,11 +34,7 @@ const KEY = "sk-or-v1-SECRET-5f3c9a1e7d2b4c6a8e0f1a2b3c4d5e6f"
 const provider = withFakeProvider()
 const { root: tmp } = tempRoot("pllm-client-")
 
-beforeEach(() => {
-  provider.fake.setScript({})
-  provider.fake.setDefault({ kind: "ok" })
-  provider.fake.reset()
-})
+resetFakeBeforeEach(provider)
 
 const settingsFor = (overrides: Partial<SettingsValue> = {}): SettingsValue =>
   provider.settings({

@@ -2,7 +2,6 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Layer, Option, Redacted, Schema } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { beforeEach } from "vitest"
 import { appLayer } from "../../src/appLayer.js"
 import { withBareValues } from "../../src/cli/settingsOptions.js"
 import { Manifest } from "../../src/domain/manifest.js"
@@ -24,6 +23,7 @@ import { makeScriptedClient } from "../support/scriptedClient.js"
 import { tempRoot } from "../support/tempDirs.js"
 import { makeTestRunStore } from "../support/testRunStore.js"
 import { makeTestSettings } from "../support/testSettings.js"
+import { resetFakeBeforeEach } from "../support/useFakeOpenRouter.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // What OpenRouter's newer API asks of a call (issue 27): web search as a server tool, the response cache,
@@ -31,11 +31,7 @@ import { withFakeProvider } from "../support/withFakeProvider.js"
 
 const { root: tmp, freshDir } = tempRoot("pllm-openrouter-")
 const provider = withFakeProvider()
-beforeEach(() => {
-  provider.fake.setScript({})
-  provider.fake.setDefault({ kind: "ok" })
-  provider.fake.reset()
-})
+resetFakeBeforeEach(provider)
 
 const requestsFor = (model: string): ReadonlyArray<RecordedRequest> => provider.fake.chatRequests().filter((r) => r.model === model)
 const bodyFor = (model: string): Record<string, unknown> => {

@@ -2,7 +2,6 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { beforeEach } from "vitest"
 import { foldAnswer } from "../../src/programs/answerFold.js"
 import { ModelClient } from "../../src/services/modelClient.js"
 import { Settings } from "../../src/services/settings.js"
@@ -12,6 +11,7 @@ import { serverEnv } from "../support/mcpHarness.js"
 import { sharedHttpClientLayer } from "../support/realHttpClient.js"
 import { tempRoot } from "../support/tempDirs.js"
 import { makeTestSettings } from "../support/testSettings.js"
+import { resetFakeBeforeEach } from "../support/useFakeOpenRouter.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // An OpenAI-compatible server that reports no usage (many local servers): streams ask for it, and what
@@ -19,11 +19,7 @@ import { withFakeProvider } from "../support/withFakeProvider.js"
 
 const { root: tmp, freshDir } = tempRoot("pllm-usage-")
 const provider = withFakeProvider()
-beforeEach(() => {
-  provider.fake.setScript({})
-  provider.fake.setDefault({ kind: "ok", usage: null })
-  provider.fake.reset()
-})
+resetFakeBeforeEach(provider, { kind: "ok", usage: null })
 
 const complete = (stream: boolean) =>
   Effect.flatMap(
