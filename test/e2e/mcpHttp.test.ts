@@ -13,7 +13,7 @@ import {
   rawPost,
   startHttpServer
 } from "../support/httpHarness.js"
-import { readManifest, runIdIn, serverEnv } from "../support/mcpHarness.js"
+import { readManifest, runIdIn, runOutputOf, serverEnv } from "../support/mcpHarness.js"
 import { runCli } from "../support/spawnCli.js"
 import { tempRoot } from "../support/tempDirs.js"
 import { useFakeOpenRouter } from "../support/useFakeOpenRouter.js"
@@ -32,14 +32,6 @@ const freshDir = () => path.join(tmp, `runs-${++dirCount}`)
 
 const envFor = (outputDir: string, extra: Record<string, string> = {}) =>
   serverEnv({ baseUrl: provider.fake.url, outputDir, apiKey: API_KEY, models: ["http/one", "http/two"], synthesizer: "http/synth", extra })
-
-interface RunOutput {
-  readonly final: string | null
-  readonly status: string
-  readonly runId: string
-  readonly runDir: string
-}
-const outputOf = (result: CallToolResult): RunOutput => result.structuredContent as unknown as RunOutput
 
 const provider = useFakeOpenRouter({
   script: {
@@ -128,9 +120,9 @@ describe("serve --http", () => {
       )
       for (const result of results) {
         expect(result.isError).toBeFalsy()
-        expect(outputOf(result as CallToolResult).final).toBe("Merged: 4")
+        expect(runOutputOf(result as CallToolResult).final).toBe("Merged: 4")
       }
-      expect(new Set(results.map((r) => outputOf(r as CallToolResult).runId)).size).toBe(2)
+      expect(new Set(results.map((r) => runOutputOf(r as CallToolResult).runId)).size).toBe(2)
       await a.transport.terminateSession()
       expect((await health(server.base)).sessions).toBe(before - 1)
       await expect(a.client.listTools()).rejects.toThrow()
@@ -175,7 +167,7 @@ describe("serve --http", () => {
 
   it("finds a run started by one client from a second connection (get_run, tasks/get, resources)", async () => {
     const first = await connectHttp(server.url, bearer(server.token))
-    const started = outputOf(
+    const started = runOutputOf(
       await first.client.callTool({
         name: "process_prompt",
         arguments: { prompt: "Handle me", models: ["http/slow"], wait: 0 }
@@ -191,7 +183,7 @@ describe("serve --http", () => {
         timeout: 40_000
       })
       slow.open()
-      const done = outputOf(await waiting as CallToolResult)
+      const done = runOutputOf(await waiting as CallToolResult)
       expect(done.runId).toBe(started.runId)
       expect(done.final).toBe("Merged: 4")
       // Its task (task id = run id) and its files too.
@@ -265,7 +257,7 @@ describe("serve --http refusals and shutdown", () => {
     expect(code).toBe(130)
     expect(stderr).toContain("cancelling 1 run in flight")
     // The call waiting for the run was answered before its session closed.
-    expect(outputOf(await waiting as CallToolResult).status).toBe("cancelled")
+    expect(runOutputOf(await waiting as CallToolResult).status).toBe("cancelled")
     const manifest = readManifest(runDir)
     expect(manifest?.status).toBe("cancelled")
     expect(manifest?.candidates.map((c) => c.status)).toEqual(["ok", "cancelled"])

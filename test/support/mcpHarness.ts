@@ -1,8 +1,10 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import type { RunOutput } from "../../src/mcp/runOutput.js"
 import { cliEntry, ensureBuilt, repoRoot, withCodeCache } from "./spawnCli.js"
 
 // Drives the BUILT server (`node dist/main.js serve`) the way MCP clients do: the SDK's own Client over
@@ -178,6 +180,9 @@ export const onlyManifestIn = (runsDir: string) => {
   if (id === undefined) throw new Error(`no run with a run.json in ${runsDir}`)
   return JSON.parse(fs.readFileSync(path.join(runsDir, id, "run.json"), "utf8"))
 }
+
+/** A run tool's structured result (process_prompt, get_run and the tools that return like them), as the server sent it. */
+export const runOutputOf = (result: CallToolResult): RunOutput => result.structuredContent as unknown as RunOutput
 
 /** The run id a progress message or log line mentions (`run 20250101-120000-000-abcdef12…`). */
 export const runIdIn = (text: string): string | undefined => /\b(\d{8}-\d{6}-\d{3}-[0-9a-f]{8})\b/.exec(text)?.[1]
