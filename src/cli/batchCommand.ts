@@ -5,15 +5,16 @@ import { formatUsd } from "../domain/format.js"
 import { stripControl } from "../domain/text.js"
 import { holdResultsLock, isSameFile } from "../programs/batchLock.js"
 import { type BatchResult, defaultResultsPath } from "../programs/batchResults.js"
-import { type BatchProgress, remainingOf, runBatch } from "../programs/runBatch.js"
+import { type BatchProgress, remainingOf } from "../programs/progressRecorder.js"
+import { runBatch } from "../programs/runBatch.js"
 import { strategyNamed } from "../programs/strategies/registry.js"
 
 import { Logging } from "../services/logging.js"
-import { type OutputStream, ProcessIo } from "../services/processIo.js"
+import { ProcessIo } from "../services/processIo.js"
 import { Settings } from "../services/settings.js"
 import { withoutSpansUnlessExported } from "../services/tracing.js"
 import type { batchCli } from "./batchCli.js"
-import { makeStatusLine, progressText } from "./batchProgress.js"
+import { makeProgressView, progressText, type ProgressWords } from "./batchProgress.js"
 import type { ParsedArgs } from "./flags.js"
 import { outcomeIf } from "./outcome.js"
 import { modelsGiven } from "./settingsOptions.js"
@@ -24,33 +25,10 @@ const resultText = (r: BatchResult): string =>
       `${r.error !== undefined ? `: ${r.error}` : ""}`
   )
 
-/**
- * Progress on stderr. On a terminal: one status line redrawn in place (every second and after each
- * prompt), failures and log lines printed above it. Otherwise: one line per finished prompt.
- */
-const makeProgressView = (out: OutputStream) => {
-  const line = makeStatusLine(out)
-  const startedAt = Date.now()
-  let latest: BatchProgress | undefined
-  return {
-    tty: line.tty,
-    log: line.log,
-    update: (p: BatchProgress, last: BatchResult | undefined) => {
-      latest = p
-      if (line.tty && last !== undefined && last.status !== "ok" && last.status !== "partial") {
-        line.log(`  ${last.status === "failed" ? "✗" : "⊘"} ${resultText(last)}\n`)
-      } else if (!line.tty && last !== undefined) {
-        out.write(`parallel-llm batch: ${resultText(last)} · ${progressText(p)}\n`)
-      }
-      line.set(`parallel-llm batch: ${progressText(p)}`)
-    },
-    /** Redraws the status line with the time now (elapsed, rate and ETA move on between prompts). */
-    tick: () => {
-      if (latest !== undefined) line.set(`parallel-llm batch: ${progressText({ ...latest, elapsedMs: Date.now() - startedAt })}`)
-    },
-    latest: () => latest,
-    end: line.end
-  }
+const batchWords: ProgressWords<BatchProgress, BatchResult> = {
+  status: (p) => `parallel-llm batch: ${progressText(p)}`,
+  trouble: (r) => `  ${r.status === "failed" ? "✗" : "⊘"} ${resultText(r)}\n`,
+  ended: (p, r) => `parallel-llm batch: ${resultText(r)} · ${progressText(p)}\n`
 }
 
 /** `batch`: exit code 1 when a prompt failed or was cancelled. Needs the CallGate of `batchLayer`. */
@@ -68,7 +46,7 @@ export const batch = Effect.fn("batch")(function*(args: ParsedArgs<typeof batchC
   }
 
   const io = yield* ProcessIo
-  const view = makeProgressView(io.stderr)
+  const view = makeProgressView(io.stderr, batchWords)
   const logging = yield* Logging
   // Models named with -m, as in ask: `self` says once which of them it does not ask (a line's own models, per run).
   const settings = yield* Settings

@@ -1,8 +1,10 @@
 import { formatUsd } from "../domain/format.js"
-import { type BatchProgress, remainingOf } from "../programs/runBatch.js"
+import type { FinishedRunStatus } from "../domain/manifest.js"
+import { type BatchProgress, remainingOf } from "../programs/progressRecorder.js"
 import type { OutputStream } from "../services/processIo.js"
 
-// What batch and eval (which runs its items as batch runs them) share: the progress line (their defaults: batchCli.ts).
+// What batch and eval (which runs its items as batch runs them) share: the progress line and its view on stderr
+// (their defaults: batchCli.ts).
 
 const duration = (ms: number): string => {
   const s = Math.round(ms / 1000)
@@ -68,5 +70,43 @@ export const makeStatusLine = (out: OutputStream) => {
       if (tty && status !== "") out.write("\n")
       status = ""
     }
+  }
+}
+
+/** What a command's progress view says: its status line, and the line for each item that ends. */
+export interface ProgressWords<P, R> {
+  readonly status: (progress: P) => string
+  /** On a terminal, above the status line: an item that failed or was cancelled. */
+  readonly trouble: (result: R) => string
+  /** Elsewhere: every item that ends, with the progress after it. */
+  readonly ended: (progress: P, result: R) => string
+}
+
+/**
+ * Progress on stderr. On a terminal: one status line redrawn in place (every second and after each item),
+ * failures and log lines printed above it. Otherwise: one line per finished item.
+ */
+export const makeProgressView = <P extends BatchProgress, R extends { readonly status: FinishedRunStatus }>(
+  out: OutputStream,
+  words: ProgressWords<P, R>
+) => {
+  const line = makeStatusLine(out)
+  const startedAt = Date.now()
+  let latest: P | undefined
+  return {
+    tty: line.tty,
+    log: line.log,
+    update: (p: P, last: R | undefined) => {
+      latest = p
+      if (line.tty && last !== undefined && (last.status === "failed" || last.status === "cancelled")) line.log(words.trouble(last))
+      else if (!line.tty && last !== undefined) out.write(words.ended(p, last))
+      line.set(words.status(p))
+    },
+    /** Redraws the status line with the time now (elapsed, rate and ETA move on between items). */
+    tick: () => {
+      if (latest !== undefined) line.set(words.status({ ...latest, elapsedMs: Date.now() - startedAt }))
+    },
+    latest: () => latest,
+    end: line.end
   }
 }

@@ -17,11 +17,11 @@ import { SOLO } from "../programs/eval/solo.js"
 import { StrategyList } from "../programs/eval/strategies.js"
 import type { StrategyName } from "../programs/strategies/registry.js"
 import { Logging } from "../services/logging.js"
-import { type OutputStream, ProcessIo } from "../services/processIo.js"
+import { ProcessIo } from "../services/processIo.js"
 import { Settings } from "../services/settings.js"
 import { withoutSpansUnlessExported } from "../services/tracing.js"
 import { BATCH_DEFAULTS } from "./batchCli.js"
-import { makeStatusLine, progressText } from "./batchProgress.js"
+import { makeProgressView, progressText, type ProgressWords } from "./batchProgress.js"
 import type { evalCli } from "./evalCli.js"
 import type { ParsedArgs } from "./flags.js"
 import { outcomeIf, succeeded } from "./outcome.js"
@@ -51,26 +51,10 @@ const resultText = (r: EvalResult): string =>
 
 const statusText = (p: EvalProgress) => `parallel-llm eval: ${progressText(p)} · ${p.correct} correct`
 
-/** Progress on stderr, like batch's: on a terminal one status line redrawn in place, elsewhere one line per run. */
-const makeProgressView = (out: OutputStream) => {
-  const line = makeStatusLine(out)
-  const startedAt = Date.now()
-  let latest: EvalProgress | undefined
-  return {
-    tty: line.tty,
-    log: line.log,
-    /** Redraws the status line with the time now (elapsed, rate and ETA move on between runs). */
-    tick: () => {
-      if (latest !== undefined) line.set(statusText({ ...latest, elapsedMs: Date.now() - startedAt }))
-    },
-    update: (p: EvalProgress, last: EvalResult | undefined) => {
-      latest = p
-      if (line.tty && last !== undefined && (last.status === "failed" || last.status === "cancelled")) line.log(`  ✗ ${resultText(last)}\n`)
-      else if (!line.tty && last !== undefined) out.write(`${statusText(p)} · ${resultText(last)}\n`)
-      line.set(statusText(p))
-    },
-    end: line.end
-  }
+const evalWords: ProgressWords<EvalProgress, EvalResult> = {
+  status: statusText,
+  trouble: (r) => `  ✗ ${resultText(r)}\n`,
+  ended: (p, r) => `${statusText(p)} · ${resultText(r)}\n`
 }
 
 type EvalArgs = ParsedArgs<typeof evalCli>
@@ -193,7 +177,7 @@ const measuredReport = Effect.fnUntraced(function*(input: {
 /** The eval with its progress on stderr (live on a terminal), one process per results file, as in batch. */
 const runWithProgress = Effect.fnUntraced(function*(options: Omit<EvalOptions, "onProgress">, waitLock: boolean) {
   const io = yield* ProcessIo
-  const view = makeProgressView(io.stderr)
+  const view = makeProgressView(io.stderr, evalWords)
   const logging = yield* Logging
   const ticker = view.tty ? Effect.sync(() => view.tick()).pipe(Effect.repeat(Schedule.spaced("1 second"))) : Effect.never
   return yield* Effect.zipRight(

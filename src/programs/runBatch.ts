@@ -1,6 +1,6 @@
-import { Cause, Clock, Effect, Exit, Option, Ref } from "effect"
-import { RunRefused, type StoreError, UsageError } from "../domain/errors.js"
-import { plural, roundUsd } from "../domain/format.js"
+import { Cause, Effect, Exit, Option, Ref } from "effect"
+import { RunRefused, UsageError } from "../domain/errors.js"
+import { plural } from "../domain/format.js"
 import type { Manifest } from "../domain/manifest.js"
 import { readTextSafely, USER_FILE_READ } from "../domain/safeFile.js"
 import { oneLine } from "../domain/text.js"
@@ -14,30 +14,10 @@ import { type FoundRun, previousRunsFor } from "./batchResume.js"
 import { withCallSettings } from "./callSettings.js"
 import { agentsProblem } from "./checkRunRequest.js"
 import { outsideCatalogue } from "./listConfiguredModels.js"
+import { type BatchProgress, makeProgressRecorder, progressAtStart, type ProgressRecorder } from "./progressRecorder.js"
 import { resynthesize } from "./resynthesize.js"
 import type { RunEvent } from "./run/request.js"
 import { runPipeline } from "./runPipeline.js"
-
-// --- Progress ---
-
-export interface BatchProgress {
-  /** Prompts this pass runs (answered ones skipped), and invalid lines. */
-  readonly total: number
-  readonly ok: number
-  readonly partial: number
-  readonly failed: number
-  readonly cancelled: number
-  /** Already answered in an earlier pass. */
-  readonly skipped: number
-  readonly invalid: number
-  readonly inFlight: number
-  readonly cost: number
-  /** Runs that ended without the provider reporting what they cost: `cost` then leaves them out. */
-  readonly unknownCost: number
-  readonly elapsedMs: number
-}
-
-export const remainingOf = (p: BatchProgress): number => p.total - p.ok - p.partial - p.failed - p.cancelled
 
 export interface BatchOptions {
   readonly input: string
@@ -67,11 +47,12 @@ export const runBatch = Effect.fn("runBatch")(function*(options: BatchOptions) {
   if (settings.checkModels && todo.length > 0) yield* checkModelsOnce(todo)
 
   const { appendLine } = yield* openResultsFile(options.output, previous)
-  const recorder = yield* makeRecorder(
+  const recorder = yield* makeProgressRecorder({
+    start: progressAtStart({ total: todo.length + bad.length, skipped: items.length - todo.length }),
     appendLine,
-    { total: todo.length + bad.length, skipped: items.length - todo.length },
-    options.onProgress
-  )
+    tally: tallyInvalid,
+    onProgress: options.onProgress
+  })
   yield* Effect.logInfo(
     `batch: ${todo.length} prompt${todo.length === 1 ? "" : "s"} to run` +
       `${items.length > todo.length ? `, ${items.length - todo.length} already answered` : ""}` +
@@ -113,45 +94,10 @@ const stillToDo = (items: ReadonlyArray<BatchItem>, answered: ReadonlyMap<string
     return sha !== undefined && sha !== item.promptSha256
   })
 
-type Recorder = Effect.Effect.Success<ReturnType<typeof makeRecorder>>
+type Recorder = ProgressRecorder<BatchProgress, BatchResult>
 
-/** The progress, and the result lines appended as each prompt ends. */
-const makeRecorder = Effect.fnUntraced(function*(
-  appendLine: (value: unknown) => Effect.Effect<void, StoreError>,
-  start: { readonly total: number; readonly skipped: number },
-  onProgress: BatchOptions["onProgress"]
-) {
-  const startedMs = yield* Clock.currentTimeMillis
-  const progress = yield* Ref.make<BatchProgress>({
-    ...start,
-    ok: 0,
-    partial: 0,
-    failed: 0,
-    cancelled: 0,
-    invalid: 0,
-    inFlight: 0,
-    cost: 0,
-    unknownCost: 0,
-    elapsedMs: 0
-  })
-  const report = (last: BatchResult | undefined) =>
-    Effect.gen(function*() {
-      const now = yield* Clock.currentTimeMillis
-      const p = yield* Ref.updateAndGet(progress, (p) => ({ ...p, elapsedMs: now - startedMs }))
-      if (onProgress) yield* onProgress(p, last)
-    })
-  const count = (result: BatchResult) =>
-    Ref.update(progress, (p) => ({
-      ...p,
-      [result.status]: p[result.status] + 1,
-      invalid: p.invalid + (result.invalid ? 1 : 0),
-      cost: roundUsd(p.cost + (result.cost ?? 0)),
-      unknownCost: p.unknownCost + (result.cost === null && result.runDir !== null ? 1 : 0)
-    }))
-  const record = (result: BatchResult) => appendLine(result).pipe(Effect.zipRight(count(result)), Effect.zipRight(report(result)))
-  const inFlight = (change: 1 | -1) => Ref.update(progress, (p) => ({ ...p, inFlight: p.inFlight + change }))
-  return { progress, report, count, record, inFlight }
-})
+/** A bad line counts as invalid besides failed (it is in `total`, but no run was made for it). */
+const tallyInvalid = (p: BatchProgress, result: BatchResult): BatchProgress => result.invalid ? { ...p, invalid: p.invalid + 1 } : p
 
 /** A bad line is reported once in the results file; later passes count it (the batch still fails) without repeating it. */
 const recordBadLines = (recorder: Recorder, bad: ReadonlyArray<BadLine>, reported: ReadonlySet<string>) =>
@@ -194,16 +140,15 @@ const runItem = (settings: SettingsValue, recorder: Recorder) => (item: BatchIte
           : event._tag === "RunFinished"
           ? Ref.update(seen, (s) => ({ ...s, finished: { manifest: event.manifest, runDir: event.runDir } }))
           : Effect.void
-      yield* recorder.inFlight(1)
+      yield* recorder.started
       const exit = yield* restore(runOf(settings, item, interrupted, onEvent)).pipe(Effect.exit)
-      yield* recorder.inFlight(-1)
       const { startedDir, finished } = yield* Ref.get(seen)
       const result: BatchResult = finished !== undefined
         ? resultOf(item, finished.runDir, finished.manifest)
         : failedResult(item, startedDir ?? null, exit)
       if (result.status === "failed" && finished === undefined) yield* Effect.logWarning(`${item.id}: ${result.error}`)
       // Recorded even when the batch is being interrupted: that interruption then goes on stopping it.
-      yield* recorder.record(result)
+      yield* recorder.ended(result)
     })
   )
 

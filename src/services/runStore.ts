@@ -1,4 +1,3 @@
-import { FileSystem, Path } from "@effect/platform"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import { Effect, Layer, Option, type Redacted, Schema } from "effect"
@@ -7,13 +6,11 @@ import { fsFailure, StoreError } from "../domain/errors.js"
 import { makeDirectories } from "../domain/makeDirectories.js"
 import { type AttachmentRecord, Manifest, type RunSettings } from "../domain/manifest.js"
 import { responseFileName } from "../domain/model.js"
-import { makeRedact } from "../domain/redact.js"
 import { OWNER_FILE, OwnerRecord } from "../domain/runState.js"
-import { makePermitLine, type PermitLine } from "./permitLine.js"
 import { thisHost, thisProcessStartedAt } from "./processProbe.js"
 import { ATTACHMENTS_DIR, type InvalidRunPath, makeRunReader, type RunFileNotFound, type RunSummary, type RunView } from "./runReader.js"
 import { Settings } from "./settings.js"
-import { StoreDisk, type StoreDiskShape, writeAtomically } from "./storeDisk.js"
+import { makeWriter, PRIVATE_DIR, writeAtomic, type Writer } from "./storeWriter.js"
 
 export interface RunHandle {
   readonly id: string
@@ -90,16 +87,6 @@ interface RunStoreShape {
   readonly hasRun: (runId: string) => Effect.Effect<boolean, StoreError>
 }
 
-/**
- * How many files this process writes at once, across all its runs: a run attaching a thousand files forks a
- * write for each, and unbounded they exhaust the process's file descriptors (EMFILE), losing paid answers.
- */
-const WRITE_CONCURRENCY = 16
-
-/** Prompts often hold private code: runs are readable by their owner only. */
-const PRIVATE_DIR = { mode: 0o700 }
-const PRIVATE_FILE = { mode: 0o600 }
-
 const pad = (n: number, width = 2) => String(n).padStart(width, "0")
 
 /**
@@ -115,65 +102,6 @@ const runIdFor = (date: Date): string =>
 const encodeManifest = Schema.encodeSync(Manifest)
 const manifestText = (manifest: Manifest) => `${JSON.stringify(encodeManifest(manifest), null, 2)}\n`
 const encodeOwner = Schema.encodeSync(OwnerRecord)
-
-/**
- * How the store writes: atomically, through the write gate, the key redacted. One per store; its counters are
- * the store's only state (`temps`: temporary names are counted, not drawn at random per file).
- */
-interface Writer {
-  readonly fs: FileSystem.FileSystem
-  readonly path: Path.Path
-  readonly disk: StoreDiskShape
-  readonly redact: (text: string) => string
-  /** One permit per write at once, {@link WRITE_CONCURRENCY} of them. */
-  readonly gate: PermitLine
-  readonly fail: (target: string) => (error: unknown) => StoreError
-  readonly tempFor: (target: string) => string
-}
-
-const makeWriter = Effect.fnUntraced(function*(apiKey: Option.Option<Redacted.Redacted>) {
-  const fs = yield* FileSystem.FileSystem
-  const path = yield* Path.Path
-  // `.<file>.<random>.tmp`: random per process, then counted (no random bytes drawn per file).
-  const tempTag = crypto.randomBytes(6).toString("hex")
-  const counter = { temps: 0 }
-  return {
-    fs,
-    path,
-    disk: yield* StoreDisk,
-    // What a run records never holds the key, whatever field it reached (a prompt, a title, an id).
-    redact: makeRedact(apiKey),
-    gate: makePermitLine(WRITE_CONCURRENCY),
-    fail: (target) => (error) => new StoreError({ path: target, message: fsFailure(`cannot write ${target}`, error) }),
-    // The target's folder and name by slicing, not `path.dirname`/`basename`: every file of every run passes here,
-    // and its path was made by `path.join` (absolute, normalized).
-    tempFor: (target) => {
-      const cut = target.lastIndexOf(path.sep) + 1
-      return `${target.slice(0, cut)}.${target.slice(cut)}.${tempTag}${(counter.temps++).toString(36)}.tmp`
-    }
-  } satisfies Writer
-})
-
-/**
- * Temporary siblings then renames, in the order given: a reader (or a crash) never sees half a file, nor a later
- * file without an earlier one. `thenRemove` goes once all are in place. Interrupted, it ends what is in flight
- * and removes what it wrote under temporary names.
- */
-const writeAtomic = (
-  w: Writer,
-  files: ReadonlyArray<readonly [target: string, data: string | Uint8Array]>,
-  thenRemove?: string
-): Effect.Effect<void, StoreError> =>
-  Effect.async((resume) => {
-    const pending = files.map(([target, data]) => ({ target, temp: w.tempFor(target), data }))
-    const cancel = writeAtomically(w.disk, w.gate, pending, PRIVATE_FILE.mode, thenRemove, (failure) =>
-      resume(failure === undefined ? Effect.void : Effect.fail(w.fail(failure.target)(failure.error))))
-    return Effect.async<void>((settled) =>
-      cancel(() =>
-        settled(Effect.void)
-      )
-    )
-  })
 
 /** Makes run directories under `outputDir`, with ids unique across processes and in creation order within one. */
 const makeRunDirs = (w: Writer, outputDir: string) => {

@@ -158,6 +158,22 @@ export const logLevel: Kind<LogLevelName> = {
   json: Schema.String
 }
 
+/**
+ * A list: a repeatable flag, comma-separated in the environment, an array (or that text) in the file. Each item of
+ * the text is tidied (trimmed), the empty ones dropped, and the rest checked by `item`.
+ */
+const commaList = (item: Schema.Schema<string>, tidy: (s: string) => string = (s) => s.trim()): Kind<ReadonlyArray<string>> => ({
+  text: Schema.transform(Schema.String, Schema.Array(item), {
+    strict: true,
+    decode: (s) => s.split(",").map(tidy).filter((t) => t !== ""),
+    encode: (items) => items.join(",")
+  }),
+  file: ListInFile,
+  flag: "list",
+  plain: Schema.Array(Schema.String),
+  json: Schema.Array(Schema.String)
+})
+
 const OriginText = Schema.String.pipe(
   Schema.filter((s) => {
     const url = URL.canParse(s) ? new URL(s) : undefined
@@ -166,31 +182,11 @@ const OriginText = Schema.String.pipe(
   })
 )
 
-/** Browser origins (`https://app.example.com`): a repeatable flag, comma-separated in the environment. */
-export const originList: Kind<ReadonlyArray<string>> = {
-  text: Schema.transform(Schema.String, Schema.Array(OriginText), {
-    strict: true,
-    decode: (s) => s.split(",").map((o) => o.trim().replace(/\/$/, "")).filter((o) => o !== ""),
-    encode: (origins) => origins.join(",")
-  }),
-  file: ListInFile,
-  flag: "list",
-  plain: Schema.Array(Schema.String),
-  json: Schema.Array(Schema.String)
-}
+/** Browser origins (`https://app.example.com`), a trailing slash dropped. */
+export const originList = commaList(OriginText, (o) => o.trim().replace(/\/$/, ""))
 
-/** Directories: a repeatable flag, comma-separated in the environment, an array (or that text) in the file. */
-export const pathList: Kind<ReadonlyArray<string>> = {
-  text: Schema.transform(Schema.String, Schema.Array(Schema.String), {
-    strict: true,
-    decode: (s) => s.split(",").map((p) => p.trim()).filter((p) => p !== ""),
-    encode: (paths) => paths.join(",")
-  }),
-  file: ListInFile,
-  flag: "list",
-  plain: Schema.Array(Schema.String),
-  json: Schema.Array(Schema.String)
-}
+/** Directories. */
+export const pathList = commaList(Schema.String)
 
 const DomainText = Schema.String.pipe(
   Schema.filter((s) =>
@@ -198,18 +194,8 @@ const DomainText = Schema.String.pipe(
   )
 )
 
-/** Web domains (`arxiv.org`, `example.com/docs`): a repeatable flag, comma-separated in the environment. */
-export const domainList: Kind<ReadonlyArray<string>> = {
-  text: Schema.transform(Schema.String, Schema.Array(DomainText), {
-    strict: true,
-    decode: (s) => s.split(",").map((d) => d.trim()).filter((d) => d !== ""),
-    encode: (domains) => domains.join(",")
-  }),
-  file: ListInFile,
-  flag: "list",
-  plain: Schema.Array(Schema.String),
-  json: Schema.Array(Schema.String)
-}
+/** Web domains (`arxiv.org`, `example.com/docs`). */
+export const domainList = commaList(DomainText)
 
 /** One of a few names (`--strategy rank`): `text` reads and checks it, `plain` is the names themselves. */
 export const oneOf = <A extends string>(text: Schema.Schema<A, string>, plain: Schema.Schema<A>): Kind<A> => ({

@@ -1,11 +1,10 @@
-import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { type Browser, chromium, type Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { Manifest } from "../../src/domain/manifest.js"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
-import { cliEntry, repoRoot, runCli, type RunningCli, startCli } from "../support/spawnCli.js"
+import { ensureBuilt, repoRoot, runCli, type RunningCli, startCli } from "../support/spawnCli.js"
 import { makeTempDirs } from "../support/tempDirs.js"
 import { FINDINGS, MERGED_ANSWER as ANSWER, synthesizerReply } from "../support/viewerRun.js"
 
@@ -59,7 +58,7 @@ const askedRun = async (models: ReadonlyArray<string>): Promise<{ out: string; r
 
 beforeAll(async () => {
   if (!hasChromium) return
-  if (!fs.existsSync(cliEntry)) execFileSync("npm", ["run", "build"], { cwd: repoRoot, stdio: "ignore" })
+  ensureBuilt()
   fs.mkdirSync(SHOTS, { recursive: true })
   fake = await startFakeOpenRouter({
     script: {

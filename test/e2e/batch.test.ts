@@ -1,21 +1,22 @@
-import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
-import { cliEntry, freshDirs, repoRoot, runCli, startCli } from "../support/spawnCli.js"
-import { waitUntil } from "../support/waitUntil.js"
+import { jsonl } from "../support/jsonl.js"
+import { ensureBuilt, runCli, startCli } from "../support/spawnCli.js"
+import { tempRoot } from "../support/tempDirs.js"
+import { fakeCliEnv } from "../support/useFakeOpenRouter.js"
+import { waitFor } from "../support/waitFor.js"
 
 // `batch` where a process is the point: Ctrl-C on the built CLI against the loopback fake, then the next pass (a
 // process too: this file loads nothing of the app). The rest of `batch` runs in-process in test/unit/batchCli.test.ts.
 // No timing assertions.
 
 let fake: FakeOpenRouter
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-batch-"))
+const { root: tmp, freshDir } = tempRoot("pllm-batch-")
 
 beforeAll(async () => {
-  if (!fs.existsSync(cliEntry)) execFileSync("npm", ["run", "build"], { cwd: repoRoot, stdio: "ignore" })
+  ensureBuilt()
   fake = await startFakeOpenRouter({
     script: {
       "res/synth": { kind: "ok", content: "The answer is 4.", usage: { prompt_tokens: 9, completion_tokens: 5, cost: 0.003 } },
@@ -27,21 +28,9 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await fake?.close()
-  fs.rmSync(tmp, { recursive: true, force: true })
 })
 
-const freshDir = freshDirs(tmp)
-
-const envFor = (outputDir: string) => ({
-  PATH: process.env.PATH,
-  HOME: tmp,
-  OPENROUTER_BASE_URL: fake.url,
-  PARALLEL_LLM_OUTPUT_DIR: outputDir,
-  PARALLEL_LLM_RETRY_BASE_DELAY: "0.01",
-  PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none"
-})
-
-const jsonl = (lines: ReadonlyArray<unknown>) => lines.map((l) => JSON.stringify(l)).join("\n") + "\n"
+const envFor = (outputDir: string) => fakeCliEnv(fake.url, { home: tmp, outputDir }, { PARALLEL_LLM_RETRY_BASE_DELAY: "0.01" })
 
 /** The fields of a results line (src/programs/batchResults.ts) read here. */
 interface ResultLine {
@@ -73,9 +62,9 @@ describe("parallel-llm batch (the built CLI)", () => {
       env,
       timeoutMs: 120_000
     })
-    await waitUntil(
-      () => fake.chatRequests().filter((r) => r.model === "int/hang").length >= 2 || cli.child.exitCode !== null,
+    await waitFor(
       "both runs asking",
+      () => fake.chatRequests().filter((r) => r.model === "int/hang").length >= 2 || cli.child.exitCode !== null,
       60_000
     )
     // The fast candidates' answers are on disk: they must survive the interruption.
@@ -84,7 +73,7 @@ describe("parallel-llm batch (the built CLI)", () => {
         ? fs.readdirSync(path.join(dir, "runs")).filter((run) => fs.existsSync(path.join(dir, "runs", run, "responses", "02-int-fast.md")))
           .length
         : 0
-    await waitUntil(() => fastAnswers() >= 2 || cli.child.exitCode !== null, "the fast candidates answered", 60_000)
+    await waitFor("the fast candidates answered", () => fastAnswers() >= 2 || cli.child.exitCode !== null, 60_000)
     cli.child.kill("SIGINT")
     const result = await cli.done
     expect(result.code, result.stderr).toBe(130)

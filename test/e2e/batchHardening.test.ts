@@ -1,18 +1,18 @@
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
-import { cliEntry, freshDirs, runCli, startCli } from "../support/spawnCli.js"
-import { waitUntil } from "../support/waitUntil.js"
+import { cliEntry, runCli, startCli } from "../support/spawnCli.js"
+import { tempRoot } from "../support/tempDirs.js"
+import { fakeCliEnv } from "../support/useFakeOpenRouter.js"
+import { waitFor } from "../support/waitFor.js"
 
 // Issue 13 with two real `batch` processes (item 3). The batch bullets of items 8 and 10 (--out by inode, a
 // duplicate id refused at load, the exit code, a cost the provider did not report) are
 // test/unit/batchHardening.test.ts's.
 
 let fake: FakeOpenRouter
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-batch-hard-"))
-const freshDir = freshDirs(tmp)
+const { root: tmp, freshDir } = tempRoot("pllm-batch-hard-")
 
 beforeAll(async () => {
   if (!fs.existsSync(cliEntry)) throw new Error("run npm run build first")
@@ -27,17 +27,9 @@ beforeAll(async () => {
 })
 afterAll(async () => {
   await fake?.close()
-  fs.rmSync(tmp, { recursive: true, force: true })
 })
 
-const envFor = (dir: string) => ({
-  PATH: process.env.PATH,
-  HOME: tmp,
-  OPENROUTER_BASE_URL: fake.url,
-  PARALLEL_LLM_OUTPUT_DIR: path.join(dir, "runs"),
-  PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none",
-  PARALLEL_LLM_RETRIES: "0"
-})
+const envFor = (dir: string) => fakeCliEnv(fake.url, { home: tmp, outputDir: path.join(dir, "runs") }, { PARALLEL_LLM_RETRIES: "0" })
 /** The fields of a results line (src/programs/batchResults.ts) read here. */
 interface ResultLine {
   readonly id: string
@@ -55,7 +47,7 @@ describe("two batch processes on one results file", () => {
     const args = ["batch", input, "-m", "lock/hang", "-s", "ok/synth"]
     const before = requestsFor("lock/hang")
     const first = startCli(args, { env: envFor(dir) })
-    await waitUntil(() => requestsFor("lock/hang") > before, "the first batch asking", 30_000)
+    await waitFor("the first batch asking", () => requestsFor("lock/hang") > before, 30_000)
 
     const second = await runCli(args, { env: envFor(dir) })
     expect(second.code).toBe(2)
@@ -74,10 +66,10 @@ describe("two batch processes on one results file", () => {
     fs.writeFileSync(input, `${JSON.stringify({ id: "a", prompt: "once" })}\n`)
     const args = ["batch", input, "-m", "lock/once", "-s", "ok/synth"]
     const first = startCli(args, { env: envFor(dir) })
-    await waitUntil(() => requestsFor("lock/once") >= 1, "the first batch asking", 30_000)
+    await waitFor("the first batch asking", () => requestsFor("lock/once") >= 1, 30_000)
 
     const second = startCli([...args, "--wait-lock"], { env: envFor(dir) })
-    await waitUntil(() => second.stderr().includes("waiting for it"), "the second batch waiting", 30_000)
+    await waitFor("the second batch waiting", () => second.stderr().includes("waiting for it"), 30_000)
     expect(requestsFor("lock/once")).toBe(1)
     first.child.kill("SIGKILL")
     await first.done

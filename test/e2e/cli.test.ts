@@ -1,11 +1,12 @@
-import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
-import { cliEntry, freshDirs, listTree, repoRoot, startCli } from "../support/spawnCli.js"
-import { waitUntil } from "../support/waitUntil.js"
+import { onlyRunDir, readRunJson } from "../support/runOnDisk.js"
+import { ensureBuilt, listTree, startCli } from "../support/spawnCli.js"
+import { tempRoot } from "../support/tempDirs.js"
+import { fakeCliEnv } from "../support/useFakeOpenRouter.js"
+import { waitFor } from "../support/waitFor.js"
 
 // Ctrl-C, which needs the CLI in its own process (`node dist/main.js ...`), against the loopback fake. The rest of
 // the CLI's command lines run in-process in test/unit/cli.test.ts.
@@ -13,46 +14,22 @@ import { waitUntil } from "../support/waitUntil.js"
 const KEY = "sk-or-v1-CLI-SECRET-9d8c7b6a5f4e3d2c1b0a99887766554433"
 
 let fake: FakeOpenRouter
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-cli-"))
+const { root: tmp, freshDir } = tempRoot("pllm-cli-")
 const home = path.join(tmp, "home")
 
 beforeAll(async () => {
-  if (!fs.existsSync(cliEntry)) execFileSync("npm", ["run", "build"], { cwd: repoRoot, stdio: "ignore" })
+  ensureBuilt()
   fs.mkdirSync(home, { recursive: true })
   fake = await startFakeOpenRouter({ script: { "int/hang": { kind: "hang" }, "int/fast": { kind: "ok", content: "fast answer" } } })
 })
 
 afterAll(async () => {
   await fake?.close()
-  fs.rmSync(tmp, { recursive: true, force: true })
 })
-
-const freshDir = freshDirs(tmp)
 
 /** A clean environment (nothing inherited but PATH) pointing at the fake. `undefined` removes a variable. */
-const envFor = (outputDir: string, extra: Readonly<Record<string, string | undefined>> = {}) => ({
-  PATH: process.env.PATH,
-  HOME: home,
-  OPENROUTER_BASE_URL: fake.url,
-  OPENROUTER_API_KEY: KEY,
-  PARALLEL_LLM_OUTPUT_DIR: outputDir,
-  PARALLEL_LLM_RETRY_BASE_DELAY: "0.01",
-  PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none",
-  ...extra
-})
-
-/** The one run directory a test's output directory holds. */
-const onlyRunDir = (outputDir: string): string => {
-  const runs = fs.readdirSync(outputDir)
-  expect(runs).toHaveLength(1)
-  return path.join(outputDir, runs[0]!)
-}
-
-const readManifest = (runDir: string): Record<string, unknown> & {
-  id: string
-  status: string
-  candidates: Array<Record<string, unknown> & { model: string; status: string }>
-} => JSON.parse(fs.readFileSync(path.join(runDir, "run.json"), "utf8"))
+const envFor = (outputDir: string, extra: Readonly<Record<string, string | undefined>> = {}) =>
+  fakeCliEnv(fake.url, { home, outputDir }, { OPENROUTER_API_KEY: KEY, PARALLEL_LLM_RETRY_BASE_DELAY: "0.01", ...extra })
 
 const chatModels = (prefix: string): ReadonlyArray<string> =>
   fake.chatRequests().map((r) => r.model ?? "").filter((m) => m.startsWith(prefix))
@@ -70,8 +47,8 @@ describe("parallel-llm CLI, a process", () => {
       return runs.length === 1 && fs.existsSync(path.join(out, runs[0]!, "responses", "02-int-fast.md"))
     }
     try {
-      await waitUntil(fastFile, "the fast answer on disk", 30_000)
-      await waitUntil(() => chatModels("int/hang").length === 1, "the hanging request at the fake", 30_000)
+      await waitFor("the fast answer on disk", fastFile, 30_000)
+      await waitFor("the hanging request at the fake", () => chatModels("int/hang").length === 1, 30_000)
     } catch (error) {
       running.child.kill("SIGKILL")
       throw new Error(`${String(error)}\nstderr so far:\n${running.stderr()}`, { cause: error })
@@ -84,17 +61,13 @@ describe("parallel-llm CLI, a process", () => {
     expect(r.stderr).not.toMatch(STACK_FRAME)
 
     const runDir = onlyRunDir(out)
-    const manifest = readManifest(runDir)
+    const manifest = readRunJson(runDir)
     expect(manifest.status).toBe("cancelled")
     expect(manifest.candidates[0]).toMatchObject({ model: "int/hang", status: "cancelled" })
     expect(manifest.candidates[1]).toMatchObject({ model: "int/fast", status: "ok", file: "responses/02-int-fast.md" })
     expect(fs.readFileSync(path.join(runDir, "responses", "02-int-fast.md"), "utf8")).toBe("fast answer")
     expect(listTree(runDir)).toEqual(["prompt.md", "responses/02-int-fast.md", "run.json"])
     expect(chatModels("int/synth")).toHaveLength(0)
-    await waitUntil(
-      () => fake.abortedRequests().some((q) => q.model === "int/hang"),
-      "the fake to see the hanging request aborted",
-      10_000
-    )
+    await waitFor("the fake to see the hanging request aborted", () => fake.abortedRequests().some((q) => q.model === "int/hang"), 10_000)
   })
 })

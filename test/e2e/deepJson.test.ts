@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest"
 import { maxJsonDepth } from "../support/e2eConstants.js"
-import { serverEnv, spawnRawServer, waitFor } from "../support/mcpHarness.js"
+import { serverEnv, spawnRawServer } from "../support/mcpHarness.js"
 import { makeTempDirs } from "../support/tempDirs.js"
+import { waitFor } from "../support/waitFor.js"
 
 // Issue 23, finding 8, where a process is the point: a message too deep for the stdio transport's own parse,
 // answered by the built server in one line, without a stack trace naming where it is installed. The same

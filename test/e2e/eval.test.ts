@@ -1,20 +1,20 @@
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
-import { cliEntry, freshDirs, repoRoot, runCli, startCli } from "../support/spawnCli.js"
+import { ensureBuilt, repoRoot, runCli, startCli } from "../support/spawnCli.js"
+import { tempRoot } from "../support/tempDirs.js"
+import { fakeCliEnv } from "../support/useFakeOpenRouter.js"
 
 // `eval` where a process is the point: the converter script, which reads the build, and a second eval process on
 // a results file the first one holds. The rest of `eval` runs in-process in test/unit/evalCli.test.ts.
 
 let fake: FakeOpenRouter
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-eval-"))
-const freshDir = freshDirs(tmp)
+const { root: tmp, freshDir } = tempRoot("pllm-eval-")
 
 beforeAll(async () => {
-  if (!fs.existsSync(cliEntry)) execFileSync("npm", ["run", "build"], { cwd: repoRoot, stdio: "ignore" })
+  ensureBuilt()
   fake = await startFakeOpenRouter({
     script: { "ev/hang": { kind: "hang" } }
   })
@@ -22,16 +22,9 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await fake?.close()
-  fs.rmSync(tmp, { recursive: true, force: true })
 })
 
-const envFor = (outputDir: string) => ({
-  PATH: process.env.PATH,
-  HOME: tmp,
-  OPENROUTER_BASE_URL: fake.url,
-  PARALLEL_LLM_OUTPUT_DIR: outputDir,
-  PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none"
-})
+const envFor = (outputDir: string) => fakeCliEnv(fake.url, { home: tmp, outputDir })
 
 describe("the GSM8K converter script (it reads the build)", () => {
   it("the converter script turns upstream GSM8K lines into an eval dataset that scores the same as the built-in one", async () => {

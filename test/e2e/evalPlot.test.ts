@@ -1,9 +1,8 @@
-import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { cliEntry, repoRoot, runCli } from "../support/spawnCli.js"
+import { ensureBuilt, runCli } from "../support/spawnCli.js"
 import { pointsOf, textsOf } from "../support/svgMarks.js"
 
 // `eval --plot` through the built CLI: its bundle loads Vega from a file of its own (dist/plot.cjs), which only a
@@ -14,7 +13,7 @@ describe("eval --plot through the built CLI", () => {
   afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }))
 
   it("writes the chart of the baselines from the bundle's own plotting file", async () => {
-    if (!fs.existsSync(cliEntry)) execFileSync("npm", ["run", "build"], { cwd: repoRoot, stdio: "ignore" })
+    ensureBuilt()
     const env = { PATH: process.env.PATH, HOME: tmp }
     const file = path.join(tmp, "chart.svg")
     const done = await runCli(["eval", "--dataset", "gsm8k", "--baselines-only", "--limit", "40", "--plot", file], { env, cwd: tmp })

@@ -1,9 +1,8 @@
-import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
-import { cliEntry, repoRoot, runCli, startCli } from "../support/spawnCli.js"
+import { ensureBuilt, runCli, startCli } from "../support/spawnCli.js"
 import { makeTempDirs } from "../support/tempDirs.js"
 
 // What an eval resume pays for (issue 23, finding 15) where a process is the point: an eval killed during a
@@ -13,7 +12,7 @@ let fake: FakeOpenRouter
 const tempDir = makeTempDirs("pllm-eval-resume-")
 
 beforeAll(async () => {
-  if (!fs.existsSync(cliEntry)) execFileSync("npm", ["run", "build"], { cwd: repoRoot, stdio: "ignore" })
+  ensureBuilt()
   fake = await startFakeOpenRouter({
     script: {
       // Hangs the first time (the process is killed then), answers the second.

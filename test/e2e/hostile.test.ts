@@ -1,11 +1,12 @@
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { connectMcp } from "../support/mcpHarness.js"
-import { cliEntry, freshDirs, withCodeCache } from "../support/spawnCli.js"
+import { cliEntry, withCodeCache } from "../support/spawnCli.js"
+import { tempRoot } from "../support/tempDirs.js"
+import { fakeCliEnv } from "../support/useFakeOpenRouter.js"
 
 // Issue 13 (items 2, 8 and 10) with the built CLI, where a process is the point: a server whose log file cannot be
 // written, and a reader that closes the pipe early. The rest is test/unit/hostile.test.ts's.
@@ -14,8 +15,7 @@ const ESC = "\u001b"
 // Bidi overrides and isolates (U+202E, U+2066) too: they make text read other than it is.
 const hostile = `${ESC}]0;owned${String.fromCharCode(7)}${ESC}[2J\u009b31mforged\u202E\u2066\r`
 let fake: FakeOpenRouter
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-hostile-"))
-const freshDir = freshDirs(tmp)
+const { root: tmp, freshDir } = tempRoot("pllm-hostile-")
 
 beforeAll(async () => {
   if (!fs.existsSync(cliEntry)) throw new Error("run npm run build first")
@@ -29,18 +29,10 @@ beforeAll(async () => {
 })
 afterAll(async () => {
   await fake?.close()
-  fs.rmSync(tmp, { recursive: true, force: true })
 })
 
-const envFor = (outputDir: string, extra: Record<string, string> = {}) => ({
-  PATH: process.env.PATH ?? "",
-  HOME: tmp,
-  OPENROUTER_BASE_URL: fake.url,
-  PARALLEL_LLM_OUTPUT_DIR: outputDir,
-  PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none",
-  PARALLEL_LLM_RETRIES: "0",
-  ...extra
-})
+const envFor = (outputDir: string, extra: Record<string, string> = {}) =>
+  fakeCliEnv(fake.url, { home: tmp, outputDir }, { PARALLEL_LLM_RETRIES: "0", ...extra })
 
 describe("a log file that cannot be written", () => {
   it("serve warns once on stderr and answers tool calls", async () => {

@@ -1,10 +1,12 @@
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
-import { spawnRawServer, waitFor } from "../support/mcpHarness.js"
-import { cliEntry, freshDirs, runCli, startCli } from "../support/spawnCli.js"
+import { spawnRawServer } from "../support/mcpHarness.js"
+import { cliEntry, runCli, startCli } from "../support/spawnCli.js"
+import { tempRoot } from "../support/tempDirs.js"
+import { fakeCliEnv } from "../support/useFakeOpenRouter.js"
+import { waitFor } from "../support/waitFor.js"
 
 // Item 5 of issue 13 with the built CLI: a run whose process is killed (-9) shows as `interrupted`
 // with its answers, its stray temporary files go, and `resynth` finishes it (those three commands read what the
@@ -12,8 +14,7 @@ import { cliEntry, freshDirs, runCli, startCli } from "../support/spawnCli.js"
 // manifest written.
 
 let fake: FakeOpenRouter
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-interrupted-"))
-const freshDir = freshDirs(tmp)
+const { root: tmp, freshDir } = tempRoot("pllm-interrupted-")
 
 beforeAll(async () => {
   if (!fs.existsSync(cliEntry)) throw new Error("run npm run build first")
@@ -27,16 +28,9 @@ beforeAll(async () => {
 })
 afterAll(async () => {
   await fake?.close()
-  fs.rmSync(tmp, { recursive: true, force: true })
 })
 
-const envFor = (outputDir: string) => ({
-  PATH: process.env.PATH,
-  HOME: tmp,
-  OPENROUTER_BASE_URL: fake.url,
-  PARALLEL_LLM_OUTPUT_DIR: outputDir,
-  PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none"
-})
+const envFor = (outputDir: string) => fakeCliEnv(fake.url, { home: tmp, outputDir })
 const args = ["-m", "k/fast", "-m", "k/hang", "-s", "k/synth"]
 const answerFile = "responses/01-k-fast.md"
 

@@ -4,9 +4,11 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { connectMcp, type McpConnection, serverEnv, waitFor } from "../support/mcpHarness.js"
+import { connectMcp, type McpConnection, runOutputOf, serverEnv } from "../support/mcpHarness.js"
 import { startCli } from "../support/spawnCli.js"
+import { tempRoot } from "../support/tempDirs.js"
 import { useFakeOpenRouter } from "../support/useFakeOpenRouter.js"
+import { waitFor } from "../support/waitFor.js"
 
 // A run of another process (the built CLI, killed with SIGKILL), read by the built MCP server from disk: the
 // processes are the point. The rest of get_run/cancel_run is unit/mcpRunHandles.test.ts's.
@@ -14,7 +16,7 @@ import { useFakeOpenRouter } from "../support/useFakeOpenRouter.js"
 const API_KEY = "sk-or-v1-HANDLES-0f1e2d3c4b5a69788796a5b4c3d2e1f0"
 const SYNTH_ANSWER = "# Merged\n\nThe answer is **4**."
 
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-foreign-"))
+const { root: tmp } = tempRoot("pllm-foreign-")
 const outputDir = path.join(tmp, "runs")
 
 const provider = useFakeOpenRouter({
@@ -25,19 +27,6 @@ const provider = useFakeOpenRouter({
   }
 })
 
-afterAll(async () => {
-  fs.rmSync(tmp, { recursive: true, force: true })
-})
-
-interface RunOutput {
-  readonly final: string | null
-  readonly summary: string
-  readonly next?: string
-  readonly runId: string
-  readonly status: string
-  readonly candidates: ReadonlyArray<{ model: string; status: string }>
-}
-
 /** Like the Codex app: a result with any block other than text fails the whole call. */
 const call = async (client: Client, name: string, args: Record<string, unknown>) => {
   const result = await client.callTool({ name, arguments: args }, undefined, { timeout: 30_000 }) as CallToolResult
@@ -47,7 +36,6 @@ const call = async (client: Client, name: string, args: Record<string, unknown>)
   return result
 }
 
-const outputOf = (result: CallToolResult) => result.structuredContent as unknown as RunOutput
 const textOf = (result: CallToolResult) => result.content.map((b) => (b.type === "text" ? b.text : "")).join("\n")
 
 describe("get_run and cancel_run", () => {
@@ -87,9 +75,9 @@ describe("get_run and cancel_run", () => {
 
     const live = await call(mcp.client, "get_run", { runId, wait: 0 })
     expect(live.isError, textOf(live)).toBeFalsy()
-    expect(outputOf(live)).toMatchObject({ runId, status: "running", final: null })
-    expect(outputOf(live).summary).toContain(`(in process ${cli.child.pid} on ${os.hostname()})`)
-    expect(outputOf(live).candidates.map((c) => c.status)).toEqual(["ok", "waiting"])
+    expect(runOutputOf(live)).toMatchObject({ runId, status: "running", final: null })
+    expect(runOutputOf(live).summary).toContain(`(in process ${cli.child.pid} on ${os.hostname()})`)
+    expect(runOutputOf(live).candidates.map((c) => c.status)).toEqual(["ok", "waiting"])
     const refused = await call(mcp.client, "cancel_run", { runId })
     expect(refused.isError).toBe(true)
     expect(textOf(refused)).toContain(`belongs to process ${cli.child.pid}`)
@@ -98,13 +86,13 @@ describe("get_run and cancel_run", () => {
     await cli.done
     const dead = await call(mcp.client, "get_run", { runId, wait: 0 })
     expect(dead.isError).toBe(true)
-    const interrupted = outputOf(dead)
+    const interrupted = runOutputOf(dead)
     expect(interrupted).toMatchObject({ runId, status: "interrupted", final: null })
     expect(interrupted.candidates.map((c) => c.status)).toEqual(["ok", "cancelled"])
     expect(interrupted.next).toContain(`resynthesize with {"runId": "${runId}"}`)
     expect(textOf(dead)).toContain(`resynthesize with {"runId": "${runId}"}`)
 
-    const recovered = outputOf(await call(mcp.client, "resynthesize", { runId }))
+    const recovered = runOutputOf(await call(mcp.client, "resynthesize", { runId }))
     expect(recovered).toMatchObject({ status: "partial", final: SYNTH_ANSWER, source: runId })
   })
 })

@@ -1,6 +1,5 @@
 import { type CallToolResult, CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeGate } from "../support/fakeOpenRouter.js"
@@ -12,12 +11,13 @@ import {
   initializeBody,
   mcpPostHeaders,
   rawPost,
-  startHttpServer,
-  waitUntil
+  startHttpServer
 } from "../support/httpHarness.js"
-import { readManifest, runIdIn, serverEnv, waitFor } from "../support/mcpHarness.js"
+import { readManifest, runIdIn, runOutputOf, serverEnv } from "../support/mcpHarness.js"
 import { runCli } from "../support/spawnCli.js"
+import { tempRoot } from "../support/tempDirs.js"
 import { useFakeOpenRouter } from "../support/useFakeOpenRouter.js"
+import { waitFor } from "../support/waitFor.js"
 
 // `serve --http`, the built CLI driven by the SDK's Streamable HTTP client: who may connect (token,
 // Origin, Host), many clients on one process sharing its runs, cancellation, and shutdown.
@@ -26,20 +26,12 @@ const API_KEY = "sk-or-v1-HTTP-0f1e2d3c4b5a69788796a5b4c3d2e1f0"
 
 /** http/slow answers only once the test opens this: until then its run is certainly still running. */
 const slow = makeGate()
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-http-"))
+const { root: tmp } = tempRoot("pllm-http-")
 let dirCount = 0
 const freshDir = () => path.join(tmp, `runs-${++dirCount}`)
 
 const envFor = (outputDir: string, extra: Record<string, string> = {}) =>
   serverEnv({ baseUrl: provider.fake.url, outputDir, apiKey: API_KEY, models: ["http/one", "http/two"], synthesizer: "http/synth", extra })
-
-interface RunOutput {
-  readonly final: string | null
-  readonly status: string
-  readonly runId: string
-  readonly runDir: string
-}
-const outputOf = (result: CallToolResult): RunOutput => result.structuredContent as unknown as RunOutput
 
 const provider = useFakeOpenRouter({
   script: {
@@ -50,10 +42,6 @@ const provider = useFakeOpenRouter({
     "http/hang": { kind: "hang" },
     "http/hang2": { kind: "hang" }
   }
-})
-
-afterAll(async () => {
-  fs.rmSync(tmp, { recursive: true, force: true })
 })
 
 describe("serve --http", () => {
@@ -132,9 +120,9 @@ describe("serve --http", () => {
       )
       for (const result of results) {
         expect(result.isError).toBeFalsy()
-        expect(outputOf(result as CallToolResult).final).toBe("Merged: 4")
+        expect(runOutputOf(result as CallToolResult).final).toBe("Merged: 4")
       }
-      expect(new Set(results.map((r) => outputOf(r as CallToolResult).runId)).size).toBe(2)
+      expect(new Set(results.map((r) => runOutputOf(r as CallToolResult).runId)).size).toBe(2)
       await a.transport.terminateSession()
       expect((await health(server.base)).sessions).toBe(before - 1)
       await expect(a.client.listTools()).rejects.toThrow()
@@ -179,7 +167,7 @@ describe("serve --http", () => {
 
   it("finds a run started by one client from a second connection (get_run, tasks/get, resources)", async () => {
     const first = await connectHttp(server.url, bearer(server.token))
-    const started = outputOf(
+    const started = runOutputOf(
       await first.client.callTool({
         name: "process_prompt",
         arguments: { prompt: "Handle me", models: ["http/slow"], wait: 0 }
@@ -195,7 +183,7 @@ describe("serve --http", () => {
         timeout: 40_000
       })
       slow.open()
-      const done = outputOf(await waiting as CallToolResult)
+      const done = runOutputOf(await waiting as CallToolResult)
       expect(done.runId).toBe(started.runId)
       expect(done.final).toBe("Merged: 4")
       // Its task (task id = run id) and its files too.
@@ -229,7 +217,7 @@ describe("serve --http limits", () => {
 
       const mcp = await connectHttp(server.url, bearer(server.token))
       await expect(connectHttp(server.url, bearer(server.token))).rejects.toMatchObject({ code: 503 })
-      await waitUntil("the idle session to expire", async () => (await health(server.base)).sessions === 0)
+      await waitFor("the idle session to expire", async () => (await health(server.base)).sessions === 0, 20_000, 50)
       await expect(mcp.client.listTools()).rejects.toMatchObject({ code: 404 })
       await mcp.close()
       // Its place is free again.
@@ -269,7 +257,7 @@ describe("serve --http refusals and shutdown", () => {
     expect(code).toBe(130)
     expect(stderr).toContain("cancelling 1 run in flight")
     // The call waiting for the run was answered before its session closed.
-    expect(outputOf(await waiting as CallToolResult).status).toBe("cancelled")
+    expect(runOutputOf(await waiting as CallToolResult).status).toBe("cancelled")
     const manifest = readManifest(runDir)
     expect(manifest?.status).toBe("cancelled")
     expect(manifest?.candidates.map((c) => c.status)).toEqual(["ok", "cancelled"])

@@ -1,6 +1,4 @@
 import { type CallToolResult, CallToolResultSchema, LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
-import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
@@ -13,9 +11,11 @@ import {
   rawPost,
   startHttpServer
 } from "../support/httpHarness.js"
-import { serverEnv, waitFor } from "../support/mcpHarness.js"
+import { serverEnv } from "../support/mcpHarness.js"
 import { linesOf, runCli } from "../support/spawnCli.js"
+import { tempRoot } from "../support/tempDirs.js"
 import { useFakeOpenRouter } from "../support/useFakeOpenRouter.js"
+import { waitFor } from "../support/waitFor.js"
 
 // `serve --http` at its edges, the built CLI over loopback: what a refused request is told and what the
 // server logs of it, JSON-RPC junk and batches, the Host header, a token that can never match, and when
@@ -23,7 +23,7 @@ import { useFakeOpenRouter } from "../support/useFakeOpenRouter.js"
 
 const API_KEY = "sk-or-v1-EDGE-0f1e2d3c4b5a69788796a5b4c3d2e1f0"
 
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-http-edges-"))
+const { root: tmp } = tempRoot("pllm-http-edges-")
 let dirCount = 0
 const freshDir = () => path.join(tmp, `runs-${++dirCount}`)
 
@@ -36,10 +36,6 @@ const provider = useFakeOpenRouter({
     "edge/synth": { kind: "ok", content: "Merged: 4", delayMs: 20 },
     "edge/long": { kind: "ok", content: "long says 4", delayMs: 1_500 }
   }
-})
-
-afterAll(async () => {
-  fs.rmSync(tmp, { recursive: true, force: true })
 })
 
 interface JsonRpcError {

@@ -1,9 +1,10 @@
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { type JsonRpcMessage, type RawServer, readManifest, runIdIn, serverEnv, spawnRawServer, waitFor } from "../support/mcpHarness.js"
+import { type JsonRpcMessage, type RawServer, readManifest, runIdIn, serverEnv, spawnRawServer } from "../support/mcpHarness.js"
+import { tempRoot } from "../support/tempDirs.js"
 import { useFakeOpenRouter } from "../support/useFakeOpenRouter.js"
+import { waitFor } from "../support/waitFor.js"
 
 // The BUILT `node dist/main.js serve` as a process, driven by raw JSON-RPC lines on stdio against the loopback
 // fake OpenRouter: what only a process shows (stdout holds nothing but JSON-RPC, stdin closing, SIGINT). What
@@ -13,7 +14,7 @@ const API_KEY = "sk-or-v1-MCP-SECRET-0f1e2d3c4b5a69788796a5b4c3d2e1f0"
 const MODELS = ["mcp/alpha", "mcp/beta", "mcp/gamma"]
 const SYNTH = "mcp/synth"
 
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-mcp-process-"))
+const { root: tmp } = tempRoot("pllm-mcp-process-")
 let dirCount = 0
 const freshDir = () => path.join(tmp, `runs-${++dirCount}`)
 
@@ -28,10 +29,6 @@ const provider = useFakeOpenRouter({
     "mcp/synth": { kind: "ok", content: "# Merged\n\nAll three agree: **4**.", delayMs: 300 },
     "mcp/hang": { kind: "hang" }
   }
-})
-
-afterAll(async () => {
-  fs.rmSync(tmp, { recursive: true, force: true })
 })
 
 const isJsonRpc = (line: string): boolean => {

@@ -1,16 +1,13 @@
-import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, describe, expect, it } from "vitest"
-import { type JsonRpcMessage, offlineServerEnv, spawnRawServer, waitFor } from "../support/mcpHarness.js"
+import { describe, expect, it } from "vitest"
+import { type JsonRpcMessage, offlineServerEnv, spawnRawServer } from "../support/mcpHarness.js"
+import { tempRoot } from "../support/tempDirs.js"
+import { waitFor } from "../support/waitFor.js"
 
 // The MCP server over stdio (the built CLI) at the protocol's edges: raw JSON-RPC junk, as its stdin receives it.
 // Tasks of runs this server does not own, or whose files were edited, need no process: unit/mcpForeignTasks.test.ts.
 
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-mcp-edges-"))
-afterAll(() => {
-  fs.rmSync(tmp, { recursive: true, force: true })
-})
+const { root: tmp } = tempRoot("pllm-mcp-edges-")
 
 describe("MCP over stdio: JSON-RPC junk", () => {
   it("answers each junk line with -32600/-32602 (its id when it has one), logs one short line, and goes on", async () => {

@@ -1,12 +1,11 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { runCommand } from "../support/commands.js"
-import { ensureBuilt, repoRoot } from "../support/mcpHarness.js"
-import { listTree, withCodeCache } from "../support/spawnCli.js"
+import { ensureBuilt, listTree, repoRoot, withCodeCache } from "../support/spawnCli.js"
+import { tempRoot } from "../support/tempDirs.js"
 
 // The MCP Bundle for Claude Desktop: manifest.json passes `mcpb validate`, `scripts/bundle-mcpb.mjs` (what
 // `npm run bundle:mcpb` runs after the build) packs a bundle, and the unpacked bundle's server, started the way a
@@ -32,7 +31,7 @@ const KEY = "sk-or-v1-MCPB-SECRET-a1b2c3d4e5f60718293a4b5c6d7e8f90"
 const mcpbCli = path.join(repoRoot, "node_modules", "@anthropic-ai", "mcpb", "dist", "cli", "cli.js")
 const manifestFile = path.join(repoRoot, "manifest.json")
 const manifest = JSON.parse(fs.readFileSync(manifestFile, "utf8")) as Manifest
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-mcpb-"))
+const { root: tmp } = tempRoot("pllm-mcpb-")
 // The bundle's server keeps its code cache where the runner's own runs do (see spawnCli's `withCodeCache`).
 const env = withCodeCache({ PATH: process.env.PATH ?? "", HOME: tmp })
 const unpacked = path.join(tmp, "unpacked")
@@ -87,7 +86,6 @@ const connectWithDefaults = () => (withDefaults ??= connectBundle({ api_key: KEY
 
 afterAll(async () => {
   await (await withDefaults)?.close()
-  fs.rmSync(tmp, { recursive: true, force: true })
 })
 
 // Each test its own files or processes: they run at the same time, most of it waiting on processes starting (side by

@@ -2,15 +2,15 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { npmEnv, runCommand } from "../support/commands.js"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { bearer, connectHttp, READY } from "../support/httpHarness.js"
-import { ensureBuilt, repoRoot, waitFor } from "../support/mcpHarness.js"
 import { nodesUnderTest, withNodeOnPath } from "../support/nodeVersions.js"
-import { withCodeCache } from "../support/spawnCli.js"
+import { ensureBuilt, repoRoot, withCodeCache } from "../support/spawnCli.js"
+import { tempRoot } from "../support/tempDirs.js"
+import { waitFor } from "../support/waitFor.js"
 
 // The npm package as a user gets it: `npm pack`, then `npm install ./parallel-llm-mcp-*.tgz` into an empty
 // directory, offline, with a scratch npm cache (the CLI bundles its dependencies, so the tarball needs nothing
@@ -49,7 +49,7 @@ const readJson = <A>(file: string): A => JSON.parse(fs.readFileSync(file, "utf8"
 const source = readJson<PackageJson>(path.join(repoRoot, "package.json"))
 const serverJson = readJson<{ readonly name: string }>(path.join(repoRoot, "server.json"))
 
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-package-"))
+const { root: tmp } = tempRoot("pllm-package-")
 const app = path.join(tmp, "app")
 // The installed bin keeps its code cache where the runner's own runs do (see spawnCli's `withCodeCache`): a scratch one
 // would have every command of each Node compile the whole bundle again. npm reads nothing there.
@@ -78,7 +78,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await fake?.close()
-  fs.rmSync(tmp, { recursive: true, force: true })
 })
 
 describe.concurrent("the npm package, packed and installed from its tarball", CONCURRENT, () => {

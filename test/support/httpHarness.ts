@@ -1,8 +1,8 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import * as http from "node:http"
-import { ensureBuilt, waitFor } from "./mcpHarness.js"
-import { type RunningCli, startCli } from "./spawnCli.js"
+import { ensureBuilt, type RunningCli, startCli } from "./spawnCli.js"
+import { waitFor } from "./waitFor.js"
 
 // Drives the BUILT `serve --http` the way an HTTP MCP client does: the process spawned on a free port,
 // its URL (and the token it generated) read from the line it prints, the SDK's own Client over
@@ -86,15 +86,6 @@ export const initializeBody = JSON.stringify({
 })
 
 export const mcpPostHeaders = { "content-type": "application/json", accept: "application/json, text/event-stream" }
-
-/** Polls an async check until it holds; fails with `what` after `timeoutMs`. */
-export const waitUntil = async (what: string, check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> => {
-  const deadline = Date.now() + timeoutMs
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-}
 
 /** A raw HTTP request, for the headers fetch will not let a test set (Host). */
 export const rawPost = (url: string, headers: Record<string, string>, body: string) =>

@@ -1,21 +1,14 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
-import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
+import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
-import { withCodeCache } from "./spawnCli.js"
+import type { RunOutput } from "../../src/mcp/runOutput.js"
+import { cliEntry, ensureBuilt, repoRoot, withCodeCache } from "./spawnCli.js"
 
 // Drives the BUILT server (`node dist/main.js serve`) the way MCP clients do: the SDK's own Client over
 // StdioClientTransport, or raw JSON-RPC lines over a child process when a test must see every byte.
-
-export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..")
-export const serverEntry = path.join(repoRoot, "dist", "main.js")
-
-/** The built entry; builds it once when a test file runs without `npm test` (which builds first). */
-export const ensureBuilt = (): void => {
-  if (!fs.existsSync(serverEntry)) execFileSync("npm", ["run", "build"], { cwd: repoRoot, stdio: "ignore" })
-}
 
 /** The environment a client would pass: only what it lists, plus PATH and HOME. */
 export const serverEnv = (options: {
@@ -64,7 +57,7 @@ export const connectMcp = async (env: Record<string, string>): Promise<McpConnec
   ensureBuilt()
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [serverEntry, "serve"],
+    args: [cliEntry, "serve"],
     env: withCodeCache(env),
     cwd: repoRoot,
     stderr: "pipe"
@@ -105,7 +98,7 @@ export interface RawServer {
 /** The built server as a child process speaking raw JSON-RPC lines, initialized. */
 export const spawnRawServer = async (env: Record<string, string>): Promise<RawServer> => {
   ensureBuilt()
-  const child = spawn(process.execPath, [serverEntry, "serve"], { cwd: repoRoot, env: withCodeCache(env), stdio: ["pipe", "pipe", "pipe"] })
+  const child = spawn(process.execPath, [cliEntry, "serve"], { cwd: repoRoot, env: withCodeCache(env), stdio: ["pipe", "pipe", "pipe"] })
   const lines: Array<string> = []
   const notifications: Array<JsonRpcMessage> = []
   const waiting = new Map<number | string, (message: JsonRpcMessage) => void>()
@@ -169,20 +162,6 @@ export const spawnRawServer = async (env: Record<string, string>): Promise<RawSe
   return server
 }
 
-/**
- * Polls until `check` returns a value (not undefined / false), every 5 ms (a check is cheap; at 25 ms each wait
- * cost its test 12 ms on average); fails with `what` after `timeoutMs`.
- */
-export const waitFor = async <A>(what: string, check: () => A | undefined | false, timeoutMs = 20_000): Promise<A> => {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = check()
-    if (value !== undefined && value !== false) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 5))
-  }
-}
-
 export interface ManifestOnDisk {
   readonly id: string
   readonly status: string
@@ -201,6 +180,9 @@ export const onlyManifestIn = (runsDir: string) => {
   if (id === undefined) throw new Error(`no run with a run.json in ${runsDir}`)
   return JSON.parse(fs.readFileSync(path.join(runsDir, id, "run.json"), "utf8"))
 }
+
+/** A run tool's structured result (process_prompt, get_run and the tools that return like them), as the server sent it. */
+export const runOutputOf = (result: CallToolResult): RunOutput => result.structuredContent as unknown as RunOutput
 
 /** The run id a progress message or log line mentions (`run 20250101-120000-000-abcdef12…`). */
 export const runIdIn = (text: string): string | undefined => /\b(\d{8}-\d{6}-\d{3}-[0-9a-f]{8})\b/.exec(text)?.[1]

@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process"
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -7,6 +7,11 @@ import { fileURLToPath } from "node:url"
 /** The repository root and the built CLI entry, as `npm run build` makes it. */
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..")
 export const cliEntry = path.join(repoRoot, "dist", "main.js")
+
+/** The built entry; builds it once when a test file runs without `npm test` (which builds first). */
+export const ensureBuilt = (): void => {
+  if (!fs.existsSync(cliEntry)) execFileSync("npm", ["run", "build"], { cwd: repoRoot, stdio: "ignore" })
+}
 
 export interface CliResult {
   /** Exit code; null only when the process died of a signal it did not handle. */

@@ -1,6 +1,12 @@
 import * as path from "node:path"
-import { afterAll, beforeAll } from "vitest"
-import { type FakeOpenRouter, type FakeOpenRouterOptions, type RecordedRequest, startFakeOpenRouter } from "./fakeOpenRouter.js"
+import { afterAll, beforeAll, beforeEach } from "vitest"
+import {
+  type Behavior,
+  type FakeOpenRouter,
+  type FakeOpenRouterOptions,
+  type RecordedRequest,
+  startFakeOpenRouter
+} from "./fakeOpenRouter.js"
 
 // The loopback fake provider's life in a test file, and a command line's environment pointed at it. Nothing of src/
 // here, so the e2e tier (whose workers load none of the app) uses it as the unit tier does, through withFakeProvider.
@@ -43,13 +49,32 @@ export const useFakeOpenRouter = (options: FakeOpenRouterOptions = {}): FakeOpen
       return fake().url
     },
     log: () => fake().chatRequests(),
-    cliEnv: (dir) => ({
-      PATH: process.env["PATH"],
-      HOME: dir,
-      OPENROUTER_BASE_URL: fake().url,
-      PARALLEL_LLM_OUTPUT_DIR: path.join(dir, "runs"),
-      PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none",
-      PARALLEL_LLM_RETRIES: "0"
-    })
+    cliEnv: (dir) => fakeCliEnv(fake().url, { home: dir, outputDir: path.join(dir, "runs") }, { PARALLEL_LLM_RETRIES: "0" })
   }
 }
+
+/** Before each test of the file: the fake forgets its script and the requests it saw, and answers `reply` to any model. */
+export const resetFakeBeforeEach = (provider: FakeOpenRouterInUse, reply: Behavior = { kind: "ok" }): void =>
+  beforeEach(() => {
+    provider.fake.setScript({})
+    provider.fake.setDefault(reply)
+    provider.fake.reset()
+  })
+
+/**
+ * A clean environment for a command line (nothing of the test process's but PATH) pointed at the provider at `url`,
+ * with `home` as its home, its runs under `outputDir`, and no fallback synthesizer: a test names the one it means.
+ * `extra` is added last; `undefined` there removes a variable.
+ */
+export const fakeCliEnv = <Extra extends Readonly<Record<string, string | undefined>> = Record<never, never>>(
+  url: string,
+  at: { readonly home: string; readonly outputDir: string },
+  extra?: Extra
+) => ({
+  PATH: process.env["PATH"] ?? "",
+  HOME: at.home,
+  OPENROUTER_BASE_URL: url,
+  PARALLEL_LLM_OUTPUT_DIR: at.outputDir,
+  PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none",
+  ...extra
+})

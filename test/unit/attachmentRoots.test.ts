@@ -7,7 +7,8 @@ import { pathToFileURL } from "node:url"
 import { afterAll, describe, expect, it } from "vitest"
 import { runCliInProcess } from "../support/inProcessCli.js"
 import { connectMcpInProcess } from "../support/inProcessMcp.js"
-import { repoRoot, serverEnv } from "../support/mcpHarness.js"
+import { serverEnv } from "../support/mcpHarness.js"
+import { repoRoot } from "../support/spawnCli.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // Issue 14 parts 1 and 2 with the command line and the MCP server in-process (the server behind the SDK's client, as

@@ -2,9 +2,8 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import { Effect, Layer, Logger, Ref } from "effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { BadRequest, Forbidden } from "../../src/domain/errors.js"
 import { parseBatchInput } from "../../src/programs/batchInput.js"
 import { answeredIn, type BatchResult, defaultResultsPath } from "../../src/programs/batchResults.js"
@@ -14,11 +13,13 @@ import { ModelClient } from "../../src/services/modelClient.js"
 import { RunStore } from "../../src/services/runStore.js"
 import { Settings } from "../../src/services/settings.js"
 import { cliEffect, type InProcessOptions, runCliInProcess } from "../support/inProcessCli.js"
+import { jsonl } from "../support/jsonl.js"
 import { realHttpClientLayer } from "../support/realHttpClient.js"
 import { makeScriptedClient, type ScriptedClient } from "../support/scriptedClient.js"
-import { freshDirs } from "../support/spawnCli.js"
+import { tempRoot } from "../support/tempDirs.js"
 import { makeTestSettings } from "../support/testSettings.js"
-import { waitUntil } from "../support/waitUntil.js"
+import { fakeCliEnv } from "../support/useFakeOpenRouter.js"
+import { waitFor } from "../support/waitFor.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // `batch` in-process: what a user sees (results file, resume, a bad line, a failing prompt, bad usage) through the
@@ -26,18 +27,12 @@ import { withFakeProvider } from "../support/withFakeProvider.js"
 // fake for the shared bound on calls (and connections) in flight. Ctrl-C, which needs a process, is
 // test/e2e/batch.test.ts's. Every test has its own models, files and output directory. No timing assertions.
 
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-batch-"))
+const { root: tmp, freshDir } = tempRoot("pllm-batch-")
 
 // The loopback fake of runBatch's bound on calls in flight: each call held 40 ms.
 const provider = withFakeProvider({
   script: Object.fromEntries(["b1", "b2", "b3", "b4", "b5", "bsynth"].map((m) => [`bound/${m}`, { kind: "ok" as const, delayMs: 40 }]))
 })
-
-afterAll(() => {
-  fs.rmSync(tmp, { recursive: true, force: true })
-})
-
-const freshDir = freshDirs(tmp)
 
 /** A model client that answers as the fake's script does (its costs too); one a test, its calls counted from zero. */
 const scripted = () =>
@@ -55,17 +50,8 @@ const runCli = (client: ScriptedClient, args: ReadonlyArray<string>, options: In
   Effect.runPromise(cliEffect(args, { ...options, overrides: client.layer }))
 const callsTo = (client: ScriptedClient, model: string) => Effect.runSync(Ref.get(client.requests)).filter((r) => r.model === model).length
 
-const envFor = (outputDir: string, extra: Readonly<Record<string, string>> = {}) => ({
-  PATH: process.env.PATH,
-  HOME: tmp,
-  OPENROUTER_BASE_URL: provider.fake.url,
-  PARALLEL_LLM_OUTPUT_DIR: outputDir,
-  PARALLEL_LLM_RETRY_BASE_DELAY: "0.01",
-  PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none",
-  ...extra
-})
-
-const jsonl = (lines: ReadonlyArray<unknown>) => lines.map((l) => (typeof l === "string" ? l : JSON.stringify(l))).join("\n") + "\n"
+const envFor = (outputDir: string, extra: Readonly<Record<string, string>> = {}) =>
+  fakeCliEnv(provider.fake.url, { home: tmp, outputDir }, { PARALLEL_LLM_RETRY_BASE_DELAY: "0.01", ...extra })
 
 const readResults = (file: string): Array<BatchResult> =>
   fs.readFileSync(file, "utf8").split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l) as BatchResult)
@@ -253,7 +239,7 @@ describe("runBatch in-process: one bound on calls in flight for all runs", () =>
       Layer.merge(Logger.remove(Logger.defaultLogger))
     )
     // Count from a quiet start: nothing of another test still in flight at the fake.
-    await waitUntil(() => provider.fake.inFlight === 0, "no request in flight", 30_000)
+    await waitFor("no request in flight", () => provider.fake.inFlight === 0, 30_000)
     provider.fake.reset()
     const progress = await Effect.runPromise(
       runBatch({ input, output: path.join(dir, "many.results.jsonl"), runs: 4 }).pipe(Effect.provide(layer))

@@ -1,19 +1,16 @@
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import type { BatchResult } from "../../src/programs/batchResults.js"
 import { runCliInProcess } from "../support/inProcessCli.js"
-import { freshDirs } from "../support/spawnCli.js"
+import { tempRoot } from "../support/tempDirs.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // Issue 13, the batch bullets of items 8 and 10, in-process: --out by inode, a duplicate id refused at load, the
 // exit code, and a cost the provider did not report. Two real `batch` processes (item 3) are
 // test/e2e/batchHardening.test.ts's.
 
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-batch-hard-"))
-const freshDir = freshDirs(tmp)
-
+const { freshDir } = tempRoot("pllm-batch-hard-")
 const provider = withFakeProvider({
   script: {
     "ok/one": { kind: "ok", content: "one" },
@@ -22,10 +19,6 @@ const provider = withFakeProvider({
     "free/synth": { kind: "ok", content: "no cost either", usage: { prompt_tokens: 1, completion_tokens: 1, cost: null } }
   }
 })
-afterAll(() => {
-  fs.rmSync(tmp, { recursive: true, force: true })
-})
-
 const readResults = (file: string): Array<BatchResult> =>
   fs.readFileSync(file, "utf8").split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l) as BatchResult)
 const requestsFor = (model: string) => provider.fake.chatRequests().filter((r) => r.model === model).length

@@ -5,9 +5,10 @@ import { describe, expect, it } from "vitest"
 import { holdResultsLock } from "../../src/programs/batchLock.js"
 import { runBatch } from "../../src/programs/runBatch.js"
 import { failureOf } from "../support/failureOf.js"
+import { jsonl } from "../support/jsonl.js"
 import { fullDiskFor, interruptedRun, resumeLayerFor } from "../support/resumeLayers.js"
 import { makeTempDirs } from "../support/tempDirs.js"
-import { waitUntil } from "../support/waitUntil.js"
+import { waitFor } from "../support/waitFor.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // What a batch pays for across passes and processes (issue 23, findings 12 and 15): one lock per real results
@@ -25,7 +26,6 @@ const provider = withFakeProvider({
 })
 const tempDir = makeTempDirs("pllm-batch-resume-")
 
-const jsonl = (lines: ReadonlyArray<unknown>) => lines.map((l) => JSON.stringify(l)).join("\n") + "\n"
 const callsTo = (prefix: string) => provider.log().filter((r) => r.model?.startsWith(prefix)).length
 
 const layerFor = resumeLayerFor
@@ -55,11 +55,11 @@ describe("the results file's lock", () => {
     })
     const program = Effect.gen(function*() {
       const first = yield* Effect.fork(lockedBatch(input, output))
-      yield* Effect.promise(() => waitUntil(() => callsTo("lock/hang") === 1, "the first batch asking", 30_000))
+      yield* Effect.promise(() => waitFor("the first batch asking", () => callsTo("lock/hang") === 1, 30_000))
       // The second batch's lock alone: the batch itself would hang on the same model if the lock let it through.
       const second = yield* failureOf(Effect.scoped(holdResultsLock(linked, false)))
       const third = yield* Effect.fork(lockedBatch(input, path.join(realDir, "new.jsonl")))
-      yield* Effect.promise(() => waitUntil(() => callsTo("lock/hang") === 2, "the third batch asking", 30_000))
+      yield* Effect.promise(() => waitFor("the third batch asking", () => callsTo("lock/hang") === 2, 30_000))
       const fourth = yield* failureOf(Effect.scoped(holdResultsLock(path.join(dir, "alias", "new.jsonl"), false)))
       yield* Fiber.interrupt(first)
       yield* Fiber.interrupt(third)

@@ -1,9 +1,9 @@
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { runCliInProcess } from "../support/inProcessCli.js"
-import { freshDirs } from "../support/spawnCli.js"
+import { tempRoot } from "../support/tempDirs.js"
+import { fakeCliEnv } from "../support/useFakeOpenRouter.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // Issue 22 items 4 and 6, issue 23 findings 11 and 14, with the CLI (in-process): what a user sees, the exit code,
@@ -22,23 +22,9 @@ const provider = withFakeProvider({
     { id: "openrouter/auto", context_length: 2_000_000, pricing: { prompt: "-1", completion: "-1" } }
   ]
 })
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-checks-cli-"))
-const freshDir = freshDirs(tmp)
-
-afterAll(() => {
-  fs.rmSync(tmp, { recursive: true, force: true })
-})
-
-const envFor = (extra: Record<string, string> = {}) => ({
-  PATH: process.env.PATH ?? "",
-  HOME: tmp,
-  XDG_CONFIG_HOME: tmp,
-  OPENROUTER_BASE_URL: provider.url,
-  OPENROUTER_API_KEY: KEY,
-  PARALLEL_LLM_OUTPUT_DIR: freshDir("runs"),
-  PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none",
-  ...extra
-})
+const { root: tmp, freshDir } = tempRoot("pllm-checks-cli-")
+const envFor = (extra: Record<string, string> = {}) =>
+  fakeCliEnv(provider.url, { home: tmp, outputDir: freshDir("runs") }, { XDG_CONFIG_HOME: tmp, OPENROUTER_API_KEY: KEY, ...extra })
 
 const ask = ["ask", "hello", "-m", "c/one", "-m", "c/two", "-s", "c/synth"]
 

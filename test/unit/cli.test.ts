@@ -1,10 +1,12 @@
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { beforeAll, describe, expect, it } from "vitest"
 import { runCliInProcess as runCli } from "../support/inProcessCli.js"
-import { type CliResult, freshDirs, linesOf, listTree } from "../support/spawnCli.js"
+import { onlyRunDir, readRunJson } from "../support/runOnDisk.js"
+import { type CliResult, linesOf, listTree } from "../support/spawnCli.js"
+import { tempRoot } from "../support/tempDirs.js"
+import { fakeCliEnv } from "../support/useFakeOpenRouter.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // The CLI's command lines, run in-process through the real command tree (runCli), against the loopback fake;
@@ -36,30 +38,20 @@ const provider = withFakeProvider({
     { id: "mod/synth" }
   ]
 })
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-cli-"))
+const { root: tmp, freshDir } = tempRoot("pllm-cli-")
 const home = path.join(tmp, "home")
 
 beforeAll(() => {
   fs.mkdirSync(home, { recursive: true })
 })
 
-afterAll(() => {
-  fs.rmSync(tmp, { recursive: true, force: true })
-})
-
-const freshDir = freshDirs(tmp)
-
 /** A clean environment (nothing inherited but PATH) pointing at the fake. `undefined` removes a variable. */
-const envFor = (outputDir: string, extra: Readonly<Record<string, string | undefined>> = {}) => ({
-  PATH: process.env.PATH,
-  HOME: home,
-  OPENROUTER_BASE_URL: provider.url,
-  OPENROUTER_API_KEY: KEY,
-  PARALLEL_LLM_OUTPUT_DIR: outputDir,
-  PARALLEL_LLM_RETRY_BASE_DELAY: "0.01",
-  PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none",
-  ...extra
-})
+const envFor = (outputDir: string, extra: Readonly<Record<string, string | undefined>> = {}) =>
+  fakeCliEnv(provider.url, { home, outputDir }, {
+    OPENROUTER_API_KEY: KEY,
+    PARALLEL_LLM_RETRY_BASE_DELAY: "0.01",
+    ...extra
+  })
 
 /** Runs the CLI and checks what must hold for every run: the key is in neither stdout nor stderr. */
 const cli = async (
@@ -72,20 +64,6 @@ const cli = async (
   expect(result.stderr.includes(KEY), "the API key leaked to stderr").toBe(false)
   return result
 }
-
-/** The one run directory a test's output directory holds. */
-const onlyRunDir = (outputDir: string): string => {
-  const runs = fs.readdirSync(outputDir)
-  expect(runs).toHaveLength(1)
-  return path.join(outputDir, runs[0]!)
-}
-
-const readManifest = (runDir: string): Record<string, unknown> & {
-  id: string
-  status: string
-  candidates: Array<Record<string, unknown> & { model: string; status: string }>
-  synthesis?: Record<string, unknown>
-} => JSON.parse(fs.readFileSync(path.join(runDir, "run.json"), "utf8"))
 
 const chatModels = (prefix: string): ReadonlyArray<string> => provider.log().map((r) => r.model ?? "").filter((m) => m.startsWith(prefix))
 
@@ -132,7 +110,7 @@ describe.concurrent("parallel-llm CLI", () => {
       expect(fs.readFileSync(path.join(runDir, "responses/02-ok-two.md"), "utf8")).toBe("Answer two")
       expect(fs.readFileSync(path.join(runDir, "final.md"), "utf8")).toBe(SYNTH_ANSWER)
 
-      const manifest = readManifest(runDir)
+      const manifest = readRunJson(runDir)
       expect(manifest.id).toBe(path.basename(runDir))
       expect(manifest.status).toBe("ok")
       expect(Number.isNaN(Date.parse(String(manifest["createdAt"])))).toBe(false)
@@ -184,7 +162,7 @@ describe.concurrent("parallel-llm CLI", () => {
       expect(r.code, r.stderr).toBe(0)
       expect(linesOf(r.stderr).at(-1)).toMatch(/^parallel-llm: partial · 1\/2 answered · /)
       const runDir = onlyRunDir(out)
-      const manifest = readManifest(runDir)
+      const manifest = readRunJson(runDir)
       expect(manifest.status).toBe("partial")
       const failed = manifest.candidates[1]!
       expect(failed).toMatchObject({ model: "part/forbidden", status: "error", attempts: 1, error: { tag: "Forbidden", httpStatus: 403 } })
@@ -210,7 +188,7 @@ describe.concurrent("parallel-llm CLI", () => {
       expect(r.stderr).not.toMatch(STACK_FRAME)
       const runDir = onlyRunDir(out)
       expect(listTree(runDir)).toEqual(["prompt.md", "run.json"])
-      const manifest = readManifest(runDir)
+      const manifest = readRunJson(runDir)
       expect(manifest.status).toBe("failed")
       expect(manifest.candidates).toMatchObject([
         { model: "fail/unauth", status: "error", attempts: 1, error: { tag: "Unauthorized", httpStatus: 401 } },
@@ -266,7 +244,7 @@ describe.concurrent("parallel-llm CLI", () => {
       expect(userContent("nokey/one")).toBe(prompt)
       // Models from the environment beat the file's; the file's synthesizer and retries apply.
       expect(chatModels("nokey/").slice().sort()).toEqual(["nokey/one", "nokey/synth", "nokey/two"])
-      expect(readManifest(runDir)["settings"]).toMatchObject({ models: ["nokey/one", "nokey/two"], synthesizer: "nokey/synth", retries: 1 })
+      expect(readRunJson(runDir)["settings"]).toMatchObject({ models: ["nokey/one", "nokey/two"], synthesizer: "nokey/synth", retries: 1 })
       for (const request of provider.log().filter((q) => q.model?.startsWith("nokey/"))) {
         expect(request.headers["authorization"]).toBeUndefined()
       }
@@ -279,7 +257,7 @@ describe.concurrent("parallel-llm CLI", () => {
       const r = await cli(["ask", "who wins?", "--config", config, "-m", "prec/flag"], envFor(out, { PARALLEL_LLM_MODELS: "prec/env" }))
       expect(r.code, r.stderr).toBe(0)
       expect(chatModels("prec/").slice().sort()).toEqual(["prec/flag", "prec/fsynth"])
-      const manifest = readManifest(onlyRunDir(out))
+      const manifest = readRunJson(onlyRunDir(out))
       expect(manifest["settings"]).toMatchObject({ models: ["prec/flag"], synthesizer: "prec/fsynth", retries: 1 })
     })
   })

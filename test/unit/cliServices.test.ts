@@ -1,21 +1,18 @@
 import { describe, expect } from "@effect/vitest"
 import { Effect, Fiber, Layer, Ref, TestClock } from "effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll } from "vitest"
 import { cliEffect } from "../support/inProcessCli.js"
 import { itClock } from "../support/itClock.js"
 import { makeScriptedClient } from "../support/scriptedClient.js"
+import { tempRoot } from "../support/tempDirs.js"
 import { pendingSleeps, runToEnd } from "../support/testClock.js"
 import { makeTestRunStore } from "../support/testRunStore.js"
 
 // A command line through the real command tree (runCli) with its services swapped: a scripted model client and
 // an in-memory run store, no HTTP and no run directory, and Effect's TestClock for time.
 
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-cli-services-"))
-afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }))
-
+const { root: tmp } = tempRoot("pllm-cli-services-")
 const outputDir = path.join(tmp, "runs")
 const env = {
   HOME: tmp,

@@ -3,6 +3,7 @@ import * as path from "node:path"
 import { beforeEach, describe, expect, it } from "vitest"
 import { runCliInProcess } from "../support/inProcessCli.js"
 import { connectMcpInProcess } from "../support/inProcessMcp.js"
+import { FROZEN_TWO, jsonl } from "../support/jsonl.js"
 import { onlyManifestIn } from "../support/mcpHarness.js"
 import { makeTempDirs } from "../support/tempDirs.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
@@ -66,13 +67,7 @@ describe("eval's strategy rows", () => {
   it("show the rankings counted over all runs, and mark a strategy that fell back as degraded", async () => {
     const dir = tempDir()
     const file = path.join(dir, "frozen.jsonl")
-    fs.writeFileSync(
-      file,
-      [
-        { id: "one", question: "How many dollars?", answer: "18", candidates: { m1: "A: 18", m2: "A: 26" } },
-        { id: "two", question: "How many bolts?", answer: "3", candidates: { m1: "A: 3", m2: "A: 4" } }
-      ].map((l) => JSON.stringify(l)).join("\n") + "\n"
-    )
+    fs.writeFileSync(file, jsonl(FROZEN_TWO))
     // Over frozen answers the configured models judge: each one's reply is its first scripted one.
     provider.fake.setScript({
       "dg/one": { kind: "ok", content: "They all have merit." },

@@ -1,15 +1,14 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, beforeEach, describe, expect, it } from "vitest"
+import { beforeEach, describe, expect, it } from "vitest"
 import type { Manifest } from "../../src/domain/manifest.js"
 import { REPORT_DELIMITER, SYNTHESIS_REPLY_FORMAT } from "../../src/programs/synthesisReply.js"
 import { type ModelSpec } from "../support/fakeOpenRouter.js"
 import { runCliInProcess } from "../support/inProcessCli.js"
 import { connectMcpInProcess } from "../support/inProcessMcp.js"
 import { serverEnv } from "../support/mcpHarness.js"
-import { freshDirs } from "../support/spawnCli.js"
+import { tempRoot } from "../support/tempDirs.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // The disagreement report end to end, over loopback HTTP: the CLI and the MCP server (both in this process) ask the
@@ -31,8 +30,7 @@ const PLAIN = `${ANSWER}\n\n${REPORT_DELIMITER}\n${JSON.stringify(FINDINGS)}`
 /** A catalogue entry saying the model does strict structured output, as OpenRouter's `/models` does. */
 const structuredModel = (id: string): ModelSpec => ({ id, supported_parameters: ["temperature", "response_format", "structured_outputs"] })
 
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-report-"))
-const freshDir = freshDirs(tmp)
+const { root: tmp, freshDir } = tempRoot("pllm-report-")
 const env = (out: string) => ({
   PATH: process.env.PATH,
   HOME: tmp,
@@ -53,9 +51,6 @@ const synthBodies = () => provider.fake.chatRequests().filter((r) => r.model ===
 const systemOf = (body: Record<string, unknown>) => (body["messages"] as Array<{ role: string; content: string }>)[0]!.content
 
 const provider = withFakeProvider()
-afterAll(async () => {
-  fs.rmSync(tmp, { recursive: true, force: true })
-})
 beforeEach(() => {
   provider.fake.setScript({
     "rep/a": { kind: "ok", content: "4" },

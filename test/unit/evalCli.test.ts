@@ -1,11 +1,13 @@
 import { Schema } from "effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { fromGsm8k, Gsm8kLine } from "../../src/programs/eval/gsm8k.js"
 import { runCliInProcess } from "../support/inProcessCli.js"
-import { freshDirs, repoRoot } from "../support/spawnCli.js"
+import { jsonl } from "../support/jsonl.js"
+import { repoRoot } from "../support/spawnCli.js"
+import { tempRoot } from "../support/tempDirs.js"
+import { fakeCliEnv } from "../support/useFakeOpenRouter.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // `eval` in-process: the GSM8K baselines against a count made here by hand (from the file's own `is_correct`
@@ -13,9 +15,7 @@ import { withFakeProvider } from "../support/withFakeProvider.js"
 // single new request. The converter script (it reads the build) and
 // two eval processes on one results file are test/e2e/eval.test.ts's.
 
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-eval-"))
-const freshDir = freshDirs(tmp)
-
+const { root: tmp, freshDir } = tempRoot("pllm-eval-")
 const provider = withFakeProvider({
   script: {
     "ev/synth": { kind: "ok", content: "Both agree.\n\n#### 18", usage: { prompt_tokens: 100, completion_tokens: 10, cost: 0.002 } },
@@ -25,17 +25,7 @@ const provider = withFakeProvider({
   }
 })
 
-afterAll(() => {
-  fs.rmSync(tmp, { recursive: true, force: true })
-})
-
-const envFor = (outputDir: string) => ({
-  PATH: process.env.PATH,
-  HOME: tmp,
-  OPENROUTER_BASE_URL: provider.fake.url,
-  PARALLEL_LLM_OUTPUT_DIR: outputDir,
-  PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none"
-})
+const envFor = (outputDir: string) => fakeCliEnv(provider.fake.url, { home: tmp, outputDir })
 
 interface Row {
   readonly correct: number
@@ -138,11 +128,11 @@ describe("parallel-llm eval (paid, against the loopback fake)", () => {
     const file = path.join(dir, "math.jsonl")
     fs.writeFileSync(
       file,
-      [
+      jsonl([
         { id: "eggs", question: "How many dollars?", answer: "18", candidates: { m1: "A: 18", m2: "A: 26" } },
         { id: "bolts", question: "How many bolts?", answer: "3", candidates: { m1: "A: 3", m2: "A: 3", m3: "A: 250" } },
         { question: "Asked for real", answer: "#### 18" }
-      ].map((l) => JSON.stringify(l)).join("\n") + "\n"
+      ])
     )
     const args = ["eval", file, "-m", "ev/one", "-m", "ev/two", "-s", "ev/synth", "--json"]
     const runs = path.join(dir, "runs")

@@ -1,6 +1,7 @@
 import * as http from "node:http"
 import { afterEach, describe, expect, it } from "vitest"
 import { type FakeOpenRouter, type FakeOpenRouterOptions, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
+import { waitFor } from "../support/waitFor.js"
 
 let fake: FakeOpenRouter | undefined
 
@@ -37,14 +38,6 @@ interface Chunk {
   choices: Array<{ index: number; delta: { content?: string | null }; finish_reason: string | null }>
   usage?: { total_tokens: number; cost: number }
   error?: { code: number | string; message: string }
-}
-
-async function waitUntil(cond: () => boolean, timeoutMs = 1_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error("condition not met in time")
-    await new Promise((r) => setTimeout(r, 5))
-  }
 }
 
 function parseSse(text: string): { comments: string[]; chunks: Chunk[]; done: boolean } {
@@ -156,7 +149,7 @@ describe("fake OpenRouter", () => {
     expect(f.inFlight).toBe(1)
     controller.abort()
     await expect(pending).rejects.toThrow()
-    await waitUntil(() => f.abortedRequests().length === 1)
+    await waitFor("the fake to see the request aborted", () => f.abortedRequests().length === 1, 1_000)
     expect(f.inFlight).toBe(0)
     expect(f.abortedRequests()[0]?.model).toBe("h/hang")
     expect(f.abortedRequests()[0]?.endedAt).toBeTypeOf("number")
@@ -169,7 +162,7 @@ describe("fake OpenRouter", () => {
     await f.waitForRequests(1, 1_000)
     controller.abort()
     await expect(pending).rejects.toThrow()
-    await waitUntil(() => f.abortedRequests().length === 1)
+    await waitFor("the fake to see the request aborted", () => f.abortedRequests().length === 1, 1_000)
     expect(f.inFlight).toBe(0)
   })
 

@@ -15,7 +15,7 @@ import { itClock } from "../support/itClock.js"
 import { sharedHttpClientLayer } from "../support/realHttpClient.js"
 import { makeTempDirs } from "../support/tempDirs.js"
 import { pendingSleeps } from "../support/testClock.js"
-import { waitUntil } from "../support/waitUntil.js"
+import { waitFor } from "../support/waitFor.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
 
 const tempDir = makeTempDirs("parallel-llm-faults-")
@@ -127,7 +127,7 @@ describe("fault injection against the loopback fake (streaming)", () => {
       const { faultyRecord } = yield* Fiber.join(fiber)
       expectFailure(faultyRecord, { status: "timeout", tag: "Timeout", attempts: 1, message: /Timed out after 0\.8 s/ })
       yield* Effect.promise(() =>
-        waitUntil(() => provider.fake.abortedRequests().some((r) => r.model === "fault/x"), "fault/x's request aborted")
+        waitFor("fault/x's request aborted", () => provider.fake.abortedRequests().some((r) => r.model === "fault/x"))
       )
     }))
 

@@ -1,10 +1,11 @@
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { cleartextKeyWarning, stripControl } from "../../src/domain/text.js"
 import { runCliInProcess } from "../support/inProcessCli.js"
-import { freshDirs, listTree } from "../support/spawnCli.js"
+import { listTree } from "../support/spawnCli.js"
+import { tempRoot } from "../support/tempDirs.js"
+import { fakeCliEnv } from "../support/useFakeOpenRouter.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // Issue 13, items 2, 8 and 10, in-process: a log file that cannot be written, a gateway that answers with escape
@@ -14,9 +15,7 @@ import { withFakeProvider } from "../support/withFakeProvider.js"
 const ESC = "\u001b"
 // Bidi overrides and isolates (U+202E, U+2066) too: they make text read other than it is.
 const hostile = `${ESC}]0;owned${String.fromCharCode(7)}${ESC}[2J\u009b31mforged\u202E\u2066\r`
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-hostile-"))
-const freshDir = freshDirs(tmp)
-
+const { root: tmp, freshDir } = tempRoot("pllm-hostile-")
 const provider = withFakeProvider({
   script: {
     "h/good": { kind: "ok", content: `fine ${hostile} answer`, servedBy: `h/good${hostile}` },
@@ -24,19 +23,8 @@ const provider = withFakeProvider({
     "h/synth": { kind: "ok", content: `the ${hostile} synthesis` }
   }
 })
-afterAll(() => {
-  fs.rmSync(tmp, { recursive: true, force: true })
-})
-
-const envFor = (outputDir: string, extra: Record<string, string> = {}) => ({
-  PATH: process.env.PATH ?? "",
-  HOME: tmp,
-  OPENROUTER_BASE_URL: provider.fake.url,
-  PARALLEL_LLM_OUTPUT_DIR: outputDir,
-  PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none",
-  PARALLEL_LLM_RETRIES: "0",
-  ...extra
-})
+const envFor = (outputDir: string, extra: Record<string, string> = {}) =>
+  fakeCliEnv(provider.fake.url, { home: tmp, outputDir }, { PARALLEL_LLM_RETRIES: "0", ...extra })
 
 /** Any C0 control but tab and newline, DEL, C1 control, or bidi embedding, override or isolate. */
 const CONTROL = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]/

@@ -1,32 +1,20 @@
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { runCliInProcess } from "../support/inProcessCli.js"
 import { connectMcpInProcess } from "../support/inProcessMcp.js"
-import { freshDirs } from "../support/spawnCli.js"
+import { tempRoot } from "../support/tempDirs.js"
+import { fakeCliEnv } from "../support/useFakeOpenRouter.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // Issue 13, items 4 and 9 with the command line and the MCP server in-process (the server as `serve` builds it from
 // its environment): the bound on models in one run, from every source, before any call; and one bound on upstream
 // calls in flight for the whole `serve` process.
 
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-limits-"))
-const freshDir = freshDirs(tmp)
-
+const { root: tmp, freshDir } = tempRoot("pllm-limits-")
 const provider = withFakeProvider({ default: { kind: "ok", content: "an answer" } })
-afterAll(async () => {
-  fs.rmSync(tmp, { recursive: true, force: true })
-})
-
-const envFor = (dir: string, extra: Record<string, string> = {}) => ({
-  PATH: process.env.PATH ?? "",
-  HOME: tmp,
-  OPENROUTER_BASE_URL: provider.fake.url,
-  PARALLEL_LLM_OUTPUT_DIR: path.join(dir, "runs"),
-  PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none",
-  ...extra
-})
+const envFor = (dir: string, extra: Record<string, string> = {}) =>
+  fakeCliEnv(provider.fake.url, { home: tmp, outputDir: path.join(dir, "runs") }, extra)
 const many = (n: number) => Array.from({ length: n }, (_, i) => `many/m${i + 1}`)
 
 describe("the bound on models in one run (maxModels, default 16)", () => {

@@ -8,7 +8,8 @@ import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeGate } from "../support/fakeOpenRouter.js"
 import { connectMcpInProcess, type InProcessConnection, pendingSleepBelow, testClockOf } from "../support/inProcessMcp.js"
-import { readManifest, runIdIn, serverEnv, waitFor } from "../support/mcpHarness.js"
+import { readManifest, runIdIn, serverEnv } from "../support/mcpHarness.js"
+import { waitFor } from "../support/waitFor.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // The MCP server as an MCP client sees it: the server `serve` starts from the same environment, in this

@@ -1,18 +1,15 @@
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { connectMcpInProcess } from "../support/inProcessMcp.js"
+import { manifestOf } from "../support/manifestOf.js"
 import { offlineServerEnv } from "../support/mcpHarness.js"
+import { tempRoot } from "../support/tempDirs.js"
 
 // MCP tasks of runs that this server does not own, or whose files were edited: the server `serve` starts, in this
 // process (the stdio process at the protocol's edges is e2e/mcpProtocolEdges.test.ts's).
 
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-mcp-foreign-tasks-"))
-afterAll(() => {
-  fs.rmSync(tmp, { recursive: true, force: true })
-})
-
+const { root: tmp } = tempRoot("pllm-mcp-foreign-tasks-")
 const settings = { models: ["edge/one"], synthesizer: "edge/synth", concurrency: 5, timeoutMs: 1000, retries: 0 }
 
 /** A run id made now, as the run store names run directories. */
@@ -52,17 +49,11 @@ describe("MCP tasks of runs this server does not own", () => {
     fs.writeFileSync(path.join(outputDir, runId, "final.md"), "Merged: 4")
     fs.writeFileSync(
       path.join(outputDir, runId, "run.json"),
-      JSON.stringify({
-        id: "20250101-000000-000-e0e0e0e0",
-        status: "ok",
-        createdAt: "2025-01-01T00:00:00.000Z",
-        finishedAt: "2025-01-01T00:00:01.000Z",
-        durationMs: 1000,
-        prompt: { chars: 1, sha256: "00" },
+      JSON.stringify(manifestOf("20250101-000000-000-e0e0e0e0", {
         settings,
         candidates: [{ model: "edge/one", status: "ok", attempts: 1, file: "responses/01-edge-one.md" }],
         usage: { promptTokens: 1, completionTokens: 1 }
-      })
+      }))
     )
     const mcp = await connectMcpInProcess(offlineServerEnv(outputDir))
     try {

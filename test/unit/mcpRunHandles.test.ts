@@ -1,12 +1,13 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { type CallToolResult, CallToolResultSchema, type Progress } from "@modelcontextprotocol/sdk/types.js"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { makeGate } from "../support/fakeOpenRouter.js"
 import { connectMcpInProcess, type InProcessConnection } from "../support/inProcessMcp.js"
-import { readManifest, serverEnv, waitFor } from "../support/mcpHarness.js"
+import { readManifest, runOutputOf, serverEnv } from "../support/mcpHarness.js"
+import { tempRoot } from "../support/tempDirs.js"
+import { waitFor } from "../support/waitFor.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // Runs that outlive the request that started them: `wait`, get_run, cancel_run, MCP Tasks, and results
@@ -33,27 +34,12 @@ const provider = withFakeProvider({
     "stuck/two": { kind: "hang" }
   }
 })
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-handles-"))
+const { root: tmp } = tempRoot("pllm-handles-")
 let dirCount = 0
 const freshDir = () => path.join(tmp, `runs-${++dirCount}`)
 
-afterAll(() => {
-  fs.rmSync(tmp, { recursive: true, force: true })
-})
-
 const connect = (outputDir: string, models: ReadonlyArray<string>, synthesizer: string, extra: Record<string, string> = {}) =>
   connectMcpInProcess(serverEnv({ baseUrl: provider.url, outputDir, apiKey: API_KEY, models, synthesizer, extra }))
-
-interface RunOutput {
-  readonly final: string | null
-  readonly summary: string
-  readonly next?: string
-  readonly runId: string
-  readonly status: string
-  readonly runDir: string
-  readonly files: Record<string, string>
-  readonly candidates: ReadonlyArray<{ model: string; status: string }>
-}
 
 /** Like the Codex app: a result with any block other than text fails the whole call. */
 const strict = (result: CallToolResult): CallToolResult => {
@@ -70,7 +56,6 @@ const call = async (
   options: { timeout?: number; signal?: AbortSignal; onprogress?: (progress: Progress) => void } = {}
 ) => strict(await client.callTool({ name, arguments: args }, undefined, { timeout: 30_000, ...options }) as CallToolResult)
 
-const outputOf = (result: CallToolResult) => result.structuredContent as unknown as RunOutput
 const textOf = (result: CallToolResult) => result.content.map((b) => (b.type === "text" ? b.text : "")).join("\n")
 
 describe("a run outlives the request that started it", () => {
@@ -89,7 +74,7 @@ describe("a run outlives the request that started it", () => {
     const first = await call(mcp.client, "process_prompt", { prompt: "What is 2 + 2?", wait: 0.1 }, { timeout: 2_000 })
     expect(provider.log().filter((r) => r.endedAt !== undefined)).toEqual([])
     expect(first.isError).toBeFalsy()
-    const running = outputOf(first)
+    const running = runOutputOf(first)
     expect(running.status).toBe("running")
     expect(running.final).toBeNull()
     expect(running.runId).toMatch(RUN_ID)
@@ -102,10 +87,10 @@ describe("a run outlives the request that started it", () => {
 
     // Polling as a client with the same 2 s limit would: get_run waits 1 s at a time until the answer comes.
     let result = first
-    for (let i = 0; i < 20 && outputOf(result).status === "running"; i++) {
+    for (let i = 0; i < 20 && runOutputOf(result).status === "running"; i++) {
       result = await call(mcp.client, "get_run", { runId: running.runId, wait: 1 }, { timeout: 2_000 })
     }
-    const done = outputOf(result)
+    const done = runOutputOf(result)
     expect(done.status).toBe("ok")
     expect(done.final).toBe(SYNTH_ANSWER)
     expect(result.content[0]).toEqual({ type: "text", text: SYNTH_ANSWER })
@@ -115,7 +100,7 @@ describe("a run outlives the request that started it", () => {
   })
 
   it("stopping get_run stops only the waiting: the run goes on and its answer comes", async () => {
-    const first = outputOf(
+    const first = runOutputOf(
       await call(mcp.client, "process_prompt", { prompt: "Keep going", models: ["slow/one"], synthesizer: "fast/synth", wait: 0 })
     )
     expect(first.status).toBe("running")
@@ -130,7 +115,7 @@ describe("a run outlives the request that started it", () => {
     controller.abort("the user looked away")
     await expect(waiting).rejects.toThrow()
     slow.open()
-    const done = outputOf(await call(mcp.client, "get_run", { runId: first.runId, wait: 20 }))
+    const done = runOutputOf(await call(mcp.client, "get_run", { runId: first.runId, wait: 20 }))
     expect(done.status).toBe("ok")
     expect(done.final).toBe(SYNTH_ANSWER)
   })
@@ -161,7 +146,7 @@ describe("get_run and cancel_run", () => {
   })
 
   it("cancel_run aborts every call still going, keeps the answers and returns the cancelled run; a second cancel is refused", async () => {
-    const running = outputOf(await call(mcp.client, "process_prompt", { prompt: "Cancel me", wait: 0 }))
+    const running = runOutputOf(await call(mcp.client, "process_prompt", { prompt: "Cancel me", wait: 0 }))
     await waitFor(
       "both stuck requests in flight",
       () => provider.fake.requests.filter((r) => r.model?.startsWith("stuck/") && r.endedAt === undefined && !r.aborted).length === 2
@@ -170,7 +155,7 @@ describe("get_run and cancel_run", () => {
     const abortedBefore = provider.fake.abortedRequests().length
     const result = await call(mcp.client, "cancel_run", { runId: running.runId })
     expect(result.isError).toBeFalsy()
-    const cancelled = outputOf(result)
+    const cancelled = runOutputOf(result)
     expect(cancelled.status).toBe("cancelled")
     expect(cancelled.candidates.map((c) => c.status)).toEqual(["ok", "cancelled", "cancelled"])
     expect(cancelled.next).toContain("resynthesize")
@@ -187,7 +172,7 @@ describe("get_run and cancel_run", () => {
     expect(again.isError).toBe(true)
     expect(textOf(again)).toMatch(/not running: it already ended \(cancelled\)/)
     const shown = await call(mcp.client, "get_run", { runId: running.runId })
-    expect(outputOf(shown).status).toBe("cancelled")
+    expect(runOutputOf(shown).status).toBe("cancelled")
   })
 
   it("refuse more models than --max-models before any call, naming the setting", async () => {
@@ -211,7 +196,7 @@ describe("resource links, when asked for", () => {
     const mcp = await connect(freshDir(), ["fast/one"], "fast/synth", { PARALLEL_LLM_RESOURCE_LINKS: "true" })
     try {
       const result = await mcp.client.callTool({ name: "process_prompt", arguments: { prompt: "Links please" } }) as CallToolResult
-      const run = outputOf(result)
+      const run = runOutputOf(result)
       const links = result.content.flatMap((b) => (b.type === "resource_link" ? [b.uri] : []))
       expect(links).toEqual(expect.arrayContaining(Object.values(run.files)))
       expect(links).toContain(`parallel-llm://runs/${run.runId}/final.md`)
@@ -252,7 +237,7 @@ describe("MCP Tasks: a task is a run", () => {
       expect(seen[0]).toBe("taskCreated")
       expect(taskId).toMatch(RUN_ID)
       expect(seen[seen.length - 1]).toBe("result")
-      expect(outputOf(final!)).toMatchObject({ runId: taskId, status: "ok", final: SYNTH_ANSWER })
+      expect(runOutputOf(final!)).toMatchObject({ runId: taskId, status: "ok", final: SYNTH_ANSWER })
       expect(final!.content[0]).toEqual({ type: "text", text: SYNTH_ANSWER })
       expect((await mcp.client.experimental.tasks.getTask(taskId)).status).toBe("completed")
     } finally {
@@ -265,7 +250,7 @@ describe("MCP Tasks: a task is a run", () => {
       const task = await mcp.client.experimental.tasks.getTask(taskId)
       expect(task).toMatchObject({ taskId, status: "completed", ttl: null })
       const result = strict(await mcp.client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema))
-      expect(outputOf(result)).toMatchObject({ runId: taskId, status: "ok", final: SYNTH_ANSWER })
+      expect(runOutputOf(result)).toMatchObject({ runId: taskId, status: "ok", final: SYNTH_ANSWER })
       const { tasks } = await mcp.client.experimental.tasks.listTasks()
       expect(tasks.map((t) => t.taskId)).toContain(taskId)
     } finally {

@@ -1,8 +1,7 @@
-import { afterAll, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import type { ServerNotification } from "@modelcontextprotocol/sdk/types.js"
 import { Deferred, Effect, Either, Option, Redacted, TestClock } from "effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import type { Manifest } from "../../src/domain/manifest.js"
 import { makeLiveRuns } from "../../src/mcp/liveRuns.js"
@@ -20,32 +19,17 @@ import type { RunEvent } from "../../src/programs/run/request.js"
 import { PROMPT_PREVIEW_CHARS } from "../../src/services/runReader.js"
 import { itClock } from "../support/itClock.js"
 import { itLive } from "../support/itLive.js"
+import { manifestOf } from "../support/manifestOf.js"
+import { makeTempDirs } from "../support/tempDirs.js"
 
 // The MCP server's parts without a process: schemas, resource URIs, the run store's reading side, progress.
 
 const storeFor = (outputDir: string) => RunStore.Test(outputDir)
 
-const made: Array<string> = []
-const tempDir = () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-mcp-units-"))
-  made.push(dir)
-  return dir
-}
-afterAll(() => {
-  for (const dir of made) fs.rmSync(dir, { recursive: true, force: true })
-})
+const tempDir = makeTempDirs("pllm-mcp-units-")
 
-const manifestFor = (id: string, status: Manifest["status"]): Manifest => ({
-  id,
-  status,
-  createdAt: "2025-01-01T00:00:00.000Z",
-  finishedAt: "2025-01-01T00:00:01.000Z",
-  durationMs: 1000,
-  prompt: { chars: 1, sha256: "00" },
-  settings: { models: ["a/one"], synthesizer: "a/synth", concurrency: 5, timeoutMs: 1000, retries: 0 },
-  candidates: [{ model: "a/one", status: "ok", attempts: 1, file: "responses/01-a-one.md" }],
-  usage: { promptTokens: 0, completionTokens: 0 }
-})
+const manifestFor = (id: string, status: Manifest["status"]): Manifest =>
+  manifestOf(id, { status, candidates: [{ model: "a/one", status: "ok", attempts: 1, file: "responses/01-a-one.md" }] })
 
 describe("tool schemas", () => {
   it("advertise an object at the root of every input and output schema", () => {

@@ -2,9 +2,7 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Option, Schema } from "effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, beforeEach } from "vitest"
 import { appLayer } from "../../src/appLayer.js"
 import { Manifest } from "../../src/domain/manifest.js"
 import { withCallSettings } from "../../src/programs/callSettings.js"
@@ -18,24 +16,17 @@ import { runCliInProcess } from "../support/inProcessCli.js"
 import { connectMcpInProcess } from "../support/inProcessMcp.js"
 import { itLive } from "../support/itLive.js"
 import { serverEnv } from "../support/mcpHarness.js"
-import { freshDirs } from "../support/spawnCli.js"
+import { tempRoot } from "../support/tempDirs.js"
+import { resetFakeBeforeEach } from "../support/useFakeOpenRouter.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // Per-model options (model objects in the config file), the run's reasoning effort, and web search with
 // the citations it brings back: what goes into each request body, and what the manifest keeps.
 
 const provider = withFakeProvider()
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-modelopts-"))
-const freshDir = freshDirs(tmp)
+const { root: tmp, freshDir } = tempRoot("pllm-modelopts-")
 
-afterAll(() => {
-  fs.rmSync(tmp, { recursive: true, force: true })
-})
-beforeEach(() => {
-  provider.fake.setScript({})
-  provider.fake.setDefault({ kind: "ok" })
-  provider.fake.reset()
-})
+resetFakeBeforeEach(provider)
 
 const bodyFor = (model: string): Record<string, unknown> => {
   const request = provider.log().find((r: RecordedRequest) => r.model === model)

@@ -6,9 +6,7 @@ import { Chunk, Effect, Either, Fiber, Layer, Option, Redacted, Stream, TestCloc
 import { globalValue } from "effect/GlobalValue"
 import * as fs from "node:fs"
 import * as http from "node:http"
-import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, beforeEach } from "vitest"
 import { httpStatusOf, isTransient, type ProviderError } from "../../src/domain/errors.js"
 import type { ModelRequest } from "../../src/domain/modelCall.js"
 import { foldAnswer, type FoldHooks, streamedText, textSoFar } from "../../src/programs/answerFold.js"
@@ -24,24 +22,19 @@ import type { SettingsValue } from "../../src/settings/values.js"
 import type { Behavior } from "../support/fakeOpenRouter.js"
 import { itClock } from "../support/itClock.js"
 import { realHttpClientLayer, sharedHttpClientLayer } from "../support/realHttpClient.js"
+import { tempRoot } from "../support/tempDirs.js"
 import { pendingSleeps } from "../support/testClock.js"
-import { waitUntil } from "../support/waitUntil.js"
+import { resetFakeBeforeEach } from "../support/useFakeOpenRouter.js"
+import { waitFor } from "../support/waitFor.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
 
 /** Distinctive, so that a leak anywhere is unmistakable. */
 const KEY = "sk-or-v1-SECRET-5f3c9a1e7d2b4c6a8e0f1a2b3c4d5e6f"
 
 const provider = withFakeProvider()
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-client-"))
+const { root: tmp } = tempRoot("pllm-client-")
 
-afterAll(() => {
-  fs.rmSync(tmp, { recursive: true, force: true })
-})
-beforeEach(() => {
-  provider.fake.setScript({})
-  provider.fake.setDefault({ kind: "ok" })
-  provider.fake.reset()
-})
+resetFakeBeforeEach(provider)
 
 const settingsFor = (overrides: Partial<SettingsValue> = {}): SettingsValue =>
   provider.settings({
@@ -476,11 +469,11 @@ describe("callModel with the real client (its long waits on the TestClock)", () 
       provider.fake.setScript({ "slow/hang": { kind: "hang" } })
       const outcome = yield* Effect.gen(function*() {
         const fiber = yield* Effect.fork(callModel(ask("slow/hang"), { ...policy, timeoutMs: 1_000 }))
-        yield* Effect.promise(() => waitUntil(() => provider.fake.inFlight === 1, "the request at the fake"))
+        yield* Effect.promise(() => waitFor("the request at the fake", () => provider.fake.inFlight === 1))
         yield* TestClock.adjust(1_000)
         const call = yield* Fiber.join(fiber)
         // Still inside the client's layer: the agent is alive, so only the interruption can have aborted it.
-        yield* Effect.promise(() => waitUntil(() => provider.fake.abortedRequests().length >= 1, "the fake to see the request aborted"))
+        yield* Effect.promise(() => waitFor("the fake to see the request aborted", () => provider.fake.abortedRequests().length >= 1))
         return call
       }).pipe(Effect.provide(clientLayer()))
       const error = Either.getLeft(outcome.result).pipe(Option.getOrThrow)
@@ -574,7 +567,7 @@ describe("pooled connections", () => {
         yield* TestClock.adjust(afterDone)
         const completion = yield* Fiber.join(fiber)
         expect(completion.content).toBe("complete anyway")
-        yield* Effect.promise(() => waitUntil(() => provider.fake.abortedRequests().length === 1, "the open response to be dropped"))
+        yield* Effect.promise(() => waitFor("the open response to be dropped", () => provider.fake.abortedRequests().length === 1))
       })
   )
 
@@ -811,10 +804,10 @@ describe("streamed bodies, read from undici's Readable (readable.ts)", () => {
       const streamed = streamedText()
       const outcome = yield* Effect.gen(function*() {
         const fiber = yield* Effect.fork(complete(ask("slow/mid"), { streamed }))
-        yield* Effect.promise(() => waitUntil(() => textSoFar(streamed) !== undefined, "the first delta"))
+        yield* Effect.promise(() => waitFor("the first delta", () => textSoFar(streamed) !== undefined))
         yield* Fiber.interrupt(fiber)
         // Still inside the client's layer: the agent is alive, so only the interruption can have aborted it.
-        yield* Effect.promise(() => waitUntil(() => provider.fake.abortedRequests().length >= 1, "the fake to see the request aborted"))
+        yield* Effect.promise(() => waitFor("the fake to see the request aborted", () => provider.fake.abortedRequests().length >= 1))
         return textSoFar(streamed)
       }).pipe(Effect.provide(clientLayer({ stream: true })))
       expect(outcome).toBeDefined()

@@ -1,9 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Layer, Option, Redacted, Schema } from "effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, beforeEach } from "vitest"
 import { appLayer } from "../../src/appLayer.js"
 import { withBareValues } from "../../src/cli/settingsOptions.js"
 import { Manifest } from "../../src/domain/manifest.js"
@@ -22,26 +20,18 @@ import type { Behavior, RecordedRequest } from "../support/fakeOpenRouter.js"
 import { runCliInProcess } from "../support/inProcessCli.js"
 import { itLive } from "../support/itLive.js"
 import { makeScriptedClient } from "../support/scriptedClient.js"
-import { freshDirs } from "../support/spawnCli.js"
+import { tempRoot } from "../support/tempDirs.js"
 import { makeTestRunStore } from "../support/testRunStore.js"
 import { makeTestSettings } from "../support/testSettings.js"
+import { resetFakeBeforeEach } from "../support/useFakeOpenRouter.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // What OpenRouter's newer API asks of a call (issue 27): web search as a server tool, the response cache,
 // usage without asking, cost details, `~…-latest` slugs. Against the loopback fake, in this process.
 
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-openrouter-"))
-const freshDir = freshDirs(tmp)
-
+const { root: tmp, freshDir } = tempRoot("pllm-openrouter-")
 const provider = withFakeProvider()
-afterAll(async () => {
-  fs.rmSync(tmp, { recursive: true, force: true })
-})
-beforeEach(() => {
-  provider.fake.setScript({})
-  provider.fake.setDefault({ kind: "ok" })
-  provider.fake.reset()
-})
+resetFakeBeforeEach(provider)
 
 const requestsFor = (model: string): ReadonlyArray<RecordedRequest> => provider.fake.chatRequests().filter((r) => r.model === model)
 const bodyFor = (model: string): Record<string, unknown> => {

@@ -2,7 +2,6 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Either, Option } from "effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { SettingsError } from "../../src/domain/errors.js"
@@ -12,12 +11,12 @@ import { type FakeOpenRouter, startFakeOpenRouter } from "../support/fakeOpenRou
 import { runCliInProcess } from "../support/inProcessCli.js"
 import { connectMcpInProcess, type InProcessConnection } from "../support/inProcessMcp.js"
 import { serverEnv } from "../support/mcpHarness.js"
+import { tempRoot } from "../support/tempDirs.js"
 
 // Presets: named panels in the config file. Through the real loader (temp files), the command line and the MCP server
 // (both in-process) against the loopback fake.
 
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-presets-"))
-afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }))
+const { root: tmp } = tempRoot("pllm-presets-")
 const emptyConfigHome = path.join(tmp, "empty-config-home")
 fs.mkdirSync(emptyConfigHome)
 

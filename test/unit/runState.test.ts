@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -9,35 +9,19 @@ import { readRunWithManifest } from "../../src/programs/recoverRun.js"
 import { RunStore } from "../../src/services/runStore.js"
 import { deadPid } from "../support/deadPid.js"
 import { itLive } from "../support/itLive.js"
+import { manifestOf } from "../support/manifestOf.js"
+import { makeTempDirs } from "../support/tempDirs.js"
 
 // Item 5 of issue 13: each run records its owner while it is live, and readers tell a run whose
 // writer died (`interrupted`) from one still going; nothing is read outside the runs directory.
 
 const storeFor = (outputDir: string) => RunStore.Test(outputDir)
 
-const made: Array<string> = []
-const tempDir = () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-runstate-"))
-  made.push(dir)
-  return dir
-}
-afterAll(() => {
-  for (const dir of made) fs.rmSync(dir, { recursive: true, force: true })
-})
+const tempDir = makeTempDirs("pllm-runstate-")
 
 const settings: RunSettings = { models: ["a/one", "b/two", "c/three"], synthesizer: "s/synth", concurrency: 5, timeoutMs: 1000, retries: 0 }
 
-const manifestFor = (id: string): Manifest => ({
-  id,
-  status: "ok",
-  createdAt: "2025-01-01T00:00:00.000Z",
-  finishedAt: "2025-01-01T00:00:01.000Z",
-  durationMs: 1000,
-  prompt: { chars: 1, sha256: "00" },
-  settings,
-  candidates: [],
-  usage: { promptTokens: 0, completionTokens: 0 }
-})
+const manifestFor = (id: string): Manifest => manifestOf(id, { settings })
 
 describe("decideRunState", () => {
   const owner: OwnerRecord = { pid: 42, host: "here", processStartedAt: "2025-01-01T00:00:00.000Z", createdAt: "2025-01-01T00:00:01.000Z" }

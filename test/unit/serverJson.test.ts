@@ -1,11 +1,11 @@
 import { Ajv } from "ajv"
 import addFormats from "ajv-formats"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { runCliInProcess } from "../support/inProcessCli.js"
 import { repoRoot } from "../support/spawnCli.js"
+import { tempRoot } from "../support/tempDirs.js"
 
 // server.json, the entry for the official MCP registry, against the registry's published schema (vendored in
 // test/fixtures/mcp-registry, see its README), and the facts it shares with package.json and manifest.json:
@@ -51,8 +51,7 @@ const validator = () => {
   return ajv.compile(schema)
 }
 
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-serverjson-"))
-afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }))
+const { root: tmp } = tempRoot("pllm-serverjson-")
 
 describe("server.json (the MCP registry entry)", () => {
   it("is valid against the registry's published schema, which rejects what the registry rejects", () => {

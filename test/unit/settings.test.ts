@@ -4,7 +4,6 @@ import { Effect, Either, Option, Redacted } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll } from "vitest"
 import { SettingsError } from "../../src/domain/errors.js"
 import { describeSettings } from "../../src/settings/describe.js"
 import { loadSettings, MAX_CONFIG_FILE_BYTES } from "../../src/settings/load.js"
@@ -14,13 +13,12 @@ import { settingsTable } from "../../src/settings/table.js"
 import { DEFAULT_BASE_URL, DEFAULT_FALLBACK_SYNTHESIZERS, DEFAULT_MODELS, DEFAULT_SYNTHESIZER } from "../../src/settings/table/models.js"
 import type { RawSettings } from "../../src/settings/values.js"
 import { itLive } from "../support/itLive.js"
+import { tempRoot } from "../support/tempDirs.js"
 import { makeTestSettings } from "../support/testSettings.js"
 
 const KEY = "sk-or-v1-SETTINGS-SECRET-0123456789abcdef"
 
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-settings-"))
-afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }))
-
+const { root: tmp } = tempRoot("pllm-settings-")
 let fileCounter = 0
 /** Writes a config file (JSON value, or raw text) into the temp dir and returns its absolute path. */
 const configFile = (content: unknown): string => {

@@ -1,9 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Logger, Option, Schema, TestClock } from "effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, beforeEach } from "vitest"
+import { beforeEach } from "vitest"
 import { appLayer } from "../../src/appLayer.js"
 import { Manifest } from "../../src/domain/manifest.js"
 import { withCallSettings } from "../../src/programs/callSettings.js"
@@ -18,18 +17,16 @@ import { failureOf } from "../support/failureOf.js"
 import type { RecordedRequest } from "../support/fakeOpenRouter.js"
 import { itClock } from "../support/itClock.js"
 import { recordOf } from "../support/strategyRecord.js"
-import { waitUntil } from "../support/waitUntil.js"
+import { tempRoot } from "../support/tempDirs.js"
+import { waitFor } from "../support/waitFor.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // Each strategy against the loopback provider, through the real client, call path and run store: the calls
 // it sends (how many, to whom, with what), what it keeps on disk, and what its manifest says.
 
 const provider = withFakeProvider()
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-strategies-"))
+const { root: tmp } = tempRoot("pllm-strategies-")
 
-afterAll(() => {
-  fs.rmSync(tmp, { recursive: true, force: true })
-})
 beforeEach(() => {
   provider.fake.setScript({})
   provider.fake.reset()
@@ -249,7 +246,7 @@ describe("strategy steps under a deadline and a cancel", () => {
       expect(manifest.status).toBe("cancelled")
       expect(recordOf(manifest, "rank").judges).toEqual([{ model: "jd/slow", status: "cancelled", reason: "interrupted", attempts: 0 }])
       expect(to("test/synth")).toHaveLength(0)
-      yield* Effect.promise(() => waitUntil(() => provider.fake.abortedRequests().length === 1, "the judge's request aborted"))
+      yield* Effect.promise(() => waitFor("the judge's request aborted", () => provider.fake.abortedRequests().length === 1))
     }))
 })
 

@@ -1,14 +1,15 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Ref } from "effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { cliEffect } from "../support/inProcessCli.js"
 import { connectMcpInProcess } from "../support/inProcessMcp.js"
+import { FROZEN_TWO, jsonl } from "../support/jsonl.js"
 import { readManifest, serverEnv } from "../support/mcpHarness.js"
 import { makeScriptedClient, type ScriptedClient } from "../support/scriptedClient.js"
-import { freshDirs } from "../support/spawnCli.js"
+import { tempRoot } from "../support/tempDirs.js"
+import { fakeCliEnv } from "../support/useFakeOpenRouter.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // The strategies from the outside, in-process: `ask --strategy` through the command line, `strategy` of process_prompt over
@@ -16,26 +17,13 @@ import { withFakeProvider } from "../support/withFakeProvider.js"
 // scripted model client that answers as the fake below does (the strategies are the point; a run's calls over HTTP are
 // cli.test.ts's); the MCP server calls the loopback fake.
 
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-strategies-cli-"))
-const freshDir = freshDirs(tmp)
-
+const { root: tmp, freshDir } = tempRoot("pllm-strategies-cli-")
 const provider = withFakeProvider({
   // Every model answers, and ends with a ranking a judge could give: each call may be a candidate's, a judge's or a refinement.
   default: { kind: "ok", content: "It is 18.\nRANKING: B > A" },
   script: { "st/synth": { kind: "ok", content: "#### 18" } }
 })
-afterAll(async () => {
-  fs.rmSync(tmp, { recursive: true, force: true })
-})
-
-const envFor = (outputDir: string) => ({
-  PATH: process.env.PATH,
-  HOME: tmp,
-  OPENROUTER_BASE_URL: provider.fake.url,
-  PARALLEL_LLM_OUTPUT_DIR: outputDir,
-  PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none",
-  PARALLEL_LLM_RETRY_BASE_DELAY: "0.01"
-})
+const envFor = (outputDir: string) => fakeCliEnv(provider.fake.url, { home: tmp, outputDir }, { PARALLEL_LLM_RETRY_BASE_DELAY: "0.01" })
 /** A model client that answers as the fake does: the synthesizer with the final number, every other model with a ranking too. */
 const scripted = () =>
   Effect.runPromise(makeScriptedClient({ "st/synth": [{ answer: "#### 18" }] }, { answer: "It is 18.\nRANKING: B > A" }))
@@ -166,13 +154,7 @@ describe("eval --strategies", () => {
   it("rank and refine over frozen answers pay only the aggregation, by the configured models; a second pass pays nothing", async () => {
     const dir = freshDir("eval")
     const file = path.join(dir, "frozen.jsonl")
-    fs.writeFileSync(
-      file,
-      [
-        { id: "one", question: "How many dollars?", answer: "18", candidates: { m1: "A: 18", m2: "A: 26" } },
-        { id: "two", question: "How many bolts?", answer: "3", candidates: { m1: "A: 3", m2: "A: 4" } }
-      ].map((l) => JSON.stringify(l)).join("\n") + "\n"
-    )
+    fs.writeFileSync(file, jsonl(FROZEN_TWO))
     const args = ["eval", file, "-m", "st/one", "-m", "st/two", "-s", "st/synth", "--strategies", "rank,refine"]
     const client = await scripted()
     const first = await runCli(client, args, envFor(path.join(dir, "runs")))

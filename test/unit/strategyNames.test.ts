@@ -1,15 +1,14 @@
 import { describe, expect } from "@effect/vitest"
 import { Effect, Layer, Ref } from "effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll } from "vitest"
 import { withCallSettings } from "../../src/programs/callSettings.js"
 import { runPipeline } from "../../src/programs/runPipeline.js"
 import { Settings } from "../../src/services/settings.js"
 import { cliEffect } from "../support/inProcessCli.js"
 import { itLive } from "../support/itLive.js"
 import { makeScriptedClient } from "../support/scriptedClient.js"
+import { tempRoot } from "../support/tempDirs.js"
 import { makeTestRunStore } from "../support/testRunStore.js"
 import { makeTestSettings } from "../support/testSettings.js"
 
@@ -17,9 +16,7 @@ import { makeTestSettings } from "../support/testSettings.js"
 // the registry's names are checked where the settings are read, naming where the wrong one was written, and
 // again where a run is planned. Either way before any call.
 
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-strategy-names-"))
-afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }))
-
+const { root: tmp } = tempRoot("pllm-strategy-names-")
 const KNOWN = "(known: synthesize, rank, refine, self)"
 
 const env = {

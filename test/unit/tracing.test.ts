@@ -1,16 +1,14 @@
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { Effect, Either, Layer, Option, Tracer } from "effect"
-import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { callerSpan } from "../../src/mcp/traceContext.js"
 import type { ServiceOverrides } from "../../src/runCli.js"
 import { ModelClient } from "../../src/services/modelClient.js"
 import { otelExportOf } from "../../src/settings/otelEnvironment.js"
 import { runCliInProcess } from "../support/inProcessCli.js"
 import { realHttpClientLayer } from "../support/realHttpClient.js"
-import { freshDirs } from "../support/spawnCli.js"
+import { tempRoot } from "../support/tempDirs.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
 
 describe("OpenTelemetry's variables", () => {
@@ -85,15 +83,10 @@ describe("an MCP request's _meta.traceparent", () => {
 
 // The upstream side, in process over loopback: requests to OpenRouter carry the run as `session_id` and a
 // trace (Broadcast); another server gets neither (it may refuse fields it does not know).
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-tracing-"))
-const freshDir = freshDirs(tmp)
+const { root: tmp, freshDir } = tempRoot("pllm-tracing-")
 const OPENROUTER = "https://openrouter.ai/api/v1"
 
 const provider = withFakeProvider({ default: { kind: "ok", content: "It is 18." } })
-afterAll(async () => {
-  fs.rmSync(tmp, { recursive: true, force: true })
-})
-
 /** The real provider client, its OpenRouter URLs sent to the loopback fake instead. */
 const toFake = Layer.fresh(ModelClient.Default).pipe(
   Layer.provide(Layer.effect(

@@ -1,9 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, beforeEach } from "vitest"
 import { foldAnswer } from "../../src/programs/answerFold.js"
 import { ModelClient } from "../../src/services/modelClient.js"
 import { Settings } from "../../src/services/settings.js"
@@ -11,25 +9,17 @@ import { runCliInProcess } from "../support/inProcessCli.js"
 import { connectMcpInProcess } from "../support/inProcessMcp.js"
 import { serverEnv } from "../support/mcpHarness.js"
 import { sharedHttpClientLayer } from "../support/realHttpClient.js"
-import { freshDirs } from "../support/spawnCli.js"
+import { tempRoot } from "../support/tempDirs.js"
 import { makeTestSettings } from "../support/testSettings.js"
+import { resetFakeBeforeEach } from "../support/useFakeOpenRouter.js"
 import { withFakeProvider } from "../support/withFakeProvider.js"
 
 // An OpenAI-compatible server that reports no usage (many local servers): streams ask for it, and what
 // is not reported is recorded as unknown, never as 0 tokens.
 
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-usage-"))
-const freshDir = freshDirs(tmp)
-
+const { root: tmp, freshDir } = tempRoot("pllm-usage-")
 const provider = withFakeProvider()
-afterAll(async () => {
-  fs.rmSync(tmp, { recursive: true, force: true })
-})
-beforeEach(() => {
-  provider.fake.setScript({})
-  provider.fake.setDefault({ kind: "ok", usage: null })
-  provider.fake.reset()
-})
+resetFakeBeforeEach(provider, { kind: "ok", usage: null })
 
 const complete = (stream: boolean) =>
   Effect.flatMap(

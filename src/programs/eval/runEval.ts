@@ -1,14 +1,14 @@
-import { Clock, Effect, Exit, Ref } from "effect"
-import { type StoreError, UsageError } from "../../domain/errors.js"
-import { roundUsd } from "../../domain/format.js"
+import { Effect, Exit, Ref } from "effect"
+import { UsageError } from "../../domain/errors.js"
+import { plural } from "../../domain/format.js"
 import { readTextSafely, USER_FILE_READ } from "../../domain/safeFile.js"
 import { Settings } from "../../services/settings.js"
 import type { SettingsValue } from "../../settings/values.js"
 import { openResultsFile } from "../batchResults.js"
 import { checkRunRequest } from "../checkRunRequest.js"
+import { type BatchProgress, makeProgressRecorder, progressAtStart, type ProgressRecorder } from "../progressRecorder.js"
 import { resynthesize } from "../resynthesize.js"
-import type { RunEvent, RunResult } from "../run/request.js"
-import type { BatchProgress } from "../runBatch.js"
+import type { RunEvent } from "../run/request.js"
 
 import { registry, type StrategyName } from "../strategies/registry.js"
 
@@ -61,20 +61,28 @@ export const runEval = Effect.fn("runEval")(function*(options: EvalOptions) {
   // A synthesizer-alone run left on disk without its line is asked again (its result line is its record).
   const onDisk = yield* evalRunsOnDisk(options.output, todo.filter(isStrategyPair), settings, staleRuns(pairs, previous))
   const { appendLine } = yield* openResultsFile(options.output, previousText)
-  const recorder = yield* makeRecorder(appendLine, {
-    total: todo.length,
-    skipped: pairs.length - todo.length,
-    correct: [...reused.values()].filter((r) => r.correct).length
-  }, options.onProgress)
+  // The results of this pass, by pair, kept as their lines are written.
+  const fresh = yield* Ref.make(new Map<string, EvalResult>())
+  const recorder = yield* makeProgressRecorder({
+    start: {
+      ...progressAtStart({ total: todo.length, skipped: pairs.length - todo.length }),
+      correct: [...reused.values()].filter((r) => r.correct).length
+    },
+    appendLine: (result: EvalResult) =>
+      appendLine(result).pipe(Effect.zipRight(Ref.update(fresh, (all) => new Map(all).set(keyOf(result.strategy, result.id), result)))),
+    tally: tallyCorrect,
+    onProgress: options.onProgress
+  })
   yield* announce(options.output, todo, reused.size, onDisk, settings)
   yield* recorder.report(undefined)
 
   const runOne = runPair(settings, options.scorer, recorder)
   yield* Effect.forEach(todo, (pair) => {
     const found = onDisk.get(keyOf(pair.strategy, pair.item.id))
-    return found?._tag === "Answered" ? recorder.recordAnswered(pair, found.run, options.scorer) : runOne(pair, found?.runId)
+    // A run an earlier pass finished without recording it: recorded, no call made.
+    return found?._tag === "Answered" ? recorder.record(resultOf(pair.base, found.run, options.scorer)) : runOne(pair, found?.runId)
   }, { concurrency: options.runs, discard: true })
-  const made = yield* Ref.get(recorder.fresh)
+  const made = yield* Ref.get(fresh)
   const results = pairs.flatMap((pair) => {
     const key = keyOf(pair.strategy, pair.item.id)
     const result = made.get(key) ?? reused.get(key)
@@ -101,8 +109,6 @@ const checkOnce = Effect.fnUntraced(function*(
     })
   }
 })
-
-const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? "" : "s"}`
 
 /** The eval's first log lines: what it will pay for, and what it takes from disk instead. */
 const announce = Effect.fnUntraced(function*(
@@ -132,53 +138,9 @@ const announce = Effect.fnUntraced(function*(
   }
 })
 
-type Recorder = Effect.Effect.Success<ReturnType<typeof makeRecorder>>
+type Recorder = ProgressRecorder<EvalProgress, EvalResult>
 
-/** The progress, and the result lines appended as each run ends. */
-const makeRecorder = Effect.fnUntraced(function*(
-  appendLine: (value: unknown) => Effect.Effect<void, StoreError>,
-  start: { readonly total: number; readonly skipped: number; readonly correct: number },
-  onProgress: EvalOptions["onProgress"]
-) {
-  const fresh = yield* Ref.make(new Map<string, EvalResult>())
-  const startedMs = yield* Clock.currentTimeMillis
-  const progress = yield* Ref.make<EvalProgress>({
-    ...start,
-    ok: 0,
-    partial: 0,
-    failed: 0,
-    cancelled: 0,
-    invalid: 0,
-    inFlight: 0,
-    cost: 0,
-    unknownCost: 0,
-    elapsedMs: 0
-  })
-  const report = (last: EvalResult | undefined) =>
-    Effect.gen(function*() {
-      const now = yield* Clock.currentTimeMillis
-      const p = yield* Ref.updateAndGet(progress, (p) => ({ ...p, elapsedMs: now - startedMs }))
-      if (onProgress) yield* onProgress(p, last)
-    })
-  const started = Ref.update(progress, (p) => ({ ...p, inFlight: p.inFlight + 1 }))
-  const record = (result: EvalResult) =>
-    appendLine(result).pipe(
-      Effect.zipRight(Ref.update(fresh, (all) => new Map(all).set(keyOf(result.strategy, result.id), result))),
-      Effect.zipRight(Ref.update(progress, (p) => ({
-        ...p,
-        [result.status]: p[result.status] + 1,
-        inFlight: p.inFlight - 1,
-        cost: roundUsd(p.cost + (result.cost ?? 0)),
-        unknownCost: p.unknownCost + (result.cost === null && result.runDir !== null ? 1 : 0),
-        correct: p.correct + (result.correct ? 1 : 0)
-      }))),
-      Effect.zipRight(report(result))
-    )
-  /** A run an earlier pass finished without recording it: recorded, no call made. */
-  const recordAnswered = (pair: EvalPair, run: RunResult, scorer: Scorer) =>
-    Effect.zipRight(started, record(resultOf(pair.base, run, scorer)))
-  return { fresh, progress, report, started, record, recordAnswered }
-})
+const tallyCorrect = (p: EvalProgress, result: EvalResult): EvalProgress => result.correct ? { ...p, correct: p.correct + 1 } : p
 
 /** Whether a pair runs a strategy (not the synthesizer-alone baseline). */
 const isStrategyPair = (pair: EvalPair): pair is EvalPair & { readonly strategy: StrategyName } => pair.strategy !== SOLO
@@ -226,6 +188,6 @@ const runPair = (settings: SettingsValue, scorer: Scorer, recorder: Recorder) =>
         }
       if (result.status === "failed") yield* Effect.logWarning(`${pair.strategy} ${pair.item.id}: ${result.error ?? "no answer"}`)
       // Recorded even when the eval is being interrupted: that interruption then goes on stopping it.
-      yield* recorder.record(result)
+      yield* recorder.ended(result)
     })
   )
