@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest"
 import { runCliInProcess } from "../support/inProcessCli.js"
 import { PROMPT, SYNTH, useOtelFixture } from "../support/otelFixture.js"
 import { startOtlpReceiver } from "../support/otlpReceiver.js"
-import { waitUntil } from "../support/waitUntil.js"
+import { waitFor } from "../support/waitFor.js"
 
 // The end of a command against a collector that is slow to answer, in-process: the exports still in flight when the
 // command ends are waited for (up to OTEL_BSP_EXPORT_TIMEOUT), not dropped, and one that never ends is cut with a
@@ -20,7 +20,7 @@ describe("OpenTelemetry export at the end of a command", () => {
     try {
       // The synthesis waits until a first batch (the candidates' spans) is on its way: that export is in flight,
       // unanswered, when the command ends.
-      otel.fake.setScript({ "ot/synth": { ...SYNTH, until: () => waitUntil(() => slow.requests.length > 0, "a first export") } })
+      otel.fake.setScript({ "ot/synth": { ...SYNTH, until: () => waitFor("a first export", () => slow.requests.length > 0) } })
       const r = await runCliInProcess(ASK, {
         env: envFor(freshDir("slow"), { OTEL_EXPORTER_OTLP_ENDPOINT: slow.url, OTEL_BSP_SCHEDULE_DELAY: "1" })
       })
