@@ -1,6 +1,6 @@
 import * as OtlpSerialization from "@effect/opentelemetry/OtlpSerialization"
 import * as OtlpTracer from "@effect/opentelemetry/OtlpTracer"
-import { HttpClient, type HttpClientError, type HttpClientResponse } from "@effect/platform"
+import { HttpClient, HttpClientError, type HttpClientResponse } from "@effect/platform"
 import { Clock, Context, Duration, Effect, Fiber, FiberSet, Layer, Ref } from "effect"
 import { exportTarget, type OtelExport } from "../settings/otelEnvironment.js"
 import { layerPooledHttpClient } from "./httpClientPool.js"
@@ -30,11 +30,24 @@ interface Sends {
  * exporter itself drops failed batches silently). Each export is sent from a fiber of `sends`, not the
  * exporter's: at shutdown the exporter interrupts its periodic export wherever it stands (@effect/opentelemetry
  * 0.64), which would abort a request the collector has not answered yet and lose its spans; `awaitSends` waits
- * for it instead.
+ * for it instead. Each request gives up after `timeoutMs` (`OTEL_EXPORTER_OTLP_TIMEOUT`): the exporter sets no
+ * bound of its own, and our pool turns undici's off, so a collector that never answered held every export of a long
+ * `serve` or `batch` open, with its spans, for as long as the process ran.
  */
-const reportingClient = (client: HttpClient.HttpClient, sends: Sends, target: string, stderr: OutputStream) => {
+const reportingClient = (client: HttpClient.HttpClient, sends: Sends, target: string, timeoutMs: number, stderr: OutputStream) => {
   let warned = false
   return client.pipe(
+    HttpClient.transform((send, request) =>
+      Effect.timeoutFail(send, {
+        duration: Duration.millis(timeoutMs),
+        onTimeout: () =>
+          new HttpClientError.RequestError({
+            request,
+            reason: "Transport",
+            cause: new Error(`no answer within ${timeoutMs} ms, OTEL_EXPORTER_OTLP_TIMEOUT`)
+          })
+      })
+    ),
     HttpClient.filterStatusOk,
     HttpClient.tapError((error) => {
       if (warned) return Effect.void
@@ -80,7 +93,7 @@ export const layerOtlpExport = (config: OtelExport, stderr: OutputStream): Layer
       endBy: yield* Ref.make(0)
     }
     yield* Effect.addFinalizer(() => awaitSends(sends, target, config.exportTimeoutMs, stderr))
-    const client = reportingClient(Context.get(context, HttpClient.HttpClient), sends, target, stderr)
+    const client = reportingClient(Context.get(context, HttpClient.HttpClient), sends, target, config.requestTimeoutMs, stderr)
     const tracer = yield* OtlpTracer.make({
       url: config.url,
       resource: { serviceName: config.serviceName, attributes: config.resourceAttributes },

@@ -17,12 +17,19 @@ export interface OtelExport {
   readonly scheduleDelayMs: number
   /** The longest the exports still being sent may hold up the end of a command, in ms (`OTEL_BSP_EXPORT_TIMEOUT`). */
   readonly exportTimeoutMs: number
+  /** The longest one export request may wait for the collector's answer, in ms (`OTEL_EXPORTER_OTLP_TIMEOUT`). */
+  readonly requestTimeoutMs: number
 }
 
 /** Unset, a batch goes every 5 s (the exporter's own pace)… */
 export const DEFAULT_SCHEDULE_DELAY_MS = 5_000
 /** …and a collector that does not answer holds up the end of a command for 3 s, then the spans it has not taken are dropped. */
 export const DEFAULT_EXPORT_TIMEOUT_MS = 3_000
+/**
+ * One export request is given up after 10 s (OpenTelemetry's default): a collector that never answers would otherwise
+ * hold every export of a long `serve` or `batch` open, each with its batch of spans, for as long as the process runs.
+ */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000
 
 /** The OTLP protocols the exporter speaks: OTLP/HTTP only (gRPC is not spoken). */
 export const OTLP_PROTOCOLS = ["http/protobuf", "http/json"] as const
@@ -118,6 +125,10 @@ export const otelExportOf = (env: Readonly<Record<string, string | undefined>>):
   if (Either.isLeft(scheduleDelay)) return Either.left(problem("OTEL_BSP_SCHEDULE_DELAY", scheduleDelay.left))
   const exportTimeout = millisOf(env, "OTEL_BSP_EXPORT_TIMEOUT", DEFAULT_EXPORT_TIMEOUT_MS)
   if (Either.isLeft(exportTimeout)) return Either.left(problem("OTEL_BSP_EXPORT_TIMEOUT", exportTimeout.left))
+  // The signal's own variable wins, as for the endpoint.
+  const timeoutName = isSet(env.OTEL_EXPORTER_OTLP_TRACES_TIMEOUT) ? "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT" : "OTEL_EXPORTER_OTLP_TIMEOUT"
+  const requestTimeout = millisOf(env, timeoutName, DEFAULT_REQUEST_TIMEOUT_MS)
+  if (Either.isLeft(requestTimeout)) return Either.left(problem(timeoutName, requestTimeout.left))
   const serviceName = isSet(env.OTEL_SERVICE_NAME)
     ? env.OTEL_SERVICE_NAME.trim()
     : attributes.right["service.name"] ?? DEFAULT_SERVICE_NAME
@@ -128,7 +139,8 @@ export const otelExportOf = (env: Readonly<Record<string, string | undefined>>):
     serviceName,
     resourceAttributes: attributes.right,
     scheduleDelayMs: scheduleDelay.right,
-    exportTimeoutMs: exportTimeout.right
+    exportTimeoutMs: exportTimeout.right,
+    requestTimeoutMs: requestTimeout.right
   })
 }
 

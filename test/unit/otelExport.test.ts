@@ -159,7 +159,18 @@ describe("OpenTelemetry export", () => {
         scheduleDelayMs: 250,
         exportTimeoutMs: 100
       })
-    for (const name of ["OTEL_BSP_SCHEDULE_DELAY", "OTEL_BSP_EXPORT_TIMEOUT"]) {
+    // The traces signal's own variable wins, as for the endpoint.
+    expect(Either.getOrThrow(otelExportOf({ ...endpoint, OTEL_EXPORTER_OTLP_TIMEOUT: "700" }))).toMatchObject({ requestTimeoutMs: 700 })
+    expect(Either.getOrThrow(otelExportOf({ ...endpoint, OTEL_EXPORTER_OTLP_TIMEOUT: "700", OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: "900" })))
+      .toMatchObject({ requestTimeoutMs: 900 })
+    for (
+      const name of [
+        "OTEL_BSP_SCHEDULE_DELAY",
+        "OTEL_BSP_EXPORT_TIMEOUT",
+        "OTEL_EXPORTER_OTLP_TIMEOUT",
+        "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT"
+      ]
+    ) {
       for (const bad of ["0", "1.5", "soon"]) {
         expect(otelExportOf({ ...endpoint, [name]: bad })).toEqual(Either.left(`${name}: not a whole number of milliseconds above 0`))
       }

@@ -35,6 +35,35 @@ describe("OpenTelemetry export at the end of a command", () => {
     }
   })
 
+  it("a collector that never answers: each export gives up after OTEL_EXPORTER_OTLP_TIMEOUT while the command runs, one warning", async () => {
+    const mute = await startOtlpReceiver({ answerWhen: "never" })
+    try {
+      // The synthesis waits until an export was given up (its connection closed, its spans dropped): without a bound
+      // of its own, the first export stayed open for as long as the process ran, and this never came.
+      otel.fake.setScript({ "ot/synth": { ...SYNTH, until: () => waitFor("an export given up", () => mute.dropped.length > 0) } })
+      const r = await runCliInProcess(ASK, {
+        env: envFor(freshDir("timeout"), {
+          OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${mute.url}/v1/traces?key=query-secret-9`,
+          OTEL_EXPORTER_OTLP_HEADERS: "x-collector-key=otlp-secret-456",
+          OTEL_EXPORTER_OTLP_TIMEOUT: "100",
+          OTEL_BSP_SCHEDULE_DELAY: "1",
+          OTEL_BSP_EXPORT_TIMEOUT: "300"
+        })
+      })
+      expect(r.code, r.stderr).toBe(0)
+      expect(r.stdout).toContain("#### 18")
+      expect(mute.spans).toEqual([])
+      const warnings = r.stderr.split("\n").filter((line) => line.includes("tracing"))
+      expect(warnings).toHaveLength(1)
+      expect(warnings[0]).toMatch(
+        /WARN +tracing: cannot export spans to http:\/\/127\.0\.0\.1:\d+\/v1\/traces \(no answer within 100 ms, OTEL_EXPORTER_OTLP_TIMEOUT\); they are dropped, the work goes on$/
+      )
+      for (const secret of ["query-secret-9", "otlp-secret-456"]) expect(r.stderr).not.toContain(secret)
+    } finally {
+      await mute.close()
+    }
+  })
+
   it("a collector that never answers: the command ends once the bound is spent, with one warning naming the endpoint", async () => {
     const mute = await startOtlpReceiver({ answerWhen: "never" })
     try {

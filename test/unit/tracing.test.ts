@@ -23,7 +23,8 @@ describe("OpenTelemetry's variables", () => {
       serviceName: "parallel-llm",
       resourceAttributes: {},
       scheduleDelayMs: 5_000,
-      exportTimeoutMs: 3_000
+      exportTimeoutMs: 3_000,
+      requestTimeoutMs: 10_000
     })
     const traces = otelExportOf({
       OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318",

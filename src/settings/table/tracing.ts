@@ -1,5 +1,5 @@
 import { switchOn } from "../kinds.js"
-import { DEFAULT_EXPORT_TIMEOUT_MS, DEFAULT_SCHEDULE_DELAY_MS } from "../otelEnvironment.js"
+import { DEFAULT_EXPORT_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_SCHEDULE_DELAY_MS } from "../otelEnvironment.js"
 import { type Topic, withDefault } from "../setting.js"
 
 /** OpenTelemetry export of a run's spans (docs/tracing.md): what the spans may carry. */
@@ -49,6 +49,12 @@ export const tracingEnvironment: ReadonlyArray<{ readonly env: string; readonly 
     env: "OTEL_BSP_SCHEDULE_DELAY",
     doc: "Milliseconds between two exports of the spans ended meanwhile",
     defaultDoc: String(DEFAULT_SCHEDULE_DELAY_MS)
+  },
+  {
+    env: "OTEL_EXPORTER_OTLP_TIMEOUT",
+    doc: "Milliseconds one export waits for the collector's answer before it fails (its spans dropped); " +
+      "`OTEL_EXPORTER_OTLP_TRACES_TIMEOUT` wins over it",
+    defaultDoc: String(DEFAULT_REQUEST_TIMEOUT_MS)
   },
   {
     env: "OTEL_BSP_EXPORT_TIMEOUT",
