@@ -2,8 +2,8 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, describe, expect, it } from "vitest"
-import { makeGate } from "../support/fakeOpenRouter.js"
+import { afterAll, beforeEach, describe, expect, it } from "vitest"
+import { makeGate, type Script } from "../support/fakeOpenRouter.js"
 import { runCliInProcess } from "../support/inProcessCli.js"
 import { connectMcpInProcess } from "../support/inProcessMcp.js"
 import { readManifest, serverEnv } from "../support/mcpHarness.js"
@@ -19,13 +19,18 @@ const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pllm-followup-cli-"))
 const freshDir = freshDirs(tmp)
 const API_KEY = "sk-or-v1-FOLLOWUP-00112233445566778899aabbccddeeff"
 
-const provider = withFakeProvider({
-  script: {
-    // A provider's text that tries to drive the terminal: `runs show` must not pass it on.
-    "c/synth": [{ kind: "ok", content: "Four.\u001b]0;pwned\u0007" }, { kind: "ok", content: "Twelve." }],
-    "m/synth": [{ kind: "ok", content: "M-FINAL-1" }, { kind: "ok", content: "M-FINAL-2" }],
-    "m/slow-synth": { kind: "ok", content: "M-SLOW-FINAL", until: slowSynth.until }
-  }
+const script = {
+  // A provider's text that tries to drive the terminal: `runs show` must not pass it on.
+  "c/synth": [{ kind: "ok", content: "Four.\u001b]0;pwned\u0007" }, { kind: "ok", content: "Twelve." }],
+  "m/synth": [{ kind: "ok", content: "M-FINAL-1" }, { kind: "ok", content: "M-FINAL-2" }],
+  "m/slow-synth": { kind: "ok", content: "M-SLOW-FINAL", until: slowSynth.until }
+} satisfies Script
+const provider = withFakeProvider({ script })
+// The fake counts a model's calls across the file; each test's first synthesis must get the first answer, whatever ran
+// before it: setting the script again starts every count over. The gate is closed again for the same reason.
+beforeEach(() => {
+  provider.fake.setScript(script)
+  slowSynth.close()
 })
 afterAll(async () => {
   fs.rmSync(tmp, { recursive: true, force: true })

@@ -70,9 +70,11 @@ describe("a run outlives the request that started it", () => {
 
   it("a client with a 2 s request timeout gets `running` within it, then the answer from get_run; the run is complete", async () => {
     // The slow models are held: the call can only answer because its wait (a tenth of a second) ran out (a call that
-    // waited for the run would hit the client's 2 s limit and fail), while the provider has answered nothing yet.
+    // waited for the run would hit the client's 2 s limit and fail), while the provider has answered nothing of it yet.
+    // The fake is the file's: what other tests asked of it came before `since`.
+    const since = provider.log().length
     const first = await call(mcp.client, "process_prompt", { prompt: "What is 2 + 2?", wait: 0.1 }, { timeout: 2_000 })
-    expect(provider.log().filter((r) => r.endedAt !== undefined)).toEqual([])
+    expect(provider.log().slice(since).filter((r) => r.endedAt !== undefined)).toEqual([])
     expect(first.isError).toBeFalsy()
     const running = runOutputOf(first)
     expect(running.status).toBe("running")
@@ -146,10 +148,13 @@ describe("get_run and cancel_run", () => {
   })
 
   it("cancel_run aborts every call still going, keeps the answers and returns the cancelled run; a second cancel is refused", async () => {
+    const since = provider.fake.requests.length
     const running = runOutputOf(await call(mcp.client, "process_prompt", { prompt: "Cancel me", wait: 0 }))
     await waitFor(
       "both stuck requests in flight",
-      () => provider.fake.requests.filter((r) => r.model?.startsWith("stuck/") && r.endedAt === undefined && !r.aborted).length === 2
+      () =>
+        provider.fake.requests.slice(since).filter((r) => r.model?.startsWith("stuck/") && r.endedAt === undefined && !r.aborted)
+          .length === 2
     )
     await waitFor("the fast answer on disk", () => fs.existsSync(path.join(running.runDir, "responses", "01-fast-one.md")))
     const abortedBefore = provider.fake.abortedRequests().length
@@ -261,6 +266,7 @@ describe("MCP Tasks: a task is a run", () => {
   it("tasks/cancel cancels the run: the provider sees its requests aborted", async () => {
     const outputDir = freshDir()
     const mcp = await connect(outputDir, ["fast/one", "stuck/one"], "fast/synth")
+    const since = provider.fake.requests.length
     try {
       const stream = mcp.client.experimental.tasks.callToolStream(
         { name: "process_prompt", arguments: { prompt: "Cancel the task" } },
@@ -272,7 +278,7 @@ describe("MCP Tasks: a task is a run", () => {
       const taskId = first.value?.type === "taskCreated" ? first.value.task.taskId : ""
       await waitFor(
         "the stuck request in flight",
-        () => provider.fake.requests.some((r) => r.model === "stuck/one" && r.endedAt === undefined && !r.aborted)
+        () => provider.fake.requests.slice(since).some((r) => r.model === "stuck/one" && r.endedAt === undefined && !r.aborted)
       )
       await waitFor("the fast answer on disk", () => fs.existsSync(path.join(outputDir, taskId, "responses", "01-fast-one.md")))
       const abortedBefore = provider.fake.abortedRequests().length
