@@ -169,11 +169,20 @@ export interface FakeOpenRouter {
 export const makeGate = () => {
   let release = (): void => undefined
   let gate: Promise<void> = Promise.resolve()
+  let closed = false
+  // Closing a gate that is closed already keeps the promise it has: a request waiting on it is let through by the next
+  // `open`, not left waiting on a promise nothing can resolve any more.
   const close = (): void => {
+    if (closed) return
+    closed = true
     gate = new Promise<void>((resolve) => (release = resolve))
   }
+  const open = (): void => {
+    closed = false
+    release()
+  }
   close()
-  return { until: (): Promise<void> => gate, open: (): void => release(), close }
+  return { until: (): Promise<void> => gate, open, close }
 }
 
 // ---------------------------------------------------------------------------

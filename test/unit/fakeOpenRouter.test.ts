@@ -1,6 +1,6 @@
 import * as http from "node:http"
 import { afterEach, describe, expect, it } from "vitest"
-import { type FakeOpenRouter, type FakeOpenRouterOptions, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
+import { type FakeOpenRouter, type FakeOpenRouterOptions, makeGate, startFakeOpenRouter } from "../support/fakeOpenRouter.js"
 import { waitFor } from "../support/waitFor.js"
 
 let fake: FakeOpenRouter | undefined
@@ -288,5 +288,28 @@ describe("fake OpenRouter", () => {
     // close() ends the hanging request itself (a server that waited for it would never close): the client sees it cut.
     await f.close()
     expect(await hung).toBeInstanceOf(Error)
+  })
+})
+
+describe("a gate of the fake", () => {
+  it("closed twice, still lets through at the next open what waited since the first close", async () => {
+    const gate = makeGate()
+    let passed = 0
+    void gate.until().then(() => passed++)
+    gate.close()
+    void gate.until().then(() => passed++)
+    const turn = () => new Promise((resolve) => setImmediate(resolve))
+    await turn()
+    expect(passed).toBe(0)
+    gate.open()
+    await turn()
+    expect(passed).toBe(2)
+    // Closed again after an open, it holds what comes next.
+    gate.close()
+    let held = true
+    void gate.until().then(() => (held = false))
+    await turn()
+    expect(held).toBe(true)
+    gate.open()
   })
 })
