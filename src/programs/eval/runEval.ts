@@ -61,15 +61,16 @@ export const runEval = Effect.fn("runEval")(function*(options: EvalOptions) {
   // A synthesizer-alone run left on disk without its line is asked again (its result line is its record).
   const onDisk = yield* evalRunsOnDisk(options.output, todo.filter(isStrategyPair), settings, staleRuns(pairs, previous))
   const { appendLine } = yield* openResultsFile(options.output, previousText)
-  // The results of this pass, by pair, kept as their lines are written.
-  const fresh = yield* Ref.make(new Map<string, EvalResult>())
+  // The results of this pass, by pair, kept as their lines are written (one map added to, not a copy per result:
+  // a dataset's thousands of pairs made that quadratic).
+  const fresh = new Map<string, EvalResult>()
   const recorder = yield* makeProgressRecorder({
     start: {
       ...progressAtStart({ total: todo.length, skipped: pairs.length - todo.length }),
       correct: [...reused.values()].filter((r) => r.correct).length
     },
     appendLine: (result: EvalResult) =>
-      appendLine(result).pipe(Effect.zipRight(Ref.update(fresh, (all) => new Map(all).set(keyOf(result.strategy, result.id), result)))),
+      appendLine(result).pipe(Effect.zipRight(Effect.sync(() => fresh.set(keyOf(result.strategy, result.id), result)))),
     tally: tallyCorrect,
     onProgress: options.onProgress
   })
@@ -82,10 +83,9 @@ export const runEval = Effect.fn("runEval")(function*(options: EvalOptions) {
     // A run an earlier pass finished without recording it: recorded, no call made.
     return found?._tag === "Answered" ? recorder.record(resultOf(pair.base, found.run, options.scorer)) : runOne(pair, found?.runId)
   }, { concurrency: options.runs, discard: true })
-  const made = yield* Ref.get(fresh)
   const results = pairs.flatMap((pair) => {
     const key = keyOf(pair.strategy, pair.item.id)
-    const result = made.get(key) ?? reused.get(key)
+    const result = fresh.get(key) ?? reused.get(key)
     return result === undefined ? [] : [result]
   })
   return { results, progress: yield* Ref.get(recorder.progress) }
