@@ -1,8 +1,8 @@
 /**
  * The targets of issue 16, each measured side by side with the bare-Node floor (bench/floor.mjs) against
  * the token server (bench/tokenServer.mjs), both in processes of their own: CPU and peak RSS come from
- * /usr/bin/time, so the two sides are measured the same way. Runs alternate project/floor; the
- * figures are medians, with the spread of the ratio in the details.
+ * /usr/bin/time, so the two sides are measured the same way. Which side runs first alternates from one
+ * pair to the next (see `pair`); the figures are medians, with the spread of the ratio in the details.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
@@ -66,56 +66,67 @@ interface BatchShape {
   readonly runs: number
 }
 
-/** One batch through the built CLI and the same through the floor, against `url`; every answer checked. */
-const pair = async (ctx: BenchContext, url: string, shape: BatchShape, label: string) => {
+/**
+ * One batch through the built CLI and the same through the floor, against `url`; every answer checked.
+ * `floorFirst` runs the floor before the project: back to back, the second of two batches was seen to use
+ * ~7 % more CPU in 7 rounds of 10 whichever build it was (bench/README.md), so a fixed order would bias
+ * every ratio the same way. The measurements alternate it, pair by pair.
+ */
+const pair = async (ctx: BenchContext, url: string, shape: BatchShape, label: string, floorFirst = false) => {
   const dir = fs.mkdtempSync(path.join(ctx.cpuTmp, `${label}-`))
   const input = path.join(dir, "prompts.jsonl")
   fs.writeFileSync(
     input,
     Array.from({ length: shape.prompts }, (_, i) => JSON.stringify({ prompt: `Question ${i + 1}?` })).join("\n") + "\n"
   )
-  const project = await timed(ctx, [
-    ctx.cliEntry,
-    "batch",
-    input,
-    ...CANDIDATES.flatMap((m) => ["-m", m]),
-    "-s",
-    SYNTH,
-    "--concurrency",
-    String(shape.concurrency),
-    "--runs",
-    String(shape.runs)
-  ], {
-    OPENROUTER_BASE_URL: url,
-    PARALLEL_LLM_OUTPUT_DIR: path.join(dir, "runs"),
-    PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none",
-    PARALLEL_LLM_LOG_LEVEL: "warning"
-  })
+  const runProject = () =>
+    timed(ctx, [
+      ctx.cliEntry,
+      "batch",
+      input,
+      ...CANDIDATES.flatMap((m) => ["-m", m]),
+      "-s",
+      SYNTH,
+      "--concurrency",
+      String(shape.concurrency),
+      "--runs",
+      String(shape.runs)
+    ], {
+      OPENROUTER_BASE_URL: url,
+      PARALLEL_LLM_OUTPUT_DIR: path.join(dir, "runs"),
+      PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none",
+      PARALLEL_LLM_LOG_LEVEL: "warning"
+    })
+  const floorOut = path.join(dir, "floor")
+  const runFloor = () => {
+    fs.mkdirSync(floorOut)
+    return timed(ctx, [
+      path.join(ctx.root, "bench", "floor.mjs"),
+      "--url",
+      url,
+      "--input",
+      input,
+      "--out",
+      floorOut,
+      "--models",
+      CANDIDATES.join(","),
+      "--synth",
+      SYNTH,
+      "--concurrency",
+      String(shape.concurrency),
+      "--runs",
+      String(shape.runs)
+    ])
+  }
+  const first = await (floorFirst ? runFloor() : runProject())
+  await sleep(200)
+  const second = await (floorFirst ? runProject() : runFloor())
+  const [project, floor] = floorFirst ? [second, first] : [first, second]
   const ok =
     fs.readFileSync(path.join(dir, "prompts.results.jsonl"), "utf8").trim().split("\n").filter((l) => JSON.parse(l).status === "ok").length
   if (project.code !== 0 || ok !== shape.prompts) {
     throw new Error(`${label}: batch exited ${project.code} with ${ok}/${shape.prompts} ok: ${project.stderr}`)
   }
-  await sleep(200)
-  const floorOut = path.join(dir, "floor")
-  fs.mkdirSync(floorOut)
-  const floor = await timed(ctx, [
-    path.join(ctx.root, "bench", "floor.mjs"),
-    "--url",
-    url,
-    "--input",
-    input,
-    "--out",
-    floorOut,
-    "--models",
-    CANDIDATES.join(","),
-    "--synth",
-    SYNTH,
-    "--concurrency",
-    String(shape.concurrency),
-    "--runs",
-    String(shape.runs)
-  ])
   const floorOk = fs.readFileSync(path.join(floorOut, "results.jsonl"), "utf8").trim().split("\n").length
   if (floor.code !== 0 || floorOk !== shape.prompts) {
     throw new Error(`${label}: floor exited ${floor.code} with ${floorOk}/${shape.prompts}: ${floor.stderr}`)
@@ -156,8 +167,9 @@ export const measureCallCpu = async (ctx: BenchContext) => {
   const server = await startTokenServer(ctx, { events: 20, intervalMs: 0, delayMs: 50 })
   const shape = { prompts: ctx.quick ? 20 : 200, concurrency: 50, runs: 10 }
   const pairs: Array<Pair> = []
-  for (let i = 0; i < (ctx.quick ? 1 : 3); i++) {
-    pairs.push(await pair(ctx, server.url, shape, "calls"))
+  // Four pairs, so that each side runs first in two of them.
+  for (let i = 0; i < (ctx.quick ? 1 : 4); i++) {
+    pairs.push(await pair(ctx, server.url, shape, "calls", i % 2 === 1))
     const { project, floor } = pairs.at(-1)!
     ctx.log(
       `calls ${i + 1}: project ${Math.round(project.cpuMs)} ms CPU (${Math.round(project.userMs)} user), floor ${
@@ -169,8 +181,8 @@ export const measureCallCpu = async (ctx: BenchContext) => {
   // start-up and V8's compiling of the hot path cancel out), in pairs of the two lengths run one after the other.
   const margins: Array<Pair> = []
   for (let i = 0; i < (ctx.quick ? 0 : 3); i++) {
-    const long = await pair(ctx, server.url, { ...shape, prompts: shape.prompts * 2 }, "calls-long")
-    const short = await pair(ctx, server.url, shape, "calls-short")
+    const long = await pair(ctx, server.url, { ...shape, prompts: shape.prompts * 2 }, "calls-long", i % 2 === 1)
+    const short = await pair(ctx, server.url, shape, "calls-short", i % 2 === 1)
     margins.push({ project: difference(long.project, short.project), floor: difference(long.floor, short.floor) })
   }
   await server.stop()
@@ -193,8 +205,8 @@ export const measureEventCpu = async (ctx: BenchContext) => {
   const short = await startTokenServer(ctx, { events: 1, intervalMs: 0, delayMs: 0 })
   const pairs: Array<Pair> = []
   for (let i = 0; i < (ctx.quick ? 1 : 3); i++) {
-    const a = await pair(ctx, long.url, shape, "events")
-    const b = await pair(ctx, short.url, shape, "events-base")
+    const a = await pair(ctx, long.url, shape, "events", i % 2 === 1)
+    const b = await pair(ctx, short.url, shape, "events-base", i % 2 === 1)
     pairs.push({ project: difference(a.project, b.project), floor: difference(a.floor, b.floor) })
     ctx.log(
       `events ${i + 1}: project +${Math.round(pairs.at(-1)!.project.cpuMs)} ms CPU, floor +${Math.round(pairs.at(-1)!.floor.cpuMs)} ms`
@@ -212,7 +224,7 @@ export const measureScale = async (ctx: BenchContext) => {
   const shape = { prompts: 200, concurrency: 1000, runs: 200 }
   const pairs: Array<Pair> = []
   for (let i = 0; i < (ctx.quick ? 1 : 2); i++) {
-    pairs.push(await pair(ctx, server.url, shape, "scale"))
+    pairs.push(await pair(ctx, server.url, shape, "scale", i % 2 === 1))
     const last = pairs.at(-1)!
     ctx.log(
       `scale ${i + 1}: project ${Math.round(last.project.cpuMs)} ms CPU ${Math.round(last.project.wallMs)} ms wall, floor ${
