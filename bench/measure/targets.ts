@@ -66,6 +66,42 @@ interface BatchShape {
   readonly runs: number
 }
 
+/** `batch`'s arguments after its input file: the candidates, the synthesizer and the shape. */
+const batchArgs = (shape: BatchShape): Array<string> => [
+  ...CANDIDATES.flatMap((m) => ["-m", m]),
+  "-s",
+  SYNTH,
+  "--concurrency",
+  String(shape.concurrency),
+  "--runs",
+  String(shape.runs)
+]
+
+const batchEnv = (url: string, dir: string): Record<string, string> => ({
+  OPENROUTER_BASE_URL: url,
+  PARALLEL_LLM_OUTPUT_DIR: path.join(dir, "runs"),
+  PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none",
+  PARALLEL_LLM_LOG_LEVEL: "warning"
+})
+
+/** bench/floor.mjs's arguments for the same batch. */
+const floorArgs = (url: string, input: string, out: string, shape: BatchShape): Array<string> => [
+  "--url",
+  url,
+  "--input",
+  input,
+  "--out",
+  out,
+  "--models",
+  CANDIDATES.join(","),
+  "--synth",
+  SYNTH,
+  "--concurrency",
+  String(shape.concurrency),
+  "--runs",
+  String(shape.runs)
+]
+
 /**
  * One batch through the built CLI and the same through the floor, against `url`; every answer checked.
  * `floorFirst` runs the floor before the project: back to back, the second of two batches was seen to use
@@ -79,44 +115,11 @@ const pair = async (ctx: BenchContext, url: string, shape: BatchShape, label: st
     input,
     Array.from({ length: shape.prompts }, (_, i) => JSON.stringify({ prompt: `Question ${i + 1}?` })).join("\n") + "\n"
   )
-  const runProject = () =>
-    timed(ctx, [
-      ctx.cliEntry,
-      "batch",
-      input,
-      ...CANDIDATES.flatMap((m) => ["-m", m]),
-      "-s",
-      SYNTH,
-      "--concurrency",
-      String(shape.concurrency),
-      "--runs",
-      String(shape.runs)
-    ], {
-      OPENROUTER_BASE_URL: url,
-      PARALLEL_LLM_OUTPUT_DIR: path.join(dir, "runs"),
-      PARALLEL_LLM_FALLBACK_SYNTHESIZERS: "none",
-      PARALLEL_LLM_LOG_LEVEL: "warning"
-    })
+  const runProject = () => timed(ctx, [ctx.cliEntry, "batch", input, ...batchArgs(shape)], batchEnv(url, dir))
   const floorOut = path.join(dir, "floor")
   const runFloor = () => {
     fs.mkdirSync(floorOut)
-    return timed(ctx, [
-      path.join(ctx.root, "bench", "floor.mjs"),
-      "--url",
-      url,
-      "--input",
-      input,
-      "--out",
-      floorOut,
-      "--models",
-      CANDIDATES.join(","),
-      "--synth",
-      SYNTH,
-      "--concurrency",
-      String(shape.concurrency),
-      "--runs",
-      String(shape.runs)
-    ])
+    return timed(ctx, [path.join(ctx.root, "bench", "floor.mjs"), ...floorArgs(url, input, floorOut, shape)])
   }
   const first = await (floorFirst ? runFloor() : runProject())
   await sleep(200)
