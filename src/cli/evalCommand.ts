@@ -87,7 +87,8 @@ const decodeEvalArgs = Effect.fnUntraced(function*(args: EvalArgs) {
 /** `eval`: exit code 1 when a run failed or was cancelled. Needs the CallGate of `batchLayer`. */
 export const evaluate = Effect.fn("eval")(function*(args: EvalArgs) {
   const { spec, strategies, limit, sample, runs } = yield* decodeEvalArgs(args)
-  const dataset = yield* loadDataset(spec, Option.getOrUndefined(args.scorer))
+  // `--sample` draws from every item; `--limit` alone needs only the first ones decoded.
+  const dataset = yield* loadDataset(spec, Option.getOrUndefined(args.scorer), sample === undefined ? limit : undefined)
   const scorer = scorers[Option.getOrElse(args.scorer, () => dataset.defaultScorer)]
   const items = selectItems(dataset.items, { limit, sample, seed: args.seed })
   const baselines = computeBaselines(items, scorer)

@@ -1,8 +1,10 @@
-import { describe, expect, it } from "@effect/vitest"
+import { describe, expect } from "@effect/vitest"
 import { Channel, Chunk, Effect, Fiber, Stream, TestClock } from "effect"
 import type { ProviderError } from "../../src/domain/errors.js"
 import type { ModelPart } from "../../src/domain/modelCall.js"
 import { foldAnswer } from "../../src/programs/answerFold.js"
+import { itClock } from "../support/itClock.js"
+import { itLive } from "../support/itLive.js"
 import { pendingSleeps } from "../support/testClock.js"
 
 // The fold closes the scope of its pull only when the stream did not end by itself: a stream read to its end must
@@ -13,7 +15,7 @@ const finish: ModelPart = { _tag: "Finish", reason: "stop", servedBy: "m/x" }
 const finishEnded: ModelPart = { ...finish, ended: true }
 
 describe("foldAnswer: the stream's finalizers", () => {
-  it.effect("a stream read to its end has run every finalizer in it when the fold returns", () =>
+  itLive.effect("a stream read to its end has run every finalizer in it when the fold returns", () =>
     Effect.gen(function*() {
       const ran: Array<string> = []
       const note = (name: string) => Effect.sync(() => void ran.push(name))
@@ -31,7 +33,7 @@ describe("foldAnswer: the stream's finalizers", () => {
       expect([...ran].sort()).toEqual(["inner", "outer", "upstream"])
     }))
 
-  it.effect("a stream still open after its Finish is closed once the read after it is given up", () =>
+  itClock.effect("a stream still open after its Finish is closed once the read after it is given up", () =>
     Effect.gen(function*() {
       let closed = false
       const parts = Stream.concat(Stream.make(text, finish), Stream.never).pipe(Stream.ensuring(Effect.sync(() => (closed = true))))

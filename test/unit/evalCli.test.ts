@@ -88,8 +88,8 @@ describe("parallel-llm eval --baselines-only", () => {
 
   it("prints the baselines as a Markdown table, and refuses an unknown strategy naming the known ones", async () => {
     const env = { PATH: process.env.PATH, HOME: tmp }
-    // The same 20 rows as a dataset file of their own: `--dataset gsm8k --limit 20` reads and decodes all 1,319 rows of
-    // the built-in file before it keeps 20, and the table is the point here (the built-in dataset is the test above's).
+    // The same 20 rows as a dataset file of their own: the table is the point here (the built-in dataset is the test
+    // above's).
     const first20 = path.join(freshDir("table"), "gsm8k-20.jsonl")
     const rows = fs.readFileSync(path.join(repoRoot, "data", "gsm8k-frozen-candidates.jsonl"), "utf8").split("\n").slice(0, 20)
     fs.writeFileSync(
@@ -109,6 +109,23 @@ describe("parallel-llm eval --baselines-only", () => {
     })
     expect(unknown.code).toBe(2)
     expect(unknown.stderr).toBe(`parallel-llm: --strategies: unknown strategy "borda" (known: synthesize, rank, refine, self)\n`)
+  })
+
+  it("--limit N alone decodes only the first N items: a bad line after them is not reported (with --sample, it is)", async () => {
+    const env = { PATH: process.env.PATH, HOME: tmp }
+    const file = path.join(freshDir("limit"), "long.jsonl")
+    fs.writeFileSync(
+      file,
+      jsonl([{ question: "q1", answer: "18", candidates: { m1: "A: 18", m2: "A: 26" } }, "{ not json", { question: "x" }])
+    )
+    const limited = await runCliInProcess(["eval", file, "--baselines-only", "--limit", "1", "--json"], { env })
+    expect(limited.code, limited.stderr).toBe(0)
+    expect(JSON.parse(limited.stdout)).toMatchObject({ items: 1, baselines: { oracle: { correct: 1, n: 1 } } })
+    const refused = `parallel-llm: ${file} line 2: not valid JSON (and 1 more bad line)\n`
+    const sampled = await runCliInProcess(["eval", file, "--baselines-only", "--limit", "1", "--sample", "1", "--json"], { env })
+    expect([sampled.code, sampled.stderr]).toEqual([2, refused])
+    const whole = await runCliInProcess(["eval", file, "--baselines-only", "--json"], { env })
+    expect([whole.code, whole.stderr]).toEqual([2, refused])
   })
 
   it("refuses a bad dataset line before any call, naming the line and the field", async () => {

@@ -151,6 +151,26 @@ describe("datasets", () => {
     )
   })
 
+  it("with a limit, decodes up to the last item it keeps: a bad line after it is not read, one before it still refuses", () => {
+    // Windows line ends and a blank line: the numbers are the file's lines all the same.
+    const text = `{"question": "q1", "answer": 1}\r\n\r\n{"question": "q3", "answer": 3}\r\n{"question": "q4"\r\n[]\r\n`
+    const limited = (limit: number) =>
+      Either.match(parseDataset(text, { source: "d.jsonl", format: "eval", scorer: "numeric", limit }), {
+        onLeft: (e) => e.message,
+        onRight: (items) => items.map((item) => `${item.line}:${item.question}`).join(" ")
+      })
+    expect(limited(1)).toBe("1:q1")
+    expect(limited(2)).toBe("1:q1 3:q3")
+    expect(limited(3)).toBe("d.jsonl line 4: not valid JSON (and 1 more bad line)")
+    expect(problem(text)).toBe("d.jsonl line 4: not valid JSON (and 1 more bad line)")
+    expect(Either.isLeft(parseDataset(`{"question": "q1", "answer": 1}\n[]\n{"question": "q3", "answer": 3}\n`, {
+      source: "d.jsonl",
+      format: "eval",
+      scorer: "numeric",
+      limit: 2
+    }))).toBe(true)
+  })
+
   it.each([
     [`{"question": "q"`, "d.jsonl line 1: not valid JSON"],
     [`["q"]`, `d.jsonl line 1: expected a JSON object like {"question": "...", "answer": "..."}`],

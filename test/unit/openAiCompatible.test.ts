@@ -21,6 +21,7 @@ import { Settings } from "../../src/services/settings.js"
 import type { SettingsValue } from "../../src/settings/values.js"
 import type { Behavior } from "../support/fakeOpenRouter.js"
 import { itClock } from "../support/itClock.js"
+import { itLive } from "../support/itLive.js"
 import { realHttpClientLayer, sharedHttpClientLayer } from "../support/realHttpClient.js"
 import { tempRoot } from "../support/tempDirs.js"
 import { pendingSleeps } from "../support/testClock.js"
@@ -731,25 +732,28 @@ describe("the API key is never logged", () => {
 })
 
 describe("streamed bodies, read from undici's Readable (readable.ts)", () => {
-  it.effect("a streamed response that is not undici's (another HttpClient): its stream is piped into the splitter", () =>
-    Effect.gen(function*() {
-      const events = [
-        { model: "web/x", choices: [{ delta: { content: "from " } }] },
-        { choices: [{ delta: { content: "a web Response" }, finish_reason: "stop" }] }
-      ].map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`)
-      const web = HttpClient.make((request) =>
-        Effect.succeed(HttpClientResponse.fromWeb(
-          request,
-          new Response(`${events.join("")}data: [DONE]\n\n`, { headers: { "content-type": "text/event-stream" } })
-        ))
-      )
-      const layer = ModelClient.Default.pipe(
-        Layer.provide(Layer.merge(Settings.Test(settingsFor({ stream: true })), Layer.succeed(HttpClient.HttpClient, web)))
-      )
-      const completion = yield* complete(ask("web/x")).pipe(Effect.provide(layer))
-      expect(completion.content).toBe("from a web Response")
-      expect(completion.finishReason).toBe("stop")
-    }))
+  itLive.effect(
+    "a streamed response that is not undici's (another HttpClient): its stream is piped into the splitter",
+    () =>
+      Effect.gen(function*() {
+        const events = [
+          { model: "web/x", choices: [{ delta: { content: "from " } }] },
+          { choices: [{ delta: { content: "a web Response" }, finish_reason: "stop" }] }
+        ].map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`)
+        const web = HttpClient.make((request) =>
+          Effect.succeed(HttpClientResponse.fromWeb(
+            request,
+            new Response(`${events.join("")}data: [DONE]\n\n`, { headers: { "content-type": "text/event-stream" } })
+          ))
+        )
+        const layer = ModelClient.Default.pipe(
+          Layer.provide(Layer.merge(Settings.Test(settingsFor({ stream: true })), Layer.succeed(HttpClient.HttpClient, web)))
+        )
+        const completion = yield* complete(ask("web/x")).pipe(Effect.provide(layer))
+        expect(completion.content).toBe("from a web Response")
+        expect(completion.finishReason).toBe("stop")
+      })
+  )
 
   it.live("a body cut mid-stream (the connection reset): a NetworkError while reading the answer, the text so far kept", () =>
     Effect.gen(function*() {

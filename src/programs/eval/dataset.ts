@@ -73,33 +73,54 @@ const decodeLine = (raw: string, format: DatasetFormat): Either.Either<typeof Ev
   return Either.isLeft(line) ? Either.left(issuesText(line.left)) : Either.mapLeft(decodeEval(line.right), issuesText)
 }
 
+/** The lines of `text` with their 1-based numbers, as `split(/\r?\n/)` would give them, one at a time: a caller that stops early splits no more. */
+function* numberedLines(text: string): Generator<readonly [line: number, raw: string]> {
+  let start = 0
+  for (let line = 1; start <= text.length; line++) {
+    const end = text.indexOf("\n", start)
+    if (end === -1) {
+      yield [line, text.slice(start)]
+      return
+    }
+    yield [line, text.slice(start, end > start && text[end - 1] === "\r" ? end - 1 : end)]
+    start = end + 1
+  }
+}
+
 /**
- * Every line of a dataset as an item. The first bad line refuses the whole dataset (with how many others
- * are bad): a score over a silently shortened dataset would not be the score asked for.
+ * Every line of a dataset as an item, or with `limit` the first that many: decoding stops at the last one needed,
+ * so a long dataset is not decoded for a short run, and a line after it is not looked at. The first bad line
+ * refuses the whole dataset (with how many others are bad): a score over a silently shortened dataset would not
+ * be the score asked for.
  */
 export const parseDataset = (
   text: string,
-  options: { readonly source: string; readonly format: DatasetFormat; readonly scorer: ScorerName }
+  options: { readonly source: string; readonly format: DatasetFormat; readonly scorer: ScorerName; readonly limit?: number | undefined }
 ): Either.Either<ReadonlyArray<EvalItem>, UsageError> => {
   const items: Array<EvalItem> = []
   const problems: Array<string> = []
   const firstLineOf = new Map<string, number>()
-  text.split(/\r?\n/).forEach((raw, i) => {
-    const line = i + 1
-    if (raw.trim() === "") return
+  for (const [line, raw] of numberedLines(text)) {
+    if (items.length === options.limit) break
+    if (raw.trim() === "") continue
     const decoded = decodeLine(raw, options.format)
-    if (Either.isLeft(decoded)) return void problems.push(`line ${line}: ${decoded.left}`)
+    if (Either.isLeft(decoded)) {
+      problems.push(`line ${line}: ${decoded.left}`)
+      continue
+    }
     const value = decoded.right
     const answer = String(value.answer)
     const wrongAnswer = answerProblem(options.scorer, answer)
-    if (wrongAnswer !== undefined) return void problems.push(`line ${line}: answer: ${wrongAnswer} (scorer ${options.scorer})`)
     const id = value.id === undefined ? String(line) : String(value.id).trim()
     const first = firstLineOf.get(id)
-    if (first !== undefined) return void problems.push(`line ${line}: id: ${JSON.stringify(id)} is already the id of line ${first}`)
-    firstLineOf.set(id, line)
-    const candidates = value.candidates && Object.entries(value.candidates).map(([model, content]) => ({ model, content }))
-    items.push({ line, id, question: value.question, answer, candidates })
-  })
+    if (wrongAnswer !== undefined) problems.push(`line ${line}: answer: ${wrongAnswer} (scorer ${options.scorer})`)
+    else if (first !== undefined) problems.push(`line ${line}: id: ${JSON.stringify(id)} is already the id of line ${first}`)
+    else {
+      firstLineOf.set(id, line)
+      const candidates = value.candidates && Object.entries(value.candidates).map(([model, content]) => ({ model, content }))
+      items.push({ line, id, question: value.question, answer, candidates })
+    }
+  }
   if (problems.length > 0) {
     const more = problems.length > 1 ? ` (and ${problems.length - 1} more bad line${problems.length === 2 ? "" : "s"})` : ""
     return Either.left(new UsageError({ message: `${options.source} ${problems[0]}${more}` }))
@@ -112,8 +133,15 @@ export const parseDataset = (
   return Either.right(items)
 }
 
-/** A built-in dataset by name (`gsm8k`), else a JSONL file in the eval format. */
-export const loadDataset = Effect.fn("eval.loadDataset")(function*(spec: string, scorer: ScorerName | undefined) {
+/**
+ * A built-in dataset by name (`gsm8k`), else a JSONL file in the eval format; with `limit`, its first that many
+ * items only (the file is still read whole, within its cap).
+ */
+export const loadDataset = Effect.fn("eval.loadDataset")(function*(
+  spec: string,
+  scorer: ScorerName | undefined,
+  limit?: number | undefined
+) {
   const builtin = Object.hasOwn(builtinDatasets, spec) ? builtinDatasets[spec] : undefined
   const file = builtin ? fileURLToPath(builtin.file) : spec
   const text = yield* readTextSafely(file, USER_FILE_READ).pipe(
@@ -123,7 +151,8 @@ export const loadDataset = Effect.fn("eval.loadDataset")(function*(spec: string,
   const items = yield* parseDataset(text, {
     source: builtin ? `dataset ${spec}` : file,
     format: builtin?.format ?? "eval",
-    scorer: scorer ?? defaultScorer
+    scorer: scorer ?? defaultScorer,
+    limit
   })
   return { name: builtin ? spec : file, file, items, defaultScorer } satisfies Dataset
 })
