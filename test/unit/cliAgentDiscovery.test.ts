@@ -138,12 +138,17 @@ describe("CLI agents: the PATH lookup, as execvp does it", () => {
       expect(yield* lookup("claude", { PATH: "bin" }, path.join(dir, "bin"))).toBeUndefined()
     }))
 
-  it.live("a name with a slash is that path; no PATH at all is the system's default", () =>
+  it.live("a name with a slash is that path; links are followed; no PATH at all is the system's default", () =>
     Effect.gen(function*() {
       const dir = tree()
       expect(yield* lookup("bin/claude", { PATH: "/nonexistent" }, dir)).toBe(`${dir}/bin/claude`)
       expect(yield* lookup(`${dir}/claude`, {}, "/")).toBe(`${dir}/claude`)
       expect(yield* lookup("bin", { PATH: dir }, dir)).toBeUndefined()
+      // A link is what it points to (npm installs a CLI as a link to its script): a dangling one is nothing.
+      fs.symlinkSync(path.join(dir, "bin", "claude"), path.join(dir, "codex"))
+      fs.symlinkSync(path.join(dir, "nowhere"), path.join(dir, "gemini"))
+      expect(yield* lookup("codex", { PATH: dir }, "/")).toBe(`${dir}/codex`)
+      expect(yield* lookup("gemini", { PATH: dir }, "/")).toBeUndefined()
       expect(["/usr/bin/sh", "/bin/sh"]).toContain(yield* lookup("sh", {}, dir))
     }))
 })
