@@ -1,7 +1,6 @@
 import { FileSystem } from "@effect/platform"
 import { Effect, Option } from "effect"
-import { constants } from "node:fs"
-import { access } from "node:fs/promises"
+import { access, constants } from "node:fs/promises"
 
 // Whether a CLI can be started, learnt without starting it: a missing CLI used to cost a fork of this (large)
 // process per probe and per call only for the spawn to fail with ENOENT.
