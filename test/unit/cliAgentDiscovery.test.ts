@@ -1,14 +1,16 @@
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, FiberStatus } from "effect"
+import { Effect, Fiber, FiberStatus, Option } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import type { ModelRequest } from "../../src/domain/modelCall.js"
 import { foldAnswer } from "../../src/programs/answerFold.js"
 import { agentProblem, discoverCliAgentsIn } from "../../src/services/providers/cliAgent/discovery.js"
+import { executableOnPath } from "../../src/services/providers/cliAgent/executableOnPath.js"
 import { cliAgentsIn } from "../../src/services/providers/cliAgent/provider.js"
 import { Settings } from "../../src/services/settings.js"
 import { loadSettings } from "../../src/settings/load.js"
+import { countingExecutor } from "../support/countingExecutor.js"
 import { isAlive, makeFakeCliDir } from "../support/fakeCliAgent.js"
 import { itClock } from "../support/itClock.js"
 import { itLive } from "../support/itLive.js"
@@ -50,6 +52,104 @@ describe("CLI agents: discovery", () => {
       )
       expect(agents.find((a) => a.cli === "gemini-cli")).toMatchObject({ loggedIn: true })
       expect(agents.find((a) => a.cli === "codex")).not.toHaveProperty("loggedIn")
+    }))
+})
+
+describe("CLI agents: one not on PATH is not started", () => {
+  /** `PATH` as the fake CLIs' tests set it: `first` (the fakes), then node's directory. */
+  const pathOf = (first: string) => `${first}${path.delimiter}${path.dirname(process.execPath)}`
+
+  it.live("with none of the CLIs on PATH, no process is started and each is not found as before", () =>
+    Effect.gen(function*() {
+      const counts = { built: 0, started: 0 }
+      const agents = yield* discoverCliAgentsIn(
+        () => ({ ...process.env, PATH: pathOf(tempDir()) }),
+        [],
+        undefined,
+        countingExecutor(counts)
+      )
+      expect(agents).toEqual([
+        { cli: "claude-code", executable: "claude", found: false, login: "claude login" },
+        { cli: "codex", executable: "codex", found: false, login: "codex login" },
+        { cli: "gemini-cli", executable: "gemini", found: false, login: "gemini" }
+      ])
+      expect(agents.map(agentProblem)).toEqual(["claude is not on PATH", "codex is not on PATH", "gemini is not on PATH"])
+      expect(counts.started).toBe(0)
+    }))
+
+  it.live("a CLI on PATH that is not executable (0644) is not found, and only the others are started", () =>
+    Effect.gen(function*() {
+      const clis = makeFakeCliDir(tempDir())
+      clis.plan("codex", { lines: [], version: "codex-cli 0.169.0", login: { output: "Logged in\n", code: 0 } })
+      fs.chmodSync(path.join(clis.dir, "claude"), 0o644)
+      // A directory by the name is no CLI either.
+      fs.rmSync(path.join(clis.dir, "gemini"))
+      fs.mkdirSync(path.join(clis.dir, "gemini"))
+      const counts = { built: 0, started: 0 }
+      const agents = yield* discoverCliAgentsIn(() => ({ ...clis.env(), PATH: pathOf(clis.dir) }), [], undefined, countingExecutor(counts))
+      expect(agents.map((a) => [a.cli, a.found])).toEqual([["claude-code", false], ["codex", true], ["gemini-cli", false]])
+      // Codex's `--version` and `login status`: nothing else.
+      expect(counts.started).toBe(2)
+    }))
+
+  it.live("a relative PATH entry is relative to this process's directory, where the probe runs", () =>
+    Effect.gen(function*() {
+      const clis = makeFakeCliDir(tempDir())
+      clis.plan("claude", { lines: [], version: "2.1.332", login: { output: "{\"loggedIn\": true}", code: 0 } })
+      const relative = path.relative(process.cwd(), clis.dir)
+      expect(path.isAbsolute(relative)).toBe(false)
+      const agents = yield* discoverCliAgentsIn(() => ({ ...clis.env(), PATH: pathOf(relative) }), [], ["claude-code"])
+      expect(agents).toEqual([
+        { cli: "claude-code", executable: "claude", found: true, version: "2.1.332", loggedIn: true, login: "claude login" }
+      ])
+    }))
+})
+
+describe("CLI agents: the PATH lookup, as execvp does it", () => {
+  const lookup = (name: string, env: Record<string, string>, cwd: string) =>
+    executableOnPath(name, env, cwd).pipe(Effect.map(Option.getOrUndefined), Effect.provide(NodeFileSystem.layer))
+
+  /** A directory holding `bin/claude`, executable, and `claude` beside `bin`, executable too. */
+  const tree = () => {
+    const dir = tempDir()
+    fs.mkdirSync(path.join(dir, "bin"))
+    fs.writeFileSync(path.join(dir, "bin", "claude"), "#!/bin/sh\n", { mode: 0o755 })
+    fs.writeFileSync(path.join(dir, "claude"), "#!/bin/sh\n", { mode: 0o755 })
+    return dir
+  }
+
+  it.live("the entries in order, from the environment given (not this process's), the first executable file winning", () =>
+    Effect.gen(function*() {
+      const dir = tree()
+      fs.writeFileSync(path.join(dir, "bin", "codex"), "#!/bin/sh\n", { mode: 0o644 })
+      expect(yield* lookup("claude", { PATH: `/nonexistent:${dir}/bin:${dir}` }, "/")).toBe(`${dir}/bin/claude`)
+      expect(yield* lookup("claude", { PATH: `${dir}:${dir}/bin` }, "/")).toBe(`${dir}/claude`)
+      expect(yield* lookup("codex", { PATH: `${dir}/bin` }, "/")).toBeUndefined()
+      expect(yield* lookup("claude", { PATH: "/nonexistent" }, dir)).toBeUndefined()
+    }))
+
+  it.live("an empty entry is the working directory; a relative one is relative to it", () =>
+    Effect.gen(function*() {
+      const dir = tree()
+      expect(yield* lookup("claude", { PATH: "/nonexistent:" }, dir)).toBe(`${dir}/claude`)
+      expect(yield* lookup("claude", { PATH: "" }, dir)).toBe(`${dir}/claude`)
+      expect(yield* lookup("claude", { PATH: "::" }, path.join(dir, "bin"))).toBe(`${dir}/bin/claude`)
+      expect(yield* lookup("claude", { PATH: "bin" }, dir)).toBe(`${dir}/bin/claude`)
+      expect(yield* lookup("claude", { PATH: "bin" }, path.join(dir, "bin"))).toBeUndefined()
+    }))
+
+  it.live("a name with a slash is that path; links are followed; no PATH at all is the system's default", () =>
+    Effect.gen(function*() {
+      const dir = tree()
+      expect(yield* lookup("bin/claude", { PATH: "/nonexistent" }, dir)).toBe(`${dir}/bin/claude`)
+      expect(yield* lookup(`${dir}/claude`, {}, "/")).toBe(`${dir}/claude`)
+      expect(yield* lookup("bin", { PATH: dir }, dir)).toBeUndefined()
+      // A link is what it points to (npm installs a CLI as a link to its script): a dangling one is nothing.
+      fs.symlinkSync(path.join(dir, "bin", "claude"), path.join(dir, "codex"))
+      fs.symlinkSync(path.join(dir, "nowhere"), path.join(dir, "gemini"))
+      expect(yield* lookup("codex", { PATH: dir }, "/")).toBe(`${dir}/codex`)
+      expect(yield* lookup("gemini", { PATH: dir }, "/")).toBeUndefined()
+      expect(["/usr/bin/sh", "/bin/sh"]).toContain(yield* lookup("sh", {}, dir))
     }))
 })
 

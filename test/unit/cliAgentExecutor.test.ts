@@ -1,11 +1,9 @@
-import { CommandExecutor } from "@effect/platform"
-import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect } from "effect"
 import { foldAnswer } from "../../src/programs/answerFold.js"
 import { cliAgentsIn } from "../../src/services/providers/cliAgent/provider.js"
 import { Settings } from "../../src/services/settings.js"
+import { countingExecutor } from "../support/countingExecutor.js"
 import { makeFakeCliDir } from "../support/fakeCliAgent.js"
 import { makeTempDirs } from "../support/tempDirs.js"
 import { makeTestSettings } from "../support/testSettings.js"
@@ -13,18 +11,6 @@ import { makeTestSettings } from "../support/testSettings.js"
 // The CLI-agent provider builds its command executor once, with the provider, not once per call: the executor layer
 // it is given counts its builds and the processes started through it; two calls through one provider build it once
 // and start two CLIs with it.
-
-/** The platform's executor, counting how often its layer is built and how many processes it starts. */
-const countingExecutor = (counts: { built: number; started: number }) =>
-  Layer.effect(
-    CommandExecutor.CommandExecutor,
-    Effect.map(CommandExecutor.CommandExecutor, (executor) => {
-      counts.built += 1
-      return CommandExecutor.makeExecutor((command) =>
-        Effect.zipRight(Effect.sync(() => void (counts.started += 1)), executor.start(command))
-      )
-    })
-  ).pipe(Layer.provide(NodeCommandExecutor.layer), Layer.provide(NodeFileSystem.layer))
 
 const tempDir = makeTempDirs("parallel-llm-cli-executor-")
 const clis = makeFakeCliDir(tempDir())

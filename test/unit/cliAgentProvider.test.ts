@@ -6,6 +6,7 @@ import type { ModelRequest } from "../../src/domain/modelCall.js"
 import { foldAnswer, streamedText } from "../../src/programs/answerFold.js"
 import { cliAgentsIn } from "../../src/services/providers/cliAgent/provider.js"
 import { Settings } from "../../src/services/settings.js"
+import { countingExecutor } from "../support/countingExecutor.js"
 import { isAlive, makeFakeCliDir } from "../support/fakeCliAgent.js"
 import { itClock } from "../support/itClock.js"
 import { makeTempDirs } from "../support/tempDirs.js"
@@ -152,15 +153,30 @@ describe("CLI agents: failures", () => {
       expect(isAlive(clis.record("claude").pid)).toBe(false)
     }))
 
-  it.live("a CLI missing from PATH: one line saying how to install it", () =>
+  it.live("a CLI missing from PATH: one line saying how to install it, and no process started", () =>
     Effect.gen(function*() {
-      const empty = tempDir()
-      const missing = yield* Effect.either(ask("codex/gpt-5", () => ({ ...process.env, PATH: empty })))
-      expect(Either.isLeft(missing) ? [missing.left._tag, missing.left.message] : []).toEqual([
+      const counts = { built: 0, started: 0 }
+      /** The failure of one call of `model` with `dir` as the whole PATH. */
+      const failureWith = (dir: string, model: string) =>
+        Effect.gen(function*() {
+          const provider = yield* cliAgentsIn(() => ({ ...process.env, PATH: dir }), countingExecutor(counts))
+          const result = yield* Effect.either(foldAnswer(model, provider.stream(request(model))))
+          return Either.isLeft(result) ? [result.left._tag, result.left.message] : []
+        })
+      expect(yield* failureWith(tempDir(), "codex/gpt-5")).toEqual([
         "AgentUnavailable",
         "codex is not on PATH: install it (npm install -g @openai/codex) or drop codex/gpt-5"
       ])
-    }))
+      // A file by its name that is not executable is no CLI either: the same line (its spawn failed with EACCES, which
+      // was retried as a network error).
+      const notExecutable = tempDir()
+      fs.writeFileSync(`${notExecutable}/claude`, "#!/bin/sh\n", { mode: 0o644 })
+      expect(yield* failureWith(notExecutable, "claude-code")).toEqual([
+        "AgentUnavailable",
+        "claude is not on PATH: install it (npm install -g @anthropic-ai/claude-code) or drop claude-code"
+      ])
+      expect(counts.started).toBe(0)
+    }).pipe(Effect.provide(Settings.Test(makeTestSettings()))))
 
   itClock.effect("interrupting a call kills the CLI's process and keeps what it streamed", () =>
     Effect.gen(function*() {

@@ -1,7 +1,8 @@
-import { Command, type CommandExecutor } from "@effect/platform"
+import { Command, type CommandExecutor, type FileSystem } from "@effect/platform"
 import { Chunk, Effect, Fiber, Option, Stream } from "effect"
 import { AgentUnavailable, NetworkError, type ProviderError, ResponseTooLarge } from "../../../domain/errors.js"
 import type { ModelPart } from "../../../domain/modelCall.js"
+import { executableOnPath } from "./executableOnPath.js"
 
 // Running one CLI agent headless: the process, its stdout as lines, and its end. Scoped: closing the scope (the
 // answer is whole, a timeout, a cancel, the quorum) kills the CLI's whole process group within a second.
@@ -58,12 +59,16 @@ const stderrTail = (stderr: Stream.Stream<Uint8Array, unknown>): Effect.Effect<s
     Effect.orElseSucceed(() => "")
   )
 
+/** The one line for a CLI its PATH does not have, whether the lookup or the spawn found that out. */
+const notOnPath = (invocation: AgentInvocation): ProviderError =>
+  new AgentUnavailable({
+    model: invocation.model,
+    message: `${invocation.executable} is not on PATH: install it (${invocation.install}) or drop ${invocation.model}`
+  })
+
 const spawnFailure = (invocation: AgentInvocation, reason: string, message: string): ProviderError =>
   reason === "NotFound"
-    ? new AgentUnavailable({
-      model: invocation.model,
-      message: `${invocation.executable} is not on PATH: install it (${invocation.install}) or drop ${invocation.model}`
-    })
+    ? notOnPath(invocation)
     : new NetworkError({ model: invocation.model, message: `${invocation.executable} could not be started: ${message}` })
 
 /** Fails once stdout has passed `maxBytes`: the CLI is killed there. */
@@ -84,12 +89,16 @@ const capped = (invocation: AgentInvocation) => (stdout: Stream.Stream<Uint8Arra
 /**
  * The CLI's answer as parts: each stdout line through `decoder.line`, then, if no `Finish` came, `decoder.exit`.
  * The stream ends at `Finish`, which closes the scope: a CLI that lingers after its answer is killed, not waited for.
+ * A CLI not on the PATH of its environment fails as its spawn would, without one.
  */
 export const runAgent = (
   invocation: AgentInvocation,
   decoder: LineDecoder
-): Stream.Stream<ModelPart, ProviderError, CommandExecutor.CommandExecutor> =>
+): Stream.Stream<ModelPart, ProviderError, CommandExecutor.CommandExecutor | FileSystem.FileSystem> =>
   Stream.unwrapScoped(Effect.gen(function*() {
+    if (Option.isNone(yield* executableOnPath(invocation.executable, invocation.env, invocation.cwd))) {
+      return yield* Effect.fail(notOnPath(invocation))
+    }
     const command = Command.make(invocation.executable, ...invocation.args).pipe(
       Command.workingDirectory(invocation.cwd),
       Command.env(invocation.env, { extendEnv: false }),

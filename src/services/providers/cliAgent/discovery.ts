@@ -1,15 +1,16 @@
-import { Command, FileSystem } from "@effect/platform"
-import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
+import { Command, type CommandExecutor, FileSystem } from "@effect/platform"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Effect, Layer, Option, Schema, Stream } from "effect"
 import { CLI_AGENTS, type CliAgentName } from "../../../domain/cliAgent.js"
 import { stripControl } from "../../../domain/text.js"
 import type { AgentCli } from "./agentCli.js"
-import { agentClis, inheritedEnv } from "./provider.js"
+import { executableOnPath } from "./executableOnPath.js"
+import { agentClis, inheritedEnv, nodeExecutor } from "./provider.js"
 
 // What `models`, `--check-models` and `list_models` say of the CLI agents without a model call: which CLIs are on
 // PATH, their versions, and whether each is logged in where the CLI can say so (`claude auth status`,
-// `codex login status`; for Gemini CLI, a key in the environment or the files of a Google sign-in).
+// `codex login status`; for Gemini CLI, a key in the environment or the files of a Google sign-in). A CLI not on
+// PATH is known missing without being started.
 
 export const CliAgentStatus = Schema.Struct({
   cli: Schema.Literal(...CLI_AGENTS),
@@ -50,9 +51,12 @@ const geminiLoggedIn = (env: Readonly<Record<string, string>>) =>
 
 const statusOf = (cli: AgentCli, env: Readonly<Record<string, string>>) =>
   Effect.gen(function*() {
-    const version = yield* probe(cli, ["--version"], env)
     const base = { cli: cli.name, executable: cli.executable, login: cli.login }
-    if (Option.isNone(version) || version.value.code !== 0) return { ...base, found: false } satisfies CliAgentStatus
+    const notFound = { ...base, found: false } satisfies CliAgentStatus
+    // The probe runs in this process's directory: a relative PATH entry is relative to it.
+    if (Option.isNone(yield* executableOnPath(cli.executable, env, process.cwd()))) return notFound
+    const version = yield* probe(cli, ["--version"], env)
+    if (Option.isNone(version) || version.value.code !== 0) return notFound
     const number = /\d+\.\d+[.\w-]*/.exec(version.value.output)?.[0]
     const check = cli.loginCheck
     const loggedIn = check !== undefined
@@ -70,18 +74,20 @@ const statusOf = (cli: AgentCli, env: Readonly<Record<string, string>>) =>
 
 /**
  * The CLI agents as this environment has them, probed side by side: all three (a listing), or `only` those (a check
- * of the ones a run names: each probe starts the CLI, a Node program, once or twice).
+ * of the ones a run names: each probe of a CLI on PATH starts it, a Node program, once or twice), each started with
+ * the executor `executorLayer` builds.
  */
 export const discoverCliAgentsIn = (
   environment: () => NodeJS.ProcessEnv,
   codexConfig: ReadonlyArray<string> = [],
-  only?: ReadonlyArray<CliAgentName>
+  only?: ReadonlyArray<CliAgentName>,
+  executorLayer: Layer.Layer<CommandExecutor.CommandExecutor> = nodeExecutor
 ) =>
   Effect.suspend(() => {
     const env = inheritedEnv(environment())
     const clis = Object.values(agentClis(codexConfig)).filter((cli) => only === undefined || only.includes(cli.name))
     return Effect.forEach(clis, (cli) => statusOf(cli, env), { concurrency: "unbounded" })
-  }).pipe(Effect.provide(Layer.provideMerge(NodeCommandExecutor.layer, NodeFileSystem.layer)))
+  }).pipe(Effect.provide(Layer.merge(executorLayer, NodeFileSystem.layer)))
 
 /** The CLI agents of this process's environment, Codex with the user's `-c` overrides (`codexConfig`). */
 export const discoverCliAgents = (codexConfig: ReadonlyArray<string>, only?: ReadonlyArray<CliAgentName>) =>

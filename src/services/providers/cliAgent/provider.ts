@@ -33,7 +33,7 @@ export const agentClis = (codexConfig: ReadonlyArray<string>): Readonly<Record<C
 const STDOUT_FACTOR = 4
 
 /** The platform's command executor, over the real file system. */
-const nodeExecutor = Layer.provide(NodeCommandExecutor.layer, NodeFileSystem.layer)
+export const nodeExecutor = Layer.provide(NodeCommandExecutor.layer, NodeFileSystem.layer)
 
 /** What the provider runs on: `executorLayer`'s executor, the file system and paths. */
 const platformOf = (executorLayer: Layer.Layer<CommandExecutor.CommandExecutor>) =>
@@ -116,7 +116,7 @@ export const cliAgentsIn = (
           )
         )
         return runAgent(invocation, cli.decoder(request.model))
-      })).pipe(Stream.provideService(CommandExecutor.CommandExecutor, executor))
+      })).pipe(Stream.provideService(CommandExecutor.CommandExecutor, executor), Stream.provideService(FileSystem.FileSystem, fs))
     }
     return { stream }
   }).pipe((make) => onPlatform(make, executorLayer))
