@@ -88,8 +88,11 @@ export type Behavior =
   }
   /** A valid 200 JSON body (or SSE deltas) whose content is `bytes` long, sent in chunks. */
   | { kind: "huge"; bytes: number }
-  /** Body (or SSE deltas) sent slowly in `chunks` pieces (default 5), `chunkDelayMs` apart. */
-  | { kind: "trickle"; content?: string; chunkDelayMs: number; chunks?: number }
+  /**
+   * Body (or SSE deltas) sent slowly in `chunks` pieces (default 5), `chunkDelayMs` apart. For a stream,
+   * `firstDelayMs` (default `chunkDelayMs`) is the wait before the first delta.
+   */
+  | { kind: "trickle"; content?: string; chunkDelayMs: number; chunks?: number; firstDelayMs?: number }
 
 /** An array = one behavior per attempt, the last one repeats. */
 export interface Script {
@@ -708,8 +711,10 @@ export function startFakeOpenRouter(options: FakeOpenRouterOptions = {}): Promis
         const pieces = b.chunks ?? 5
         if (stream) {
           if (!(await startSse(ctx, res))) return
+          let delayMs = b.firstDelayMs ?? b.chunkDelayMs
           for (const piece of splitInto(content, pieces)) {
-            if (!(await sleep(ctx, b.chunkDelayMs))) return
+            if (!(await sleep(ctx, delayMs))) return
+            delayMs = b.chunkDelayMs
             if (!(await write(ctx, res, deltaChunk(id, model, piece)))) return
           }
           await finishSse(ctx, res, id, model, "stop", undefined)

@@ -803,8 +803,10 @@ describe("streamed bodies, read from undici's Readable (readable.ts)", () => {
 
   it.live("a streamed answer interrupted mid-body: the HTTP request is really aborted, the text so far kept", () =>
     Effect.gen(function*() {
-      // The first piece after 1 s, the second a second later: the call is interrupted in between.
-      provider.fake.setScript({ "slow/mid": { kind: "trickle", content: "first, then never", chunks: 2, chunkDelayMs: 1_000 } })
+      // The first piece at once, the second 30 s later: the call is interrupted in between.
+      provider.fake.setScript({
+        "slow/mid": { kind: "trickle", content: "first, then never", chunks: 2, firstDelayMs: 0, chunkDelayMs: 30_000 }
+      })
       const streamed = streamedText()
       const outcome = yield* Effect.gen(function*() {
         const fiber = yield* Effect.fork(complete(ask("slow/mid"), { streamed }))
