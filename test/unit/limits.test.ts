@@ -1,6 +1,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
+import { makeGate } from "../support/fakeOpenRouter.js"
 import { runCliInProcess } from "../support/inProcessCli.js"
 import { connectMcpInProcess } from "../support/inProcessMcp.js"
 import { tempRoot } from "../support/tempDirs.js"
@@ -78,12 +79,17 @@ describe("the process-wide bound on upstream calls (maxInFlight)", () => {
     )
     try {
       provider.fake.reset()
-      // Every model answers after a pause, so that the four runs' calls overlap: without the bound, more would be in flight.
-      provider.fake.setDefault({ kind: "ok", content: "an answer", delayMs: 50 })
+      // Every answer is held until the bound is full (and a moment longer), so that the four runs' calls overlap:
+      // without the bound, the four runs would have 8 calls in flight by then. Then they all answer at once.
+      const held = makeGate()
+      provider.fake.setDefault({ kind: "ok", content: "an answer", until: held.until })
       const calls = Array.from(
         { length: 4 },
         (_, i) => mcp.client.callTool({ name: "process_prompt", arguments: { prompt: `question ${i}` } })
       )
+      await provider.fake.waitForRequests(3)
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      held.open()
       for (const result of await Promise.all(calls)) expect(result.isError ?? false).toBe(false)
       expect(provider.fake.chatRequests()).toHaveLength(4 * 5)
       expect(provider.fake.maxInFlight).toBeLessThanOrEqual(3)
