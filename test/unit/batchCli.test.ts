@@ -12,6 +12,7 @@ import { layerCallGate } from "../../src/services/callGate.js"
 import { ModelClient } from "../../src/services/modelClient.js"
 import { RunStore } from "../../src/services/runStore.js"
 import { Settings } from "../../src/services/settings.js"
+import { makeGate } from "../support/fakeOpenRouter.js"
 import { cliEffect, type InProcessOptions, runCliInProcess } from "../support/inProcessCli.js"
 import { jsonl } from "../support/jsonl.js"
 import { realHttpClientLayer } from "../support/realHttpClient.js"
@@ -29,9 +30,12 @@ import { withFakeProvider } from "../support/withFakeProvider.js"
 
 const { root: tmp, freshDir } = tempRoot("pllm-batch-")
 
-// The loopback fake of runBatch's bound on calls in flight: each call held 40 ms.
+// The loopback fake of runBatch's bound on calls in flight: each call held at a gate the test opens.
+const boundHeld = makeGate()
 const provider = withFakeProvider({
-  script: Object.fromEntries(["b1", "b2", "b3", "b4", "b5", "bsynth"].map((m) => [`bound/${m}`, { kind: "ok" as const, delayMs: 40 }]))
+  script: Object.fromEntries(
+    ["b1", "b2", "b3", "b4", "b5", "bsynth"].map((m) => [`bound/${m}`, { kind: "ok" as const, until: boundHeld.until }])
+  )
 })
 
 /** A model client that answers as the fake's script does (its costs too); one a test, its calls counted from zero. */
@@ -223,7 +227,7 @@ describe("runBatch in-process: one bound on calls in flight for all runs", () =>
     const dir = freshDir("bound")
     const input = path.join(dir, "many.jsonl")
     // Four prompts, all four runs at once (--runs 4): 4 × 5 candidates would be 20 calls at once without the bound;
-    // more prompts only repeat the same waves (each call is held 40 ms).
+    // more prompts only repeat the same waves.
     fs.writeFileSync(input, jsonl(Array.from({ length: 4 }, (_, i) => ({ prompt: `prompt ${i}` }))))
     const settings = makeTestSettings({
       baseUrl: provider.fake.url,
@@ -241,9 +245,15 @@ describe("runBatch in-process: one bound on calls in flight for all runs", () =>
     // Count from a quiet start: nothing of another test still in flight at the fake.
     await waitFor("no request in flight", () => provider.fake.inFlight === 0, 30_000)
     provider.fake.reset()
-    const progress = await Effect.runPromise(
+    const batch = Effect.runPromise(
       runBatch({ input, output: path.join(dir, "many.results.jsonl"), runs: 4 }).pipe(Effect.provide(layer))
     )
+    // Every answer is held until the bound is full and a moment longer (without the bound, 20 calls by then), then
+    // all are let through at once.
+    await provider.fake.waitForRequests(3)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    boundHeld.open()
+    const progress = await batch
     expect(progress).toMatchObject({ total: 4, ok: 4, failed: 0 })
     const calls = provider.fake.chatRequests().filter((r) => r.model?.startsWith("bound/"))
     expect(calls).toHaveLength(4 * 6)
