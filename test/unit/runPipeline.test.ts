@@ -122,9 +122,11 @@ describe("runPipeline", () => {
 
   itClock.effect("is ok when every candidate and the synthesizer answer; outcomes keep model order", () =>
     Effect.gen(function*() {
+      // On the TestClock, each millisecond is a step of its own (advanceUntil): 2, 1 and 0 ms order the answers as
+      // surely as 60, 30 and 0, and each step costs a few ms of real time.
       const { layer } = yield* setup({
-        "test/alpha": [ok("slow", 60)],
-        "test/beta": [ok("medium", 30)],
+        "test/alpha": [ok("slow", 2)],
+        "test/beta": [ok("medium", 1)],
         "test/gamma": [ok("fast", 0)]
       })
       const finishedOrder: Array<string> = []
@@ -162,8 +164,8 @@ describe("runPipeline", () => {
     Effect.gen(function*() {
       const models = ["m/1", "m/2", "m/3", "m/4", "m/5", "m/6", "m/7"]
       const { client, layer } = yield* setup(
-        // Any delay on the TestClock keeps every call in flight until the clock moves: 2 ms are as good as 20.
-        Object.fromEntries(models.map((m) => [m, [ok(m, 2)]])),
+        // Any delay on the TestClock keeps every call in flight until the clock moves: 1 ms is as good as 20.
+        Object.fromEntries(models.map((m) => [m, [ok(m, 1)]])),
         { models, concurrency: 2 }
       )
       const result = yield* runToEnd(runPipeline({ prompt: "p" }).pipe(Effect.provide(layer)))
@@ -333,7 +335,7 @@ describe("runPipeline", () => {
     "starts the synthesis without waiting for the last answer's file, and writes the manifest after every file",
     () =>
       Effect.gen(function*() {
-        const { client, layer, settings } = yield* setup({ "test/gamma": [ok("gamma, last", 20)] })
+        const { client, layer, settings } = yield* setup({ "test/gamma": [ok("gamma, last", 1)] })
         const release = yield* Deferred.make<void>()
         const held = storeWithResponses((real) => (run, index, model, content, kind) =>
           model === "test/gamma"
