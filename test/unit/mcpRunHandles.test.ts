@@ -28,8 +28,8 @@ const provider = withFakeProvider({
     "slow/one": { kind: "ok", content: "one says 4", until: slow.until },
     "slow/two": { kind: "ok", content: "two says 4", until: slow.until },
     "slow/synth": { kind: "ok", content: SYNTH_ANSWER, until: slow.until },
-    "fast/one": { kind: "ok", content: "fast one says 4", delayMs: 20 },
-    "fast/synth": { kind: "ok", content: SYNTH_ANSWER, delayMs: 20 },
+    "fast/one": { kind: "ok", content: "fast one says 4" },
+    "fast/synth": { kind: "ok", content: SYNTH_ANSWER },
     "stuck/one": { kind: "hang" },
     "stuck/two": { kind: "hang" }
   }
@@ -69,11 +69,11 @@ describe("a run outlives the request that started it", () => {
   })
 
   it("a client with a 2 s request timeout gets `running` within it, then the answer from get_run; the run is complete", async () => {
-    // The slow models are held: the call can only answer because its wait (a tenth of a second) ran out (a call that
+    // The slow models are held: the call can only answer because its wait (a hundredth of a second) ran out (a call that
     // waited for the run would hit the client's 2 s limit and fail), while the provider has answered nothing of it yet.
     // The fake is the file's: what other tests asked of it came before `since`.
     const since = provider.log().length
-    const first = await call(mcp.client, "process_prompt", { prompt: "What is 2 + 2?", wait: 0.1 }, { timeout: 2_000 })
+    const first = await call(mcp.client, "process_prompt", { prompt: "What is 2 + 2?", wait: 0.01 }, { timeout: 2_000 })
     expect(provider.log().slice(since).filter((r) => r.endedAt !== undefined)).toEqual([])
     expect(first.isError).toBeFalsy()
     const running = runOutputOf(first)
