@@ -53,7 +53,7 @@ export const gitignoreRules = (fs: FileSystem.FileSystem, path: Path.Path) => {
       }
     })
   /** `abs` as a path below `dir` (which holds it), with forward slashes as .gitignore patterns are written. */
-  const below = (dir: string, abs: string) => abs.slice(dir.endsWith(path.sep) ? dir.length : dir.length + 1).split(path.sep).join("/")
+  const below = (dir: string, abs: string) => path.relative(dir, abs).split(path.sep).join("/")
   /** Whether a .gitignore between `top` and the file's own directory ignores it. */
   const isIgnored = (top: string, abs: string, isDirectory: boolean) =>
     !isInside(abs, top) || abs === top
