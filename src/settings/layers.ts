@@ -93,6 +93,17 @@ export const settle = (layers: Layers) => {
   }
   const describe = (key: string): string => key in settingsTable ? whereSet(key as SettingKey, sources[key as SettingKey], layers) : key
   const fileDir = layers.configFile === undefined ? layers.cwd : path.dirname(layers.configFile)
+  // One map, a higher layer's entry after a lower one's, rather than a provider per layer falling back on missing
+  // data: the same values, but every setting a layer lacks was a failure there, each building an Error with its
+  // stack (three quarters of a load's CPU).
+  const values = new Map([
+    ...entriesOf(layers.defaults),
+    ...entriesOf(layers.file),
+    ...entriesOf(layers.preset),
+    ...entriesOf(layers.env),
+    ...(layers.apiKey ? [["apiKey", layers.apiKey] as const] : []),
+    ...entriesOf(layers.flags)
+  ])
   return {
     sources,
     describe,
@@ -102,19 +113,9 @@ export const settle = (layers: Layers) => {
       home: layers.home,
       baseDir: sources[key] === "file" || sources[key] === "preset" ? fileDir : layers.cwd
     }),
-    // One map, a higher layer's entry after a lower one's, rather than a provider per layer falling back on missing
-    // data: the same values, but every setting a layer lacks was a failure there, each building an Error with its
-    // stack (three quarters of a load's CPU).
-    provider: fromValues(
-      new Map([
-        ...entriesOf(layers.defaults),
-        ...entriesOf(layers.file),
-        ...entriesOf(layers.preset),
-        ...entriesOf(layers.env),
-        ...(layers.apiKey ? [["apiKey", layers.apiKey] as const] : []),
-        ...entriesOf(layers.flags)
-      ])
-    ),
+    provider: fromValues(values),
+    /** Whether any layer gives the setting a value: one none gives is its table default, read without the provider. */
+    isSet: (key: SettingKey): boolean => values.has(key),
     refusal: (error: ConfigError.ConfigError) => {
       const { key, message } = firstConfigProblem(error)
       return new SettingsError({ setting: describe(key), message: `${describe(key)}: ${message}` })

@@ -70,6 +70,8 @@ export interface Setting<F extends string, A, V, Value> extends Spec<F, A, V> {
   readonly optional: boolean
   /** Reads the setting under `key` from the Config provider the loader builds. */
   readonly config: (key: string, ctx: SettingContext) => Config.Config<Value>
+  /** Its value when nothing sets it: what `config` reads then, without a read (see ../load.ts). */
+  readonly unset: (ctx: SettingContext) => Value
 }
 
 /** Any entry of the table, whatever its types: what the code that walks the whole table may rely on. */
@@ -96,25 +98,25 @@ export interface AnySetting {
     readonly bounds?: Bounds
   }
   readonly config: (key: string, ctx: SettingContext) => Config.Config<unknown>
+  readonly unset: (ctx: SettingContext) => unknown
 }
 
 type Default<A> = { readonly default: A | ((ctx: SettingContext) => A) }
 type Converted<A, V> = { readonly convert: (a: A, ctx: SettingContext) => V }
 
-const buildWithDefault = <F extends string, A, V>(spec: Spec<F, A, V> & Default<A> & Converted<A, V>): Setting<F, A, V, V> => ({
-  ...spec,
-  optional: false,
-  config: (key, ctx) =>
-    Schema.Config(key, spec.kind.text).pipe(
-      Config.option,
-      Config.map((value) =>
-        spec.convert(
-          Option.getOrElse(value, () => (isComputed(spec.default) ? spec.default(ctx) : spec.default)),
-          ctx
-        )
-      )
-    )
-})
+const buildWithDefault = <F extends string, A, V>(spec: Spec<F, A, V> & Default<A> & Converted<A, V>): Setting<F, A, V, V> => {
+  const unset = (ctx: SettingContext) => spec.convert(isComputed(spec.default) ? spec.default(ctx) : spec.default, ctx)
+  return {
+    ...spec,
+    optional: false,
+    config: (key, ctx) =>
+      Schema.Config(key, spec.kind.text).pipe(
+        Config.option,
+        Config.map((value) => Option.isSome(value) ? spec.convert(value.value, ctx) : unset(ctx))
+      ),
+    unset
+  }
+}
 
 const isComputed = <A>(d: A | ((ctx: SettingContext) => A)): d is (ctx: SettingContext) => A => typeof d === "function"
 
@@ -132,7 +134,8 @@ export function withDefault<const F extends string, A, V>(
 const buildOptional = <F extends string, A, V>(spec: Spec<F, A, V> & Converted<A, V>): Setting<F, A, V, Option.Option<V>> => ({
   ...spec,
   optional: true,
-  config: (key, ctx) => Schema.Config(key, spec.kind.text).pipe(Config.option, Config.map(Option.map((a) => spec.convert(a, ctx))))
+  config: (key, ctx) => Schema.Config(key, spec.kind.text).pipe(Config.option, Config.map(Option.map((a) => spec.convert(a, ctx)))),
+  unset: () => Option.none()
 })
 
 /** A setting that may be unset (`Option.none()`). */

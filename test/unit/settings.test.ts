@@ -1,6 +1,6 @@
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Option, Redacted } from "effect"
+import { ConfigProvider, Effect, Either, Option, Redacted } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -9,7 +9,7 @@ import { describeSettings } from "../../src/settings/describe.js"
 import { loadSettings, MAX_CONFIG_FILE_BYTES } from "../../src/settings/load.js"
 import { defaultOutputDir, isLoopbackUrl } from "../../src/settings/paths.js"
 import { patchSettings, perCallKeys } from "../../src/settings/perCall.js"
-import { settingsTable } from "../../src/settings/table.js"
+import { settingKeys, settingsTable } from "../../src/settings/table.js"
 import { DEFAULT_BASE_URL, DEFAULT_FALLBACK_SYNTHESIZERS, DEFAULT_MODELS, DEFAULT_SYNTHESIZER } from "../../src/settings/table/models.js"
 import type { RawSettings } from "../../src/settings/values.js"
 import { itLive } from "../support/itLive.js"
@@ -589,6 +589,17 @@ describe("the settings table", () => {
       expect(new Set(entries.map(pick)).size).toBe(entries.length)
     }
   })
+
+  // The loader reads only what some layer sets; every other setting takes its `unset` value, which must be what
+  // reading it through Config would give (its default, converted, or none).
+  itLive.effect("a setting nothing sets takes its unset value: what Config reads from a provider without it", () =>
+    Effect.gen(function*() {
+      const ctx = { env: { XDG_CONFIG_HOME: "/xdg" }, home: "/home/someone", baseDir: "/work/here" }
+      for (const key of settingKeys) {
+        const read = yield* settingsTable[key].config(key, ctx).pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map())))
+        expect(settingsTable[key].unset(ctx), key).toEqual(read)
+      }
+    }))
 
   it("the per-call settings are the table's perCall entries; a call's values patch Settings, in the user's units", () => {
     expect([...perCallKeys].sort()).toEqual([
