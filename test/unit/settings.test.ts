@@ -9,6 +9,7 @@ import { describeSettings } from "../../src/settings/describe.js"
 import { loadSettings, MAX_CONFIG_FILE_BYTES } from "../../src/settings/load.js"
 import { defaultOutputDir, isLoopbackUrl } from "../../src/settings/paths.js"
 import { patchSettings, perCallKeys } from "../../src/settings/perCall.js"
+import type { AnySetting } from "../../src/settings/setting.js"
 import { settingKeys, settingsTable } from "../../src/settings/table.js"
 import { DEFAULT_BASE_URL, DEFAULT_FALLBACK_SYNTHESIZERS, DEFAULT_MODELS, DEFAULT_SYNTHESIZER } from "../../src/settings/table/models.js"
 import type { RawSettings } from "../../src/settings/values.js"
@@ -596,8 +597,9 @@ describe("the settings table", () => {
     Effect.gen(function*() {
       const ctx = { env: { XDG_CONFIG_HOME: "/xdg" }, home: "/home/someone", baseDir: "/work/here" }
       for (const key of settingKeys) {
-        const read = yield* settingsTable[key].config(key, ctx).pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map())))
-        expect(settingsTable[key].unset(ctx), key).toEqual(read)
+        const setting: AnySetting = settingsTable[key]
+        const read = yield* Effect.withConfigProvider(setting.config(key, ctx), ConfigProvider.fromMap(new Map()))
+        expect(setting.unset(ctx), key).toEqual(read)
       }
     }))
 
