@@ -189,24 +189,12 @@ export const loadSettings = Effect.fn("Settings.load")(function*(input: LoadInpu
       message: `${where}: ${unknownPresetMessage(presetName, Object.keys(file.presets), Option.fromNullable(configFile))}`
     })
   }
-  const { contextOf, describe, isSet, provider, refusal, sources } = settle({ ...base, preset: presetRaw ?? {}, presetName })
-
-  // Only what some layer sets is read through Config: most settings are unset on every load, and reading one
-  // that is (Config.option over missing data, then its default) cost ~40 Effect operations, ~3,000 a load.
-  const read = settingKeys.filter(isSet)
-  // (Config.all of no configs at all fails inside Effect.)
-  const config: Config.Config<Readonly<Record<string, unknown>>> = read.length === 0
-    ? Config.succeed({})
-    : Config.all(Object.fromEntries(read.map((key) => [key, settingsTable[key].config(key, contextOf(key))])))
-  const values = yield* Effect.all({ byKey: config, apiKey: Config.option(Config.redacted("apiKey")) }).pipe(
-    Effect.withConfigProvider(provider),
-    Effect.mapError(refusal)
-  )
-  const valueOf = (key: SettingKey) => Object.hasOwn(values.byKey, key) ? values.byKey[key] : settingsTable[key].unset(contextOf(key))
-  const fields = Object.fromEntries(settingKeys.map((key) => [settingsTable[key].field, valueOf(key)]))
+  const settled = settle({ ...base, preset: presetRaw ?? {}, presetName })
+  const { describe, sources } = settled
+  const { apiKey, fields } = yield* readValues(settled)
   const loaded = {
     ...fields,
-    apiKey: values.apiKey,
+    apiKey,
     configFile: Option.fromNullable(configFile),
     presets,
     modelOptions: file.modelOptions
@@ -222,6 +210,31 @@ export const loadSettings = Effect.fn("Settings.load")(function*(input: LoadInpu
   yield* checkConsistent(settings, base.apiKey, describe, input.requireApiKey !== false && openRouter && httpModels)
   return { settings, sources } satisfies LoadedSettings
 })
+
+/**
+ * Each setting's value by its field, and the API key. Only what some layer sets is read through Config: most
+ * settings are unset on every load, and reading one that is (Config.option over missing data, then its default)
+ * cost ~40 Effect operations, ~3,000 a load; the others take the table's `unset` value, which is the same.
+ */
+const readValues = (settled: ReturnType<typeof settle>) => {
+  const { contextOf, isSet, provider, refusal } = settled
+  const read = settingKeys.filter(isSet)
+  // (Config.all of no configs at all fails inside Effect.)
+  const byKey: Config.Config<Readonly<Record<string, unknown>>> = read.length === 0
+    ? Config.succeed({})
+    : Config.all(Object.fromEntries(read.map((key) => [key, settingsTable[key].config(key, contextOf(key))])))
+  return Effect.all({ byKey, apiKey: Config.option(Config.redacted("apiKey")) }).pipe(
+    Effect.withConfigProvider(provider),
+    Effect.mapError(refusal),
+    Effect.map((values) => ({
+      apiKey: values.apiKey,
+      fields: Object.fromEntries(settingKeys.map((key) => [
+        settingsTable[key].field,
+        Object.hasOwn(values.byKey, key) ? values.byKey[key] : settingsTable[key].unset(contextOf(key))
+      ]))
+    }))
+  )
+}
 
 /** The config file to read. A named config file must exist; the default one is read only when it does. */
 const configFileOf = Effect.fnUntraced(function*(input: LoadInput, home: string) {
