@@ -192,9 +192,11 @@ export const settingsLayer = (
   parsed: SettingsFlags,
   options: SettingsOptions = {}
 ): Layer.Layer<Settings, SettingsError, FileSystem.FileSystem> =>
-  Layer.unwrapEffect(
-    Effect.map(Effect.all([rawFromFlags(parsed), ProcessIo]), ([raw, io]) =>
-      Settings.Default({ ...raw, env: io.env, home: io.home, cwd: io.cwd, ...options }))
+  Settings.fromInput(
+    Effect.map(
+      Effect.all([rawFromFlags(parsed), ProcessIo]),
+      ([raw, io]) => ({ ...raw, env: io.env, home: io.home, cwd: io.cwd, ...options })
+    )
   )
 
 /** Whether `-m`/`--model` was given on the command line: the models named there are the run's own (as an MCP call's are). */

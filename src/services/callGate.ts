@@ -20,12 +20,14 @@ export class CallGate extends Context.Reference<CallGate>()("parallel-llm/CallGa
   defaultValue: (): CallGateShape => unlimited
 }) {
   /** A gate of `settings.concurrency` permits (batch, where `--concurrency` is the process-wide bound). */
-  static readonly fromSettings: Layer.Layer<CallGate, never, Settings> = Layer.unwrapEffect(
-    Effect.map(Settings, (settings) => layerCallGate(settings.concurrency))
+  static readonly fromSettings: Layer.Layer<CallGate, never, Settings> = Layer.effect(
+    CallGate,
+    Effect.flatMap(Settings, (settings) => makeCallGate(settings.concurrency))
   )
   /** A gate of `settings.maxInFlight` permits, shared by every run of the process (`serve`, `ask`). */
-  static readonly fromMaxInFlight: Layer.Layer<CallGate, never, Settings> = Layer.unwrapEffect(
-    Effect.map(Settings, (settings) => layerCallGate(settings.maxInFlight))
+  static readonly fromMaxInFlight: Layer.Layer<CallGate, never, Settings> = Layer.effect(
+    CallGate,
+    Effect.flatMap(Settings, (settings) => makeCallGate(settings.maxInFlight))
   )
 }
 

@@ -1,6 +1,5 @@
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Undici from "@effect/platform-node/Undici"
-import { Layer } from "effect"
+import { Effect } from "effect"
 import { httpClientOver, layerPooledHttpClient, pooledAgent } from "../../src/services/httpClientPool.js"
 
 /** The HTTP client exactly as `src/main.ts` builds it: its own undici Agent, destroyed when the layer is released. */
@@ -18,4 +17,4 @@ const workerAgent = (): Undici.Agent => (agent ??= pooledAgent())
  * (test/unit/openAiCompatible.test.ts holds the pool's connections, and every command line of runCliInProcess builds
  * the real one). A fake's connections end when it closes.
  */
-export const sharedHttpClientLayer = httpClientOver(Layer.sync(NodeHttpClient.Dispatcher, workerAgent))
+export const sharedHttpClientLayer = httpClientOver(Effect.sync(workerAgent))
