@@ -1,5 +1,5 @@
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import { describe, expect, it } from "@effect/vitest"
+import { describe, expect } from "@effect/vitest"
 import { Effect, Fiber, FiberStatus, Option } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -24,7 +24,7 @@ import { makeTestSettings } from "../support/testSettings.js"
 const tempDir = makeTempDirs("parallel-llm-cli-discovery-")
 
 describe("CLI agents: discovery", () => {
-  it.live("versions and logins as each CLI says them; a CLI not on PATH is not found", () =>
+  itLive.effect("versions and logins as each CLI says them; a CLI not on PATH is not found", () =>
     Effect.gen(function*() {
       const clis = makeFakeCliDir(tempDir())
       fs.rmSync(path.join(clis.dir, "gemini"))
@@ -40,33 +40,34 @@ describe("CLI agents: discovery", () => {
       expect(agents.map(agentProblem)).toEqual([undefined, "codex is not logged in: run `codex login`", "gemini is not on PATH"])
     }))
 
-  it.live("Gemini CLI is logged in by a key in the environment; Codex with a provider of the user's cannot say", () =>
-    Effect.gen(function*() {
-      const clis = makeFakeCliDir(tempDir())
-      clis.plan("gemini", { lines: [], version: "0.61.0" })
-      clis.plan("codex", { lines: [], version: "codex-cli 0.169.0", login: { output: "Not logged in\n", code: 1 } })
-      clis.plan("claude", { lines: [], version: "2.1.332" })
-      const agents = yield* discoverCliAgentsIn(
-        () => ({ ...clis.env(), PATH: `${clis.dir}${path.delimiter}${path.dirname(process.execPath)}`, GEMINI_API_KEY: "k" }),
-        ["model_provider=\"my\""]
-      )
-      expect(agents.find((a) => a.cli === "gemini-cli")).toMatchObject({ loggedIn: true })
-      expect(agents.find((a) => a.cli === "codex")).not.toHaveProperty("loggedIn")
-    }))
+  itLive.effect(
+    "Gemini CLI is logged in by a key in the environment; Codex with a provider of the user's cannot say",
+    () =>
+      Effect.gen(function*() {
+        const clis = makeFakeCliDir(tempDir())
+        clis.plan("gemini", { lines: [], version: "0.61.0" })
+        clis.plan("codex", { lines: [], version: "codex-cli 0.169.0", login: { output: "Not logged in\n", code: 1 } })
+        clis.plan("claude", { lines: [], version: "2.1.332" })
+        const agents = yield* discoverCliAgentsIn(
+          () => ({ ...clis.env(), PATH: `${clis.dir}${path.delimiter}${path.dirname(process.execPath)}`, GEMINI_API_KEY: "k" }),
+          { codexConfig: ["model_provider=\"my\""] }
+        )
+        expect(agents.find((a) => a.cli === "gemini-cli")).toMatchObject({ loggedIn: true })
+        expect(agents.find((a) => a.cli === "codex")).not.toHaveProperty("loggedIn")
+      })
+  )
 })
 
 describe("CLI agents: one not on PATH is not started", () => {
   /** `PATH` as the fake CLIs' tests set it: `first` (the fakes), then node's directory. */
   const pathOf = (first: string) => `${first}${path.delimiter}${path.dirname(process.execPath)}`
 
-  it.live("with none of the CLIs on PATH, no process is started and each is not found as before", () =>
+  itLive.effect("with none of the CLIs on PATH, no process is started and each is not found as before", () =>
     Effect.gen(function*() {
       const counts = { built: 0, started: 0 }
       const agents = yield* discoverCliAgentsIn(
         () => ({ ...process.env, PATH: pathOf(tempDir()) }),
-        [],
-        undefined,
-        countingExecutor(counts)
+        { executorLayer: countingExecutor(counts) }
       )
       expect(agents).toEqual([
         { cli: "claude-code", executable: "claude", found: false, login: "claude login" },
@@ -77,7 +78,7 @@ describe("CLI agents: one not on PATH is not started", () => {
       expect(counts.started).toBe(0)
     }))
 
-  it.live("a CLI on PATH that is not executable (0644) is not found, and only the others are started", () =>
+  itLive.effect("a CLI on PATH that is not executable (0644) is not found, and only the others are started", () =>
     Effect.gen(function*() {
       const clis = makeFakeCliDir(tempDir())
       clis.plan("codex", { lines: [], version: "codex-cli 0.169.0", login: { output: "Logged in\n", code: 0 } })
@@ -86,19 +87,21 @@ describe("CLI agents: one not on PATH is not started", () => {
       fs.rmSync(path.join(clis.dir, "gemini"))
       fs.mkdirSync(path.join(clis.dir, "gemini"))
       const counts = { built: 0, started: 0 }
-      const agents = yield* discoverCliAgentsIn(() => ({ ...clis.env(), PATH: pathOf(clis.dir) }), [], undefined, countingExecutor(counts))
+      const agents = yield* discoverCliAgentsIn(() => ({ ...clis.env(), PATH: pathOf(clis.dir) }), {
+        executorLayer: countingExecutor(counts)
+      })
       expect(agents.map((a) => [a.cli, a.found])).toEqual([["claude-code", false], ["codex", true], ["gemini-cli", false]])
       // Codex's `--version` and `login status`: nothing else.
       expect(counts.started).toBe(2)
     }))
 
-  it.live("a relative PATH entry is relative to this process's directory, where the probe runs", () =>
+  itLive.effect("a relative PATH entry is relative to this process's directory, where the probe runs", () =>
     Effect.gen(function*() {
       const clis = makeFakeCliDir(tempDir())
       clis.plan("claude", { lines: [], version: "2.1.332", login: { output: "{\"loggedIn\": true}", code: 0 } })
       const relative = path.relative(process.cwd(), clis.dir)
       expect(path.isAbsolute(relative)).toBe(false)
-      const agents = yield* discoverCliAgentsIn(() => ({ ...clis.env(), PATH: pathOf(relative) }), [], ["claude-code"])
+      const agents = yield* discoverCliAgentsIn(() => ({ ...clis.env(), PATH: pathOf(relative) }), { only: ["claude-code"] })
       expect(agents).toEqual([
         { cli: "claude-code", executable: "claude", found: true, version: "2.1.332", loggedIn: true, login: "claude login" }
       ])
@@ -118,17 +121,20 @@ describe("CLI agents: the PATH lookup, as execvp does it", () => {
     return dir
   }
 
-  it.live("the entries in order, from the environment given (not this process's), the first executable file winning", () =>
-    Effect.gen(function*() {
-      const dir = tree()
-      fs.writeFileSync(path.join(dir, "bin", "codex"), "#!/bin/sh\n", { mode: 0o644 })
-      expect(yield* lookup("claude", { PATH: `/nonexistent:${dir}/bin:${dir}` }, "/")).toBe(`${dir}/bin/claude`)
-      expect(yield* lookup("claude", { PATH: `${dir}:${dir}/bin` }, "/")).toBe(`${dir}/claude`)
-      expect(yield* lookup("codex", { PATH: `${dir}/bin` }, "/")).toBeUndefined()
-      expect(yield* lookup("claude", { PATH: "/nonexistent" }, dir)).toBeUndefined()
-    }))
+  itLive.effect(
+    "the entries in order, from the environment given (not this process's), the first executable file winning",
+    () =>
+      Effect.gen(function*() {
+        const dir = tree()
+        fs.writeFileSync(path.join(dir, "bin", "codex"), "#!/bin/sh\n", { mode: 0o644 })
+        expect(yield* lookup("claude", { PATH: `/nonexistent:${dir}/bin:${dir}` }, "/")).toBe(`${dir}/bin/claude`)
+        expect(yield* lookup("claude", { PATH: `${dir}:${dir}/bin` }, "/")).toBe(`${dir}/claude`)
+        expect(yield* lookup("codex", { PATH: `${dir}/bin` }, "/")).toBeUndefined()
+        expect(yield* lookup("claude", { PATH: "/nonexistent" }, dir)).toBeUndefined()
+      })
+  )
 
-  it.live("an empty entry is the working directory; a relative one is relative to it", () =>
+  itLive.effect("an empty entry is the working directory; a relative one is relative to it", () =>
     Effect.gen(function*() {
       const dir = tree()
       expect(yield* lookup("claude", { PATH: "/nonexistent:" }, dir)).toBe(`${dir}/claude`)
@@ -138,23 +144,26 @@ describe("CLI agents: the PATH lookup, as execvp does it", () => {
       expect(yield* lookup("claude", { PATH: "bin" }, path.join(dir, "bin"))).toBeUndefined()
     }))
 
-  it.live("a name with a slash is that path; links are followed; no PATH at all is the system's default", () =>
-    Effect.gen(function*() {
-      const dir = tree()
-      expect(yield* lookup("bin/claude", { PATH: "/nonexistent" }, dir)).toBe(`${dir}/bin/claude`)
-      expect(yield* lookup(`${dir}/claude`, {}, "/")).toBe(`${dir}/claude`)
-      expect(yield* lookup("bin", { PATH: dir }, dir)).toBeUndefined()
-      // A link is what it points to (npm installs a CLI as a link to its script): a dangling one is nothing.
-      fs.symlinkSync(path.join(dir, "bin", "claude"), path.join(dir, "codex"))
-      fs.symlinkSync(path.join(dir, "nowhere"), path.join(dir, "gemini"))
-      expect(yield* lookup("codex", { PATH: dir }, "/")).toBe(`${dir}/codex`)
-      expect(yield* lookup("gemini", { PATH: dir }, "/")).toBeUndefined()
-      expect(["/usr/bin/sh", "/bin/sh"]).toContain(yield* lookup("sh", {}, dir))
-    }))
+  itLive.effect(
+    "a name with a slash is that path; links are followed; no PATH at all is the system's default",
+    () =>
+      Effect.gen(function*() {
+        const dir = tree()
+        expect(yield* lookup("bin/claude", { PATH: "/nonexistent" }, dir)).toBe(`${dir}/bin/claude`)
+        expect(yield* lookup(`${dir}/claude`, {}, "/")).toBe(`${dir}/claude`)
+        expect(yield* lookup("bin", { PATH: dir }, dir)).toBeUndefined()
+        // A link is what it points to (npm installs a CLI as a link to its script): a dangling one is nothing.
+        fs.symlinkSync(path.join(dir, "bin", "claude"), path.join(dir, "codex"))
+        fs.symlinkSync(path.join(dir, "nowhere"), path.join(dir, "gemini"))
+        expect(yield* lookup("codex", { PATH: dir }, "/")).toBe(`${dir}/codex`)
+        expect(yield* lookup("gemini", { PATH: dir }, "/")).toBeUndefined()
+        expect(["/usr/bin/sh", "/bin/sh"]).toContain(yield* lookup("sh", {}, dir))
+      })
+  )
 })
 
 describe("CLI agents: a check of the ones a run names", () => {
-  it.live("probes only the CLIs named: the others are not started", () =>
+  itLive.effect("probes only the CLIs named: the others are not started", () =>
     Effect.gen(function*() {
       const clis = makeFakeCliDir(tempDir())
       clis.plan("claude", { lines: [], version: "2.1.332", login: { output: "{\"loggedIn\": true}", code: 0 } })
@@ -163,7 +172,7 @@ describe("CLI agents: a check of the ones a run names", () => {
         fs.writeFileSync(path.join(clis.dir, name), `#!/bin/sh\n: > "$0.started"\necho 1.0.0\n`, { mode: 0o755 })
       }
       const environment = () => ({ ...clis.env(), PATH: `${clis.dir}${path.delimiter}${path.dirname(process.execPath)}` })
-      const agents = yield* discoverCliAgentsIn(environment, [], ["claude-code"])
+      const agents = yield* discoverCliAgentsIn(environment, { only: ["claude-code"] })
       expect(agents).toEqual([
         { cli: "claude-code", executable: "claude", found: true, version: "2.1.332", loggedIn: true, login: "claude login" }
       ])

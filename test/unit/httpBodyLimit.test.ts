@@ -1,9 +1,10 @@
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { describe, expect, it } from "@effect/vitest"
+import { describe, expect } from "@effect/vitest"
 import { Effect, Either } from "effect"
 import * as http from "node:http"
 import { makeBodyCheck } from "../../src/mcp/httpRefusals.js"
+import { itLive } from "../support/itLive.js"
 
 // serve --http's body limit, over real HTTP on loopback: a body over the limit is answered 413 with the JSON-RPC
 // error, whether its length was declared or it came chunked (that one used to get a closed connection: reading
@@ -54,7 +55,7 @@ const refusal = {
 }
 
 describe("serve --http's body limit", () => {
-  it.scopedLive("a chunked body over the limit is answered 413, as one with a declared length is", () =>
+  itLive.scoped("a chunked body over the limit is answered 413, as one with a declared length is", () =>
     Effect.gen(function*() {
       const port = yield* serveChecked
       const big = ping(4 * LIMIT)
@@ -62,7 +63,7 @@ describe("serve --http's body limit", () => {
       expect(yield* post(port, big, true)).toEqual({ status: 413, connection: "close", body: refusal })
     }))
 
-  it.scopedLive("a chunked body within the limit is read whole", () =>
+  itLive.scoped("a chunked body within the limit is read whole", () =>
     Effect.gen(function*() {
       const port = yield* serveChecked
       const small = ping(LIMIT - 200)

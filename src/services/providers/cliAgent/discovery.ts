@@ -77,21 +77,26 @@ const statusOf = (cli: AgentCli, env: Readonly<Record<string, string>>) =>
  * of the ones a run names: each probe of a CLI on PATH starts it, a Node program, once or twice), each started with
  * the executor `executorLayer` builds.
  */
-export const discoverCliAgentsIn = (
-  environment: () => NodeJS.ProcessEnv,
-  codexConfig: ReadonlyArray<string> = [],
-  only?: ReadonlyArray<CliAgentName>,
-  executorLayer: Layer.Layer<CommandExecutor.CommandExecutor> = nodeExecutor
-) =>
+export const discoverCliAgentsIn = (environment: () => NodeJS.ProcessEnv, options: DiscoveryOptions = {}) =>
   Effect.suspend(() => {
     const env = inheritedEnv(environment())
-    const clis = Object.values(agentClis(codexConfig)).filter((cli) => only === undefined || only.includes(cli.name))
+    const { only } = options
+    const clis = Object.values(agentClis(options.codexConfig ?? [])).filter((cli) => only === undefined || only.includes(cli.name))
     return Effect.forEach(clis, (cli) => statusOf(cli, env), { concurrency: "unbounded" })
-  }).pipe(Effect.provide(Layer.merge(executorLayer, NodeFileSystem.layer)))
+  }).pipe(Effect.provide(Layer.merge(options.executorLayer ?? nodeExecutor, NodeFileSystem.layer)))
+
+export interface DiscoveryOptions {
+  /** The user's `-c` overrides for Codex (`--codex-config`); none by default. */
+  readonly codexConfig?: ReadonlyArray<string> | undefined
+  /** The CLIs to probe; all three by default. */
+  readonly only?: ReadonlyArray<CliAgentName> | undefined
+  /** What starts the CLIs: Node's own executor by default (a test counts the processes it starts). */
+  readonly executorLayer?: Layer.Layer<CommandExecutor.CommandExecutor> | undefined
+}
 
 /** The CLI agents of this process's environment, Codex with the user's `-c` overrides (`codexConfig`). */
 export const discoverCliAgents = (codexConfig: ReadonlyArray<string>, only?: ReadonlyArray<CliAgentName>) =>
-  discoverCliAgentsIn(() => process.env, codexConfig, only)
+  discoverCliAgentsIn(() => process.env, { codexConfig, only })
 
 /** Why a configured CLI agent cannot answer here (not on PATH, not logged in), or nothing. */
 export const agentProblem = (status: CliAgentStatus): string | undefined =>
