@@ -22,7 +22,7 @@ export const pooledAgent = (): Undici.Agent => new Undici.Agent({ headersTimeout
  * and undici's client reads nothing from it: it holds its dispatcher already.
  *
  * One `Layer.scoped` rather than a merge of a client layer, a dispatcher layer and a `Layer.locallyScoped`: each
- * layer of a graph costs its build ~100-300 Effect operations and the merge a fiber per side, and every command
+ * layer of a graph costs its build ~150-300 Effect operations and the merge a fiber per side, and every command
  * line, MCP server and test builds this one (1,371 operations and 8 fibers as four layers).
  */
 export const httpClientOver = <E, R>(

@@ -70,7 +70,7 @@ export interface Setting<F extends string, A, V, Value> extends Spec<F, A, V> {
   readonly optional: boolean
   /** Reads the setting under `key` from the Config provider the loader builds. */
   readonly config: (key: string, ctx: SettingContext) => Config.Config<Value>
-  /** Its value when nothing sets it: what `config` reads then, without a read (see ../load.ts). */
+  /** Its value when nothing sets it: what `config` reads then, without a read (see ./load.ts). */
   readonly unset: (ctx: SettingContext) => Value
 }
 
