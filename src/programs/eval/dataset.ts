@@ -73,20 +73,6 @@ const decodeLine = (raw: string, format: DatasetFormat): Either.Either<typeof Ev
   return Either.isLeft(line) ? Either.left(issuesText(line.left)) : Either.mapLeft(decodeEval(line.right), issuesText)
 }
 
-/** The lines of `text` with their 1-based numbers, as `split(/\r?\n/)` would give them, one at a time: a caller that stops early splits no more. */
-function* numberedLines(text: string): Generator<readonly [line: number, raw: string]> {
-  let start = 0
-  for (let line = 1; start <= text.length; line++) {
-    const end = text.indexOf("\n", start)
-    if (end === -1) {
-      yield [line, text.slice(start)]
-      return
-    }
-    yield [line, text.slice(start, end > start && text[end - 1] === "\r" ? end - 1 : end)]
-    start = end + 1
-  }
-}
-
 /**
  * Every line of a dataset as an item, or with `limit` the first that many: decoding stops at the last one needed,
  * so a long dataset is not decoded for a short run, and a line after it is not looked at. The first bad line
@@ -100,8 +86,9 @@ export const parseDataset = (
   const items: Array<EvalItem> = []
   const problems: Array<string> = []
   const firstLineOf = new Map<string, number>()
-  for (const [line, raw] of numberedLines(text)) {
+  for (const [index, raw] of text.split(/\r?\n/).entries()) {
     if (items.length === options.limit) break
+    const line = index + 1
     if (raw.trim() === "") continue
     const decoded = decodeLine(raw, options.format)
     if (Either.isLeft(decoded)) {
