@@ -9,6 +9,7 @@ import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { fromIndexes } from "./effectIndexes.mjs"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 const dist = path.join(root, "dist")
@@ -54,38 +55,6 @@ const slimUndici = {
     }))
   }
 }
-
-/**
- * Our modules import `{ Effect, Schema }` from the packages' index modules ("effect", "@effect/platform",
- * "@effect/cli"). Once a module is loaded on demand (runCli.ts imports each command's handler when it runs), esbuild
- * wraps it and everything it imports in a function run at first use, and a wrapped index runs every module it
- * re-exports: all of Effect, the platform's HTTP API and MsgPack, at every start-up. Each name is imported from its
- * own module instead (`import * as Effect from "effect/Effect"`), as the Effect packages import one another.
- */
-const INDEXED = ["effect", "@effect/platform", "@effect/cli"]
-const indexOf = (pkg) => {
-  const text = fs.readFileSync(path.join(root, "node_modules", pkg, "dist", "esm", "index.js"), "utf8").replace(/\/\*[^]*?\*\//g, "")
-  const names = new Map()
-  for (const [, name, file] of text.matchAll(/export \* as (\w+) from "\.\/([\w/]+)\.js"/g)) names.set(name, { from: `${pkg}/${file}` })
-  for (const [, list, file] of text.matchAll(/export \{([^}]*)\} from "\.\/([\w/]+)\.js"/g)) {
-    for (const name of list.split(",").map((n) => n.trim()).filter((n) => n !== "")) {
-      names.set(name, { from: `${pkg}/${file}`, named: true })
-    }
-  }
-  return names
-}
-const indexes = new Map(INDEXED.map((pkg) => [pkg, indexOf(pkg)]))
-const fromIndexes = (text, file) =>
-  text.replace(
-    /import\s*\{([^}]*)\}\s*from\s*"(effect|@effect\/platform|@effect\/cli)"/g,
-    (_, clause, pkg) =>
-      clause.split(",").map((part) => part.trim()).filter((part) => part !== "" && !part.startsWith("type ")).map((part) => {
-        const [name, local = name] = part.split(/\s+as\s+/)
-        const target = indexes.get(pkg).get(name)
-        if (target === undefined) throw new Error(`${file}: ${name} is not exported by ${pkg}'s index`)
-        return target.named ? `import { ${name} as ${local} } from "${target.from}"` : `import * as ${local} from "${target.from}"`
-      }).join(";")
-  )
 
 /**
  * `import.meta.url` keeps meaning "this module's URL": in each of our modules it becomes the URL the

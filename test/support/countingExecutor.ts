@@ -1,6 +1,6 @@
-import { CommandExecutor } from "@effect/platform"
 import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as CommandExecutor from "@effect/platform/CommandExecutor"
 import { Effect, Layer } from "effect"
 
 /**

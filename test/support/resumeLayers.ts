@@ -1,6 +1,6 @@
-import { FileSystem } from "@effect/platform"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { SystemError } from "@effect/platform/Error"
+import * as FileSystem from "@effect/platform/FileSystem"
 import { Effect, Layer } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"

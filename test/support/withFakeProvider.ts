@@ -1,6 +1,7 @@
-import type { FileSystem, HttpClient } from "@effect/platform"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
+import type * as FileSystem from "@effect/platform/FileSystem"
+import type * as HttpClient from "@effect/platform/HttpClient"
 import { Layer, Logger } from "effect"
 import { ModelClient } from "../../src/services/modelClient.js"
 import { RunStore } from "../../src/services/runStore.js"

@@ -1,6 +1,7 @@
-import { FileSystem, Path } from "@effect/platform"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Path from "@effect/platform/Path"
 import { describe, expect } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
 import * as fs from "node:fs"

@@ -1,5 +1,6 @@
-import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { describe, expect } from "@effect/vitest"
 import { Effect, Either } from "effect"
 import * as http from "node:http"

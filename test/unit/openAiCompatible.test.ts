@@ -1,6 +1,7 @@
-import { HttpClient, HttpClientResponse } from "@effect/platform"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Either, Fiber, Layer, Option, Redacted, Stream, TestClock } from "effect"
 import { globalValue } from "effect/GlobalValue"

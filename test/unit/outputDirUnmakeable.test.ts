@@ -1,5 +1,5 @@
-import { FileSystem } from "@effect/platform"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as FileSystem from "@effect/platform/FileSystem"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"

@@ -1,4 +1,6 @@
-import { HttpClientError, HttpClientRequest, HttpClientResponse } from "@effect/platform"
+import * as HttpClientError from "@effect/platform/HttpClientError"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import { describe, expect } from "@effect/vitest"
 import { Chunk, Effect, Stream } from "effect"
 import { Readable } from "node:stream"

@@ -1,4 +1,5 @@
-import { HttpClient, HttpClientRequest } from "@effect/platform"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { Effect, Either, Layer, Option, Tracer } from "effect"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"

@@ -1,4 +1,5 @@
-import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { describe, expect } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import * as fs from "node:fs"
