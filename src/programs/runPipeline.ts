@@ -1,4 +1,4 @@
-import { Array as Arr, Cause, Effect, Ref } from "effect"
+import { Array as Arr, Cause, Effect, Ref, type Scope } from "effect"
 import { collectCandidates } from "./run/candidates.js"
 import { finalizeRun } from "./run/finalize.js"
 import { stoppedBy } from "./run/outcome.js"
@@ -14,8 +14,11 @@ import { aggregateAnswers } from "./strategies/registry.js"
  * with failover, finalize. However it
  * ends, the manifest is written and every answer already received stays on disk (see run/writes.ts).
  */
-export const runPipeline = Effect.fnUntraced(function*(request: RunRequest) {
-  const started = yield* startRun(request)
+export const runPipeline = (request: RunRequest) => Effect.scopedWith((scope) => runInScope(request, scope))
+
+/** The pipeline in `scope`, which the run's files are written in (see startRun). */
+const runInScope = Effect.fnUntraced(function*(request: RunRequest, scope: Scope.Scope) {
+  const started = yield* startRun(request, scope)
 
   const steps = Effect.gen(function*() {
     yield* announceRun(started)
@@ -27,7 +30,7 @@ export const runPipeline = Effect.fnUntraced(function*(request: RunRequest) {
     } else yield* Effect.logError("no candidate answered: nothing to synthesize")
   })
   return yield* finishRun(started, steps)
-}, Effect.scoped)
+})
 
 /**
  * A started run's steps, then its manifest, however they end. Interrupted, or stopped by a failure of its own (its

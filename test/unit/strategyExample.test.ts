@@ -39,7 +39,7 @@ describe("the worked example of docs/extending.md, a strategy in one file plus o
 
   itLive.effect("drops an answer that says what an earlier one did, and records which, in a started run", () =>
     Effect.gen(function*() {
-      const started = yield* startRun({ prompt: "What is 2+2?" })
+      const started = yield* startRun({ prompt: "What is 2+2?" }, yield* Effect.scope)
       yield* Ref.update(started.state, (s) => ({ ...s, strategy: dedupe.record({ candidates: [], steps: { models: [], rounds: 0 } }) }))
       const answer = (index: number, model: string, content: string) => ({
         index,

@@ -27,21 +27,23 @@ export const soloSettings = (settings: SettingsValue): SettingsValue => ({
 
 /** One question put to the synthesizer alone; however it ends, the manifest says so (as runPipeline's). */
 export const runSolo = (question: string, onEvent: (event: RunEvent) => Effect.Effect<void>) =>
-  Effect.gen(function*() {
-    const settings = yield* Settings
-    const started = yield* startRun({ prompt: question, onEvent })
-    const steps = Effect.gen(function*() {
-      yield* announceRun(started)
-      const [outcome] = yield* collectCandidates(started)
-      yield* Ref.update(started.state, (s) => ({
-        ...s,
-        alone: true,
-        strategy: {
-          name: "synthesize" as const,
-          note: `${SOLO}: ${settings.synthesizer} asked the question directly, nothing synthesized`
-        },
-        ...(outcome?.content !== undefined ? { final: outcome.content } : {})
-      }))
+  Effect.scopedWith((scope) =>
+    Effect.gen(function*() {
+      const settings = yield* Settings
+      const started = yield* startRun({ prompt: question, onEvent }, scope)
+      const steps = Effect.gen(function*() {
+        yield* announceRun(started)
+        const [outcome] = yield* collectCandidates(started)
+        yield* Ref.update(started.state, (s) => ({
+          ...s,
+          alone: true,
+          strategy: {
+            name: "synthesize" as const,
+            note: `${SOLO}: ${settings.synthesizer} asked the question directly, nothing synthesized`
+          },
+          ...(outcome?.content !== undefined ? { final: outcome.content } : {})
+        }))
+      })
+      return yield* finishRun(started, steps)
     })
-    return yield* finishRun(started, steps)
-  }).pipe(Effect.scoped, Effect.provideServiceEffect(Settings, Effect.map(Settings, (s) => Settings.make(soloSettings(s)))))
+  ).pipe(Effect.provideServiceEffect(Settings, Effect.map(Settings, (s) => Settings.make(soloSettings(s)))))

@@ -1,4 +1,4 @@
-import { Cause, type Clock, Deferred, Duration, Effect, Either, LogLevel } from "effect"
+import { Cause, type Clock, Deferred, Duration, Effect, Either, LogLevel, type Scope } from "effect"
 import type { StoreError } from "../../domain/errors.js"
 import { describeCall, formatSeconds } from "../../domain/format.js"
 import type { CandidateRecord } from "../../domain/manifest.js"
@@ -67,8 +67,11 @@ interface FanOutState {
   readonly store: RunStore
   readonly retryPolicy: { readonly retries: number; readonly retryBaseDelayMs: number; readonly timeoutMs: number }
   readonly stop: Deferred.Deferred<StopReason>
-  /** Only a deadline or a quorum can stop a call early: without either, no race (two fibers per call saved). */
-  readonly stoppable: boolean
+  /**
+   * Where the policy's timers live, when there is a policy: only a deadline or a quorum can stop a call early, and
+   * without either there is no race (two fibers per call saved) and no scope.
+   */
+  readonly policyScope: Scope.Scope | undefined
   /** Asked once: when info lines are dropped, they are not built (`describeCall` formats figures). */
   readonly info: boolean
   /** Read in plain code where a candidate starts, rather than as an effect of its own. */
@@ -94,13 +97,13 @@ const cutOf = (candidate: Candidate, reason: string): Cut => ({
   partial: textSoFar(candidate.streamed)
 })
 
-const stopAfter = (fan: FanOutState, reason: StopReason, delayMs: number) => {
+const stopAfter = (fan: Pick<FanOutState, "input" | "stop">, scope: Scope.Scope, reason: StopReason, delayMs: number) => {
   const reached = reason === "deadline" ? "deadline reached" : `quorum of ${fan.input.policy.quorum} reached`
   return Effect.sleep(Duration.millis(Math.max(0, delayMs))).pipe(
     Effect.zipRight(Deferred.succeed(fan.stop, reason)),
     Effect.zipRight(Effect.logInfo(`${reached}: no longer waiting for the other candidates`)),
     Effect.zipRight(spanEvent("parallel_llm.cut", { "parallel_llm.reason": reason })),
-    Effect.forkScoped
+    Effect.forkIn(scope)
   )
 }
 
@@ -173,8 +176,8 @@ const finish = (fan: FanOutState, candidate: Candidate, ended: Ended) =>
       outcome = yield* recordCall(fan, candidate, ended)
       yield* logEnded(fan, candidate.model, ended)
     }
-    if (outcome.record.status === "ok" && ++fan.answered === fan.input.policy.quorum) {
-      yield* stopAfter(fan, "quorum", fan.input.policy.graceMs)
+    if (outcome.record.status === "ok" && ++fan.answered === fan.input.policy.quorum && fan.policyScope !== undefined) {
+      yield* stopAfter(fan, fan.policyScope, "quorum", fan.input.policy.graceMs)
     }
     yield* fan.input.onFinished(outcome)
     return outcome
@@ -193,7 +196,7 @@ const ask = (fan: FanOutState) => (model: string, index: number) =>
         return fan.input.onAttempt(index, attempt)
       }
     })
-    const ended = fan.stoppable
+    const ended = fan.policyScope !== undefined
       ? Effect.raceFirst(call, Effect.map(Deferred.await(fan.stop), (stoppedBy): Ended => ({ stoppedBy })))
       : call
     // One mask for the whole candidate: only the call itself can be interrupted.
@@ -223,22 +226,22 @@ const ask = (fan: FanOutState) => (model: string, index: number) =>
  */
 export const fanOut = Effect.fnUntraced(function*(input: FanOutInput) {
   const settings = yield* Settings
-  const fan: FanOutState = {
-    input,
-    store: yield* RunStore,
-    retryPolicy: { retries: settings.retries, retryBaseDelayMs: settings.retryBaseDelayMs, timeoutMs: settings.timeoutMs },
-    stop: yield* Deferred.make<StopReason>(),
-    stoppable: input.policy.cutoffAt !== undefined || input.policy.quorum !== undefined,
-    info: yield* logsAt(LogLevel.Info),
-    clock: yield* Effect.clock,
-    answered: 0
+  const store = yield* RunStore
+  const stop = yield* Deferred.make<StopReason>()
+  const info = yield* logsAt(LogLevel.Info)
+  const clock = yield* Effect.clock
+  const retryPolicy = { retries: settings.retries, retryBaseDelayMs: settings.retryBaseDelayMs, timeoutMs: settings.timeoutMs }
+  const all = (policyScope: Scope.Scope | undefined) => {
+    const fan: FanOutState = { input, store, retryPolicy, stop, policyScope, info, clock, answered: 0 }
+    return Effect.forEach(input.models, ask(fan), { concurrency: settings.concurrency })
   }
-  const all = Effect.forEach(input.models, ask(fan), { concurrency: settings.concurrency })
   // The policy's timers live in a scope of the fan-out's own; a fan-out without a policy needs none.
-  if (!fan.stoppable) return yield* all
+  if (input.policy.cutoffAt === undefined && input.policy.quorum === undefined) return yield* all(undefined)
   const cutoffAt = input.policy.cutoffAt
-  return yield* Effect.scoped(Effect.zipRight(
-    cutoffAt === undefined ? Effect.void : stopAfter(fan, "deadline", cutoffAt - fan.clock.unsafeCurrentTimeMillis()),
-    all
-  ))
+  return yield* Effect.scopedWith((scope) =>
+    Effect.zipRight(
+      cutoffAt === undefined ? Effect.void : stopAfter({ input, stop }, scope, "deadline", cutoffAt - clock.unsafeCurrentTimeMillis()),
+      all(scope)
+    )
+  )
 })

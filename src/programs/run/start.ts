@@ -1,4 +1,4 @@
-import { Clock, Effect, Option, Ref } from "effect"
+import { Clock, Effect, Option, Ref, type Scope } from "effect"
 import { RunRefused } from "../../domain/errors.js"
 import { plural } from "../../domain/format.js"
 import type { RunSettings } from "../../domain/manifest.js"
@@ -79,9 +79,10 @@ const planRun = (request: RunRequest, settings: SettingsValue, startedMs: number
 
 /**
  * Step 1: the request checked (nothing is paid for a run refused), the run directory made with its owner
- * record and the prompt. The run's files are written in the caller's scope, beside the calls.
+ * record and the prompt. The run's files are written in `scope`, the caller's, beside the calls: given rather
+ * than read from the context, so that a run provides no `Scope` service (an `Effect.locally` per run).
  */
-export const startRun = Effect.fnUntraced(function*(request: RunRequest) {
+export const startRun = Effect.fnUntraced(function*(request: RunRequest, scope: Scope.Scope) {
   const store = yield* RunStore
   const startedMs = yield* Clock.currentTimeMillis
   const settings = yield* Settings
@@ -108,7 +109,7 @@ export const startRun = Effect.fnUntraced(function*(request: RunRequest) {
   }
   const attachments = yield* planAttachments(request.attachments ?? [], plan.models, request.reuse !== undefined)
   const run = yield* store.makeRunDir()
-  const writes = yield* makeRunWrites(run, yield* Effect.scope)
+  const writes = yield* makeRunWrites(run, scope)
   // The owner record carries the settings, so a run whose process dies can still be read and resynthesized.
   // It is written beside the first calls, not before them (a run without one reads as running); it is only
   // for readers, so a failure to write it is said, not counted against the run's answer.
