@@ -69,7 +69,11 @@ export const runBatch = Effect.fn("runBatch")(function*(options: BatchOptions) {
     return found?._tag === "Answered"
       ? recorder.record(resultOf(item, found.runDir, found.manifest))
       : runOne(item, found?.runId)
-  }, { concurrency: options.runs, discard: true })
+  }, { concurrency: options.runs, discard: true }).pipe(
+    // Provided once for the batch rather than once a prompt (an `Effect.locally` each): a line with models of
+    // its own is given its own (runOf).
+    Effect.provideService(Settings, Settings.make(runSettingsFor(settings, settings.models)))
+  )
   return yield* Ref.get(recorder.progress)
 }, Effect.scoped)
 
@@ -152,27 +156,38 @@ const runItem = (settings: SettingsValue, recorder: Recorder) => (item: BatchIte
     })
   )
 
-/** Where a line's own values (its models, its synthesizer) become the run it asks for. */
+/**
+ * The Settings a prompt's run is given. In a batch the process-wide gate bounds the calls: a run's own fan-out does
+ * not hold its candidates back.
+ */
+const runSettingsFor = (settings: SettingsValue, models: ReadonlyArray<string>): SettingsValue => ({
+  ...settings,
+  concurrency: models.length,
+  checkModels: false
+})
+
+/**
+ * Where a line's own values (its models, its synthesizer) become the run it asks for, on the batch's run Settings
+ * (runBatch provides them), or on Settings of its own when the line names its models.
+ */
 const runOf = (
   settings: SettingsValue,
   item: BatchItem,
   interrupted: string | undefined,
   onEvent: (event: RunEvent) => Effect.Effect<void>
 ) => {
-  const models = item.models ?? settings.models
-  // In a batch the process-wide gate bounds the calls: a run's own fan-out does not hold its candidates back.
-  const runSettings = { ...settings, concurrency: models.length, checkModels: false }
   const run = interrupted !== undefined
     ? resynthesize({ runId: interrupted, onEvent })
     : runPipeline({ prompt: item.prompt, onEvent }).pipe(
       // A line's own models and synthesizer are its settings, as an MCP call's arguments are.
       withCallSettings({ models: item.models, synthesizer: item.synthesizer })
     )
-  return withOuterSpan(run, "parallel_llm.batch_item", {
+  const traced = withOuterSpan(run, "parallel_llm.batch_item", {
     parent: Option.none(),
     kind: "internal",
     attributes: { "parallel_llm.batch.item": item.id }
-  }).pipe(Effect.provideService(Settings, Settings.make(runSettings)))
+  })
+  return item.models === undefined ? traced : Effect.provideService(traced, Settings, Settings.make(runSettingsFor(settings, item.models)))
 }
 
 /** A prompt's result line when its run never finished (it failed, or was interrupted, before a manifest). */
