@@ -116,14 +116,19 @@ export const withCallBudget = <A>(
   const ended = () => {
     if (entry !== undefined) release(timer, entry)
   }
-  return Effect.flatMap(Effect.fork(call(budget)), (fiber) =>
-    Effect.flatMap(
-      Effect.onInterrupt(fiber.await, () => Effect.ensuring(Fiber.interrupt(fiber), Effect.sync(ended))),
-      (exit) => {
-        ended()
-        if (Exit.isSuccess(exit)) return Effect.succeed(exit.value)
-        // A call the timer cut timed out, whatever its cleanup then did (as the loser of a race, its exit is dropped).
-        return entry?.cut === true ? Effect.sync(onTimeout) : Effect.failCause(exit.cause)
-      }
-    ))
+  // One mask for the fork and the wait, the wait matched inside it (an `onInterrupt` around the wait is one more mask,
+  // match and continuation per call): only the wait is interruptible here, and the call in its own fiber.
+  return Effect.uninterruptibleMask((restore) =>
+    Effect.flatMap(Effect.fork(restore(call(budget))), (fiber) =>
+      Effect.matchCauseEffect(restore(fiber.await), {
+        // The wait itself fails only when the caller is interrupted: the call is interrupted too, and waited for.
+        onFailure: (cause) => Effect.zipRight(Effect.ensuring(Fiber.interrupt(fiber), Effect.sync(ended)), Effect.failCause(cause)),
+        onSuccess: (exit) => {
+          ended()
+          if (Exit.isSuccess(exit)) return exit
+          // A call the timer cut timed out, whatever its cleanup then did (as the loser of a race, its exit is dropped).
+          return entry?.cut === true ? Effect.sync(onTimeout) : Effect.failCause(exit.cause)
+        }
+      }))
+  )
 }
