@@ -18,6 +18,8 @@ export const resynthesize = Effect.fn("resynthesize")(function*(input: {
   readonly runId: string
   readonly synthesizer?: string | undefined
   readonly onEvent?: ((event: RunEvent) => Effect.Effect<void>) | undefined
+  /** See RunRequest's `deltas`. */
+  readonly deltas?: boolean | undefined
 }) {
   const store = yield* RunStore
   const refused = (message: string) => new RunRefused({ message })
@@ -51,7 +53,14 @@ export const resynthesize = Effect.fn("resynthesize")(function*(input: {
   )
   // The source run's panel, and its synthesizer unless another is named: they are this run's settings.
   const settings = yield* Settings
-  return yield* runPipeline({ thread, prompt, attachments, reuse: { sourceRunId: source.id, outcomes }, onEvent: input.onEvent }).pipe(
+  return yield* runPipeline({
+    thread,
+    prompt,
+    attachments,
+    reuse: { sourceRunId: source.id, outcomes },
+    onEvent: input.onEvent,
+    deltas: input.deltas
+  }).pipe(
     Effect.provideService(Settings, {
       ...settings,
       models: source.settings.models,

@@ -177,8 +177,8 @@ const runOf = (
   onEvent: (event: RunEvent) => Effect.Effect<void>
 ) => {
   const run = interrupted !== undefined
-    ? resynthesize({ runId: interrupted, onEvent })
-    : runPipeline({ prompt: item.prompt, onEvent }).pipe(
+    ? resynthesize({ runId: interrupted, onEvent, deltas: false })
+    : runPipeline({ prompt: item.prompt, onEvent, deltas: false }).pipe(
       // A line's own models and synthesizer are its settings, as an MCP call's arguments are.
       withCallSettings({ models: item.models, synthesizer: item.synthesizer })
     )

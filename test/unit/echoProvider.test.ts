@@ -59,4 +59,24 @@ describe("a provider in one file plus one layer line", () => {
       const listed = yield* Effect.flatMap(ModelClient, (client) => client.catalogue).pipe(Effect.provide(ModelClient.provider(echo)))
       expect(listed.map((m) => m.id)).toEqual(["echo/any"])
     }))
+
+  it.live("a run asked without deltas (a batch's) tells no piece of the answers, and keeps them whole", () =>
+    Effect.gen(function*() {
+      const settings = makeTestSettings({ outputDir: tempDir(), models: ["echo/a", "echo/b"], synthesizer: "echo/s" })
+      const layer = Layer.mergeAll(ModelClient.provider(echo), RunStore.DefaultWithoutDependencies).pipe(
+        Layer.provideMerge(Settings.Test(settings)),
+        Layer.provide(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer)),
+        Layer.merge(Logger.remove(Logger.defaultLogger))
+      )
+      const told: Array<RunEvent["_tag"]> = []
+      const onEvent = (event: RunEvent) => Effect.sync(() => told.push(event._tag))
+      const result = yield* runPipeline({ prompt: "say it back to me", onEvent, deltas: false }).pipe(Effect.provide(layer))
+
+      expect(result.manifest.status).toBe("ok")
+      expect(fs.readFileSync(path.join(result.runDir, "responses/01-echo-a.md"), "utf8")).toBe("say it back to me")
+      expect(told).not.toContain("CandidateDelta")
+      expect(told).not.toContain("SynthesisDelta")
+      expect(told).toContain("CandidateFinished")
+      expect(told.at(-1)).toBe("RunFinished")
+    }))
 })

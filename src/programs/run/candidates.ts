@@ -61,7 +61,7 @@ export const collectCandidates = Effect.fnUntraced(function*(started: StartedRun
       const counted = Ref.update(state, withAttempt(index, attempt))
       return attempt > 1 ? Effect.zipRight(counted, emit({ _tag: "CandidateRetry", index, attempt })) : counted
     },
-    onDelta: (index, text) => emit({ _tag: "CandidateDelta", index, text }),
+    onDelta: request.deltas === false ? undefined : (index, text) => emit({ _tag: "CandidateDelta", index, text }),
     onFinished: (outcome) => onFinished(withOptions(outcome)),
     onInterrupted: (outcome) => Ref.update(state, withOutcome(withOptions(outcome))),
     save: writes.save

@@ -49,8 +49,8 @@ export interface FanOutInput {
   readonly callFor: (model: string, index: number) => CandidateCall
   readonly policy: FanOutPolicy
   readonly onAttempt: (index: number, attempt: number) => Effect.Effect<void>
-  /** A piece of a streamed answer arrived. */
-  readonly onDelta: (index: number, text: string) => Effect.Effect<void>
+  /** A piece of a streamed answer arrived (none when nobody listens: see RunRequest's `deltas`). */
+  readonly onDelta?: ((index: number, text: string) => Effect.Effect<void>) | undefined
   readonly onFinished: (outcome: CandidateOutcome) => Effect.Effect<void>
   /** The run was interrupted while this call was going: its record (nothing is reported any more). */
   readonly onInterrupted: (outcome: CandidateOutcome) => Effect.Effect<void>
@@ -187,10 +187,11 @@ const finish = (fan: FanOutState, candidate: Candidate, ended: Ended) =>
 const ask = (fan: FanOutState) => (model: string, index: number) =>
   Effect.suspend(() => {
     const candidate: Candidate = { index, model, startedAt: fan.clock.unsafeCurrentTimeMillis(), attempts: 0, streamed: streamedText() }
+    const onDelta = fan.input.onDelta
     const call = callModel(fan.input.callFor(model, index), fan.retryPolicy, {
       role: "candidate",
       streamed: candidate.streamed,
-      onDelta: (text) => fan.input.onDelta(index, text),
+      onDelta: onDelta === undefined ? undefined : (text) => onDelta(index, text),
       onAttempt: (attempt) => {
         candidate.attempts = attempt
         return fan.input.onAttempt(index, attempt)

@@ -39,6 +39,11 @@ export interface RunRequest {
    */
   readonly reuse?: { readonly sourceRunId?: string | undefined; readonly outcomes: ReadonlyArray<CandidateOutcome> } | undefined
   readonly onEvent?: ((event: RunEvent) => Effect.Effect<void>) | undefined
+  /**
+   * Whether `onEvent` is told the pieces of the streamed answers (`CandidateDelta`, `SynthesisDelta`): unless this is
+   * false. A caller that has no use for them (a batch) spares every network read of every call an effect.
+   */
+  readonly deltas?: boolean | undefined
   /** Files attached to the prompt, already read and checked (see attachments/collect.ts). */
   readonly attachments?: ReadonlyArray<Attachment> | undefined
   /** The models that rank or refine when they are not the candidates (an eval's frozen answers come from none). */

@@ -68,7 +68,7 @@ interface MergeInput {
   /** For a follow-up question: the earlier turns, as text. */
   readonly conversation?: string | undefined
   readonly onStart: (model: string) => Effect.Effect<void>
-  readonly onDelta: (text: string) => Effect.Effect<void>
+  readonly onDelta?: ((text: string) => Effect.Effect<void>) | undefined
 }
 
 type FailedSynthesizer = NonNullable<SynthesisRecord["failedSynthesizers"]>[number]
@@ -228,7 +228,7 @@ export const synthesizeAnswers = Effect.fnUntraced(function*(
     synthesizers: plan.synthesizers,
     deadlineAt: plan.deadlineAt,
     conversation: conversationOf(request.thread),
-    onDelta: (text) => emit({ _tag: "SynthesisDelta", text }),
+    onDelta: request.deltas === false ? undefined : (text) => emit({ _tag: "SynthesisDelta", text }),
     onStart: (model) =>
       Ref.update(state, (s) => ({ ...s, synthesizing: model })).pipe(
         Effect.zipRight(emit({ _tag: "SynthesisStarted", model, candidates: answered.length }))
