@@ -1,5 +1,5 @@
 import { FileSystem, Path } from "@effect/platform"
-import { Effect, type Option, type Redacted } from "effect"
+import { Effect, type Option, type Redacted, RuntimeFlags } from "effect"
 import * as crypto from "node:crypto"
 import { fsFailure, StoreError } from "../domain/errors.js"
 import { makeRedact } from "../domain/redact.js"
@@ -61,19 +61,33 @@ export const makeWriter = Effect.fnUntraced(function*(apiKey: Option.Option<Reda
  * Temporary siblings then renames, in the order given: a reader (or a crash) never sees half a file, nor a later
  * file without an earlier one. `thenRemove` goes once all are in place. Interrupted, it ends what is in flight
  * and removes what it wrote under temporary names.
+ *
+ * Most writes run uninterruptibly (a run's files are saved in fibers of their own that cannot be cut, its manifest
+ * under the run's mask): such a wait cannot be interrupted, so it is given no canceler, which would cost every write
+ * an `onInterrupt` (a mask, a match and a continuation) for nothing.
  */
 export const writeAtomic = (
   w: Writer,
   files: ReadonlyArray<readonly [target: string, data: string | Uint8Array]>,
   thenRemove?: string
 ): Effect.Effect<void, StoreError> =>
-  Effect.async((resume) => {
-    const pending = files.map(([target, data]) => ({ target, temp: w.tempFor(target), data }))
-    const cancel = writeAtomically(w.disk, w.gate, pending, PRIVATE_FILE.mode, thenRemove, (failure) =>
-      resume(failure === undefined ? Effect.void : Effect.fail(w.fail(failure.target)(failure.error))))
-    return Effect.async<void>((settled) =>
-      cancel(() =>
-        settled(Effect.void)
+  Effect.withFiberRuntime((_, status) => {
+    const start = (resume: (written: Effect.Effect<void, StoreError>) => void) => {
+      const pending = files.map(([target, data]) => ({ target, temp: w.tempFor(target), data }))
+      return writeAtomically(w.disk, w.gate, pending, PRIVATE_FILE.mode, thenRemove, (failure) =>
+        resume(failure === undefined ? Effect.void : Effect.fail(w.fail(failure.target)(failure.error))))
+    }
+    if (!RuntimeFlags.interruption(status.runtimeFlags)) {
+      return Effect.async<void, StoreError>((resume) => {
+        start(resume)
+      })
+    }
+    return Effect.async<void, StoreError>((resume) => {
+      const cancel = start(resume)
+      return Effect.async<void>((settled) =>
+        cancel(() =>
+          settled(Effect.void)
+        )
       )
-    )
+    })
   })

@@ -56,6 +56,29 @@ describe("the run store's writes, interrupted", () => {
       expect(fs.readdirSync(path.join(run.dir, "responses"))).toEqual([])
     }))
 
+  it.live("an uninterruptible write (a run's save) interrupted in flight ends written, and its interruption waits for it", () =>
+    Effect.gen(function*() {
+      const inFlight = yield* Deferred.make<void>()
+      let end: (() => void) | undefined
+      const holding = storeDiskWith((real) => ({
+        writeFile: (file, data, options, done) =>
+          real.writeFile(file, data, options, (error) => {
+            end = () => done(error)
+            Deferred.unsafeDone(inFlight, Exit.void)
+          })
+      }))
+      const store = yield* RunStore.pipe(Effect.provide(RunStore.Test(tempDir()).pipe(Layer.provide(holding))))
+      const run = yield* store.makeRunDir()
+      const write = yield* Effect.fork(Effect.uninterruptible(store.writeResponse(run, 1, "test/m", "the answer")))
+      yield* Deferred.await(inFlight)
+      const interrupting = yield* Effect.fork(Fiber.interrupt(write))
+      yield* Effect.yieldNow()
+      expect(Option.isNone(yield* Fiber.poll(interrupting))).toBe(true)
+      end?.()
+      yield* Fiber.join(interrupting)
+      expect(fs.readFileSync(path.join(run.dir, "responses", "02-test-m.md"), "utf8")).toBe("the answer")
+    }))
+
   it.live("a write whose rename fails leaves no temporary file, and says which file", () =>
     Effect.gen(function*() {
       const refusing = storeDiskWith((real) => ({
