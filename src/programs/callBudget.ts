@@ -81,6 +81,16 @@ const release = (timer: Timer, call: Budgeted): void => {
   timer.fiber = undefined
 }
 
+/**
+ * The call's exit once it ends: `fiber.await` without its canceler, which only takes the observer off again and costs
+ * every wait an `onInterrupt` (a mask, a match and a continuation). An interrupted wait interrupts the call and waits
+ * for it (withCallBudget), and the fiber ignores the resume of a wait it has left.
+ */
+const exitOf = <A>(fiber: Fiber.RuntimeFiber<A>): Effect.Effect<Exit.Exit<A>> =>
+  Effect.async((resume) => {
+    fiber.addObserver((exit) => resume(Effect.succeed(exit)))
+  })
+
 export interface CallBudget {
   /**
    * Starts the budget of the current fiber (the call's own): it is cut `ms` from now on the clock. Called
@@ -120,7 +130,7 @@ export const withCallBudget = <A>(
   // match and continuation per call): only the wait is interruptible here, and the call in its own fiber.
   return Effect.uninterruptibleMask((restore) =>
     Effect.flatMap(Effect.fork(restore(call(budget))), (fiber) =>
-      Effect.matchCauseEffect(restore(fiber.await), {
+      Effect.matchCauseEffect(restore(exitOf(fiber)), {
         // The wait itself fails only when the caller is interrupted: the call is interrupted too, and waited for.
         onFailure: (cause) => Effect.zipRight(Effect.ensuring(Fiber.interrupt(fiber), Effect.sync(ended)), Effect.failCause(cause)),
         onSuccess: (exit) => {

@@ -201,22 +201,20 @@ const ask = (fan: FanOutState) => (model: string, index: number) =>
       ? Effect.raceFirst(call, Effect.map(Deferred.await(fan.stop), (stoppedBy): Ended => ({ stoppedBy })))
       : call
     // One mask for the whole candidate: only the call itself can be interrupted.
-    return Effect.uninterruptibleMask((restore) =>
-      Effect.zipRight(
-        fan.info ? Effect.logInfo(`${model}: asking`) : Effect.void,
-        Effect.matchCauseEffect(restore(ended), {
-          // Ctrl-C or an MCP cancel: what was streamed is paid for, and kept.
-          onFailure: (cause) =>
-            Cause.isInterruptedOnly(cause)
-              ? Effect.zipRight(
-                Effect.flatMap(cutShort(fan, candidate, cutOf(candidate, "interrupted")), fan.input.onInterrupted),
-                Effect.failCause(cause)
-              )
-              : Effect.failCause(cause),
-          onSuccess: (ended) => finish(fan, candidate, ended)
-        })
-      )
-    )
+    return Effect.uninterruptibleMask((restore) => {
+      const asked = Effect.matchCauseEffect(restore(ended), {
+        // Ctrl-C or an MCP cancel: what was streamed is paid for, and kept.
+        onFailure: (cause) =>
+          Cause.isInterruptedOnly(cause)
+            ? Effect.zipRight(
+              Effect.flatMap(cutShort(fan, candidate, cutOf(candidate, "interrupted")), fan.input.onInterrupted),
+              Effect.failCause(cause)
+            )
+            : Effect.failCause(cause),
+        onSuccess: (ended) => finish(fan, candidate, ended)
+      })
+      return fan.info ? Effect.zipRight(Effect.logInfo(`${model}: asking`), asked) : asked
+    })
   })
 
 /**
