@@ -162,7 +162,7 @@ describe("bounded writes", () => {
       yield* Effect.scoped(Effect.gen(function*() {
         const store = yield* RunStore
         const run = yield* store.makeRunDir()
-        const writes = yield* makeRunWrites(run, yield* Effect.scope)
+        const writes = makeRunWrites(run, yield* Effect.scope)
         yield* saveAttachments(run, { files, seesImages: () => false, records: [] }, writes.save)
         yield* writes.allSettled
         expect(yield* writes.unwritten).toEqual([])

@@ -87,13 +87,16 @@ export const planAttachments = Effect.fnUntraced(function*(
   return { files, seesImages, records } satisfies AttachmentPlan
 })
 
-/** Starts writing the copies into the run's `attachments/` (atomically, readable by the owner only). */
+/**
+ * Starts writing the copies into the run's `attachments/` (atomically, readable by the owner only). A run with none
+ * (most) reads nothing and loops over nothing.
+ */
 export const saveAttachments = (
   run: RunHandle,
   plan: AttachmentPlan,
   save: (write: Effect.Effect<string, StoreError>) => Effect.Effect<void>
-) =>
-  Effect.flatMap(RunStore, (store) =>
+): Effect.Effect<void, never, RunStore> =>
+  plan.files.length === 0 ? Effect.void : Effect.flatMap(RunStore, (store) =>
     Effect.forEach(
       plan.files,
       (file, i) => save(store.writeAttachment(run, attachmentFileName(i, file.path), file.bytes)),

@@ -109,7 +109,7 @@ export const startRun = Effect.fnUntraced(function*(request: RunRequest, scope: 
   }
   const attachments = yield* planAttachments(request.attachments ?? [], plan.models, request.reuse !== undefined)
   const run = yield* store.makeRunDir()
-  const writes = yield* makeRunWrites(run, scope)
+  const writes = makeRunWrites(run, scope)
   // The owner record carries the settings, so a run whose process dies can still be read and resynthesized.
   // It is written beside the first calls, not before them (a run without one reads as running); it is only
   // for readers, so a failure to write it is said, not counted against the run's answer. The prompt follows it,

@@ -70,7 +70,7 @@ const strategyWithoutUnwritten = (record: StrategyRecord, all: ReadonlyArray<Unw
  * (`retryUnwritten`: space freed by a failed temp file comes back at once), and if it fails again the manifest
  * names neither the file nor anything that points to it (`withoutUnwritten`).
  */
-export const makeRunWrites = Effect.fnUntraced(function*(run: RunHandle, scope: Scope.Scope) {
+export const makeRunWrites = (run: RunHandle, scope: Scope.Scope) => {
   // The writes started so far, and those that failed (with the write to try again): local to the run.
   const writes: Array<Fiber.RuntimeFiber<unknown>> = []
   const failed: Array<Unwritten & { readonly again?: Effect.Effect<string, StoreError> }> = []
@@ -123,6 +123,6 @@ export const makeRunWrites = Effect.fnUntraced(function*(run: RunHandle, scope: 
   const unwritten = Effect.sync((): ReadonlyArray<Unwritten> => failed.map(({ file, message }) => ({ file, message })))
 
   return { save, note, allSettled, retryUnwritten, unwritten, withoutUnwritten, strategyWithoutUnwritten }
-})
+}
 
-export type RunWrites = Effect.Effect.Success<ReturnType<typeof makeRunWrites>>
+export type RunWrites = ReturnType<typeof makeRunWrites>
