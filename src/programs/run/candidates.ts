@@ -13,7 +13,6 @@ import type { StartedRun } from "./started.js"
  */
 export const collectCandidates = Effect.fnUntraced(function*(started: StartedRun) {
   const { emit, plan, request, run, state, writes } = started
-  const store = yield* RunStore
   const settings = yield* Settings
 
   /** Records the outcome and reports it with the counts so far (one pass over the records). */
@@ -34,6 +33,7 @@ export const collectCandidates = Effect.fnUntraced(function*(started: StartedRun
     )
 
   if (request.reuse) {
+    const store = yield* RunStore
     return yield* Effect.forEach(request.reuse.outcomes, (outcome) =>
       Effect.gen(function*() {
         if (outcome.content !== undefined) yield* writes.save(store.writeResponse(run, outcome.index, outcome.model, outcome.content))

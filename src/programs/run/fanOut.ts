@@ -61,17 +61,22 @@ export interface FanOutInput {
   readonly save: (write: Effect.Effect<string, StoreError>) => Effect.Effect<void>
 }
 
+/** Where a fan-out with a policy (a deadline, a quorum) keeps its stop. */
+interface Stopping {
+  readonly stop: Deferred.Deferred<StopReason>
+  readonly scope: Scope.Scope
+}
+
 /** One fan-out: what every candidate reads, and the one count they share. */
 interface FanOutState {
   readonly input: FanOutInput
   readonly store: RunStore
   readonly retryPolicy: { readonly retries: number; readonly retryBaseDelayMs: number; readonly timeoutMs: number }
-  readonly stop: Deferred.Deferred<StopReason>
   /**
-   * Where the policy's timers live, when there is a policy: only a deadline or a quorum can stop a call early, and
-   * without either there is no race (two fibers per call saved) and no scope.
+   * The policy's stop, and the scope its timers live in, when there is a policy: only a deadline or a quorum can stop
+   * a call early, and without either there is no race (two fibers per call saved), no scope and no stop.
    */
-  readonly policyScope: Scope.Scope | undefined
+  readonly stopping: Stopping | undefined
   /** Asked once: when info lines are dropped, they are not built (`describeCall` formats figures). */
   readonly info: boolean
   /** Read in plain code where a candidate starts, rather than as an effect of its own. */
@@ -97,10 +102,10 @@ const cutOf = (candidate: Candidate, reason: string): Cut => ({
   partial: textSoFar(candidate.streamed)
 })
 
-const stopAfter = (fan: Pick<FanOutState, "input" | "stop">, scope: Scope.Scope, reason: StopReason, delayMs: number) => {
-  const reached = reason === "deadline" ? "deadline reached" : `quorum of ${fan.input.policy.quorum} reached`
+const stopAfter = (input: FanOutInput, { scope, stop }: Stopping, reason: StopReason, delayMs: number) => {
+  const reached = reason === "deadline" ? "deadline reached" : `quorum of ${input.policy.quorum} reached`
   return Effect.sleep(Duration.millis(Math.max(0, delayMs))).pipe(
-    Effect.zipRight(Deferred.succeed(fan.stop, reason)),
+    Effect.zipRight(Deferred.succeed(stop, reason)),
     Effect.zipRight(Effect.logInfo(`${reached}: no longer waiting for the other candidates`)),
     Effect.zipRight(spanEvent("parallel_llm.cut", { "parallel_llm.reason": reason })),
     Effect.forkIn(scope)
@@ -176,8 +181,8 @@ const finish = (fan: FanOutState, candidate: Candidate, ended: Ended) =>
       outcome = yield* recordCall(fan, candidate, ended)
       yield* logEnded(fan, candidate.model, ended)
     }
-    if (outcome.record.status === "ok" && ++fan.answered === fan.input.policy.quorum && fan.policyScope !== undefined) {
-      yield* stopAfter(fan, fan.policyScope, "quorum", fan.input.policy.graceMs)
+    if (outcome.record.status === "ok" && ++fan.answered === fan.input.policy.quorum && fan.stopping !== undefined) {
+      yield* stopAfter(fan.input, fan.stopping, "quorum", fan.input.policy.graceMs)
     }
     yield* fan.input.onFinished(outcome)
     return outcome
@@ -197,8 +202,8 @@ const ask = (fan: FanOutState) => (model: string, index: number) =>
         return fan.input.onAttempt(index, attempt)
       }
     })
-    const ended = fan.policyScope !== undefined
-      ? Effect.raceFirst(call, Effect.map(Deferred.await(fan.stop), (stoppedBy): Ended => ({ stoppedBy })))
+    const ended = fan.stopping !== undefined
+      ? Effect.raceFirst(call, Effect.map(Deferred.await(fan.stopping.stop), (stoppedBy): Ended => ({ stoppedBy })))
       : call
     // One mask for the whole candidate: only the call itself can be interrupted.
     return Effect.uninterruptibleMask((restore) => {
@@ -226,21 +231,23 @@ const ask = (fan: FanOutState) => (model: string, index: number) =>
 export const fanOut = Effect.fnUntraced(function*(input: FanOutInput) {
   const settings = yield* Settings
   const store = yield* RunStore
-  const stop = yield* Deferred.make<StopReason>()
   const info = yield* logsAt(LogLevel.Info)
   const clock = yield* Effect.clock
   const retryPolicy = { retries: settings.retries, retryBaseDelayMs: settings.retryBaseDelayMs, timeoutMs: settings.timeoutMs }
-  const all = (policyScope: Scope.Scope | undefined) => {
-    const fan: FanOutState = { input, store, retryPolicy, stop, policyScope, info, clock, answered: 0 }
+  const all = (stopping: Stopping | undefined) => {
+    const fan: FanOutState = { input, store, retryPolicy, stopping, info, clock, answered: 0 }
     return Effect.forEach(input.models, ask(fan), { concurrency: settings.concurrency })
   }
-  // The policy's timers live in a scope of the fan-out's own; a fan-out without a policy needs none.
+  // The policy's timers live in a scope of the fan-out's own; a fan-out without a policy needs neither it nor a stop.
   if (input.policy.cutoffAt === undefined && input.policy.quorum === undefined) return yield* all(undefined)
   const cutoffAt = input.policy.cutoffAt
+  const stop = yield* Deferred.make<StopReason>()
   return yield* Effect.scopedWith((scope) =>
     Effect.zipRight(
-      cutoffAt === undefined ? Effect.void : stopAfter({ input, stop }, scope, "deadline", cutoffAt - clock.unsafeCurrentTimeMillis()),
-      all(scope)
+      cutoffAt === undefined
+        ? Effect.void
+        : stopAfter(input, { stop, scope }, "deadline", cutoffAt - clock.unsafeCurrentTimeMillis()),
+      all({ stop, scope })
     )
   )
 })
