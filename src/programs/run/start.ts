@@ -112,14 +112,13 @@ export const startRun = Effect.fnUntraced(function*(request: RunRequest, scope: 
   const writes = makeRunWrites(run, scope)
   // The owner record carries the settings, so a run whose process dies can still be read and resynthesized.
   // It is written beside the first calls, not before them (a run without one reads as running); it is only
-  // for readers, so a failure to write it is said, not counted against the run's answer. The prompt follows it,
-  // in the same fiber.
+  // for readers, so a failure to write it is said, not counted against the run's answer.
   yield* writes.save(
     store.writeOwner(run, plan.settings, attachments.records, request.thread?.parent, plan.strategy).pipe(
       Effect.catchAll((e) => Effect.as(Effect.logWarning(`${e.message}: a reader cannot tell this run's process`), OWNER_FILE))
-    ),
-    store.writePrompt(run, request.prompt)
+    )
   )
+  yield* writes.save(store.writePrompt(run, request.prompt))
   yield* saveAttachments(run, attachments, writes.save)
   return {
     request,

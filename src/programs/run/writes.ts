@@ -26,44 +26,6 @@ export const listedUnwritten = (all: ReadonlyArray<Unwritten>): ReadonlyArray<Un
     { file: "…", message: `${all.length - UNWRITTEN_LISTED} more files could not be written either` }
   ]
 
-/** The record without the files that are not on disk, with the write error instead. */
-const withoutUnwritten = <R extends WithFiles>(record: R, all: ReadonlyArray<Unwritten>): R => {
-  const lost = all.filter((u) => u.file === record.file || u.file === record.partialFile)
-  if (lost.length === 0) return record
-  const isLost = (file: string | undefined) => lost.some((u) => u.file === file)
-  // Left undefined rather than deleted: the manifest's JSON has no such key either way.
-  return {
-    ...record,
-    file: isLost(record.file) ? undefined : record.file,
-    partialFile: isLost(record.partialFile) ? undefined : record.partialFile,
-    writeError: lost.map((u) => u.message).join("; ")
-  }
-}
-
-/**
- * The strategy's record without the files of its step that are not on disk, whatever the strategy: a call in it
- * (rank's judges, refine's answers: an entry with a `status`) then says why, as a candidate does; any other
- * entry naming such a file (rank's labels) names none.
- */
-const strategyWithoutUnwritten = (record: StrategyRecord, all: ReadonlyArray<Unwritten>): StrategyRecord => {
-  if (all.length === 0) return record
-  const strip = (value: unknown): unknown => {
-    if (Array.isArray(value)) return value.map(strip)
-    if (typeof value !== "object" || value === null) return value
-    const entry = Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, strip(inner)]))
-    const lost = all.filter((u) => u.file === entry.file || u.file === entry.partialFile)
-    if (lost.length === 0) return entry
-    const isLost = (file: unknown) => lost.some((u) => u.file === file)
-    return {
-      ...entry,
-      ...(isLost(entry.file) ? { file: undefined } : {}),
-      ...(isLost(entry.partialFile) ? { partialFile: undefined } : {}),
-      ...("status" in entry ? { writeError: lost.map((u) => u.message).join("; ") } : {})
-    }
-  }
-  return { ...record, ...Object.fromEntries(Object.entries(record).map(([key, value]) => [key, strip(value)])) }
-}
-
 /**
  * The files of one run, written beside its calls rather than in their way; all have ended before the manifest.
  * A write that fails (a full disk) never stops the run; it is tried once more when the others have ended
@@ -84,23 +46,11 @@ export const makeRunWrites = (run: RunHandle, scope: Scope.Scope) => {
   const note = (error: StoreError, again?: Effect.Effect<string, StoreError>) =>
     Effect.zipRight(remember(error, again), Effect.logWarning(`${error.message}; the run goes on without that file for now`))
 
-  /** A write whose failure is noted with the write to try again: the run goes on. */
-  const noted = (write: Effect.Effect<string, StoreError>) => Effect.catchAll(write, (e) => note(e, write))
-
-  /**
-   * Starts writing files without waiting for them: a fiber of its own, which runs to its end even if the run is
-   * interrupted. Several files given at once (the run's first ones) are written in turn by one fiber.
-   */
-  const save = (write: Effect.Effect<string, StoreError>, ...more: ReadonlyArray<Effect.Effect<string, StoreError>>) =>
-    Effect.map(
-      Effect.forkIn(
-        Effect.uninterruptible(more.length === 0 ? noted(write) : Effect.forEach([write, ...more], noted, { discard: true })),
-        scope
-      ),
-      (fiber) => {
-        writes.push(fiber)
-      }
-    )
+  /** Starts writing a file without waiting for it: a fiber of its own, which runs to its end even if the run is interrupted. */
+  const save = (write: Effect.Effect<string, StoreError>) =>
+    Effect.map(Effect.forkIn(Effect.uninterruptible(Effect.catchAll(write, (e) => note(e, write))), scope), (fiber) => {
+      writes.push(fiber)
+    })
 
   /** Once every write has settled: each failed `save` is tried once more; what fails again stays unwritten. */
   const retryUnwritten = Effect.suspend(() => {
@@ -121,6 +71,44 @@ export const makeRunWrites = (run: RunHandle, scope: Scope.Scope) => {
   })
 
   const unwritten = Effect.sync((): ReadonlyArray<Unwritten> => failed.map(({ file, message }) => ({ file, message })))
+
+  /** The record without the files that are not on disk, with the write error instead. */
+  const withoutUnwritten = <R extends WithFiles>(record: R, all: ReadonlyArray<Unwritten>): R => {
+    const lost = all.filter((u) => u.file === record.file || u.file === record.partialFile)
+    if (lost.length === 0) return record
+    const isLost = (file: string | undefined) => lost.some((u) => u.file === file)
+    // Left undefined rather than deleted: the manifest's JSON has no such key either way.
+    return {
+      ...record,
+      file: isLost(record.file) ? undefined : record.file,
+      partialFile: isLost(record.partialFile) ? undefined : record.partialFile,
+      writeError: lost.map((u) => u.message).join("; ")
+    }
+  }
+
+  /**
+   * The strategy's record without the files of its step that are not on disk, whatever the strategy: a call in it
+   * (rank's judges, refine's answers: an entry with a `status`) then says why, as a candidate does; any other
+   * entry naming such a file (rank's labels) names none.
+   */
+  const strategyWithoutUnwritten = (record: StrategyRecord, all: ReadonlyArray<Unwritten>): StrategyRecord => {
+    if (all.length === 0) return record
+    const strip = (value: unknown): unknown => {
+      if (Array.isArray(value)) return value.map(strip)
+      if (typeof value !== "object" || value === null) return value
+      const entry = Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, strip(inner)]))
+      const lost = all.filter((u) => u.file === entry.file || u.file === entry.partialFile)
+      if (lost.length === 0) return entry
+      const isLost = (file: unknown) => lost.some((u) => u.file === file)
+      return {
+        ...entry,
+        ...(isLost(entry.file) ? { file: undefined } : {}),
+        ...(isLost(entry.partialFile) ? { partialFile: undefined } : {}),
+        ...("status" in entry ? { writeError: lost.map((u) => u.message).join("; ") } : {})
+      }
+    }
+    return { ...record, ...Object.fromEntries(Object.entries(record).map(([key, value]) => [key, strip(value)])) }
+  }
 
   return { save, note, allSettled, retryUnwritten, unwritten, withoutUnwritten, strategyWithoutUnwritten }
 }
