@@ -31,14 +31,17 @@ describe("a provider in one file plus one layer line", () => {
     expect(fs.readFileSync("src/appLayer.ts", "utf8")).toContain("\n  ModelClient.Default,\n")
   })
 
+  /** A run's services over the echo provider: two candidates and a synthesizer, files in a directory of the test's own. */
+  const echoRunLayer = () =>
+    Layer.mergeAll(ModelClient.provider(echo), RunStore.DefaultWithoutDependencies).pipe(
+      Layer.provideMerge(Settings.Test(makeTestSettings({ outputDir: tempDir(), models: ["echo/a", "echo/b"], synthesizer: "echo/s" }))),
+      Layer.provide(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer)),
+      Layer.merge(Logger.remove(Logger.defaultLogger))
+    )
+
   it.live("a whole run through the echo provider: each answer is its stream of parts folded once", () =>
     Effect.gen(function*() {
-      const settings = makeTestSettings({ outputDir: tempDir(), models: ["echo/a", "echo/b"], synthesizer: "echo/s" })
-      const layer = Layer.mergeAll(ModelClient.provider(echo), RunStore.DefaultWithoutDependencies).pipe(
-        Layer.provideMerge(Settings.Test(settings)),
-        Layer.provide(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer)),
-        Layer.merge(Logger.remove(Logger.defaultLogger))
-      )
+      const layer = echoRunLayer()
       const deltas: Array<string> = []
       const onEvent = (event: RunEvent) =>
         Effect.sync(() => {
@@ -62,12 +65,7 @@ describe("a provider in one file plus one layer line", () => {
 
   it.live("a run asked without deltas (a batch's) tells no piece of the answers, and keeps them whole", () =>
     Effect.gen(function*() {
-      const settings = makeTestSettings({ outputDir: tempDir(), models: ["echo/a", "echo/b"], synthesizer: "echo/s" })
-      const layer = Layer.mergeAll(ModelClient.provider(echo), RunStore.DefaultWithoutDependencies).pipe(
-        Layer.provideMerge(Settings.Test(settings)),
-        Layer.provide(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer)),
-        Layer.merge(Logger.remove(Logger.defaultLogger))
-      )
+      const layer = echoRunLayer()
       const told: Array<RunEvent["_tag"]> = []
       const onEvent = (event: RunEvent) => Effect.sync(() => told.push(event._tag))
       const result = yield* runPipeline({ prompt: "say it back to me", onEvent, deltas: false }).pipe(Effect.provide(layer))
