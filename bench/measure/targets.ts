@@ -175,8 +175,9 @@ export const measureCallCpu = async (ctx: BenchContext) => {
   // the first; the start-up rows measure the run without a cache.
   await pair(ctx, server.url, { ...shape, prompts: 20 }, "calls-warm-up")
   const pairs: Array<Pair> = []
-  // Four pairs, so that each side runs first in two of them.
-  for (let i = 0; i < (ctx.quick ? 1 : 4); i++) {
+  // Six pairs, so that each side runs first in three of them: with four, one run's median moved by ~0.1 from the
+  // next's for the same build (bench/README.md, the thirteenth session).
+  for (let i = 0; i < (ctx.quick ? 1 : 6); i++) {
     pairs.push(await pair(ctx, server.url, shape, "calls", i % 2 === 1))
     const { project, floor } = pairs.at(-1)!
     ctx.log(
@@ -212,7 +213,8 @@ export const measureEventCpu = async (ctx: BenchContext) => {
   const long = await startTokenServer(ctx, { events, intervalMs: 0, delayMs: 0 })
   const short = await startTokenServer(ctx, { events: 1, intervalMs: 0, delayMs: 0 })
   const pairs: Array<Pair> = []
-  for (let i = 0; i < (ctx.quick ? 1 : 3); i++) {
+  // Five pairs of differences: with three, one run's median ratio was 0.81 and another's 1.35 for the same build.
+  for (let i = 0; i < (ctx.quick ? 1 : 5); i++) {
     const a = await pair(ctx, long.url, shape, "events", i % 2 === 1)
     const b = await pair(ctx, short.url, shape, "events-base", i % 2 === 1)
     pairs.push({ project: difference(a.project, b.project), floor: difference(a.floor, b.floor) })
