@@ -2,6 +2,7 @@ import { availableParallelism } from "node:os"
 import { fileURLToPath } from "node:url"
 import { defineConfig } from "vitest/config"
 import { memoryTmp } from "./test/support/memoryTmp.js"
+import { transformCache } from "./test/support/transformCache.js"
 
 /** `npm run test:agents` (scripts/agentTools.mjs) sets it: only then is the agents tier a project. */
 const agentsTier = process.env["PARALLEL_LLM_AGENTS_TIER"] === "1"
@@ -45,8 +46,24 @@ const workers = maxWorkersFlag === undefined
   ? Number(maxWorkersFlag)
   : undefined
 
+/**
+ * One run takes each test module's transform from the last run's where the module did not change (test/support/
+ * transformCache.ts): the unit tier's modules cost vitest's process ~2 s of CPU, with its workers waiting on them. Not
+ * while watching (vitest keeps them in memory), nor for coverage (which would instrument them).
+ */
+const cached = !watching && !argv.some((arg) => arg.startsWith("--coverage"))
+
 export default defineConfig({
   ...(watching ? {} : { resolve: { alias: fromBuild.alias } }),
+  plugins: cached
+    ? [transformCache({
+      root,
+      dir: `${root}node_modules/.cache/vitest-transforms`,
+      // The cache's own code too: a change to it may change what it keeps.
+      inputs: ["vitest.config.ts", "test/support/transformCache.ts", "tsconfig.json", "package-lock.json"].map((file) => `${root}${file}`),
+      trees: ["src", "test", "scripts"].map((dir) => `${root}${dir}`)
+    })]
+    : [],
   test: {
     // The e2e tier spawns dist/main.js and a run imports dist/: build it first when src/ changed since (the one build
     // before a test run: `npm test`, `test:browser` and `test:agents` leave it to this).
@@ -77,7 +94,7 @@ export default defineConfig({
     // CI run keeps every tier's counts.
     reporters: ["default", "json"],
     outputFile: { json: agentsTier ? ".tmp/vitest-agents.json" : ".tmp/vitest-results.json" },
-    // Tiers: `npx vitest run --project unit` runs the in-process tests alone; `vitest run` runs them all.
+    // Tiers: `npm run test:unit` (`vitest run --project unit`) runs the in-process tests alone; `vitest run` runs them all.
     projects: [
       { extends: true, test: { name: "unit", include: ["test/unit/**/*.test.ts"] } },
       { extends: true, test: { name: "e2e", include: ["test/e2e/**/*.test.ts"] } },
