@@ -59,19 +59,10 @@ const fileOf = (root: string, url: string): string | undefined => {
   return url.startsWith(`${path.resolve(root)}${path.sep}`) ? url : path.join(root, url)
 }
 
-/** A module's text, or undefined where no file is (vite's own ids). */
-const readText = (file: string): Buffer | undefined => {
+/** `f`'s value, or undefined if it throws: the cache is never a reason for a run to fail, only to transform again. */
+const attempt = <A>(f: () => A): A | undefined => {
   try {
-    return fs.readFileSync(file)
-  } catch {
-    return undefined
-  }
-}
-
-/** The entry in `file`, or undefined: none yet, or not one (a cache is never a reason for a run to fail). */
-const readEntry = (file: string): unknown => {
-  try {
-    return JSON.parse(fs.readFileSync(file, "utf8"))
+    return f()
   } catch {
     return undefined
   }
@@ -84,27 +75,35 @@ const writeEntry = (file: string, text: string): void => {
   fs.renameSync(temporary, file)
 }
 
-/**
- * `transform` (a Vite server's `transformRequest`) answering SSR requests from the cache where it can. An entry is
- * found by the module's id and used only when the text it was made from hashes as the file's text does now.
- */
-export const cachedTransform = (transform: Transform, options: TransformCacheOptions): Transform => {
+/** The folder for the inputs as they are now, made; the folders of other inputs removed. */
+const folderFor = (options: TransformCacheOptions): string => {
   const folder = path.join(options.dir, digestOf(options).slice(0, 24))
   fs.mkdirSync(folder, { recursive: true })
   for (const other of fs.readdirSync(options.dir)) {
     if (path.join(options.dir, other) !== folder) fs.rmSync(path.join(options.dir, other), { recursive: true, force: true })
   }
+  return folder
+}
+
+/**
+ * `transform` (a Vite server's `transformRequest`) answering SSR requests from the cache where it can. An entry is
+ * found by the module's id and used only when the text it was made from hashes as the file's text does now.
+ */
+export const cachedTransform = (transform: Transform, options: TransformCacheOptions): Transform => {
+  const folder = attempt(() => folderFor(options))
+  if (folder === undefined) return transform
   return async (url, transformOptions) => {
     const file = transformOptions?.ssr === true ? fileOf(options.root, url) : undefined
-    const text = file === undefined ? undefined : readText(file)
+    // A module's text; none for vite's own ids.
+    const text = file === undefined ? undefined : attempt(() => fs.readFileSync(file))
     if (text === undefined) return transform(url, transformOptions)
     const source = sha256(text)
     const entry = path.join(folder, `${sha256(url).slice(0, 32)}.json`)
-    const kept = readEntry(entry)
+    const kept: unknown = attempt(() => JSON.parse(fs.readFileSync(entry, "utf8")))
     if (isEntry(kept) && kept.source === source) return { code: kept.code, map: kept.map }
     const result = await transform(url, transformOptions)
     // Written before vite-node adds its inline source map to the result (it changes the object it is given).
-    if (result !== null) writeEntry(entry, JSON.stringify({ source, code: result.code, map: result.map }))
+    if (result !== null) attempt(() => writeEntry(entry, JSON.stringify({ source, code: result.code, map: result.map })))
     return result
   }
 }

@@ -98,4 +98,16 @@ describe("the transform cache", () => {
     expect(read?.code).toBe("// from export const a: number = 1\n")
     expect(p.calls.filter((url) => url === "/src/a.ts")).toHaveLength(4)
   })
+
+  it("transforms as without it where the cache cannot be kept: its folder gone, or never made", async () => {
+    const p = project()
+    const cached = cachedTransform(p.transform, p.options)
+    // Another vitest process, on other inputs, removed this one's folder.
+    fs.rmSync(p.options.dir, { recursive: true })
+    expect((await cached("/src/a.ts", { ssr: true }))?.code).toBe("// from export const a: number = 1\n")
+    fs.writeFileSync(p.options.dir, "a file in the way")
+    const without = cachedTransform(p.transform, p.options)
+    expect((await without("/src/a.ts", { ssr: true }))?.code).toBe("// from export const a: number = 1\n")
+    expect(p.calls).toHaveLength(2)
+  })
 })
