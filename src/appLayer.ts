@@ -1,5 +1,5 @@
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import * as NodePath from "@effect/platform-node/NodePath"
+import type * as FileSystem from "@effect/platform/FileSystem"
+import type * as Path from "@effect/platform/Path"
 import { Context, Effect, Layer, Option } from "effect"
 import type { SettingsError } from "./domain/errors.js"
 import { cleartextKeyWarning } from "./domain/text.js"
@@ -27,11 +27,17 @@ export const layerStartupWarnings = Layer.effectDiscard(Effect.gen(function*() {
 export type AppServices = Settings | ModelClient | RunStore | Logging
 
 /**
- * The application's service graph, composed once: everything but the settings, which each entry point
- * builds from its own flags. One HTTP connection pool, closed when the entry point ends; the spans still
- * buffered are exported then too.
+ * The file system and paths: the entry point's own, which its settings are read through too (runCli builds them once
+ * a process; built again in this graph, they cost each command line ~740 of an `ask`'s ~10,200 Effect operations).
  */
-export const AppLayer: Layer.Layer<Exclude<AppServices, Settings>, SettingsError, Settings> = Layer.mergeAll(
+export type AppPlatform = FileSystem.FileSystem | Path.Path
+
+/**
+ * The application's service graph, composed once: everything but the settings, which each entry point
+ * builds from its own flags, and the platform. One HTTP connection pool, closed when the entry point ends;
+ * the spans still buffered are exported then too.
+ */
+export const AppLayer: Layer.Layer<Exclude<AppServices, Settings>, SettingsError, Settings | AppPlatform> = Layer.mergeAll(
   // The provider: the OpenAI-compatible HTTP client. Another is `ModelClient.provider(itsMake)` here (docs/extending.md).
   ModelClient.Default,
   RunStore.DefaultWithoutDependencies,
@@ -42,18 +48,22 @@ export const AppLayer: Layer.Layer<Exclude<AppServices, Settings>, SettingsError
   // Logging first, so the warnings above are logged by it. Each layer of the graph costs its building
   // (about 0.5 ms of CPU at every start): the graph names each once.
   Layer.provideMerge(Logging.Default),
-  Layer.provide(Layer.mergeAll(layerPooledHttpClient, NodeFileSystem.layer, NodePath.layer))
+  Layer.provide(layerPooledHttpClient)
 )
 
 /**
  * The whole graph for settings built by `settings`: what an entry point provides, once. Its CallGate
  * (`maxInFlight`) bounds the upstream calls of every run of the process together, MCP calls included.
  */
-export const appLayer = <E, R>(settings: Layer.Layer<Settings, E, R>): Layer.Layer<AppServices | CallGate, SettingsError | E, R> =>
+export const appLayer = <E, R>(
+  settings: Layer.Layer<Settings, E, R>
+): Layer.Layer<AppServices | CallGate, SettingsError | E, R | AppPlatform> =>
   Layer.merge(AppLayer, CallGate.fromMaxInFlight).pipe(Layer.provideMerge(settings))
 
 /** `batch`: the same graph, with one bound on HTTP calls in flight for the whole process (its `--concurrency`). */
-export const batchLayer = <E, R>(settings: Layer.Layer<Settings, E, R>): Layer.Layer<AppServices | CallGate, SettingsError | E, R> =>
+export const batchLayer = <E, R>(
+  settings: Layer.Layer<Settings, E, R>
+): Layer.Layer<AppServices | CallGate, SettingsError | E, R | AppPlatform> =>
   Layer.merge(AppLayer, CallGate.fromSettings).pipe(Layer.provideMerge(settings))
 
 /**
@@ -62,8 +72,14 @@ export const batchLayer = <E, R>(settings: Layer.Layer<Settings, E, R>): Layer.L
  */
 export const serveLayer = <E, R>(
   load: Effect.Effect<DegradedSettings, E, R>
-): Layer.Layer<AppServices | CallGate | StartupProblems, SettingsError | E, R> =>
+): Layer.Layer<AppServices | CallGate | StartupProblems, SettingsError | E, R | AppPlatform> =>
   Layer.merge(AppLayer, CallGate.fromMaxInFlight).pipe(
-    Layer.provideMerge(Layer.effectContext(Effect.map(load, ({ loaded, problems }) =>
-      Context.make(Settings, Settings.make(loaded.settings)).pipe(Context.add(StartupProblems, problems)))))
+    Layer.provideMerge(
+      Layer.effectContext(
+        Effect.map(
+          load,
+          ({ loaded, problems }) => Context.make(Settings, Settings.make(loaded.settings)).pipe(Context.add(StartupProblems, problems))
+        )
+      )
+    )
   )

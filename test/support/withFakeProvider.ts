@@ -3,6 +3,7 @@ import * as NodePath from "@effect/platform-node/NodePath"
 import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as HttpClient from "@effect/platform/HttpClient"
 import { Layer, Logger } from "effect"
+import { appLayer } from "../../src/appLayer.js"
 import { ModelClient } from "../../src/services/modelClient.js"
 import { RunStore } from "../../src/services/runStore.js"
 import { Settings } from "../../src/services/settings.js"
@@ -39,6 +40,13 @@ export const providerLayer = (settings: SettingsValue, options: ProviderLayerOpt
     )
   )
 }
+
+/**
+ * The application's whole graph (appLayer.ts, as a command composes it) over test `settings`, on Node's file system
+ * and paths, which the command line's entry point provides it.
+ */
+export const appLayerOver = (settings: SettingsValue) =>
+  appLayer(Settings.Test(settings)).pipe(Layer.provide(Layer.merge(NodeFileSystem.layer, NodePath.layer)))
 
 export interface FakeProvider extends FakeOpenRouterInUse {
   /** Test settings pointed at the fake, with `overrides`. */

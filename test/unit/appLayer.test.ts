@@ -1,4 +1,5 @@
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
 import { describe, expect } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import * as fs from "node:fs"
@@ -22,7 +23,7 @@ describe("AppLayer", () => {
       expect(store.root).toBe(outputDir)
       expect(yield* Effect.provide(Settings, services)).toBe(settings)
       fs.rmSync(outputDir, { recursive: true, force: true })
-    }).pipe(Effect.provide(NodeFileSystem.layer)))
+    }).pipe(Effect.provide(Layer.merge(NodeFileSystem.layer, NodePath.layer))))
 })
 
 describe("Logging", () => {

@@ -3,12 +3,10 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Option, Schema } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { appLayer } from "../../src/appLayer.js"
 import { Manifest } from "../../src/domain/manifest.js"
 import { withCallSettings } from "../../src/programs/callSettings.js"
 import { worstCaseCost } from "../../src/programs/checkRunRequest.js"
 import { runPipeline } from "../../src/programs/runPipeline.js"
-import { Settings } from "../../src/services/settings.js"
 import { loadSettings } from "../../src/settings/load.js"
 import type { SettingsValue } from "../../src/settings/values.js"
 import type { RecordedRequest } from "../support/fakeOpenRouter.js"
@@ -18,7 +16,7 @@ import { itLive } from "../support/itLive.js"
 import { serverEnv } from "../support/mcpHarness.js"
 import { tempRoot } from "../support/tempDirs.js"
 import { resetFakeBeforeEach } from "../support/useFakeOpenRouter.js"
-import { withFakeProvider } from "../support/withFakeProvider.js"
+import { appLayerOver, withFakeProvider } from "../support/withFakeProvider.js"
 
 // Per-model options (model objects in the config file), the run's reasoning effort, and web search with
 // the citations it brings back: what goes into each request body, and what the manifest keeps.
@@ -38,13 +36,13 @@ const bodyFor = (model: string): Record<string, unknown> => {
 const run = (overrides: Partial<SettingsValue>, web?: boolean) =>
   runPipeline({ prompt: "What is new?" }).pipe(
     withCallSettings({ web }),
-    Effect.provide(appLayer(Settings.Test(provider.settings({
+    Effect.provide(appLayerOver(provider.settings({
       outputDir: freshDir("runs"),
       models: ["test/alpha", "test/beta"],
       retries: 0,
       logLevel: "error",
       ...overrides
-    })))),
+    }))),
     Effect.map((result) => ({
       ...result,
       manifest: Schema.decodeUnknownSync(Manifest)(JSON.parse(fs.readFileSync(path.join(result.runDir, "run.json"), "utf8")))

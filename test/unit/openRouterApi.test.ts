@@ -2,7 +2,6 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Layer, Option, Redacted, Schema } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { appLayer } from "../../src/appLayer.js"
 import { withBareValues } from "../../src/cli/settingsOptions.js"
 import { Manifest } from "../../src/domain/manifest.js"
 import { ModelId, responseFileName } from "../../src/domain/model.js"
@@ -24,7 +23,7 @@ import { tempRoot } from "../support/tempDirs.js"
 import { makeTestRunStore } from "../support/testRunStore.js"
 import { makeTestSettings } from "../support/testSettings.js"
 import { resetFakeBeforeEach } from "../support/useFakeOpenRouter.js"
-import { withFakeProvider } from "../support/withFakeProvider.js"
+import { appLayerOver, withFakeProvider } from "../support/withFakeProvider.js"
 
 // What OpenRouter's newer API asks of a call (issue 27): web search as a server tool, the response cache,
 // usage without asking, cost details, `~…-latest` slugs. Against the loopback fake, in this process.
@@ -44,14 +43,14 @@ const bodyFor = (model: string): Record<string, unknown> => {
 const run = (overrides: Partial<SettingsValue>, web?: boolean) =>
   runPipeline({ prompt: "What is new?" }).pipe(
     withCallSettings({ web }),
-    Effect.provide(appLayer(Settings.Test(makeTestSettings({
+    Effect.provide(appLayerOver(makeTestSettings({
       baseUrl: provider.fake.url,
       outputDir: freshDir("runs"),
       models: ["test/alpha", "test/beta"],
       retries: 0,
       logLevel: "error",
       ...overrides
-    })))),
+    }))),
     Effect.map((result) => Schema.decodeUnknownSync(Manifest)(JSON.parse(fs.readFileSync(path.join(result.runDir, "run.json"), "utf8"))))
   )
 
@@ -322,7 +321,7 @@ describe("~vendor/family-latest slugs", () => {
       expect(manifest.candidates[0]).toMatchObject({ model: "~test/alpha-latest", servedBy: "test/alpha-7", status: "ok" })
       expect(manifest.candidates[0]!.file).toBe("responses/01-test-alpha-latest.md")
       const served = yield* lastServedBy(["~test/alpha-latest", "~test/other-latest"]).pipe(
-        Effect.provide(appLayer(Settings.Test(makeTestSettings({ outputDir }))))
+        Effect.provide(appLayerOver(makeTestSettings({ outputDir })))
       )
       expect([...served.entries()]).toEqual([["~test/alpha-latest", { servedBy: "test/alpha-7", runId: expect.any(String) }]])
     }))

@@ -3,14 +3,12 @@ import { Effect, Fiber, Logger, Option, Schema, TestClock } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { beforeEach } from "vitest"
-import { appLayer } from "../../src/appLayer.js"
 import { Manifest } from "../../src/domain/manifest.js"
 import { withCallSettings } from "../../src/programs/callSettings.js"
 import type { RunEvent, RunRequest } from "../../src/programs/run/request.js"
 import { runPipeline } from "../../src/programs/runPipeline.js"
 import { JUDGE_INSTRUCTIONS } from "../../src/programs/strategies/rank.js"
 import { REFINE_INSTRUCTIONS } from "../../src/programs/strategies/refine.js"
-import { Settings } from "../../src/services/settings.js"
 import type { PerCallValues } from "../../src/settings/perCall.js"
 import type { SettingsValue } from "../../src/settings/values.js"
 import { failureOf } from "../support/failureOf.js"
@@ -19,7 +17,7 @@ import { itClock } from "../support/itClock.js"
 import { recordOf } from "../support/strategyRecord.js"
 import { tempRoot } from "../support/tempDirs.js"
 import { waitFor } from "../support/waitFor.js"
-import { withFakeProvider } from "../support/withFakeProvider.js"
+import { appLayerOver, withFakeProvider } from "../support/withFakeProvider.js"
 
 // Each strategy against the loopback provider, through the real client, call path and run store: the calls
 // it sends (how many, to whom, with what), what it keeps on disk, and what its manifest says.
@@ -43,7 +41,7 @@ const run = ({ deadline, models, rounds, strategy, ...request }: RunRequest & Pe
   })
   return runPipeline(request).pipe(
     withCallSettings({ deadline, models, rounds, strategy }),
-    Effect.provide(appLayer(Settings.Test(settings))),
+    Effect.provide(appLayerOver(settings)),
     Effect.provide(Logger.remove(Logger.defaultLogger))
   )
 }
