@@ -17,7 +17,7 @@ import { resynthCli } from "./cli/resynthCli.js"
 import { runsCli, showCli } from "./cli/runsCli.js"
 import { openCli } from "./cli/runsOpenCli.js"
 import { serveCli } from "./cli/serveCli.js"
-import { rawFromFlags, type SettingsFlags, settingsLayer, withBareValues } from "./cli/settingsOptions.js"
+import { type Named, namedIn, rawFromFlags, type SettingsFlags, settingsLayer, withBareValues } from "./cli/settingsOptions.js"
 import { DESCRIPTION, helpTree } from "./cli/tree.js"
 import { buildOnce } from "./services/buildOnce.js"
 import type { CallGate } from "./services/callGate.js"
@@ -83,61 +83,72 @@ const serveServices = (args: SettingsFlags) =>
 const withOverrides = (overrides: ServiceOverrides | undefined) => <A, E, R>(base: Layer.Layer<A | AppServices | CallGate, E, R>) =>
   overrides === undefined ? base : Layer.merge(base, Layer.provide(overrides, base))
 
+/** Each command's services, for settings built from its own flags: the graph of appLayer.ts, provided once. */
+const servicesOf = (overrides: ServiceOverrides | undefined) => {
+  const overridden = withOverrides(overrides)
+  return {
+    overridden,
+    provide:
+      <LA, LE, LR>(layerOf: (flags: SettingsFlags) => Layer.Layer<LA, LE, LR>) =>
+      <Name extends string, R, E, A extends { readonly settings: SettingsFlags }>(command: Command.Command<Name, R, E, A>) =>
+        Command.provide(command, (args: A) => layerOf(args.settings)),
+    app: (flags: SettingsFlags) => services((graph) => overridden(graph.appLayer(settingsLayer(flags)))),
+    // Commands that make no paid call work without a key.
+    appWithoutKey: (flags: SettingsFlags) =>
+      services((graph) => overridden(graph.appLayer(settingsLayer(flags, { requireApiKey: false })))),
+    batchServices: (flags: SettingsFlags) =>
+      services((graph) => overridden(graph.batchLayer(settingsLayer(flags, { defaults: BATCH_DEFAULTS }))))
+  }
+}
+
 /**
  * The command tree; each command's outcome goes to `exitCode`, the one place that turns it into the exit code.
- * The handlers print through `console` (`serve --http` prints its URL with it).
+ * The handlers print through `console` (`serve --http` prints its URL with it). Each command takes the settings
+ * options `named` names (all without it).
  */
-const commands = (exitCode: Ref.Ref<number>, console: Console.Console, overrides: ServiceOverrides | undefined) => {
+const commands = (exitCode: Ref.Ref<number>, console: Console.Console, overrides: ServiceOverrides | undefined, named?: Named) => {
   const record = <A, E, R>(run: (args: A) => Effect.Effect<Outcome, E, R>) => (args: A) =>
     Effect.flatMap(run(args), (outcome) => Ref.set(exitCode, outcome.exitCode)).pipe(Effect.withConsole(console))
-  // Each command's services, for settings built from its own flags: the graph of appLayer.ts, provided once.
-  const overridden = withOverrides(overrides)
-  const provide =
-    <LA, LE, LR>(layerOf: (flags: SettingsFlags) => Layer.Layer<LA, LE, LR>) =>
-    <Name extends string, R, E, A extends { readonly settings: SettingsFlags }>(command: Command.Command<Name, R, E, A>) =>
-      Command.provide(command, (args: A) => layerOf(args.settings))
-  const app = (flags: SettingsFlags) => services((graph) => overridden(graph.appLayer(settingsLayer(flags))))
-  // Commands that make no paid call work without a key.
-  const appWithoutKey = (flags: SettingsFlags) =>
-    services((graph) => overridden(graph.appLayer(settingsLayer(flags, { requireApiKey: false }))))
-  const batchServices = (flags: SettingsFlags) =>
-    services((graph) => overridden(graph.batchLayer(settingsLayer(flags, { defaults: BATCH_DEFAULTS }))))
+  const { overridden, provide, app, appWithoutKey, batchServices } = servicesOf(overrides)
   const evalCommand = () => import("./cli/evalCommand.js")
   return Command.make("parallel-llm").pipe(
     Command.withDescription(DESCRIPTION),
     Command.withSubcommands([
-      askCli.command.pipe(Command.withHandler(record(handlerOf(() => import("./cli/askCommand.js"), (m) => m.ask))), provide(app)),
-      batchCli.command.pipe(
+      askCli.commandFor(named).pipe(
+        Command.withHandler(record(handlerOf(() => import("./cli/askCommand.js"), (m) => m.ask))),
+        provide(app)
+      ),
+      batchCli.commandFor(named).pipe(
         Command.withHandler(record(handlerOf(() => import("./cli/batchCommand.js"), (m) => m.batch))),
         provide(batchServices)
       ),
-      serveCli.command.pipe(
+      serveCli.commandFor(named).pipe(
         Command.withHandler(record(handlerOf(() => import("./cli/serveCommand.js"), (m) => m.serve))),
         provide(serveServices)
       ),
-      modelsCli.command.pipe(
+      modelsCli.commandFor(named).pipe(
         Command.withHandler(record(handlerOf(() => import("./cli/modelsCommand.js"), (m) => m.models))),
         provide(appWithoutKey)
       ),
-      runsCli.command.pipe(
+      runsCli.commandFor(named).pipe(
         Command.withHandler(record(handlerOf(() => import("./cli/runsCommand.js"), (m) => m.runs))),
         provide(appWithoutKey),
         Command.withSubcommands([
-          showCli.command.pipe(
+          showCli.commandFor(named).pipe(
             Command.withHandler(record(handlerOf(() => import("./cli/runsCommand.js"), (m) => m.show))),
             provide(appWithoutKey)
           ),
-          openCli.command.pipe(
+          openCli.commandFor(named).pipe(
             Command.withHandler(record(handlerOf(() => import("./cli/runsOpenCommand.js"), (m) => m.open))),
             provide(appWithoutKey)
           )
         ])
       ),
-      resynthCli.command.pipe(
+      resynthCli.commandFor(named).pipe(
         Command.withHandler(record(handlerOf(() => import("./cli/resynthCommand.js"), (m) => m.resynth))),
         provide(app)
       ),
-      evalCli.command.pipe(
+      evalCli.commandFor(named).pipe(
         Command.withHandler(record(handlerOf(evalCommand, (m) => m.evaluate))),
         Command.provide((args) =>
           Layer.unwrapEffect(
@@ -145,7 +156,7 @@ const commands = (exitCode: Ref.Ref<number>, console: Console.Console, overrides
           )
         )
       ),
-      configCli.command.pipe(Command.withHandler(record(handlerOf(() => import("./cli/configCommand.js"), (m) => m.config))))
+      configCli.commandFor(named).pipe(Command.withHandler(record(handlerOf(() => import("./cli/configCommand.js"), (m) => m.config))))
     ])
   )
 }
@@ -210,7 +221,9 @@ export const runCli = (options: RunCliOptions): Effect.Effect<number> =>
     const problem = optionProblem(target.help, target.rest)
     if (problem !== undefined) return yield* fail(2, problem)
     const exitCode = yield* Ref.make(0)
-    const tree = commands(exitCode, console, options.overrides)
+    // The settings options the command line names (flags.ts says why); all of them for a shell's completions.
+    const completing = words.some((word) => word === "--completions" || word.startsWith("--completions=") || word === "--wizard")
+    const tree = commands(exitCode, console, options.overrides, completing ? undefined : namedIn(words))
     return yield* Command.run(tree, { name: "parallel-llm", version: options.version })(["node", "parallel-llm", ...words]).pipe(
       Effect.withConsole(withoutCliErrors(console)),
       Effect.zipRight(Ref.get(exitCode)),

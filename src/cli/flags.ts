@@ -3,7 +3,7 @@ import { Either, type Option, ParseResult, Schema } from "effect"
 import { WholeNumberText } from "../settings/kinds.js"
 import type { CommandName } from "../settings/setting.js"
 import type { FlagHelp } from "./flagHelp.js"
-import { type SettingsFlagOptions, settingsOptionsFor } from "./settingsOptions.js"
+import { type Named, type SettingsFlagOptions, settingsOptionsFor } from "./settingsOptions.js"
 
 // A command's own options and arguments, each declared once with what `--help` says of it: @effect/cli
 // parses them, and help.ts renders the help from the same declarations (with the settings of the table).
@@ -145,10 +145,9 @@ export const defineCommand = <
   readonly flags: F
   readonly settings: CommandName | "all"
 }) => {
-  const config = {
+  const own = {
     ...(pick(def.args, (p) => p.arg) as ArgsOf<P>),
-    ...(pick(def.flags, (f) => f.option) as OptionsOf<F>),
-    settings: settingsOptionsFor(def.settings) satisfies SettingsFlagOptions
+    ...(pick(def.flags, (f) => f.option) as OptionsOf<F>)
   }
   const help: CommandHelp = {
     path: def.path ?? name,
@@ -159,8 +158,14 @@ export const defineCommand = <
     settings: def.settings,
     subcommands: []
   }
-  return { help, command: Command.make(name, config).pipe(Command.withDescription(def.summary)) }
+  /** The @effect/cli command, with the settings options `named` names (all without it: `--completions`). */
+  const commandFor = (named?: Named) =>
+    Command.make(name, { ...own, settings: settingsOptionsFor(def.settings, named) satisfies SettingsFlagOptions }).pipe(
+      Command.withDescription(def.summary)
+    )
+  return { help, commandFor }
 }
 
 /** What a command's handler is given: its parsed options, arguments and settings flags. */
-export type ParsedArgs<C> = C extends { readonly command: Command.Command<infer _N, infer _R, infer _E, infer A> } ? A : never
+export type ParsedArgs<C> = C extends { readonly commandFor: (named?: Named) => Command.Command<infer _N, infer _R, infer _E, infer A> } ? A
+  : never

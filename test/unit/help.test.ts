@@ -146,7 +146,7 @@ describe("the command line against the declarations", () => {
 
   itLive.effect("@effect/cli's own parser refuses a flag the command does not declare", () =>
     Effect.gen(function*() {
-      const error = yield* Command.run(runsCli.command, { name: "t", version: "0" })(["node", "t", "--temperature", "1"]).pipe(
+      const error = yield* Command.run(runsCli.commandFor(), { name: "t", version: "0" })(["node", "t", "--temperature", "1"]).pipe(
         Effect.flip
       )
       expect(ValidationError.isValidationError(error)).toBe(true)
