@@ -34,22 +34,27 @@ export type AppPlatform = FileSystem.FileSystem | Path.Path
 
 /**
  * The application's service graph, composed once: everything but the settings, which each entry point
- * builds from its own flags, and the platform. One HTTP connection pool, closed when the entry point ends;
- * the spans still buffered are exported then too.
+ * builds from its own flags, and the platform; with `gate`, the entry point's bound on calls in flight (one
+ * member more of the graph, not one more level: each level costs every start a merge of its own). One HTTP
+ * connection pool, closed when the entry point ends; the spans still buffered are exported then too.
  */
-export const AppLayer: Layer.Layer<Exclude<AppServices, Settings>, SettingsError, Settings | AppPlatform> = Layer.mergeAll(
-  // The provider: the OpenAI-compatible HTTP client. Another is `ModelClient.provider(itsMake)` here (docs/extending.md).
-  ModelClient.Default,
-  RunStore.DefaultWithoutDependencies,
-  layerStartupWarnings,
-  // Span export, when an OTLP endpoint is set (docs/tracing.md); nothing at all otherwise.
-  layerTracing
-).pipe(
-  // Logging first, so the warnings above are logged by it. Each layer of the graph costs its building
-  // (about 0.5 ms of CPU at every start): the graph names each once.
-  Layer.provideMerge(Logging.Default),
-  Layer.provide(layerPooledHttpClient)
-)
+export const appGraph = (
+  gate: Layer.Layer<CallGate, never, Settings>
+): Layer.Layer<Exclude<AppServices, Settings> | CallGate, SettingsError, Settings | AppPlatform> =>
+  Layer.mergeAll(
+    // The provider: the OpenAI-compatible HTTP client. Another is `ModelClient.provider(itsMake)` here (docs/extending.md).
+    ModelClient.Default,
+    RunStore.DefaultWithoutDependencies,
+    layerStartupWarnings,
+    // Span export, when an OTLP endpoint is set (docs/tracing.md); nothing at all otherwise.
+    layerTracing,
+    gate
+  ).pipe(
+    // Logging first, so the warnings above are logged by it. Each layer of the graph costs its building
+    // (about 0.5 ms of CPU at every start): the graph names each once.
+    Layer.provideMerge(Logging.Default),
+    Layer.provide(layerPooledHttpClient)
+  )
 
 /**
  * The whole graph for settings built by `settings`: what an entry point provides, once. Its CallGate
@@ -58,13 +63,13 @@ export const AppLayer: Layer.Layer<Exclude<AppServices, Settings>, SettingsError
 export const appLayer = <E, R>(
   settings: Layer.Layer<Settings, E, R>
 ): Layer.Layer<AppServices | CallGate, SettingsError | E, R | AppPlatform> =>
-  Layer.merge(AppLayer, CallGate.fromMaxInFlight).pipe(Layer.provideMerge(settings))
+  appGraph(CallGate.fromMaxInFlight).pipe(Layer.provideMerge(settings))
 
 /** `batch`: the same graph, with one bound on HTTP calls in flight for the whole process (its `--concurrency`). */
 export const batchLayer = <E, R>(
   settings: Layer.Layer<Settings, E, R>
 ): Layer.Layer<AppServices | CallGate, SettingsError | E, R | AppPlatform> =>
-  Layer.merge(AppLayer, CallGate.fromSettings).pipe(Layer.provideMerge(settings))
+  appGraph(CallGate.fromSettings).pipe(Layer.provideMerge(settings))
 
 /**
  * `serve`: the same graph over settings that may be degraded (see settings/degraded.ts): it starts
@@ -73,7 +78,7 @@ export const batchLayer = <E, R>(
 export const serveLayer = <E, R>(
   load: Effect.Effect<DegradedSettings, E, R>
 ): Layer.Layer<AppServices | CallGate | StartupProblems, SettingsError | E, R | AppPlatform> =>
-  Layer.merge(AppLayer, CallGate.fromMaxInFlight).pipe(
+  appGraph(CallGate.fromMaxInFlight).pipe(
     Layer.provideMerge(
       Layer.effectContext(
         Effect.map(

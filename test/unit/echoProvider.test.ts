@@ -28,7 +28,7 @@ describe("a provider in one file plus one layer line", () => {
     expect(inDoc).toBe(fixture.trimEnd())
     // The line the doc says to change is the one the application's layer has.
     expect(doc).toContain("in place of `ModelClient.Default`")
-    expect(fs.readFileSync("src/appLayer.ts", "utf8")).toContain("\n  ModelClient.Default,\n")
+    expect(fs.readFileSync("src/appLayer.ts", "utf8")).toContain("\n    ModelClient.Default,\n")
   })
 
   /** A run's services over the echo provider: two candidates and a synthesizer, files in a directory of the test's own. */
