@@ -193,6 +193,18 @@ const withoutLogLevel = (argv: ReadonlyArray<string>): Array<string> =>
   argv.filter((arg, i) => arg !== "--log-level" && argv[i - 1] !== "--log-level" && !arg.startsWith("--log-level="))
 
 /**
+ * Each `--name=value` before a `--` as two words: @effect/cli splits such a word only where it looks for a single
+ * option's value, so a repeatable one given so (`--attach=a.txt`, `--model=a/b`) was refused as an unknown argument.
+ */
+const withValuesApart = (words: ReadonlyArray<string>): Array<string> => {
+  const end = words.includes("--") ? words.indexOf("--") : words.length
+  return words.flatMap((word, i) => {
+    const joined = i < end ? /^(--[^=\s]+)=([^]*)$/.exec(word) : null
+    return joined === null ? [word] : [joined[1]!, joined[2]!]
+  })
+}
+
+/**
  * Runs the command line of `ProcessIo` (the process's own unless another is provided) to its exit code:
  * usage errors are 2, other failures 1, each said on one line of its stderr.
  */
@@ -224,22 +236,23 @@ export const runCli = (options: RunCliOptions): Effect.Effect<number> =>
     // The settings options the command line names (flags.ts says why); all of them for a shell's completions.
     const completing = words.some((word) => word === "--completions" || word.startsWith("--completions=") || word === "--wizard")
     const tree = commands(exitCode, console, options.overrides, completing ? undefined : namedIn(words))
-    return yield* Command.run(tree, { name: "parallel-llm", version: options.version })(["node", "parallel-llm", ...words]).pipe(
-      Effect.withConsole(withoutCliErrors(console)),
-      Effect.zipRight(Ref.get(exitCode)),
-      Effect.catchTags({
-        SettingsError: (e) => fail(2, e.message),
-        UsageError: (e) => fail(2, e.message),
-        RunRefused: (e) => fail(2, e.message),
-        StoreError: (e) => fail(1, e.message)
-      }),
-      // What was wrong with the command line, on one line.
-      Effect.catchIf(
-        ValidationError.isValidationError,
-        (e) => fail(2, `${"error" in e ? docText(e.error).trim().replace(/\s+/g, " ") : "invalid command line"} (see ${helpPath})`)
-      ),
-      Effect.catchAllDefect((defect) => fail(1, `internal error: ${Cause.pretty(Cause.die(defect))}`))
-    )
+    return yield* Command.run(tree, { name: "parallel-llm", version: options.version })(["node", "parallel-llm", ...withValuesApart(words)])
+      .pipe(
+        Effect.withConsole(withoutCliErrors(console)),
+        Effect.zipRight(Ref.get(exitCode)),
+        Effect.catchTags({
+          SettingsError: (e) => fail(2, e.message),
+          UsageError: (e) => fail(2, e.message),
+          RunRefused: (e) => fail(2, e.message),
+          StoreError: (e) => fail(1, e.message)
+        }),
+        // What was wrong with the command line, on one line.
+        Effect.catchIf(
+          ValidationError.isValidationError,
+          (e) => fail(2, `${"error" in e ? docText(e.error).trim().replace(/\s+/g, " ") : "invalid command line"} (see ${helpPath})`)
+        ),
+        Effect.catchAllDefect((defect) => fail(1, `internal error: ${Cause.pretty(Cause.die(defect))}`))
+      )
   }).pipe(
     Effect.locallyWith(FiberRef.currentLoggers, HashSet.remove(Logger.defaultLogger)),
     (program) => Effect.flatMap(platformServices, (platform) => Effect.provide(program, platform))

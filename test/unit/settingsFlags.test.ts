@@ -15,7 +15,9 @@ import { serveCli } from "../../src/cli/serveCli.js"
 import { type Named, namedIn, settingKeysOf, type SettingsFlags } from "../../src/cli/settingsOptions.js"
 import type { AnySetting } from "../../src/settings/setting.js"
 import { settingsTable } from "../../src/settings/table.js"
+import { runCliInProcess } from "../support/inProcessCli.js"
 import { itLive } from "../support/itLive.js"
+import { tempRoot } from "../support/tempDirs.js"
 
 // A command parses only the settings options its command line names (runCli.ts, settingsOptions.ts): whatever form a
 // settings flag is given in, it parses to what it did with every option declared.
@@ -129,5 +131,19 @@ describe("settings options, declared only where named", () => {
       true
     ])
     expect(named(["--timeout"])).toBe(false)
+  })
+
+  it("a repeatable option given as `--name=value` is taken, by the command line (@effect/cli alone refuses it)", async () => {
+    const { freshDir } = tempRoot("pllm-settings-flags-")
+    const env = { PATH: process.env.PATH, HOME: freshDir("home"), OPENROUTER_API_KEY: "sk-test" }
+    const config = await runCliInProcess(["config", "--model=a/b", "--model", "c/d", "--temperature=0.5"], { env })
+    expect(config.code, config.stderr).toBe(0)
+    expect(config.stdout).toMatch(/^models +a\/b, c\/d +flag --model$/m)
+    expect(config.stdout).toMatch(/^temperature +0\.5 +flag --temperature$/m)
+    // Parsed, then refused for what it names: the file is not there.
+    const ask = await runCliInProcess(["ask", "--attach=missing.txt", "-m", "a/b", "q"], { env, cwd: freshDir("cwd") })
+    expect(ask.code).toBe(2)
+    expect(ask.stderr).not.toContain("unknown argument")
+    expect(ask.stderr).toContain("missing.txt")
   })
 })
