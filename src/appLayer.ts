@@ -38,7 +38,7 @@ export type AppPlatform = FileSystem.FileSystem | Path.Path
  * member more of the graph, not one more level: each level costs every start a merge of its own). One HTTP
  * connection pool, closed when the entry point ends; the spans still buffered are exported then too.
  */
-export const appGraph = (
+const appGraph = (
   gate: Layer.Layer<CallGate, never, Settings>
 ): Layer.Layer<Exclude<AppServices, Settings> | CallGate, SettingsError, Settings | AppPlatform> =>
   Layer.mergeAll(

@@ -233,7 +233,7 @@ export const runCli = (options: RunCliOptions): Effect.Effect<number> =>
     const problem = optionProblem(target.help, target.rest)
     if (problem !== undefined) return yield* fail(2, problem)
     const exitCode = yield* Ref.make(0)
-    // The settings options the command line names (flags.ts says why); all of them for a shell's completions.
+    // The settings options the command line names (settingsOptions.ts says why); all of them for a shell's completions.
     const completing = words.some((word) => word === "--completions" || word.startsWith("--completions=") || word === "--wizard")
     const tree = commands(exitCode, console, options.overrides, completing ? undefined : namedIn(words))
     return yield* Command.run(tree, { name: "parallel-llm", version: options.version })(["node", "parallel-llm", ...withValuesApart(words)])

@@ -99,7 +99,7 @@ export const namedIn = (words: ReadonlyArray<string>): Named => {
 /**
  * A command's settings options: those `named` names (every one without `named`). @effect/cli matches each
  * declared option against every word, and one not given costs it a failure with a help document before it falls
- * back to none: about 3,000 of the ~4,200 Effect operations of parsing an `ask`, for the ~40 settings flags it
+ * back to none: about 2,500 of the ~4,200 Effect operations of parsing an `ask`, for the ~40 settings flags it
  * takes. A setting without its option is read from the environment and the config file, as one not given is.
  */
 export const settingsOptionsFor = (command: CommandName | "all", named?: Named): SettingsFlagOptions => {

@@ -59,8 +59,8 @@ const cases: ReadonlyArray<Case> = [
 ]
 
 /**
- * Each way a setting's flag may be written, with a value where it takes one. (@effect/cli refuses `--name=value` for
- * a repeatable option, with every option declared too.)
+ * Each way a setting's flag may be written, with a value where it takes one. (@effect/cli alone refuses `--name=value`
+ * for a repeatable option, with every option declared too: runCli splits it first, the last test here.)
  */
 const formsOf = (s: AnySetting): ReadonlyArray<ReadonlyArray<string>> => {
   if (s.kind.flag === "on" || s.kind.flag === "off") return [[`--${s.flag}`]]
